@@ -1,0 +1,46 @@
+# zredis — build, run, test, bench.
+#   make run    build and start zredis-server with the default configuration
+#   make test   install what the tests need (Debian packages), then run every test
+#   make bench  zredis next to redis-server under redis-benchmark, with ratios
+
+GO        ?= go
+BIN       := bin
+# Packages whose state is shared between goroutines run under the race detector.
+RACE_PKGS := ./resp/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/...
+FUZZTIME  ?= 10s
+
+.PHONY: all build run test deps vet unit integration fuzz bench clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build
+	./$(BIN)/zredis-server $(ARGS)
+
+deps:
+	@./scripts/deps.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 $(RACE_PKGS)
+
+integration: build
+	$(GO) test -count=1 -timeout 15m ./tests/...
+
+fuzz:
+	$(GO) test -run=NONE -fuzz=FuzzReadBatch -fuzztime=$(FUZZTIME) ./resp/
+	$(GO) test -run=NONE -fuzz=FuzzCommandArgs -fuzztime=$(FUZZTIME) ./commands/
+
+test: deps vet unit integration fuzz
+
+bench: deps build
+	$(GO) run ./scripts/bench
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,103 @@
+// Command zredis-server is a Redis-compatible server that also pushes
+// every expired key, with its value, to 0MQ listeners.
+//
+//	zredis-server [/path/to/redis.conf] [--directive value ...]
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/server"
+)
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: ./zredis-server [/path/to/redis.conf] [options] [-]
+       ./zredis-server - (read config from stdin)
+       ./zredis-server -v or --version
+       ./zredis-server -h or --help
+
+Examples:
+       ./zredis-server (run the server with default config)
+       ./zredis-server /etc/redis/6379.conf
+       ./zredis-server --port 7777
+       ./zredis-server --port 7777 --replicaof 127.0.0.1 8888
+       ./zredis-server /etc/myredis.conf --loglevel verbose -
+       ./zredis-server /etc/myredis.conf --loglevel verbose
+`)
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 1 {
+		switch args[0] {
+		case "-v", "--version":
+			fmt.Printf("zredis server v=%s redis=%s bits=64 go=%s\n", server.Version, server.RedisVersion, runtime.Version())
+			return 0
+		case "-h", "--help":
+			usage(os.Stdout)
+			return 0
+		}
+	}
+	cmdline := config.ParseArgs(args)
+	file := cmdline.File
+	cfg, err := cmdline.Load()
+	if err != nil {
+		// A fatal configuration error goes to stderr as Redis prints it;
+		// the few Redis reports through its log go to stdout as a log line.
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.Logged {
+			server.NewLogger(os.Stdout, server.LevelNotice).Warningf("%s", ce.Error())
+		} else {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		return 1
+	}
+
+	out := io.Writer(os.Stdout)
+	if lf := cfg.String("logfile"); lf != "" {
+		f, err := os.OpenFile(lf, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Can't open the log file: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		out = f
+	}
+	log := server.NewLogger(out, server.ParseLevel(cfg.String("loglevel")))
+	log.SetRole('C')
+	log.Warningf("oO0OoO0OoO0Oo zredis is starting oO0OoO0OoO0Oo")
+	log.Warningf("zredis version=%s, redis compatibility=%s, bits=64, pid=%d, just started", server.Version, server.RedisVersion, os.Getpid())
+	if file == "" {
+		log.Warningf("Warning: no config file specified, using the default config. In order to specify a config file use ./zredis-server /path/to/redis.conf")
+	} else {
+		log.Warningf("Configuration loaded")
+	}
+	log.SetRole('M')
+	log.Noticef("Running mode=standalone, port=%d.", cfg.Int("port"))
+
+	srv := server.New(cfg, log, nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			srv.Signal(sig)
+		}
+	}()
+	if err := srv.Run(context.Background()); err != nil {
+		log.Warningf("%v", err)
+		return 1
+	}
+	return 0
+}

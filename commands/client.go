@@ -1,0 +1,65 @@
+package commands
+
+import (
+	"sync/atomic"
+
+	"github.com/zredis/zredis/resp"
+)
+
+// Client is one connection's state as commands see it. The server owns
+// the connection; fields below are read and written only with the
+// keyspace lock held (commands run under it), except the atomics, which
+// the connection's goroutine updates as it reads and writes.
+type Client struct {
+	ID      int64
+	Addr    string // peer address, host:port
+	LAddr   string // local address
+	FD      int
+	Created int64 // Unix ms
+
+	Name    string
+	LibName string
+	LibVer  string
+	DB      int
+	Authed  bool
+	NoEvict bool
+	NoTouch bool
+	LastCmd string
+	Monitor bool
+
+	// W receives the replies; the connection flushes it after a batch.
+	W *resp.Writer
+
+	// CloseAfterReply asks the connection to close once the pending
+	// replies are written (QUIT, a protocol error, CLIENT KILL of self).
+	CloseAfterReply bool
+
+	// Kill closes the connection from another goroutine (CLIENT KILL,
+	// SHUTDOWN). Set by the server.
+	Kill func()
+
+	// CLIENT REPLY: ReplyOff drops every reply; ReplySkip drops the reply
+	// of the command being run; ReplySkipNext turns into ReplySkip for the
+	// next command. The connection applies them after each command.
+	ReplyOff, ReplySkip, ReplySkipNext bool
+
+	// State other families keep, which CLIENT LIST shows and the idle
+	// timeout reads.
+	Subs, PSubs, SSubs int  // pub/sub subscriptions (flag P)
+	InMulti            bool // inside MULTI (flag x)
+	MultiLen           int  // commands queued in MULTI (multi=)
+	Blocked            bool // waiting in a blocking command (flag b)
+	// Unblock ends a blocking command early (CLIENT UNBLOCK), with an
+	// error reply when withError is set; it reports whether the client
+	// was blocked. Set by the blocking family, nil when it cannot be.
+	Unblock func(withError bool) bool
+
+	ctx Ctx // reused for every command of this client
+
+	LastInteraction atomic.Int64 // Unix ms of the last read or command
+	QueryBuf        atomic.Int64 // bytes read and not yet parsed
+	OutputBuf       atomic.Int64 // bytes of replies not yet written
+	NetIn           atomic.Int64
+	NetOut          atomic.Int64
+	Commands        atomic.Int64
+}

@@ -1,0 +1,501 @@
+package commands
+
+import (
+	"strings"
+
+	"github.com/zredis/zredis/commands/metadata"
+)
+
+// The COMMAND family (server.c commandCommand and its subcommands).
+//
+// Name, arity, flags, key positions and ACL categories come from the
+// command table; tips, key specifications and documentation come from
+// the metadata generated from redis-server 7.0 (commands/metadata). Only
+// what the table holds is listed: COMMAND, COMMAND COUNT and COMMAND LIST
+// show the commands zredis implements, and COMMAND INFO/DOCS answer for a
+// Redis command zredis lacks as Redis answers for an unknown name.
+func init() {
+	// Decoded here, at start-up, so a defective embedded file fails the
+	// process before it serves anyone.
+	metadata.Load()
+	const flags = Loading | Stale
+	register(
+		&Command{Name: "command", Arity: -1, Flags: flags, ACL: "@connection", Group: "server", Run: commandCommand},
+		&Command{Name: "command|count", Arity: 2, Flags: flags, ACL: "@connection", Run: commandCountCommand},
+		&Command{Name: "command|docs", Arity: -2, Flags: flags, ACL: "@connection", Run: commandDocsCommand},
+		&Command{Name: "command|getkeys", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysCommand},
+		&Command{Name: "command|getkeysandflags", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysAndFlagsCommand},
+		&Command{Name: "command|help", Arity: 2, Flags: flags, ACL: "@connection", Run: commandHelpCommand},
+		&Command{Name: "command|info", Arity: -2, Flags: flags, ACL: "@connection", Run: commandInfoCommand},
+		&Command{Name: "command|list", Arity: -2, Flags: flags, ACL: "@connection", Run: commandListCommand},
+	)
+}
+
+// Error texts of COMMAND GETKEYS (server.c getKeysSubcommandImpl).
+const (
+	errGetKeysInvalidCommand = "ERR Invalid command specified"
+	errGetKeysNoKeys         = "ERR The command has no key arguments"
+	errGetKeysArity          = "ERR Invalid number of arguments specified for command"
+	errGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+)
+
+// ---- COMMAND, COMMAND INFO ----------------------------------------------
+
+// commandCommand is COMMAND without arguments: the info of every command.
+func commandCommand(c *Ctx) {
+	all := All()
+	c.W.Array(len(all))
+	for _, cmd := range all {
+		writeCommandInfo(c, cmd)
+	}
+}
+
+// commandInfoCommand is COMMAND INFO [name ...]: a null for a name that is
+// not a command.
+func commandInfoCommand(c *Ctx) {
+	if len(c.Args) == 2 {
+		commandCommand(c)
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, name := range c.Args[2:] {
+		if cmd := lookupFullName(name); cmd != nil {
+			writeCommandInfo(c, cmd)
+		} else {
+			c.W.Null()
+		}
+	}
+}
+
+// writeCommandInfo writes the 10-element COMMAND INFO reply of cmd
+// (server.c addReplyCommandInfo).
+func writeCommandInfo(c *Ctx, cmd *Command) {
+	w := c.W
+	meta := metadata.Get(cmd.Name)
+	w.Array(10)
+	w.BulkString(cmd.Name)
+	w.Int(int64(cmd.Arity))
+	flags := cmd.Flags
+	if cmd.Keys != nil {
+		flags |= MovableKeys
+	}
+	writeStatusSet(c, flags.Names())
+	w.Int(int64(cmd.FirstKey))
+	w.Int(int64(cmd.LastKey))
+	w.Int(int64(cmd.KeyStep))
+	writeStatusSet(c, orderedCategories(cmd))
+	if meta != nil {
+		w.Set(len(meta.Tips))
+		for _, t := range meta.Tips {
+			w.BulkString(t)
+		}
+		meta.KeySpecs.Write(w)
+	} else {
+		w.Set(0)
+		w.Set(0)
+	}
+	if len(cmd.Subs) == 0 {
+		w.Set(0)
+		return
+	}
+	subs := cmd.SortedSubs()
+	w.Array(len(subs))
+	for _, sub := range subs {
+		writeCommandInfo(c, sub)
+	}
+}
+
+func writeStatusSet(c *Ctx, items []string) {
+	c.W.Set(len(items))
+	for _, s := range items {
+		c.W.Simple(s)
+	}
+}
+
+// orderedCategories returns cmd's ACL categories in the order Redis
+// lists them (the order of ACL CAT), whatever order the table declares
+// them in. A category Redis does not know goes last.
+func orderedCategories(cmd *Command) []string {
+	cats := cmd.ACLCategories()
+	order := metadata.Load().Categories
+	out := make([]string, 0, len(cats))
+	for _, o := range order {
+		for _, cat := range cats {
+			if len(cat) == len(o)+1 && cat[0] == '@' && cat[1:] == o {
+				out = append(out, cat)
+				break
+			}
+		}
+	}
+	for _, cat := range cats {
+		if categoryIndex(cat) < 0 {
+			out = append(out, cat)
+		}
+	}
+	return out
+}
+
+// categoryIndex is the position of "@name" (or "name", any case) in ACL
+// CAT's order, or -1.
+func categoryIndex(cat string) int {
+	cat = strings.TrimPrefix(cat, "@")
+	for i, o := range metadata.Load().Categories {
+		if strings.EqualFold(o, cat) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookupFullName finds a command by the name COMMAND INFO and DOCS take:
+// "name" or "container|sub", case-insensitively (server.c
+// lookupCommandBySds). Deeper names and a sub of a non-container are nil.
+func lookupFullName(name []byte) *Command {
+	i := -1
+	for j, ch := range name {
+		if ch == '|' {
+			if i >= 0 {
+				return nil
+			}
+			i = j
+		}
+	}
+	if i < 0 {
+		return Lookup(name)
+	}
+	parent := Lookup(name[:i])
+	if parent == nil || len(parent.Subs) == 0 {
+		return nil
+	}
+	return Lookup2(parent, name[i+1:])
+}
+
+// ---- COMMAND DOCS ------------------------------------------------------
+
+// commandDocsCommand is COMMAND DOCS [name ...]: a map from name to docs,
+// names that are not commands left out.
+func commandDocsCommand(c *Ctx) {
+	var cmds []*Command
+	if len(c.Args) == 2 {
+		cmds = All()
+	} else {
+		cmds = make([]*Command, 0, len(c.Args)-2)
+		for _, name := range c.Args[2:] {
+			if cmd := lookupFullName(name); cmd != nil {
+				cmds = append(cmds, cmd)
+			}
+		}
+	}
+	c.W.Map(len(cmds))
+	for _, cmd := range cmds {
+		c.W.BulkString(cmd.Name)
+		writeCommandDocs(c, cmd)
+	}
+}
+
+// writeCommandDocs writes cmd's docs map (server.c addReplyCommandDocs):
+// Redis's pairs from the metadata, then the table's subcommands.
+func writeCommandDocs(c *Ctx, cmd *Command) {
+	w := c.W
+	subs := cmd.SortedSubs()
+	extra := 0
+	if len(subs) > 0 {
+		extra = 1
+	}
+	if meta := metadata.Get(cmd.Name); meta != nil {
+		w.Map(len(meta.Docs.Elems)/2 + extra)
+		for i := range meta.Docs.Elems {
+			meta.Docs.Elems[i].Write(w)
+		}
+	} else {
+		// A command Redis 7.0 does not have: the three pairs Redis
+		// always sends.
+		w.Map(3 + extra)
+		w.BulkString("summary")
+		w.BulkString("")
+		w.BulkString("since")
+		w.BulkString("")
+		w.BulkString("group")
+		w.BulkString(cmd.Group)
+	}
+	if len(subs) == 0 {
+		return
+	}
+	w.BulkString("subcommands")
+	w.Map(len(subs))
+	for _, sub := range subs {
+		w.BulkString(sub.Name)
+		writeCommandDocs(c, sub)
+	}
+}
+
+// ---- COMMAND COUNT, COMMAND LIST ---------------------------------------
+
+func commandCountCommand(c *Ctx) { c.W.Int(int64(len(table.byName))) }
+
+// commandListFilter is COMMAND LIST's FILTERBY clause.
+type commandListFilter struct {
+	kind byte // 0 none, 'm' module, 'a' aclcat, 'p' pattern
+	arg  []byte
+	cat  int // aclcat: index of the category, -1 when unknown
+}
+
+// keep reports whether cmd passes the filter (server.c
+// shouldFilterFromCommandList).
+func (f *commandListFilter) keep(cmd *Command) bool {
+	switch f.kind {
+	case 'm':
+		return false // zredis loads no modules
+	case 'a':
+		if f.cat < 0 {
+			return false
+		}
+		for _, cat := range cmd.ACLCategories() {
+			if categoryIndex(cat) == f.cat {
+				return true
+			}
+		}
+		return false
+	case 'p':
+		return MatchString(f.arg, cmd.Name, true)
+	}
+	return true
+}
+
+// commandListCommand is COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p]:
+// the names of every command and subcommand that pass the filter.
+func commandListCommand(c *Ctx) {
+	var f commandListFilter
+	for i := 2; i < len(c.Args); i++ {
+		more := len(c.Args) - 1 - i
+		if !EqualFold(c.Args[i], "filterby") || more != 2 {
+			c.Error(ErrSyntax)
+			return
+		}
+		switch kind := c.Args[i+1]; {
+		case EqualFold(kind, "module"):
+			f.kind = 'm'
+		case EqualFold(kind, "aclcat"):
+			f.kind = 'a'
+		case EqualFold(kind, "pattern"):
+			f.kind = 'p'
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+		f.arg = c.Args[i+2]
+		i += 2
+	}
+	if f.kind == 'a' {
+		// ACL categories are named without '@' here (acl.c
+		// ACLGetCommandCategoryFlagByName).
+		f.cat = -1
+		if len(f.arg) == 0 || f.arg[0] != '@' {
+			f.cat = categoryIndex(string(f.arg))
+		}
+	}
+	mark := c.W.DeferArray()
+	n := 0
+	for _, cmd := range All() {
+		if f.keep(cmd) {
+			c.W.BulkString(cmd.Name)
+			n++
+		}
+		for _, sub := range cmd.SortedSubs() {
+			if f.keep(sub) {
+				c.W.BulkString(sub.Name)
+				n++
+			}
+		}
+	}
+	c.W.FillArray(mark, n)
+}
+
+// ---- COMMAND GETKEYS, COMMAND GETKEYSANDFLAGS --------------------------
+
+func commandGetKeysCommand(c *Ctx)         { getKeysGeneric(c, false) }
+func commandGetKeysAndFlagsCommand(c *Ctx) { getKeysGeneric(c, true) }
+
+// getKeysGeneric extracts the keys of the command given as arguments
+// without running it (server.c getKeysSubcommandImpl): the command is
+// looked up (its subcommand when it is a container), then it must have
+// key arguments, then its arity must hold. Key positions come from the
+// table; withFlags adds each key's access flags from Redis's key
+// specifications.
+func getKeysGeneric(c *Ctx, withFlags bool) {
+	args := c.Args[2:]
+	target := Lookup(args[0])
+	if target != nil && len(target.Subs) > 0 && len(args) >= 2 {
+		target = Lookup2(target, args[1])
+	}
+	if target == nil {
+		c.Error(errGetKeysInvalidCommand)
+		return
+	}
+	if target.FirstKey <= 0 && target.Keys == nil {
+		c.Error(errGetKeysNoKeys)
+		return
+	}
+	if n := len(args); (target.Arity > 0 && target.Arity != n) || n < -target.Arity {
+		c.Error(errGetKeysArity)
+		return
+	}
+	pos := target.KeyPositions(args)
+	if len(pos) == 0 {
+		if target.Flags&NoMandatoryKeys != 0 {
+			c.W.Array(0)
+		} else {
+			c.Error(errGetKeysInvalidArgs)
+		}
+		return
+	}
+	var specFlags map[int][]string
+	var meta *metadata.Entry
+	if withFlags {
+		if meta = metadata.Get(target.Name); meta != nil {
+			specFlags = keySpecFlags(meta.Specs, args)
+		}
+	}
+	c.W.Array(len(pos))
+	for _, p := range pos {
+		if !withFlags {
+			c.W.Bulk(args[p])
+			continue
+		}
+		c.W.Array(2)
+		c.W.Bulk(args[p])
+		fl, ok := specFlags[p]
+		if !ok && meta != nil && len(meta.Specs) == 1 {
+			fl = meta.Specs[0].Flags
+		}
+		writeKeyFlags(c, fl)
+	}
+}
+
+// writeKeyFlags writes a key's access flags, without the spec-level
+// markers (incomplete, variable_flags) that describe the spec rather than
+// the access.
+func writeKeyFlags(c *Ctx, flags []string) {
+	n := 0
+	for _, f := range flags {
+		if f != "incomplete" && f != "variable_flags" {
+			n++
+		}
+	}
+	c.W.Set(n)
+	for _, f := range flags {
+		if f != "incomplete" && f != "variable_flags" {
+			c.W.Simple(f)
+		}
+	}
+}
+
+// keySpecFlags evaluates Redis's key specifications over args (the
+// command and its arguments) and returns the flags of every key position
+// they find (db.c getKeysUsingKeySpecs with GET_KEYSPEC_RETURN_PARTIAL:
+// a spec that does not apply is skipped).
+func keySpecFlags(specs []metadata.KeySpec, args [][]byte) map[int][]string {
+	argc := len(args)
+	out := map[int][]string{}
+	for i := range specs {
+		s := &specs[i]
+		first := 0
+		switch s.BeginSearch {
+		case "index":
+			first = s.Index
+		case "keyword":
+			start, end := s.StartFrom, argc-1
+			if s.StartFrom <= 0 {
+				start, end = argc+s.StartFrom, 1
+			}
+			for j := start; j != end; {
+				if j >= argc || j < 1 {
+					break
+				}
+				if EqualFold(args[j], strings.ToLower(s.Keyword)) {
+					first = j + 1
+					break
+				}
+				if start <= end {
+					j++
+				} else {
+					j--
+				}
+			}
+			if first == 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		var last, step int
+		switch s.FindKeys {
+		case "range":
+			step = s.KeyStep
+			switch {
+			case s.LastKey >= 0:
+				last = first + s.LastKey
+			case s.Limit == 0:
+				last = argc + s.LastKey
+			default:
+				last = first + ((argc-first)/s.Limit + s.LastKey)
+			}
+		case "keynum":
+			step = s.KeyStep
+			idx := first + s.KeyNumIdx
+			if idx >= argc {
+				continue
+			}
+			n, ok := ParseInt(args[idx])
+			if !ok || n < 0 || n > int64(argc) {
+				continue
+			}
+			first += s.FirstKey
+			last = first + int(n) - 1
+		default:
+			continue
+		}
+		if last >= argc || last < first || first >= argc || step <= 0 {
+			continue
+		}
+		for j := first; j <= last; j += step {
+			if _, seen := out[j]; !seen {
+				out[j] = s.Flags
+			}
+		}
+	}
+	return out
+}
+
+// ---- COMMAND HELP ------------------------------------------------------
+
+var commandHelpLines = []string{
+	"(no subcommand)",
+	"    Return details about all Redis commands.",
+	"COUNT",
+	"    Return the total number of commands in this Redis server.",
+	"LIST",
+	"    Return a list of all commands in this Redis server.",
+	"INFO [<command-name> ...]",
+	"    Return details about multiple Redis commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"DOCS [<command-name> ...]",
+	"    Return documentation details about multiple Redis commands.",
+	"    If no command names are given, documentation details for all",
+	"    commands are returned.",
+	"GETKEYS <full-command>",
+	"    Return the keys from a full Redis command.",
+	"GETKEYSANDFLAGS <full-command>",
+	"    Return the keys and the access flags from a full Redis command.",
+}
+
+func commandHelpCommand(c *Ctx) {
+	c.W.Array(len(commandHelpLines) + 3)
+	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range commandHelpLines {
+		c.W.Simple(l)
+	}
+	c.W.Simple("HELP")
+	c.W.Simple("    Prints this help.")
+}

@@ -1,0 +1,247 @@
+package commands
+
+import (
+	"sort"
+	"strings"
+)
+
+// Flag is a command flag as COMMAND INFO names it.
+type Flag uint32
+
+// Command flags (server.h CMD_*). The order is the order COMMAND INFO
+// lists them in.
+const (
+	Write Flag = 1 << iota
+	ReadOnly
+	DenyOOM
+	Admin
+	PubSub
+	NoScript
+	Blocking
+	Loading
+	Stale
+	SkipMonitor
+	SkipSlowlog
+	Fast
+	NoAuth
+	MayReplicate
+	NoMandatoryKeys
+	NoAsyncLoading
+	NoMulti
+	AllowBusy
+	MovableKeys
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"},
+	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"},
+	{Blocking, "blocking"}, {Loading, "loading"}, {Stale, "stale"},
+	{SkipMonitor, "skip_monitor"}, {SkipSlowlog, "skip_slowlog"},
+	{Fast, "fast"}, {NoAuth, "no_auth"}, {MayReplicate, "may_replicate"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"},
+	{NoMulti, "no_multi"}, {MovableKeys, "movablekeys"}, {AllowBusy, "allow_busy"},
+}
+
+// Names lists the flag names in COMMAND INFO order.
+func (f Flag) Names() []string {
+	var out []string
+	for _, fn := range flagNames {
+		if f&fn.f != 0 {
+			out = append(out, fn.name)
+		}
+	}
+	return out
+}
+
+// Handler runs one command. It may assume the table's arity holds: the
+// dispatcher has checked it.
+type Handler func(c *Ctx)
+
+// Command is one entry of the command table, with Redis's metadata.
+type Command struct {
+	Name  string // lower case; "container|sub" for subcommands
+	Arity int    // argument count including the name; negative = at least -Arity
+	Flags Flag
+	// ACL lists the explicit ACL categories ("@string", ...); the ones
+	// Redis derives from flags (@write, @read, @fast, @slow, @admin,
+	// @dangerous, @pubsub, @blocking) are added by ACLCategories.
+	ACL      string
+	FirstKey int // position of the first key, 0 = no keys
+	LastKey  int // position of the last key; negative counts from the end
+	KeyStep  int
+	Group    string // COMMAND DOCS group: string, generic, server, ...
+	Run      Handler
+	Subs     map[string]*Command // subcommands of a container command
+
+	// Keys extracts key positions when FirstKey/LastKey cannot describe
+	// them (movable keys); nil otherwise.
+	Keys func(args [][]byte) []int
+
+	// Extension marks a subcommand of a later Redis that zredis accepts
+	// for the sake of newer clients (CLIENT SETINFO). It runs, but
+	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.
+	Extension bool
+
+	stats CommandStats
+}
+
+// CommandStats are the per-command counters of INFO commandstats.
+type CommandStats struct {
+	Calls, Usec, RejectedCalls, FailedCalls int64
+}
+
+// Stats returns the command's counters (read under the keyspace lock).
+func (cmd *Command) Stats() *CommandStats { return &cmd.stats }
+
+// FullName is the name COMMAND and errors use ("config|get").
+func (cmd *Command) FullName() string { return cmd.Name }
+
+// ACLCategories returns the explicit categories plus those Redis derives
+// from the flags (server.c setImplicitACLCategories).
+func (cmd *Command) ACLCategories() []string {
+	var cats []string
+	if cmd.ACL != "" {
+		cats = strings.Fields(cmd.ACL)
+	}
+	has := func(c string) bool {
+		for _, x := range cats {
+			if x == c {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(c string) {
+		if !has(c) {
+			cats = append(cats, c)
+		}
+	}
+	if cmd.Flags&Write != 0 {
+		add("@write")
+	}
+	if cmd.Flags&ReadOnly != 0 && !has("@scripting") {
+		add("@read")
+	}
+	if cmd.Flags&Admin != 0 {
+		add("@admin")
+		add("@dangerous")
+	}
+	if cmd.Flags&PubSub != 0 {
+		add("@pubsub")
+	}
+	if cmd.Flags&Fast != 0 {
+		add("@fast")
+	}
+	if cmd.Flags&Blocking != 0 {
+		add("@blocking")
+	}
+	if !has("@fast") {
+		add("@slow")
+	}
+	return cats
+}
+
+// KeyPositions returns the argument positions that hold keys.
+func (cmd *Command) KeyPositions(args [][]byte) []int {
+	if cmd.Keys != nil {
+		return cmd.Keys(args)
+	}
+	if cmd.FirstKey <= 0 {
+		return nil
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	var pos []int
+	for i := cmd.FirstKey; i <= last && i < len(args); i += cmd.KeyStep {
+		pos = append(pos, i)
+		if cmd.KeyStep <= 0 {
+			break
+		}
+	}
+	return pos
+}
+
+// arityOK checks n arguments against the declared arity.
+func (cmd *Command) arityOK(n int) bool {
+	if cmd.Arity >= 0 {
+		return n == cmd.Arity
+	}
+	return n >= -cmd.Arity
+}
+
+// Table is the command table. Every family file adds its commands with
+// register in an init function; COMMAND, dispatch, MULTI and key
+// extraction all read this one table.
+type Table struct {
+	byName map[string]*Command
+}
+
+var table = &Table{byName: map[string]*Command{}}
+
+// register adds commands to the table. Subcommand names are given as
+// "container|sub" and are attached to their container, which must be
+// registered first.
+func register(cmds ...*Command) {
+	for _, cmd := range cmds {
+		if i := strings.IndexByte(cmd.Name, '|'); i >= 0 {
+			parent := table.byName[cmd.Name[:i]]
+			if parent == nil {
+				panic("commands: subcommand before its container: " + cmd.Name)
+			}
+			if parent.Subs == nil {
+				parent.Subs = map[string]*Command{}
+			}
+			parent.Subs[cmd.Name[i+1:]] = cmd
+			if cmd.Group == "" {
+				cmd.Group = parent.Group
+			}
+			continue
+		}
+		if _, dup := table.byName[cmd.Name]; dup {
+			panic("commands: registered twice: " + cmd.Name)
+		}
+		table.byName[cmd.Name] = cmd
+	}
+}
+
+// Lookup finds a command by name, case-insensitively, without allocating.
+func Lookup(name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return table.byName[strings.ToLower(string(name))]
+	}
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return table.byName[string(buf[:len(name)])]
+}
+
+// All returns every top-level command, sorted by name.
+func All() []*Command {
+	out := make([]*Command, 0, len(table.byName))
+	for _, c := range table.byName {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// SortedSubs returns a container's subcommands sorted by name.
+func (cmd *Command) SortedSubs() []*Command {
+	out := make([]*Command, 0, len(cmd.Subs))
+	for _, c := range cmd.Subs {
+		if !c.Extension {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,146 @@
+package commands
+
+import (
+	"sync/atomic"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/resp"
+)
+
+// Server is what commands need from the server that runs them: the
+// connection registry, configuration and life cycle. The server package
+// implements it; the methods are called with the keyspace lock held.
+type Server interface {
+	Config() *config.Config
+	// Clients lists the connected clients, ordered by ID.
+	Clients() []*Client
+	// Stats are the server-wide counters.
+	Stats() *ServerStats
+	// Shutdown stops the server after the current batch. It returns an
+	// error text when the shutdown is refused.
+	Shutdown(opts ShutdownOptions) string
+	// Info writes the server-owned INFO fields of a section (server,
+	// clients, memory, persistence, replication, cpu) to b.
+	Info(section string, b []byte) []byte
+	// Monitor streams every command from now on to c.
+	Monitor(c *Client)
+	// Feed hands a command to MONITOR clients.
+	Feed(c *Client, args [][]byte)
+	// Pause postpones clients' commands until endMs (Unix ms): every
+	// command when all is set, otherwise those that write (CLIENT PAUSE).
+	// A later pause extends, never shortens or narrows, the current one.
+	Pause(endMs int64, all bool)
+	// Unpause ends a pause and lets the postponed commands run.
+	Unpause()
+}
+
+// ShutdownOptions are SHUTDOWN's modifiers.
+type ShutdownOptions struct {
+	Save, NoSave, Now, Force, Abort bool
+}
+
+// ServerStats are the counters INFO stats reads, and the server-wide
+// records built from every call (slow log, latency events, latency
+// histograms). They are updated under the keyspace lock, except the
+// atomics.
+type ServerStats struct {
+	StartMs             int64
+	TotalCommands       int64
+	TotalErrorReplies   int64
+	UnexpectedErrors    int64
+	ErrorCounts         map[string]int64 // errorstats: prefix -> count
+	RejectedConnections int64
+	TotalConnections    int64
+	ExpiredKeys         int64
+	EvictedKeys         int64 // kept by eviction
+	Dirty               int64 // changes since the last save (rdb_changes_since_last_save)
+
+	// Kept by the pub/sub family for INFO stats.
+	PubSubChannels, PubSubPatterns, PubSubShardChannels int64
+
+	// Network and I/O counters, updated by the connections.
+	NetIn, NetOut                   atomic.Int64
+	ReadsProcessed, WritesProcessed atomic.Int64
+
+	// Instantaneous metrics, sampled by the server's cron (INFO stats).
+	InstOpsPerSec                 int64
+	InstInputKbps, InstOutputKbps float64
+	PeakMemory                    int64 // used_memory_peak
+	StartupMemory                 int64 // used_memory_startup, set once serving
+
+	SlowLog SlowLog
+	Latency LatencyMonitor
+	// LatencyTracking mirrors latency-tracking: per-command latency
+	// histograms (INFO latencystats, LATENCY HISTOGRAM).
+	LatencyTracking bool
+	// Histograms are the per-command latency histograms, made on a
+	// command's first call while LatencyTracking is on.
+	Histograms map[*Command]*Histogram
+}
+
+// Ctx is what a handler gets: its arguments, the client, the selected
+// database and a reply writer.
+type Ctx struct {
+	Args   [][]byte
+	Cmd    *Command
+	Client *Client
+	W      *resp.Writer
+	KS     *keyspace.Keyspace
+	DB     *keyspace.DB
+	Srv    Server
+
+	failed  bool
+	dirty   int
+	offload func()
+}
+
+// Error writes an error reply and counts it in errorstats.
+func (c *Ctx) Error(msg string) {
+	c.failed = true
+	c.W.Error(msg)
+	c.countError(msg)
+}
+
+// maxErrorCodes bounds the distinct error codes errorstats tracks, as
+// Redis's ERROR_STATS_NUMBER does: codes are client-influenced (a script
+// can raise any), so the table must not grow without limit.
+const maxErrorCodes = 128
+
+func (c *Ctx) countError(msg string) {
+	st := c.Srv.Stats()
+	st.TotalErrorReplies++
+	code := msg
+	for i := 0; i < len(msg); i++ {
+		if msg[i] == ' ' {
+			code = msg[:i]
+			break
+		}
+	}
+	if st.ErrorCounts == nil {
+		st.ErrorCounts = map[string]int64{}
+	}
+	if _, ok := st.ErrorCounts[code]; ok || len(st.ErrorCounts) < maxErrorCodes {
+		st.ErrorCounts[code]++
+	}
+}
+
+// redactedArg replaces a secret argument once the handler is done with it.
+var redactedArg = []byte("(redacted)")
+
+// Redact hides argument i (a password) from MONITOR and the slow log, as
+// Redis's redactClientCommandArgument does. The handler must not read
+// the argument afterwards.
+func (c *Ctx) Redact(i int) { c.Args[i] = redactedArg }
+
+// Dirty records n changes to the dataset (rdb_changes_since_last_save,
+// and what decides whether a command is propagated).
+func (c *Ctx) Dirty(n int) { c.dirty += n }
+
+// Offload asks the dispatcher to run fn after releasing the keyspace lock
+// and before the client's next command runs, for a long read over a
+// snapshot (KEYS). fn writes the reply.
+func (c *Ctx) Offload(fn func()) { c.offload = fn }
+
+// Config is the server configuration.
+func (c *Ctx) Config() *config.Config { return c.Srv.Config() }

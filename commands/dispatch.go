@@ -1,0 +1,93 @@
+package commands
+
+import (
+	"strings"
+	"time"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Dispatcher runs commands from the table. One serves the whole server;
+// Exec is called with the keyspace lock held.
+type Dispatcher struct {
+	KS  *keyspace.Keyspace
+	Srv Server
+
+	// Hooks run after every executed command, under the lock (slow log,
+	// latency, MONITOR). Set before serving clients.
+	AfterCall []func(c *Ctx, dur time.Duration)
+}
+
+// Exec looks up, checks and runs one command for cl, writing the reply to
+// cl.W. It returns work the command left to run after the lock is
+// released (see Ctx.Offload), or nil.
+//
+// The checks happen here and only here, in Redis's order
+// (processCommand): unknown command, arity, container subcommand,
+// authentication.
+func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
+	st := d.Srv.Stats()
+	c := &cl.ctx
+	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}
+	cmd := Lookup(args[0])
+	if cmd == nil {
+		c.Error(errUnknownCommand(args))
+		return nil
+	}
+	if !cmd.arityOK(len(args)) {
+		cmd.stats.RejectedCalls++
+		c.Error(ErrWrongArgs(cmd.Name))
+		return nil
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		sub := Lookup2(cmd, args[1])
+		if sub == nil {
+			cmd.stats.RejectedCalls++
+			c.Error(ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name)))
+			return nil
+		}
+		if !sub.arityOK(len(args)) {
+			sub.stats.RejectedCalls++
+			c.Error(ErrWrongArgs(sub.Name))
+			return nil
+		}
+		cmd = sub
+	}
+	if !cl.Authed && cmd.Flags&NoAuth == 0 {
+		cmd.stats.RejectedCalls++
+		c.Error(ErrNoAuth)
+		return nil
+	}
+	c.Cmd = cmd
+	c.DB = d.KS.DB(cl.DB)
+	d.KS.BeginCommand(cl.NoTouch)
+	start := time.Now()
+	cmd.Run(c)
+	dur := time.Since(start)
+	cmd.stats.Calls++
+	cmd.stats.Usec += dur.Microseconds()
+	if c.failed {
+		cmd.stats.FailedCalls++
+	}
+	st.TotalCommands++
+	cl.LastCmd = cmd.Name
+	for _, h := range d.AfterCall {
+		h(c, dur)
+	}
+	return c.offload
+}
+
+// Lookup2 finds a subcommand of container cmd, case-insensitively.
+func Lookup2(cmd *Command, name []byte) *Command {
+	if len(name) > 64 {
+		return nil
+	}
+	var buf [64]byte
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return cmd.Subs[string(buf[:len(name)])]
+}

@@ -1,0 +1,110 @@
+package commands
+
+import "fmt"
+
+// Error replies, with Redis 7.0's exact texts (server.c
+// createSharedObjects and the handlers that emit them). Every handler
+// uses these; a differential test pins them against redis-server.
+const (
+	ErrWrongType       = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrSyntax          = "ERR syntax error"
+	ErrNotInteger      = "ERR value is not an integer or out of range"
+	ErrNotFloat        = "ERR value is not a valid float"
+	ErrNoSuchKey       = "ERR no such key"
+	ErrIndexOutOfRange = "ERR index out of range"
+	ErrDBIndex         = "ERR DB index is out of range"
+	ErrOverflow        = "ERR increment or decrement would overflow"
+	ErrIncrFloatNaN    = "ERR increment would produce NaN or Infinity"
+	ErrNoAuth          = "NOAUTH Authentication required."
+	ErrWrongPass       = "WRONGPASS invalid username-password pair or user is disabled."
+	ErrStringTooLong   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	ErrSameObject      = "ERR source and destination objects are the same"
+	ErrOffsetRange     = "ERR offset is out of range"
+	ErrTimeoutNotFloat = "ERR timeout is not a float or out of range"
+	ErrNoPerm          = "ERR not permitted"
+	ErrMaxClients      = "ERR max number of clients reached"
+	ErrLoading         = "LOADING Redis is loading the dataset in memory"
+	ErrNoScript        = "NOSCRIPT No matching script. Please use EVAL."
+	ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
+	ErrExecAbort       = "EXECABORT Transaction discarded because of previous errors."
+	ErrCountPositive   = "ERR value is out of range, must be positive"
+	ErrDecrOverflow    = "ERR decrement would overflow"
+	ErrLCSNotString    = "ERR The specified keys must contain string values"
+	ErrLCSLenAndIdx    = "ERR If you want both the length and indexes, please just use IDX."
+	ErrLCSTooLong      = "ERR String too long for LCS"
+	ErrLCSMemory       = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+	ErrLCSAlloc        = "ERR Insufficient memory, failed allocating transient memory for LCS"
+)
+
+// ErrWrongArgs is the arity error for the command (or "container|sub").
+func ErrWrongArgs(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// ErrInvalidExpire is the error for an out-of-range expire time.
+func ErrInvalidExpire(cmd string) string {
+	return "ERR invalid expire time in '" + cmd + "' command"
+}
+
+// ErrUnknownSubcommand answers a container command given a subcommand it
+// does not have.
+func ErrUnknownSubcommand(sub, container string) string {
+	return fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", sub, container)
+}
+
+// errUnknownCommand answers a command name that is not in the table,
+// quoting at most 128 bytes of arguments as Redis does.
+func errUnknownCommand(args [][]byte) string {
+	b := make([]byte, 0, 200)
+	b = append(b, "ERR unknown command '"...)
+	name := args[0]
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	b = append(b, name...)
+	b = append(b, "', with args beginning with: "...)
+	quoted := 0
+	for _, a := range args[1:] {
+		if quoted >= 128 {
+			break
+		}
+		if room := 128 - quoted; len(a) > room {
+			a = a[:room]
+		}
+		b = append(b, '\'')
+		b = append(b, a...)
+		b = append(b, '\'', ' ')
+		quoted += len(a) + 3
+	}
+	return string(b)
+}
+
+// Errors of the connection and server families (networking.c, server.c,
+// slowlog.c, latency.c, config.c), with Redis 7.0's texts.
+const (
+	ErrAuthNoPassword  = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	ErrClientName      = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrProtoVersion    = "ERR Protocol version is not an integer or out of range"
+	ErrNoProto         = "NOPROTO unsupported protocol version"
+	ErrHelloNoAuth     = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	ErrNoSuchClient    = "ERR No such client"
+	ErrClientIDRange   = "ERR client-id should be greater than 0"
+	ErrInvalidClientID = "ERR Invalid client ID"
+	ErrTimeoutNotInt   = "ERR timeout is not an integer or out of range"
+	ErrTimeoutNegative = "ERR timeout is negative"
+	ErrPauseMode       = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	ErrUnblockReason   = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	ErrCachingNoTrack  = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+	ErrFirstDBIndex    = "ERR invalid first DB index"
+	ErrSecondDBIndex   = "ERR invalid second DB index"
+	ErrSlowlogCount    = "ERR count should be greater than or equal to -1"
+	ErrNoShutdown      = "ERR No shutdown in progress."
+	ErrMonitorDenied   = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+)
+
+// ErrSubcommandSyntax answers a known subcommand given arguments it does
+// not accept (addReplySubcommandSyntaxError): sub as the client sent it,
+// container upper-cased.
+func ErrSubcommandSyntax(sub, container string) string {
+	return fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", sub, container)
+}

@@ -1,0 +1,348 @@
+package commands
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// INFO (server.c genRedisInfoString).
+func init() {
+	register(&Command{Name: "info", Arity: -1, Flags: Loading | Stale, ACL: "@dangerous", Group: "server", Run: infoCommand})
+}
+
+// infoSections are INFO's sections in the order Redis prints them; def
+// marks those of the default selection. The server fills the sections it
+// owns (Server.Info); the others are built here.
+var infoSections = []struct {
+	name, title string
+	def         bool
+}{
+	{"server", "Server", true},
+	{"clients", "Clients", true},
+	{"memory", "Memory", true},
+	{"persistence", "Persistence", true},
+	{"stats", "Stats", true},
+	{"replication", "Replication", true},
+	{"cpu", "CPU", true},
+	{"modules", "Modules", true},
+	{"commandstats", "Commandstats", false},
+	{"errorstats", "Errorstats", true},
+	{"latencystats", "Latencystats", false},
+	{"cluster", "Cluster", true},
+	{"keyspace", "Keyspace", true},
+}
+
+// InfoSelection is the set of sections an INFO request names.
+type InfoSelection struct {
+	All   bool
+	names map[string]bool
+}
+
+// ParseInfoSelection reads INFO's arguments as genInfoSectionDict does:
+// none or "default" for the default sections, "all" and "everything" for
+// all of them, other names case-insensitively; unknown names select
+// nothing.
+func ParseInfoSelection(args [][]byte) InfoSelection {
+	sel := InfoSelection{names: map[string]bool{}}
+	addDefaults := func() {
+		for _, s := range infoSections {
+			if s.def {
+				sel.names[s.name] = true
+			}
+		}
+	}
+	if len(args) == 0 {
+		addDefaults()
+	}
+	for _, a := range args {
+		switch name := strings.ToLower(string(a)); name {
+		case "default":
+			addDefaults()
+		case "all", "everything":
+			sel.All = true
+		case "module_list":
+			sel.names["modules"] = true
+		default:
+			sel.names[name] = true
+		}
+	}
+	return sel
+}
+
+// Has reports whether the section is selected.
+func (s InfoSelection) Has(section string) bool { return s.All || s.names[section] }
+
+func infoCommand(c *Ctx) {
+	c.W.Verbatim(string(AppendInfo(nil, c, ParseInfoSelection(c.Args[1:]))))
+}
+
+// AppendInfo appends the selected sections, each under its "# Title"
+// line, separated by blank lines.
+func AppendInfo(b []byte, c *Ctx, sel InfoSelection) []byte {
+	n := 0
+	for _, s := range infoSections {
+		if !sel.Has(s.name) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, "\r\n"...)
+		}
+		n++
+		b = append(b, "# "...)
+		b = append(b, s.title...)
+		b = append(b, "\r\n"...)
+		switch s.name {
+		case "stats":
+			b = appendInfoStats(b, c)
+		case "modules":
+		case "commandstats":
+			b = appendInfoCommandstats(b)
+		case "errorstats":
+			b = appendInfoErrorstats(b, c.Srv.Stats())
+		case "latencystats":
+			b = appendInfoLatencystats(b, c)
+		case "cluster":
+			b = append(b, "cluster_enabled:0\r\n"...)
+		case "keyspace":
+			b = appendInfoKeyspace(b, c.KS)
+		default:
+			b = c.Srv.Info(s.name, b)
+		}
+	}
+	return b
+}
+
+// infoInt and infoStr append one "name:value" line.
+func infoInt(b []byte, name string, v int64) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, v, 10)
+	return append(b, '\r', '\n')
+}
+
+func infoStr(b []byte, name, v string) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = append(b, v...)
+	return append(b, '\r', '\n')
+}
+
+func infoFloat(b []byte, name string, v float64, prec int) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendFloat(b, v, 'f', prec, 64)
+	return append(b, '\r', '\n')
+}
+
+// appendInfoStats is the stats section with every field of Redis 7.0;
+// those of features zredis lacks (replication traffic, forks, defrag,
+// tracking, I/O threads) are zero.
+func appendInfoStats(b []byte, c *Ctx) []byte {
+	st := c.Srv.Stats()
+	ks := c.KS.Stats()
+	b = infoInt(b, "total_connections_received", st.TotalConnections)
+	b = infoInt(b, "total_commands_processed", st.TotalCommands)
+	b = infoInt(b, "instantaneous_ops_per_sec", st.InstOpsPerSec)
+	b = infoInt(b, "total_net_input_bytes", st.NetIn.Load())
+	b = infoInt(b, "total_net_output_bytes", st.NetOut.Load())
+	b = infoInt(b, "total_net_repl_input_bytes", 0)
+	b = infoInt(b, "total_net_repl_output_bytes", 0)
+	b = infoFloat(b, "instantaneous_input_kbps", st.InstInputKbps, 2)
+	b = infoFloat(b, "instantaneous_output_kbps", st.InstOutputKbps, 2)
+	b = infoStr(b, "instantaneous_input_repl_kbps", "0.00")
+	b = infoStr(b, "instantaneous_output_repl_kbps", "0.00")
+	b = infoInt(b, "rejected_connections", st.RejectedConnections)
+	b = infoInt(b, "sync_full", 0)
+	b = infoInt(b, "sync_partial_ok", 0)
+	b = infoInt(b, "sync_partial_err", 0)
+	b = infoInt(b, "expired_keys", ks.ExpiredKeys)
+	b = infoStr(b, "expired_stale_perc", "0.00")
+	b = infoInt(b, "expired_time_cap_reached_count", 0)
+	b = infoInt(b, "expire_cycle_cpu_milliseconds", 0)
+	b = infoInt(b, "evicted_keys", st.EvictedKeys)
+	b = infoInt(b, "evicted_clients", 0)
+	b = infoInt(b, "total_eviction_exceeded_time", 0)
+	b = infoInt(b, "current_eviction_exceeded_time", 0)
+	b = infoInt(b, "keyspace_hits", ks.KeyspaceHits)
+	b = infoInt(b, "keyspace_misses", ks.KeyspaceMiss)
+	b = infoInt(b, "pubsub_channels", st.PubSubChannels)
+	b = infoInt(b, "pubsub_patterns", st.PubSubPatterns)
+	b = infoInt(b, "pubsubshard_channels", st.PubSubShardChannels)
+	b = infoInt(b, "latest_fork_usec", 0)
+	b = infoInt(b, "total_forks", 0)
+	b = infoInt(b, "migrate_cached_sockets", 0)
+	b = infoInt(b, "slave_expires_tracked_keys", 0)
+	b = infoInt(b, "active_defrag_hits", 0)
+	b = infoInt(b, "active_defrag_misses", 0)
+	b = infoInt(b, "active_defrag_key_hits", 0)
+	b = infoInt(b, "active_defrag_key_misses", 0)
+	b = infoInt(b, "total_active_defrag_time", 0)
+	b = infoInt(b, "current_active_defrag_time", 0)
+	b = infoInt(b, "tracking_total_keys", 0)
+	b = infoInt(b, "tracking_total_items", 0)
+	b = infoInt(b, "tracking_total_prefixes", 0)
+	b = infoInt(b, "unexpected_error_replies", st.UnexpectedErrors)
+	b = infoInt(b, "total_error_replies", st.TotalErrorReplies)
+	b = infoInt(b, "dump_payload_sanitizations", 0)
+	b = infoInt(b, "total_reads_processed", st.ReadsProcessed.Load())
+	b = infoInt(b, "total_writes_processed", st.WritesProcessed.Load())
+	b = infoInt(b, "io_threaded_reads_processed", 0)
+	b = infoInt(b, "io_threaded_writes_processed", 0)
+	b = infoInt(b, "reply_buffer_shrinks", 0)
+	b = infoInt(b, "reply_buffer_expands", 0)
+	return b
+}
+
+// appendInfoCommandstats lists every command and subcommand that was
+// called, rejected or failed since the last reset.
+func appendInfoCommandstats(b []byte) []byte {
+	line := func(cmd *Command) {
+		s := cmd.stats
+		if s.Calls == 0 && s.FailedCalls == 0 && s.RejectedCalls == 0 {
+			return
+		}
+		perCall := float32(0)
+		if s.Calls > 0 {
+			perCall = float32(s.Usec) / float32(s.Calls)
+		}
+		b = append(b, "cmdstat_"...)
+		b = append(b, cmd.Name...)
+		b = append(b, ":calls="...)
+		b = strconv.AppendInt(b, s.Calls, 10)
+		b = append(b, ",usec="...)
+		b = strconv.AppendInt(b, s.Usec, 10)
+		b = append(b, ",usec_per_call="...)
+		b = strconv.AppendFloat(b, float64(perCall), 'f', 2, 64)
+		b = append(b, ",rejected_calls="...)
+		b = strconv.AppendInt(b, s.RejectedCalls, 10)
+		b = append(b, ",failed_calls="...)
+		b = strconv.AppendInt(b, s.FailedCalls, 10)
+		b = append(b, "\r\n"...)
+	}
+	for _, cmd := range All() {
+		line(cmd)
+		for _, sub := range allSubs(cmd) {
+			line(sub)
+		}
+	}
+	return b
+}
+
+// allSubs returns a container's subcommands sorted by name, extensions
+// included: they are counted like any other.
+func allSubs(cmd *Command) []*Command {
+	out := make([]*Command, 0, len(cmd.Subs))
+	for _, sub := range cmd.Subs {
+		out = append(out, sub)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// appendInfoErrorstats lists error replies by code, in byte order as
+// Redis's radix tree yields them.
+func appendInfoErrorstats(b []byte, st *ServerStats) []byte {
+	codes := make([]string, 0, len(st.ErrorCounts))
+	for code := range st.ErrorCounts {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		b = append(b, "errorstat_"...)
+		b = append(b, code...)
+		b = append(b, ":count="...)
+		b = strconv.AppendInt(b, st.ErrorCounts[code], 10)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// appendInfoLatencystats prints each tracked command's latency
+// percentiles in microseconds.
+func appendInfoLatencystats(b []byte, c *Ctx) []byte {
+	st := c.Srv.Stats()
+	if len(st.Histograms) == 0 {
+		return b
+	}
+	ps := c.Config().Percentiles()
+	line := func(cmd *Command) {
+		h := st.Histograms[cmd]
+		if h == nil {
+			return
+		}
+		b = append(b, "latency_percentiles_usec_"...)
+		b = append(b, cmd.Name...)
+		b = append(b, ':')
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, 'p')
+			b = strconv.AppendFloat(b, p, 'f', -1, 64)
+			b = append(b, '=')
+			b = strconv.AppendFloat(b, float64(h.ValueAtPercentile(p))/1000, 'f', 3, 64)
+		}
+		b = append(b, "\r\n"...)
+	}
+	for _, cmd := range All() {
+		line(cmd)
+		for _, sub := range allSubs(cmd) {
+			line(sub)
+		}
+	}
+	return b
+}
+
+// appendInfoKeyspace prints "dbN:keys=..,expires=..,avg_ttl=.." for each
+// database that holds keys.
+func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
+	for i := 0; i < ks.NumDBs(); i++ {
+		db := ks.DB(i)
+		if db.Len() == 0 {
+			continue
+		}
+		b = append(b, "db"...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, ":keys="...)
+		b = strconv.AppendInt(b, int64(db.Len()), 10)
+		b = append(b, ",expires="...)
+		b = strconv.AppendInt(b, int64(db.Volatile()), 10)
+		b = append(b, ",avg_ttl="...)
+		b = strconv.AppendInt(b, avgTTL(db, ks.Now()), 10)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// avgTTLSamples is how many volatile keys avg_ttl averages at most; like
+// Redis's, the figure is an estimate.
+const avgTTLSamples = 256
+
+// avgTTL estimates the mean remaining time to live, in milliseconds, of a
+// database's volatile keys. It visits shards spread across the table
+// until it has enough samples, so a large database is not walked whole.
+func avgTTL(db *keyspace.DB, now int64) int64 {
+	if db.Volatile() == 0 {
+		return 0
+	}
+	const stride = 64
+	shards := keyspace.NumShards()
+	var sum, n int64
+	for off := 0; off < stride && n < avgTTLSamples; off++ {
+		for i := off; i < shards; i += stride {
+			db.ScanShard(i, func(_ string, e *keyspace.Entry) {
+				if at := e.ExpireAt(); at > now {
+					sum += at - now
+					n++
+				}
+			})
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}

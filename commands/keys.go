@@ -1,0 +1,611 @@
+package commands
+
+import (
+	"bytes"
+	"math"
+	"strings"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Generic key commands (Redis db.c and expire.c; OBJECT from object.c).
+func init() {
+	register(
+		&Command{Name: "del", Arity: -2, Flags: Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
+		&Command{Name: "unlink", Arity: -2, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
+		&Command{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: existsCommand},
+		&Command{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: touchCommand},
+		&Command{Name: "type", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: typeCommand},
+
+		&Command{Name: "expire", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireCommand},
+		&Command{Name: "pexpire", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireCommand},
+		&Command{Name: "expireat", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireatCommand},
+		&Command{Name: "pexpireat", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireatCommand},
+		&Command{Name: "ttl", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: ttlCommand},
+		&Command{Name: "pttl", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pttlCommand},
+		&Command{Name: "expiretime", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expiretimeCommand},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpiretimeCommand},
+		&Command{Name: "persist", Arity: 2, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: persistCommand},
+
+		&Command{Name: "rename", Arity: 3, Flags: Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renameCommand},
+		&Command{Name: "renamenx", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renamenxCommand},
+		&Command{Name: "move", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: moveCommand},
+		&Command{Name: "copy", Arity: -3, Flags: Write | DenyOOM, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: copyCommand},
+
+		&Command{Name: "keys", Arity: 2, Flags: ReadOnly, ACL: "@keyspace @read @slow @dangerous", Group: "generic", Run: keysCommand},
+		&Command{Name: "scan", Arity: -2, Flags: ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: scanCommand},
+		&Command{Name: "randomkey", Arity: 1, Flags: ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: randomkeyCommand},
+
+		&Command{Name: "object", Arity: -2, Group: "generic"},
+		&Command{Name: "object|encoding", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectEncodingCommand},
+		&Command{Name: "object|freq", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectFreqCommand},
+		&Command{Name: "object|help", Arity: 2, Flags: Loading | Stale, ACL: "@keyspace @slow", Run: objectHelpCommand},
+		&Command{Name: "object|idletime", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectIdletimeCommand},
+		&Command{Name: "object|refcount", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectRefcountCommand},
+	)
+}
+
+// Error texts of this family (expire.c, db.c, object.c).
+const (
+	errExpireNXCombo = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	errExpireGTLT    = "ERR GT and LT options at the same time are not compatible"
+	errInvalidCursor = "ERR invalid cursor"
+	errLFUNotChosen  = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	errLFUChosen     = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// errUnsupportedOption answers an unknown EXPIRE option, quoting it.
+func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " + string(opt) }
+
+// ---- DEL UNLINK EXISTS TOUCH TYPE --------------------------------------
+
+// delCommand is DEL and UNLINK: the number of keys removed. Values are
+// freed by the garbage collector either way, so UNLINK's lazy free is
+// DEL here. Explicit deletions: no expiry event.
+func delCommand(c *Ctx) {
+	n := 0
+	for _, key := range c.Args[1:] {
+		if c.DB.Delete(key) {
+			n++
+		}
+	}
+	c.Dirty(n)
+	c.W.Int(int64(n))
+}
+
+// existsCommand counts the arguments that name a live key; a key given
+// twice counts twice. It does not touch the keys.
+func existsCommand(c *Ctx) {
+	n := 0
+	for _, key := range c.Args[1:] {
+		if c.DB.LookupNoTouch(key) != nil {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
+}
+
+// touchCommand records an access to each key and counts the live ones.
+func touchCommand(c *Ctx) {
+	n := 0
+	for _, key := range c.Args[1:] {
+		if c.DB.Lookup(key) != nil {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
+}
+
+func typeCommand(c *Ctx) { c.W.Simple(c.DB.TypeOf(c.Args[1]).String()) }
+
+// ---- EXPIRE PEXPIRE EXPIREAT PEXPIREAT --------------------------------
+
+// expireFlags are EXPIRE's conditions (expire.c EXPIRE_*).
+type expireFlags uint8
+
+const (
+	expireNX expireFlags = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// parseExpireFlags parses args[3:] as Redis's
+// parseExtendedExpireArgumentsOrReply: every argument must be an option,
+// then the incompatible pairs are refused. ok=false means the error reply
+// was written.
+func parseExpireFlags(c *Ctx) (expireFlags, bool) {
+	var f expireFlags
+	for _, opt := range c.Args[3:] {
+		switch {
+		case EqualFold(opt, "nx"):
+			f |= expireNX
+		case EqualFold(opt, "xx"):
+			f |= expireXX
+		case EqualFold(opt, "gt"):
+			f |= expireGT
+		case EqualFold(opt, "lt"):
+			f |= expireLT
+		default:
+			c.Error(errUnsupportedOption(opt))
+			return 0, false
+		}
+	}
+	if f&expireNX != 0 && f&(expireXX|expireGT|expireLT) != 0 {
+		c.Error(errExpireNXCombo)
+		return 0, false
+	}
+	if f&expireGT != 0 && f&expireLT != 0 {
+		c.Error(errExpireGTLT)
+		return 0, false
+	}
+	return f, true
+}
+
+// expireGeneric implements EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT
+// (expire.c expireGenericCommand): the argument counts in unit
+// milliseconds (1000 for seconds) from base (the command's time for the
+// relative forms, 0 for the absolute ones).
+//
+// A deadline at or before now deletes the key, as an explicit deletion
+// (Redis 7.0 notifies "del" and propagates DEL), not as an expiry: no
+// expiry event. A replica, and a server loading its data, store the past
+// deadline instead and wait for the master's DEL or the normal expiry.
+// GT and LT treat a key without deadline as one with an infinite TTL.
+func expireGeneric(c *Ctx, base, unit int64) {
+	key := c.Args[1]
+	flags, ok := parseExpireFlags(c)
+	if !ok {
+		return
+	}
+	when, ok := c.IntArg(2)
+	if !ok {
+		return
+	}
+	if unit != 1 {
+		if when > math.MaxInt64/unit || when < math.MinInt64/unit {
+			c.Error(ErrInvalidExpire(c.Cmd.Name))
+			return
+		}
+		when *= unit
+	}
+	if when > math.MaxInt64-base {
+		c.Error(ErrInvalidExpire(c.Cmd.Name))
+		return
+	}
+	when += base
+
+	current, exists := c.DB.Deadline(key)
+	if !exists {
+		c.W.Int(0)
+		return
+	}
+	switch {
+	case flags&expireNX != 0 && current != 0,
+		flags&expireXX != 0 && current == 0,
+		flags&expireGT != 0 && (current == 0 || when <= current),
+		flags&expireLT != 0 && current != 0 && when >= current:
+		c.W.Int(0)
+		return
+	}
+	if when <= c.KS.Now() && !c.KS.Loading() && !c.KS.IsReplica() {
+		c.DB.Delete(key)
+	} else {
+		c.DB.SetExpire(key, when)
+	}
+	c.Dirty(1)
+	c.W.Int(1)
+}
+
+func expireCommand(c *Ctx)    { expireGeneric(c, c.KS.Now(), 1000) }
+func pexpireCommand(c *Ctx)   { expireGeneric(c, c.KS.Now(), 1) }
+func expireatCommand(c *Ctx)  { expireGeneric(c, 0, 1000) }
+func pexpireatCommand(c *Ctx) { expireGeneric(c, 0, 1) }
+
+// ---- TTL PTTL EXPIRETIME PEXPIRETIME PERSIST --------------------------
+
+// ttlGeneric implements TTL, PTTL, EXPIRETIME and PEXPIRETIME (expire.c
+// ttlGenericCommand): -2 for a missing key, -1 without deadline, else the
+// time left (or the deadline) in ms, or in seconds rounded to nearest.
+func ttlGeneric(c *Ctx, ms, abs bool) {
+	e := c.DB.LookupNoTouch(c.Args[1])
+	if e == nil {
+		c.W.Int(-2)
+		return
+	}
+	at := e.ExpireAt()
+	if at == 0 {
+		c.W.Int(-1)
+		return
+	}
+	ttl := at
+	if !abs {
+		ttl = at - c.KS.Now()
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if !ms {
+		ttl = (ttl + 500) / 1000
+	}
+	c.W.Int(ttl)
+}
+
+func ttlCommand(c *Ctx)         { ttlGeneric(c, false, false) }
+func pttlCommand(c *Ctx)        { ttlGeneric(c, true, false) }
+func expiretimeCommand(c *Ctx)  { ttlGeneric(c, false, true) }
+func pexpiretimeCommand(c *Ctx) { ttlGeneric(c, true, true) }
+
+func persistCommand(c *Ctx) {
+	if !c.DB.Persist(c.Args[1]) {
+		c.W.Int(0)
+		return
+	}
+	c.Dirty(1)
+	c.W.Int(1)
+}
+
+// ---- RENAME RENAMENX MOVE COPY ----------------------------------------
+
+// renameGeneric implements RENAME and RENAMENX (db.c
+// renameGenericCommand). The value moves with its deadline; a destination
+// that exists is deleted first (RENAMENX answers 0 instead). Renaming a
+// key to itself succeeds when it exists.
+func renameGeneric(c *Ctx, nx bool) {
+	src, dst := c.Args[1], c.Args[2]
+	if !c.DB.Exists(src) {
+		c.Error(ErrNoSuchKey)
+		return
+	}
+	if bytes.Equal(src, dst) {
+		if nx {
+			c.W.Int(0)
+		} else {
+			c.W.OK()
+		}
+		return
+	}
+	if c.DB.Exists(dst) {
+		if nx {
+			c.W.Int(0)
+			return
+		}
+		c.DB.Delete(dst)
+	}
+	c.DB.Put(dst, c.DB.Take(src))
+	c.Dirty(1)
+	if nx {
+		c.W.Int(1)
+	} else {
+		c.W.OK()
+	}
+}
+
+func renameCommand(c *Ctx)   { renameGeneric(c, false) }
+func renamenxCommand(c *Ctx) { renameGeneric(c, true) }
+
+// dbIndexArg parses a database number as getIntFromObjectOrReply and
+// selectDb do: not a 32-bit integer -> ErrNotInteger, out of the range
+// of databases -> ErrDBIndex. ok=false means the error reply was written.
+func dbIndexArg(c *Ctx, arg []byte) (*keyspace.DB, bool) {
+	n, ok := ParseInt(arg)
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		c.Error(ErrNotInteger)
+		return nil, false
+	}
+	if n < 0 || n >= int64(c.KS.NumDBs()) {
+		c.Error(ErrDBIndex)
+		return nil, false
+	}
+	return c.KS.DB(int(n)), true
+}
+
+// moveCommand is MOVE key db: 1 when the key moved with its deadline, 0
+// when it is missing here or already present there.
+func moveCommand(c *Ctx) {
+	key := c.Args[1]
+	dst, ok := dbIndexArg(c, c.Args[2])
+	if !ok {
+		return
+	}
+	if dst == c.DB {
+		c.Error(ErrSameObject)
+		return
+	}
+	if !c.DB.Exists(key) || dst.Exists(key) {
+		c.W.Int(0)
+		return
+	}
+	dst.Put(key, c.DB.Take(key))
+	c.Dirty(1)
+	c.W.Int(1)
+}
+
+// copyCommand is COPY source destination [DB db] [REPLACE] (db.c
+// copyCommand): the options are parsed in order, each error as met.
+func copyCommand(c *Ctx) {
+	src, dstKey := c.Args[1], c.Args[2]
+	dst := c.DB
+	replace := false
+	for j := 3; j < len(c.Args); j++ {
+		switch {
+		case EqualFold(c.Args[j], "replace"):
+			replace = true
+		case EqualFold(c.Args[j], "db") && j+1 < len(c.Args):
+			var ok bool
+			if dst, ok = dbIndexArg(c, c.Args[j+1]); !ok {
+				return
+			}
+			j++
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if dst == c.DB && bytes.Equal(src, dstKey) {
+		c.Error(ErrSameObject)
+		return
+	}
+	e := c.DB.Lookup(src)
+	if e == nil {
+		c.W.Int(0)
+		return
+	}
+	if dst.Exists(dstKey) {
+		if !replace {
+			c.W.Int(0)
+			return
+		}
+		dst.Delete(dstKey)
+	}
+	dst.Put(dstKey, e.Copy())
+	c.Dirty(1)
+	c.W.Int(1)
+}
+
+// ---- KEYS SCAN RANDOMKEY -----------------------------------------------
+
+// keysCommand is KEYS pattern. It runs over a snapshot of the selected
+// database with the keyspace lock released, so that KEYS * over millions
+// of keys does not stall the other clients; the reply is the keyspace as
+// of the command's instant, keys already past their deadline left out
+// (and, as in Redis, not deleted).
+func keysCommand(c *Ctx) {
+	pattern := bytes.Clone(c.Args[1])
+	all := len(pattern) == 1 && pattern[0] == '*'
+	snap := c.KS.SnapshotDB(c.DB.ID())
+	db := c.DB.ID()
+	w := c.W
+	c.Offload(func() {
+		defer snap.Release()
+		mark := w.DeferArray()
+		n := 0
+		snap.ForEach(db, func(key string, _ *keyspace.Entry) bool {
+			if all || MatchString(pattern, key, false) {
+				w.BulkString(key)
+				n++
+			}
+			return true
+		})
+		w.FillArray(mark, n)
+	})
+}
+
+// scanDefaultCount is SCAN's COUNT when none is given.
+const scanDefaultCount = 10
+
+// parseCursor parses a SCAN cursor as Redis's parseScanCursorOrReply
+// (strtoul): optional sign, decimal digits, no leading space, nothing
+// after, no overflow of 64 bits; "" is 0 and "-n" wraps around. Every
+// value is a valid position.
+func parseCursor(b []byte) (uint64, bool) {
+	i := 0
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg = b[0] == '-'
+		i = 1
+	}
+	if i == len(b) {
+		// No digits: strtoul converts nothing and stops at the start,
+		// which is acceptable only for the empty string.
+		return 0, len(b) == 0
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		d := b[i]
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		if v > (math.MaxUint64-uint64(d-'0'))/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(d-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// scanCommand is SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+// (db.c scanGenericCommand). The cursor walks the keyspace's shards and,
+// within one, the keys' hash order (keyspace.DB.Scan): a key present for
+// the whole iteration is returned at least once. COUNT is the number of
+// keys examined per call, before MATCH and TYPE filter them.
+func scanCommand(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[1])
+	if !ok {
+		c.Error(errInvalidCursor)
+		return
+	}
+	count := int64(scanDefaultCount)
+	var pattern, typ []byte
+	for i := 2; i < len(c.Args); i += 2 {
+		opt := c.Args[i]
+		if i+1 >= len(c.Args) {
+			c.Error(ErrSyntax)
+			return
+		}
+		switch {
+		case EqualFold(opt, "count"):
+			n, ok := ParseInt(c.Args[i+1])
+			if !ok {
+				c.Error(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				c.Error(ErrSyntax)
+				return
+			}
+			count = n
+		case EqualFold(opt, "match"):
+			pattern = c.Args[i+1]
+		case EqualFold(opt, "type"):
+			typ = c.Args[i+1]
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if len(pattern) == 1 && pattern[0] == '*' {
+		pattern = nil
+	}
+	if count > math.MaxInt32 {
+		count = math.MaxInt32
+	}
+	var keys []string
+	next := c.DB.Scan(cursor, int(count), func(key string, e *keyspace.Entry) {
+		if pattern != nil && !MatchString(pattern, key, false) {
+			return
+		}
+		if typ != nil && !strings.EqualFold(string(typ), e.Type().String()) {
+			return
+		}
+		keys = append(keys, key)
+	})
+	c.W.Array(2)
+	c.W.BulkInt(int64(next))
+	c.W.Array(len(keys))
+	for _, k := range keys {
+		c.W.BulkString(k)
+	}
+}
+
+func randomkeyCommand(c *Ctx) {
+	key, ok := c.DB.RandomKey()
+	if !ok {
+		c.W.Null()
+		return
+	}
+	c.W.BulkString(key)
+}
+
+// ---- OBJECT ------------------------------------------------------------
+
+var objectHelpLines = []string{
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+}
+
+// replyHelp writes a container command's HELP as Redis's addReplyHelp: a
+// header naming the command as typed (upper-cased), the lines, and the
+// HELP entry, all status replies.
+func replyHelp(c *Ctx, lines []string) {
+	c.W.Array(len(lines) + 3)
+	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		c.W.Simple(l)
+	}
+	c.W.Simple("HELP")
+	c.W.Simple("    Prints this help.")
+}
+
+func objectHelpCommand(c *Ctx) { replyHelp(c, objectHelpLines) }
+
+// objectLookup finds OBJECT's key without touching it, replying null when
+// it is missing.
+func objectLookup(c *Ctx) *keyspace.Entry {
+	e := c.DB.LookupNoTouch(c.Args[2])
+	if e == nil {
+		c.W.Null()
+	}
+	return e
+}
+
+// lfuPolicy reports whether the maxmemory-policy tracks frequency
+// (allkeys-lfu, volatile-lfu).
+func lfuPolicy(c *Ctx) bool {
+	return strings.HasSuffix(c.Config().String("maxmemory-policy"), "-lfu")
+}
+
+// TrackLFU keeps the keyspace's access-frequency tracking (OBJECT FREQ)
+// in step with maxmemory-policy, lfu-log-factor and lfu-decay-time: now,
+// and on every CONFIG SET (whose hooks run under the keyspace lock). The
+// server calls it once while wiring the keyspace.
+func TrackLFU(cfg *config.Config, ks *keyspace.Keyspace) {
+	apply := func(string) error {
+		ks.SetLFU(strings.HasSuffix(cfg.String("maxmemory-policy"), "-lfu"),
+			int(cfg.Int("lfu-log-factor")), int(cfg.Int("lfu-decay-time")))
+		return nil
+	}
+	apply("")
+	for _, name := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
+		cfg.OnChange(name, apply)
+	}
+}
+
+func objectEncodingCommand(c *Ctx) {
+	if e := objectLookup(c); e != nil {
+		c.W.BulkString(e.Encoding())
+	}
+}
+
+// objectRefcountCommand answers 1, or INT_MAX for a small integer string
+// that Redis would hold as one of its shared integers: those are not used
+// when maxmemory is set with an LRU or LFU policy, whose per-key access
+// data a shared object cannot hold.
+func objectRefcountCommand(c *Ctx) {
+	e := objectLookup(c)
+	if e == nil {
+		return
+	}
+	policy := c.Config().String("maxmemory-policy")
+	shared := c.Config().Int("maxmemory") == 0 ||
+		!(strings.HasSuffix(policy, "-lru") || strings.HasSuffix(policy, "-lfu"))
+	c.W.Int(e.Refcount(shared))
+}
+
+func objectIdletimeCommand(c *Ctx) {
+	e := objectLookup(c)
+	if e == nil {
+		return
+	}
+	if lfuPolicy(c) {
+		c.Error(errLFUChosen)
+		return
+	}
+	c.W.Int(e.IdleSeconds(c.KS.Now()))
+}
+
+func objectFreqCommand(c *Ctx) {
+	e := objectLookup(c)
+	if e == nil {
+		return
+	}
+	if !lfuPolicy(c) {
+		c.Error(errLFUNotChosen)
+		return
+	}
+	c.W.Int(c.KS.Freq(e))
+}

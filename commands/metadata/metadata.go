@@ -1,0 +1,208 @@
+// Package metadata holds what redis-server 7.0 reports about its commands
+// beyond what the command table declares: command tips, key
+// specifications and the COMMAND DOCS content (summary, since, group,
+// complexity, arguments, history, doc_flags, deprecated_since,
+// replaced_by). The data is generated from a real redis-server by
+// scripts/genmeta and embedded; it covers every Redis 7.0 command, so a
+// family added later finds its entries without regenerating.
+//
+// Entries are keyed by full command name ("get", "config|get"). Reply
+// fragments are kept as typed trees (Node) with the exact RESP3 types the
+// server used, so that they render identically in RESP2 and RESP3.
+package metadata
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+//go:embed redis-7.0.json
+var embedded []byte
+
+// File is the generated metadata file.
+type File struct {
+	// Version is the redis-server version the data was taken from.
+	Version string `json:"version"`
+	// Categories are the ACL categories in the order ACL CAT lists them,
+	// which is also the order COMMAND INFO lists a command's categories in.
+	Categories []string `json:"acl_categories"`
+	// Commands maps full command names to their entries.
+	Commands map[string]*Entry `json:"commands"`
+}
+
+// Entry is one command or subcommand as redis-server describes it.
+type Entry struct {
+	Name string `json:"-"`
+
+	// COMMAND INFO fields. The command table is authoritative for these
+	// in replies; they are kept so the table can be checked without a
+	// running server.
+	Arity    int      `json:"arity"`
+	Flags    []string `json:"flags"`
+	FirstKey int      `json:"first"`
+	LastKey  int      `json:"last"`
+	KeyStep  int      `json:"step"`
+	ACL      []string `json:"acl"`
+
+	// Tips are the command tips (COMMAND INFO element 8).
+	Tips []string `json:"tips"`
+	// KeySpecs is COMMAND INFO element 9: a set of key-spec maps.
+	KeySpecs Node `json:"key_specs"`
+	// Docs is the command's COMMAND DOCS map without its "subcommands"
+	// pair, which the command table supplies.
+	Docs Node `json:"docs"`
+
+	// Specs are KeySpecs decoded, for key extraction.
+	Specs []KeySpec `json:"-"`
+}
+
+// KeySpec is one key specification (Redis keySpec): where the search for
+// keys begins and how keys are found from there.
+type KeySpec struct {
+	Flags []string // RO, RW, OW, RM, access, update, insert, delete, ...
+
+	BeginSearch string // "index", "keyword" or "unknown"
+	Index       int    // index: position of the first key
+	Keyword     string // keyword: the keyword that precedes the keys
+	StartFrom   int    // keyword: where the keyword search starts (negative: from the end, backwards)
+
+	FindKeys  string // "range", "keynum" or "unknown"
+	LastKey   int    // range: last key relative to the first, negative from the end
+	KeyStep   int    // range and keynum
+	Limit     int    // range: with LastKey -1, the share of the remaining arguments that are keys
+	KeyNumIdx int    // keynum: position of the key count, relative to the first
+	FirstKey  int    // keynum: position of the first key, relative to the first
+}
+
+// HasFlag reports whether the spec carries flag.
+func (s *KeySpec) HasFlag(flag string) bool {
+	for _, f := range s.Flags {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	loadOnce sync.Once
+	loaded   *File
+)
+
+// Load decodes the embedded file (once) and returns it. It panics when
+// the embedded data is malformed: the file is generated, so that is a
+// build defect.
+func Load() *File {
+	loadOnce.Do(func() {
+		f, err := Decode(embedded)
+		if err != nil {
+			panic("metadata: embedded redis-7.0.json: " + err.Error())
+		}
+		loaded = f
+	})
+	return loaded
+}
+
+// Get returns the entry for a full command name ("get", "config|get"),
+// or nil when Redis 7.0 has no such command.
+func Get(name string) *Entry { return Load().Commands[name] }
+
+// Names returns every command name in the file, sorted.
+func (f *File) Names() []string {
+	out := make([]string, 0, len(f.Commands))
+	for n := range f.Commands {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// wireFile is File as stored: trees as plain JSON values.
+type wireFile struct {
+	Version    string                `json:"version"`
+	Categories []string              `json:"acl_categories"`
+	Commands   map[string]*wireEntry `json:"commands"`
+}
+
+type wireEntry struct {
+	Arity    int      `json:"arity"`
+	Flags    []string `json:"flags"`
+	FirstKey int      `json:"first"`
+	LastKey  int      `json:"last"`
+	KeyStep  int      `json:"step"`
+	ACL      []string `json:"acl"`
+	Tips     []string `json:"tips"`
+	KeySpecs any      `json:"key_specs"`
+	Docs     any      `json:"docs"`
+}
+
+// Decode parses a metadata file.
+func Decode(data []byte) (*File, error) {
+	var w wireFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
+		return nil, err
+	}
+	f := &File{Version: w.Version, Categories: w.Categories, Commands: make(map[string]*Entry, len(w.Commands))}
+	for name, we := range w.Commands {
+		e := &Entry{Name: name, Arity: we.Arity, Flags: we.Flags, FirstKey: we.FirstKey,
+			LastKey: we.LastKey, KeyStep: we.KeyStep, ACL: we.ACL, Tips: we.Tips}
+		var err error
+		if e.KeySpecs, err = fromJSON(we.KeySpecs); err != nil {
+			return nil, fmt.Errorf("%s: key_specs: %v", name, err)
+		}
+		if e.Docs, err = fromJSON(we.Docs); err != nil {
+			return nil, fmt.Errorf("%s: docs: %v", name, err)
+		}
+		if e.KeySpecs.Kind != Set && e.KeySpecs.Kind != Array {
+			return nil, fmt.Errorf("%s: key_specs is not a set", name)
+		}
+		if e.Docs.Kind != Map {
+			return nil, fmt.Errorf("%s: docs is not a map", name)
+		}
+		if e.Specs, err = decodeSpecs(&e.KeySpecs); err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		f.Commands[name] = e
+	}
+	return f, nil
+}
+
+// decodeSpecs turns the key-spec tree into KeySpecs.
+func decodeSpecs(n *Node) ([]KeySpec, error) {
+	specs := make([]KeySpec, 0, len(n.Elems))
+	for i := range n.Elems {
+		m := &n.Elems[i]
+		var s KeySpec
+		if fl := m.Get("flags"); fl != nil {
+			for _, x := range fl.Elems {
+				s.Flags = append(s.Flags, x.Str)
+			}
+		}
+		bs, fk := m.Get("begin_search"), m.Get("find_keys")
+		if bs == nil || fk == nil {
+			return nil, fmt.Errorf("key spec %d: missing begin_search or find_keys", i)
+		}
+		s.BeginSearch = bs.GetStr("type")
+		if sp := bs.Get("spec"); sp != nil {
+			s.Index = sp.GetInt("index")
+			s.Keyword = sp.GetStr("keyword")
+			s.StartFrom = sp.GetInt("startfrom")
+		}
+		s.FindKeys = fk.GetStr("type")
+		if sp := fk.Get("spec"); sp != nil {
+			s.LastKey = sp.GetInt("lastkey")
+			s.KeyStep = sp.GetInt("keystep")
+			s.Limit = sp.GetInt("limit")
+			s.KeyNumIdx = sp.GetInt("keynumidx")
+			s.FirstKey = sp.GetInt("firstkey")
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}

@@ -1,0 +1,1223 @@
+package commands
+
+import (
+	"fmt"
+	"math/bits"
+	"net"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Server commands (server.c, db.c, config.c, slowlog.c, latency.c,
+// object.c). INFO is in info.go; COMMAND in cmd_command.go.
+func init() {
+	const adm = Admin | NoScript | Loading | Stale
+	const slowlog = Admin | Loading | Stale
+	register(
+		&Command{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, ACL: "@keyspace", Group: "server", Run: dbsizeCommand},
+		&Command{Name: "flushdb", Arity: -1, Flags: Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushdbCommand},
+		&Command{Name: "flushall", Arity: -1, Flags: Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushallCommand},
+		&Command{Name: "swapdb", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @dangerous", Group: "server", Run: swapdbCommand},
+		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Group: "server", Run: timeCommand},
+		&Command{Name: "monitor", Arity: 1, Flags: adm, Group: "server", Run: monitorCommand},
+		&Command{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Group: "server", Run: shutdownCommand},
+
+		&Command{Name: "config", Arity: -2, Group: "server"},
+		&Command{Name: "config|get", Arity: -3, Flags: adm, Run: configGetCommand},
+		&Command{Name: "config|help", Arity: 2, Flags: Loading | Stale, Run: configHelpCommand},
+		&Command{Name: "config|resetstat", Arity: 2, Flags: adm, Run: configResetstatCommand},
+		&Command{Name: "config|rewrite", Arity: 2, Flags: adm, Run: configRewriteCommand},
+		&Command{Name: "config|set", Arity: -4, Flags: adm, Run: configSetCommand},
+
+		&Command{Name: "slowlog", Arity: -2, Group: "server"},
+		&Command{Name: "slowlog|get", Arity: -2, Flags: slowlog, Run: slowlogGetCommand},
+		&Command{Name: "slowlog|help", Arity: 2, Flags: Loading | Stale, Run: slowlogHelpCommand},
+		&Command{Name: "slowlog|len", Arity: 2, Flags: slowlog, Run: slowlogLenCommand},
+		&Command{Name: "slowlog|reset", Arity: 2, Flags: slowlog, Run: slowlogResetCommand},
+
+		&Command{Name: "latency", Arity: -2, Group: "server"},
+		&Command{Name: "latency|doctor", Arity: 2, Flags: adm, Run: latencyDoctorCommand},
+		&Command{Name: "latency|graph", Arity: 3, Flags: adm, Run: latencyGraphCommand},
+		&Command{Name: "latency|help", Arity: 2, Flags: Loading | Stale, Run: latencyHelpCommand},
+		&Command{Name: "latency|histogram", Arity: -2, Flags: adm, Run: latencyHistogramCommand},
+		&Command{Name: "latency|history", Arity: 3, Flags: adm, Run: latencyHistoryCommand},
+		&Command{Name: "latency|latest", Arity: 2, Flags: adm, Run: latencyLatestCommand},
+		&Command{Name: "latency|reset", Arity: -2, Flags: adm, Run: latencyResetCommand},
+
+		&Command{Name: "memory", Arity: -2, Group: "server"},
+		&Command{Name: "memory|doctor", Arity: 2, Run: memoryDoctorCommand},
+		&Command{Name: "memory|help", Arity: 2, Flags: Loading | Stale, Run: memoryHelpCommand},
+		&Command{Name: "memory|malloc-stats", Arity: 2, Run: memoryMallocStatsCommand},
+		&Command{Name: "memory|purge", Arity: 2, Run: memoryPurgeCommand},
+		&Command{Name: "memory|stats", Arity: 2, Run: memoryStatsCommand},
+		&Command{Name: "memory|usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, Run: memoryUsageCommand},
+	)
+}
+
+// subcommandSyntax replies addReplySubcommandSyntaxError's error.
+func subcommandSyntax(c *Ctx) {
+	c.Error(ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
+}
+
+// ---- DBSIZE FLUSHDB FLUSHALL SWAPDB TIME -----------------------------------
+
+func dbsizeCommand(c *Ctx) { c.W.Int(int64(c.DB.Len())) }
+
+// parseFlushFlags accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC. Both
+// flush at once: dropping a database's shards is O(shards), and the
+// memory is reclaimed by the collector in the background either way.
+func parseFlushFlags(c *Ctx) bool {
+	switch {
+	case len(c.Args) == 1:
+		return true
+	case len(c.Args) == 2 && (EqualFold(c.Args[1], "sync") || EqualFold(c.Args[1], "async")):
+		return true
+	}
+	c.Error(ErrSyntax)
+	return false
+}
+
+// flushdbCommand empties the selected database. It always counts as a
+// change, so that it is propagated even when the database was empty.
+func flushdbCommand(c *Ctx) {
+	if !parseFlushFlags(c) {
+		return
+	}
+	n := c.DB.Len()
+	c.DB.Flush()
+	c.Dirty(max(n, 1))
+	c.W.OK()
+}
+
+func flushallCommand(c *Ctx) {
+	if !parseFlushFlags(c) {
+		return
+	}
+	n := 0
+	for i := 0; i < c.KS.NumDBs(); i++ {
+		n += c.KS.DB(i).Len()
+	}
+	c.KS.FlushAll()
+	c.Dirty(max(n, 1))
+	c.W.OK()
+}
+
+// parseDBIndex parses a database number as a C int (getIntFromObject).
+func parseDBIndex(b []byte) (int64, bool) {
+	n, ok := ParseInt(b)
+	return n, ok && n == int64(int32(n))
+}
+
+func swapdbCommand(c *Ctx) {
+	a, ok := parseDBIndex(c.Args[1])
+	if !ok {
+		c.Error(ErrFirstDBIndex)
+		return
+	}
+	b, ok := parseDBIndex(c.Args[2])
+	if !ok {
+		c.Error(ErrSecondDBIndex)
+		return
+	}
+	n := int64(c.KS.NumDBs())
+	if a < 0 || a >= n || b < 0 || b >= n {
+		c.Error(ErrDBIndex)
+		return
+	}
+	if a != b {
+		c.KS.SwapDB(int(a), int(b))
+	}
+	c.Dirty(1)
+	c.W.OK()
+}
+
+// timeCommand replies the server time as [seconds, microseconds], from the
+// keyspace's clock so that a test clock governs TIME as it governs expiry.
+func timeCommand(c *Ctx) {
+	var sec, usec int64
+	if _, system := c.KS.Clock().(keyspace.SystemClock); system {
+		now := time.Now()
+		sec, usec = now.Unix(), int64(now.Nanosecond()/1000)
+	} else {
+		ms := c.KS.Clock().NowMs()
+		sec, usec = ms/1000, ms%1000*1000
+	}
+	c.W.Array(2)
+	c.W.BulkInt(sec)
+	c.W.BulkInt(usec)
+}
+
+// ---- MONITOR SHUTDOWN -------------------------------------------------------
+
+// monitorCommand turns the connection into a MONITOR stream. A second
+// MONITOR is ignored without a reply, as in Redis.
+func monitorCommand(c *Ctx) {
+	if c.Client.Monitor {
+		return
+	}
+	c.W.OK()
+	c.Srv.Monitor(c.Client)
+}
+
+// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. On
+// success the client gets no reply: the server closes every connection
+// and exits.
+func shutdownCommand(c *Ctx) {
+	var o ShutdownOptions
+	for _, a := range c.Args[1:] {
+		switch {
+		case EqualFold(a, "nosave"):
+			o.NoSave = true
+		case EqualFold(a, "save"):
+			o.Save = true
+		case EqualFold(a, "now"):
+			o.Now = true
+		case EqualFold(a, "force"):
+			o.Force = true
+		case EqualFold(a, "abort"):
+			o.Abort = true
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if (o.Abort && (o.NoSave || o.Save || o.Now || o.Force)) || (o.NoSave && o.Save) {
+		c.Error(ErrSyntax)
+		return
+	}
+	if err := c.Srv.Shutdown(o); err != "" {
+		c.Error(err)
+		return
+	}
+	if o.Abort {
+		c.W.OK()
+		return
+	}
+	c.Client.CloseAfterReply = true
+}
+
+// ---- CONFIG ---------------------------------------------------------------
+
+var configHelp = []string{
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
+}
+
+func configHelpCommand(c *Ctx) { writeHelp(c, configHelp) }
+
+// configGetCommand is CONFIG GET pattern [pattern ...]: a map of every
+// matching directive, each once.
+func configGetCommand(c *Ctx) {
+	patterns := make([]string, len(c.Args)-2)
+	for i, a := range c.Args[2:] {
+		patterns[i] = string(a)
+	}
+	pairs := c.Config().GetMulti(patterns)
+	c.W.Map(len(pairs))
+	for _, p := range pairs {
+		c.W.BulkString(p.Name)
+		c.W.BulkString(p.Value)
+	}
+}
+
+// configSetCommand is CONFIG SET directive value [directive value ...],
+// applied atomically by the configuration; the server's change hooks
+// apply run-time directives.
+func configSetCommand(c *Ctx) {
+	args := make([]string, len(c.Args)-2)
+	for i, a := range c.Args[2:] {
+		args[i] = string(a)
+	}
+	if err := c.Config().SetAs(isLocalAddr(c.Client.Addr), args); err != nil {
+		c.Error(configError(err))
+		return
+	}
+	c.W.OK()
+}
+
+// isLocalAddr reports whether a client's peer address is a loopback or
+// unix socket one (enable-protected-configs local).
+func isLocalAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true // a unix socket peer has no host:port
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func configRewriteCommand(c *Ctx) {
+	if err := c.Config().Rewrite(); err != nil {
+		c.Error(configError(err))
+		return
+	}
+	c.W.OK()
+}
+
+// configError is the reply text of a configuration error: the package's
+// text, given Redis's "ERR " code when it carries none.
+func configError(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "ERR ") {
+		return msg
+	}
+	return "ERR " + msg
+}
+
+// configResetstatCommand resets what Redis's CONFIG RESETSTAT resets: the
+// INFO stats counters, command and error statistics and latency
+// histograms. The slow log and latency events are kept.
+func configResetstatCommand(c *Ctx) {
+	st := c.Srv.Stats()
+	st.TotalCommands = 0
+	st.TotalErrorReplies = 0
+	st.UnexpectedErrors = 0
+	st.ErrorCounts = nil
+	st.RejectedConnections = 0
+	st.TotalConnections = 0
+	st.ExpiredKeys = 0
+	st.EvictedKeys = 0
+	st.NetIn.Store(0)
+	st.NetOut.Store(0)
+	st.ReadsProcessed.Store(0)
+	st.WritesProcessed.Store(0)
+	st.PeakMemory = 0
+	st.Histograms = nil
+	*c.KS.Stats() = keyspace.Stats{}
+	for _, cmd := range All() {
+		cmd.stats = CommandStats{}
+		for _, sub := range cmd.Subs {
+			sub.stats = CommandStats{}
+		}
+	}
+	c.W.OK()
+}
+
+// ---- the record of calls: slow log, latency monitor, histograms -----------
+
+// AfterCall records a finished call: changes for persistence, the slow
+// log, the latency monitor and the command's latency histogram. The
+// server runs it as a Dispatcher.AfterCall hook, under the lock. A call
+// that left its client blocked is not recorded: Redis records it when it
+// completes.
+func (st *ServerStats) AfterCall(c *Ctx, dur time.Duration) {
+	st.Dirty += int64(c.dirty)
+	if c.Client.Blocked {
+		return
+	}
+	cmd := c.Cmd
+	us := dur.Microseconds()
+	if cmd.Flags&SkipSlowlog == 0 && st.SlowLog.SlowerThan >= 0 && us >= st.SlowLog.SlowerThan {
+		st.SlowLog.Push(c.Args, time.Now().Unix(), us, c.Client.Addr, c.Client.Name)
+	}
+	if st.Latency.Threshold > 0 {
+		event := "command"
+		if cmd.Flags&Fast != 0 {
+			event = "fast-command"
+		}
+		st.Latency.AddIfNeeded(event, us/1000, time.Now().Unix())
+	}
+	if st.LatencyTracking {
+		h := st.Histograms[cmd]
+		if h == nil {
+			if st.Histograms == nil {
+				st.Histograms = map[*Command]*Histogram{}
+			}
+			h = &Histogram{}
+			st.Histograms[cmd] = h
+		}
+		h.Record(dur.Nanoseconds())
+	}
+}
+
+// SlowLog holds the most recent calls that ran at least SlowerThan
+// microseconds (slowlog-log-slower-than; negative disables it), at most
+// MaxLen of them (slowlog-max-len). Like Redis, a smaller MaxLen trims the
+// log on the next entry.
+type SlowLog struct {
+	SlowerThan int64
+	MaxLen     int
+
+	nextID  int64
+	entries []SlowLogEntry // oldest first
+}
+
+// SlowLogEntry is one slow log record.
+type SlowLogEntry struct {
+	ID       int64
+	Time     int64 // Unix seconds
+	Duration int64 // microseconds
+	Args     [][]byte
+	Addr     string
+	Name     string
+}
+
+// Slow log entries keep at most this many arguments, each of at most this
+// many bytes (SLOWLOG_ENTRY_MAX_ARGC, SLOWLOG_ENTRY_MAX_STRING).
+const (
+	slowlogMaxArgc   = 32
+	slowlogMaxString = 128
+)
+
+// Push adds an entry for a call with args; args are copied (they alias
+// the connection's read buffer), long ones truncated.
+func (l *SlowLog) Push(args [][]byte, unix, us int64, addr, name string) {
+	argc := min(len(args), slowlogMaxArgc)
+	e := SlowLogEntry{ID: l.nextID, Time: unix, Duration: us, Addr: addr, Name: name, Args: make([][]byte, argc)}
+	l.nextID++
+	for j := 0; j < argc; j++ {
+		a := args[j]
+		switch {
+		case argc != len(args) && j == argc-1:
+			e.Args[j] = []byte(fmt.Sprintf("... (%d more arguments)", len(args)-argc+1))
+		case len(a) > slowlogMaxString:
+			b := make([]byte, 0, slowlogMaxString+32)
+			b = append(b, a[:slowlogMaxString]...)
+			b = fmt.Appendf(b, "... (%d more bytes)", len(a)-slowlogMaxString)
+			e.Args[j] = b
+		default:
+			e.Args[j] = append([]byte(nil), a...)
+		}
+	}
+	l.entries = append(l.entries, e)
+	if over := len(l.entries) - max(l.MaxLen, 0); over > 0 {
+		n := copy(l.entries, l.entries[over:])
+		clear(l.entries[n:])
+		l.entries = l.entries[:n]
+	}
+}
+
+// Len is the number of entries.
+func (l *SlowLog) Len() int { return len(l.entries) }
+
+// Reset drops every entry; IDs keep counting.
+func (l *SlowLog) Reset() { l.entries = nil }
+
+// Newest returns up to n entries, newest first; n < 0 means all.
+func (l *SlowLog) Newest(n int) []SlowLogEntry {
+	if n < 0 || n > len(l.entries) {
+		n = len(l.entries)
+	}
+	out := make([]SlowLogEntry, n)
+	for i := range out {
+		out[i] = l.entries[len(l.entries)-1-i]
+	}
+	return out
+}
+
+var slowlogHelp = []string{
+	"GET [<count>]",
+	"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+	"    Entries are made of:",
+	"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+	"    client name",
+	"LEN",
+	"    Return the length of the slowlog.",
+	"RESET",
+	"    Reset the slowlog.",
+}
+
+func slowlogHelpCommand(c *Ctx) { writeHelp(c, slowlogHelp) }
+
+func slowlogGetCommand(c *Ctx) {
+	if len(c.Args) > 3 {
+		subcommandSyntax(c)
+		return
+	}
+	count := int64(10)
+	if len(c.Args) == 3 {
+		n, ok := ParseInt(c.Args[2])
+		if !ok || n < -1 {
+			c.Error(ErrSlowlogCount)
+			return
+		}
+		count = n
+	}
+	if count > 1<<31 {
+		count = -1
+	}
+	entries := c.Srv.Stats().SlowLog.Newest(int(count))
+	c.W.Array(len(entries))
+	for _, e := range entries {
+		c.W.Array(6)
+		c.W.Int(e.ID)
+		c.W.Int(e.Time)
+		c.W.Int(e.Duration)
+		c.W.Array(len(e.Args))
+		for _, a := range e.Args {
+			c.W.Bulk(a)
+		}
+		c.W.BulkString(e.Addr)
+		c.W.BulkString(e.Name)
+	}
+}
+
+func slowlogLenCommand(c *Ctx) { c.W.Int(int64(c.Srv.Stats().SlowLog.Len())) }
+
+func slowlogResetCommand(c *Ctx) {
+	c.Srv.Stats().SlowLog.Reset()
+	c.W.OK()
+}
+
+// LatencyMonitor records latency spikes per event class: a call of at
+// least Threshold milliseconds (latency-monitor-threshold; 0 disables)
+// adds a sample to its event's series of the last latencySeriesLen
+// seconds that saw one (latency.c).
+type LatencyMonitor struct {
+	Threshold int64
+	events    map[string]*latencySeries
+}
+
+// latencySeriesLen is LATENCY_TS_LEN.
+const latencySeriesLen = 160
+
+// LatencySample is the worst latency of one second.
+type LatencySample struct {
+	Time    int64 // Unix seconds; 0 = unused slot
+	Latency int64 // milliseconds
+}
+
+type latencySeries struct {
+	samples [latencySeriesLen]LatencySample
+	idx     int
+	max     int64
+}
+
+// AddIfNeeded records ms for event at time now when it reaches the
+// threshold.
+func (m *LatencyMonitor) AddIfNeeded(event string, ms, now int64) {
+	if m.Threshold > 0 && ms >= m.Threshold {
+		m.Add(event, ms, now)
+	}
+}
+
+// Add records a sample: a second already sampled keeps its worst latency.
+func (m *LatencyMonitor) Add(event string, ms, now int64) {
+	ts := m.events[event]
+	if ts == nil {
+		if m.events == nil {
+			m.events = map[string]*latencySeries{}
+		}
+		ts = &latencySeries{}
+		m.events[event] = ts
+	}
+	ts.max = max(ts.max, ms)
+	prev := (ts.idx + latencySeriesLen - 1) % latencySeriesLen
+	if ts.samples[prev].Time == now {
+		ts.samples[prev].Latency = max(ts.samples[prev].Latency, ms)
+		return
+	}
+	ts.samples[ts.idx] = LatencySample{Time: now, Latency: ms}
+	ts.idx = (ts.idx + 1) % latencySeriesLen
+}
+
+// Events lists the event names with samples, sorted.
+func (m *LatencyMonitor) Events() []string {
+	out := make([]string, 0, len(m.events))
+	for e := range m.events {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// History returns an event's samples, oldest first (nil when unknown).
+func (m *LatencyMonitor) History(event string) []LatencySample {
+	ts := m.events[event]
+	if ts == nil {
+		return nil
+	}
+	var out []LatencySample
+	for j := 0; j < latencySeriesLen; j++ {
+		if s := ts.samples[(ts.idx+j)%latencySeriesLen]; s.Time != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Latest returns an event's newest sample and its all-time maximum.
+func (m *LatencyMonitor) Latest(event string) (last LatencySample, maxMs int64) {
+	ts := m.events[event]
+	if ts == nil {
+		return LatencySample{}, 0
+	}
+	return ts.samples[(ts.idx+latencySeriesLen-1)%latencySeriesLen], ts.max
+}
+
+// Reset drops the named events (every event when none is named) and
+// returns how many existed.
+func (m *LatencyMonitor) Reset(events ...string) int {
+	if len(events) == 0 {
+		n := len(m.events)
+		m.events = nil
+		return n
+	}
+	n := 0
+	for _, e := range events {
+		if _, ok := m.events[e]; ok {
+			delete(m.events, e)
+			n++
+		}
+	}
+	return n
+}
+
+var latencyHelp = []string{
+	"DOCTOR",
+	"    Return a human readable latency analysis report.",
+	"GRAPH <event>",
+	"    Return an ASCII latency graph for the <event> class.",
+	"HISTORY <event>",
+	"    Return time-latency samples for the <event> class.",
+	"LATEST",
+	"    Return the latest latency samples for all events.",
+	"RESET [<event> ...]",
+	"    Reset latency data of one or more <event> classes.",
+	"    (default: reset all data for all event classes)",
+	"HISTOGRAM [COMMAND ...]",
+	"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+	"    If no commands are specified then all histograms are replied.",
+}
+
+func latencyHelpCommand(c *Ctx) { writeHelp(c, latencyHelp) }
+
+func latencyLatestCommand(c *Ctx) {
+	m := &c.Srv.Stats().Latency
+	events := m.Events()
+	c.W.Array(len(events))
+	for _, e := range events {
+		last, mx := m.Latest(e)
+		c.W.Array(4)
+		c.W.BulkString(e)
+		c.W.Int(last.Time)
+		c.W.Int(last.Latency)
+		c.W.Int(mx)
+	}
+}
+
+func latencyHistoryCommand(c *Ctx) {
+	samples := c.Srv.Stats().Latency.History(string(c.Args[2]))
+	c.W.Array(len(samples))
+	for _, s := range samples {
+		c.W.Array(2)
+		c.W.Int(s.Time)
+		c.W.Int(s.Latency)
+	}
+}
+
+func latencyResetCommand(c *Ctx) {
+	events := make([]string, len(c.Args)-2)
+	for i, a := range c.Args[2:] {
+		events[i] = string(a)
+	}
+	c.W.Int(int64(c.Srv.Stats().Latency.Reset(events...)))
+}
+
+// latencyGraphCommand draws an event's samples as Redis's sparkline.
+func latencyGraphCommand(c *Ctx) {
+	event := string(c.Args[2])
+	m := &c.Srv.Stats().Latency
+	samples := m.History(event)
+	if samples == nil {
+		c.Error("ERR No samples available for event '" + event + "'")
+		return
+	}
+	_, allTime := m.Latest(event)
+	c.W.Verbatim(latencyGraph(event, samples, allTime, time.Now().Unix()))
+}
+
+// latencyGraph renders latencyCommandGenSparkeline's graph: a title, a
+// rule, then the samples as a filled sparkline of 4 rows, 80 columns per
+// block, each column labelled with how long ago its sample was taken.
+func latencyGraph(event string, samples []LatencySample, allTime, now int64) string {
+	const cols, rows = 80, 4
+	lo, hi := samples[0].Latency, samples[0].Latency
+	labels := make([]string, len(samples))
+	for i, s := range samples {
+		lo, hi = min(lo, s.Latency), max(hi, s.Latency)
+		switch el := now - s.Time; {
+		case el < 60:
+			labels[i] = fmt.Sprintf("%ds", el)
+		case el < 3600:
+			labels[i] = fmt.Sprintf("%dm", el/60)
+		case el < 86400:
+			labels[i] = fmt.Sprintf("%dh", el/3600)
+		default:
+			labels[i] = fmt.Sprintf("%dd", el/86400)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, hi, lo, allTime)
+	b.WriteString(strings.Repeat("-", cols))
+	b.WriteByte('\n')
+	const charset = "_o#"
+	steps := len(charset) * rows
+	rel := float64(hi - lo)
+	if rel == 0 {
+		rel = 1
+	}
+	for off := 0; off < len(samples); off += cols {
+		if off != 0 {
+			b.WriteByte('\n')
+		}
+		n := min(cols, len(samples)-off)
+		line := make([]byte, n)
+		for row := 0; ; row++ {
+			more := false
+			for j := range line {
+				line[j] = ' '
+			}
+			for j := 0; j < n; j++ {
+				s := samples[off+j]
+				step := int(float64(s.Latency-lo) * float64(steps) / rel)
+				step = max(0, min(step, steps-1))
+				if row < rows {
+					more = true
+					ci := step - (rows-row-1)*len(charset)
+					if ci >= 0 && ci < len(charset) {
+						line[j] = charset[ci]
+					} else if ci >= len(charset) {
+						line[j] = '|'
+					}
+					continue
+				}
+				if row == rows { // the blank line above the labels
+					more = true
+					break
+				}
+				if lc := row - rows - 1; lc < len(labels[off+j]) {
+					more = true
+					line[j] = labels[off+j][lc]
+				}
+			}
+			if !more {
+				break
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// latencyDoctorCommand is a short form of Redis's latency report: the
+// spikes per event and the advice that applies to command latency.
+func latencyDoctorCommand(c *Ctx) {
+	st := c.Srv.Stats()
+	m := &st.Latency
+	events := m.Events()
+	if len(events) == 0 && m.Threshold == 0 {
+		c.W.Verbatim("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
+		return
+	}
+	if len(events) == 0 {
+		c.W.Verbatim("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep tonight.\n")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+	now := time.Now().Unix()
+	slowCommands, fastCommands := false, false
+	for i, e := range events {
+		samples := m.History(e)
+		_, worst := m.Latest(e)
+		var sum int64
+		oldest := samples[0].Time
+		for _, s := range samples {
+			sum += s.Latency
+			oldest = min(oldest, s.Time)
+		}
+		avg := sum / int64(len(samples))
+		var dev int64
+		for _, s := range samples {
+			d := avg - s.Latency
+			dev += max(d, -d)
+		}
+		period := max(now-oldest, 1)
+		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.\n",
+			i+1, e, len(samples), avg, dev/int64(len(samples)), float64(period)/float64(len(samples)), worst)
+		slowCommands = slowCommands || e == "command"
+		fastCommands = fastCommands || e == "fast-command"
+	}
+	if !slowCommands && !fastCommands {
+		b.WriteString("\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the Redis community to get some help, providing this report in your help request.\n")
+		c.W.Verbatim(b.String())
+		return
+	}
+	b.WriteString("\nI have a few advices for you:\n\n")
+	if slowCommands {
+		switch {
+		case st.SlowLog.SlowerThan < 0 || st.SlowLog.MaxLen == 0:
+			fmt.Fprintf(&b, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than %d'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n", m.Threshold*1000)
+		case st.SlowLog.SlowerThan/1000 > m.Threshold:
+			fmt.Fprintf(&b, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than %d'.\n", m.Threshold*1000)
+		}
+		b.WriteString("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n")
+	}
+	if fastCommands {
+		b.WriteString("- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n" +
+			"  1) Lower the system load.\n" +
+			"  2) Use a computer / VM just for Redis if you are running other software in the same system.\n" +
+			"  3) Check if you have a \"noisy neighbour\" problem.\n" +
+			"  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your system.\n")
+	}
+	if slowCommands {
+		b.WriteString("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n")
+	}
+	c.W.Verbatim(b.String())
+}
+
+// latencyHistogramCommand is LATENCY HISTOGRAM [command ...]: for each
+// command (and each subcommand of a named container) that has a
+// histogram, its calls and cumulative distribution in power-of-two
+// microsecond buckets.
+func latencyHistogramCommand(c *Ctx) {
+	st := c.Srv.Stats()
+	var cmds []*Command
+	if len(c.Args) == 2 {
+		for _, cmd := range All() {
+			cmds = append(cmds, cmd)
+			cmds = append(cmds, allSubs(cmd)...)
+		}
+	} else {
+		for _, a := range c.Args[2:] {
+			cmd := lookupFullName(a)
+			if cmd == nil {
+				continue
+			}
+			cmds = append(cmds, cmd)
+			cmds = append(cmds, allSubs(cmd)...)
+		}
+	}
+	n := 0
+	for _, cmd := range cmds {
+		if st.Histograms[cmd] != nil {
+			cmds[n] = cmd
+			n++
+		}
+	}
+	cmds = cmds[:n]
+	c.W.Map(len(cmds))
+	for _, cmd := range cmds {
+		h := st.Histograms[cmd]
+		c.W.BulkString(cmd.Name)
+		c.W.Map(2)
+		c.W.BulkString("calls")
+		c.W.Int(h.Total())
+		c.W.BulkString("histogram_usec")
+		cdf := h.CDF()
+		c.W.Map(len(cdf))
+		for _, p := range cdf {
+			c.W.Int(p[0])
+			c.W.Int(p[1])
+		}
+	}
+}
+
+// Histogram is a latency histogram with the layout of the HdrHistogram
+// Redis keeps per command (values 1 ns to 1 s, 2 significant figures), so
+// that LATENCY HISTOGRAM's buckets and INFO latencystats' percentiles
+// come out as Redis computes them.
+type Histogram struct {
+	counts [histCountsLen]int64
+	total  int64
+}
+
+// hdr_init(1, 1e9, 2): sub-buckets of 256 (2 significant digits), half
+// counts of 128, 23 buckets to cover 1e9.
+const (
+	histSubBucketHalfMag = 7
+	histSubBucketHalf    = 1 << histSubBucketHalfMag
+	histSubBucketMask    = 2*histSubBucketHalf - 1
+	histBucketCount      = 23
+	histCountsLen        = (histBucketCount + 1) * histSubBucketHalf
+	histHighest          = 1_000_000_000
+)
+
+func histBucketIndex(v int64) int {
+	return 64 - bits.LeadingZeros64(uint64(v)|histSubBucketMask) - (histSubBucketHalfMag + 1)
+}
+
+func histCountsIndex(v int64) int {
+	b := histBucketIndex(v)
+	sub := int(v >> uint(b))
+	return (b+1)<<histSubBucketHalfMag + sub - histSubBucketHalf
+}
+
+// histValueAt is the lowest value counted at index i.
+func histValueAt(i int) int64 {
+	b := i>>histSubBucketHalfMag - 1
+	sub := i&(histSubBucketHalf-1) + histSubBucketHalf
+	if b < 0 {
+		sub -= histSubBucketHalf
+		b = 0
+	}
+	return int64(sub) << uint(b)
+}
+
+// histLowest and histHighest are the bounds of the values counted
+// together with v.
+func histLowest(v int64) int64 {
+	b := histBucketIndex(v)
+	return v >> uint(b) << uint(b)
+}
+
+func histHighestEquivalent(v int64) int64 {
+	b := histBucketIndex(v)
+	if v>>uint(b) >= 2*histSubBucketHalf {
+		b++
+	}
+	return histLowest(v) + 1<<uint(b) - 1
+}
+
+// Record counts one value (nanoseconds), clamped to the tracked range.
+func (h *Histogram) Record(ns int64) {
+	ns = max(1, min(ns, histHighest))
+	h.counts[histCountsIndex(ns)]++
+	h.total++
+}
+
+// Total is the number of values recorded.
+func (h *Histogram) Total() int64 { return h.total }
+
+// ValueAtPercentile is hdr_value_at_percentile: the highest value
+// equivalent to the one at percentile p.
+func (h *Histogram) ValueAtPercentile(p float64) int64 {
+	p = min(p, 100)
+	want := max(int64(p/100*float64(h.total)+0.5), 1)
+	var sum int64
+	for i, n := range h.counts {
+		sum += n
+		if sum >= want {
+			v := histValueAt(i)
+			if p == 0 {
+				return histLowest(v)
+			}
+			return histHighestEquivalent(v)
+		}
+	}
+	return 0
+}
+
+// CDF walks the histogram as Redis's fillCommandCDF does (hdr's
+// logarithmic iterator from 1024 ns, base 2) and returns (microseconds,
+// cumulative count) at each bucket where the count grew.
+func (h *Histogram) CDF() [][2]int64 {
+	var out [][2]int64
+	level := int64(1024)
+	levelLowest := histLowest(level)
+	idx, value := -1, int64(0)
+	var cum, prev int64
+	for cum < h.total || histValueAt(idx+1) > levelLowest {
+		reported := false
+		for {
+			if value >= levelLowest {
+				if cum > prev {
+					out = append(out, [2]int64{histHighestEquivalent(level) / 1000, cum})
+				}
+				prev = cum
+				level *= 2
+				levelLowest = histLowest(level)
+				reported = true
+				break
+			}
+			if idx+1 >= histCountsLen {
+				break
+			}
+			idx++
+			value = histValueAt(idx)
+			cum += h.counts[idx]
+		}
+		if !reported {
+			break
+		}
+	}
+	return out
+}
+
+// ---- MEMORY -----------------------------------------------------------------
+
+var memoryHelp = []string{
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+}
+
+func memoryHelpCommand(c *Ctx) { writeHelp(c, memoryHelp) }
+
+// MemoryUser is implemented by collection values that can estimate their
+// own memory use (MEMORY USAGE), looking at up to samples elements
+// (samples <= 0: all of them).
+type MemoryUser interface {
+	MemoryUsage(samples int) int64
+}
+
+// allocSize rounds a request up to jemalloc's size class, as Redis's
+// zmalloc_size reports it: estimates then read like Redis's.
+func allocSize(n int64) int64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) &^ 15
+	}
+	// Four classes per doubling above 128.
+	step := int64(1) << (bits.Len64(uint64(n-1)) - 3)
+	return (n + step - 1) &^ (step - 1)
+}
+
+// sdsAlloc is the allocation of an sds string of n bytes (header, bytes,
+// terminator).
+func sdsAlloc(n int64) int64 {
+	hdr := int64(9)
+	switch {
+	case n < 32:
+		hdr = 1
+	case n < 256:
+		hdr = 3
+	case n < 65536:
+		hdr = 5
+	}
+	return allocSize(hdr + n + 1)
+}
+
+// entryMemoryUsage estimates a key's memory as Redis's MEMORY USAGE does:
+// the value object, the key string and the hash table entry.
+func entryMemoryUsage(key []byte, e *keyspace.Entry, samples int) int64 {
+	const robj, dictEntry = 16, 24
+	var v int64
+	switch {
+	case e.Type() == keyspace.TypeString:
+		s := e.Str()
+		if _, isInt := ParseInt(s); isInt {
+			v = robj
+		} else if len(s) <= 44 {
+			v = allocSize(robj + 3 + int64(len(s)) + 1) // embedded string
+		} else {
+			v = robj + sdsAlloc(int64(len(s)))
+		}
+	default:
+		if mu, ok := e.Obj().(MemoryUser); ok {
+			v = robj + mu.MemoryUsage(samples)
+		} else {
+			v = robj + 64 + int64(e.Obj().Len())*32
+		}
+	}
+	return v + sdsAlloc(int64(len(key))) + dictEntry
+}
+
+// memoryUsageCommand is MEMORY USAGE key [SAMPLES count]: options are
+// checked before the key is looked up.
+func memoryUsageCommand(c *Ctx) {
+	samples := int64(5)
+	for j := 3; j < len(c.Args); j++ {
+		if !EqualFold(c.Args[j], "samples") || j+1 >= len(c.Args) {
+			c.Error(ErrSyntax)
+			return
+		}
+		n, ok := c.IntArg(j + 1)
+		if !ok {
+			return
+		}
+		if n < 0 {
+			c.Error(ErrSyntax)
+			return
+		}
+		samples = n
+		j++
+	}
+	e := c.DB.LookupNoTouch(c.Args[2])
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	if samples > 1<<30 {
+		samples = 0
+	}
+	c.W.Int(entryMemoryUsage(c.Args[2], e, int(samples)))
+}
+
+// MemoryStats is the process's memory as INFO memory and MEMORY STATS
+// report it: the Go heap stands for Redis's allocator.
+type MemoryStats struct {
+	Used      int64 // live heap bytes (used_memory)
+	Active    int64 // heap spans in use (allocator_active)
+	Resident  int64 // heap memory obtained and not released (allocator_resident)
+	RSS       int64 // resident set size of the process
+	Sys       int64 // everything obtained from the OS
+	NumGC     uint32
+	GCPauseNs uint64
+}
+
+// ReadMemory measures the process's memory. It stops the world for a
+// moment (runtime.ReadMemStats).
+func ReadMemory() MemoryStats {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := MemoryStats{
+		Used:      int64(ms.HeapAlloc),
+		Active:    int64(ms.HeapInuse),
+		Resident:  int64(ms.HeapSys - ms.HeapReleased),
+		Sys:       int64(ms.Sys),
+		NumGC:     ms.NumGC,
+		GCPauseNs: ms.PauseTotalNs,
+	}
+	m.RSS = processRSS()
+	if m.RSS == 0 {
+		m.RSS = int64(ms.Sys - ms.HeapReleased)
+	}
+	return m
+}
+
+// processRSS reads the resident set size from /proc (0 where there is
+// none).
+func processRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// ratio is a/b, 0 when b is 0 (MEMORY STATS divides with floats).
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(float32(float64(a) / float64(b)))
+}
+
+// memoryStatsCommand is MEMORY STATS with Redis's fields, measured on the
+// Go heap; per database, the main and expires tables' overhead is
+// estimated from their sizes.
+func memoryStatsCommand(c *Ctx) {
+	st := c.Srv.Stats()
+	m := ReadMemory()
+	st.PeakMemory = max(st.PeakMemory, m.Used)
+	type dbInfo struct {
+		id          int
+		main, expir int64
+	}
+	var dbs []dbInfo
+	var keys, overhead int64
+	for i := 0; i < c.KS.NumDBs(); i++ {
+		db := c.KS.DB(i)
+		if db.Len() == 0 && db.Volatile() == 0 {
+			continue
+		}
+		d := dbInfo{id: i, main: int64(db.Len()) * 32, expir: int64(db.Volatile()) * 32}
+		dbs = append(dbs, d)
+		keys += int64(db.Len())
+		overhead += d.main + d.expir
+	}
+	startup := min(st.StartupMemory, m.Used)
+	overhead += startup
+	net := m.Used - startup
+	dataset := max(m.Used-overhead, 0)
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = net / keys
+	}
+	c.W.Map(27 + len(dbs))
+	kv := func(name string, v int64) {
+		c.W.BulkString(name)
+		c.W.Int(v)
+	}
+	kf := func(name string, v float64) {
+		c.W.BulkString(name)
+		c.W.Double(v)
+	}
+	kv("peak.allocated", st.PeakMemory)
+	kv("total.allocated", m.Used)
+	kv("startup.allocated", startup)
+	kv("replication.backlog", 0)
+	kv("clients.slaves", 0)
+	kv("clients.normal", 0)
+	kv("cluster.links", 0)
+	kv("aof.buffer", 0)
+	kv("lua.caches", 0)
+	kv("functions.caches", 0)
+	for _, d := range dbs {
+		c.W.BulkString("db." + strconv.Itoa(d.id))
+		c.W.Map(3)
+		kv("overhead.hashtable.main", d.main)
+		kv("overhead.hashtable.expires", d.expir)
+		kv("overhead.hashtable.slot-to-keys", 0)
+	}
+	kv("overhead.total", overhead)
+	kv("keys.count", keys)
+	kv("keys.bytes-per-key", perKey)
+	kv("dataset.bytes", dataset)
+	kf("dataset.percentage", ratio(dataset*100, net))
+	kf("peak.percentage", ratio(m.Used*100, st.PeakMemory))
+	kv("allocator.allocated", m.Used)
+	kv("allocator.active", m.Active)
+	kv("allocator.resident", m.Resident)
+	kf("allocator-fragmentation.ratio", ratio(m.Active, m.Used))
+	kv("allocator-fragmentation.bytes", m.Active-m.Used)
+	kf("allocator-rss.ratio", ratio(m.Resident, m.Active))
+	kv("allocator-rss.bytes", m.Resident-m.Active)
+	kf("rss-overhead.ratio", ratio(m.RSS, m.Resident))
+	kv("rss-overhead.bytes", m.RSS-m.Resident)
+	kf("fragmentation", ratio(m.RSS, m.Used))
+	kv("fragmentation.bytes", m.RSS-m.Used)
+}
+
+// memoryDoctorCommand gives Redis's verdicts for an empty or small
+// instance and for one without problems; the allocator checks Redis
+// makes do not apply to the Go heap.
+func memoryDoctorCommand(c *Ctx) {
+	keys := 0
+	for i := 0; i < c.KS.NumDBs(); i++ {
+		keys += c.KS.DB(i).Len()
+	}
+	if keys == 0 || ReadMemory().Used < 5<<20 {
+		c.W.Verbatim("Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
+		return
+	}
+	c.W.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
+}
+
+func memoryMallocStatsCommand(c *Ctx) {
+	c.W.Verbatim("Stats not supported for the current allocator")
+}
+
+// memoryPurgeCommand returns freed memory to the OS, after releasing the
+// lock: it runs a full garbage collection.
+func memoryPurgeCommand(c *Ctx) {
+	w := c.W
+	c.Offload(func() {
+		debug.FreeOSMemory()
+		w.OK()
+	})
+}

@@ -1,0 +1,530 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+)
+
+// The helpers in this file reproduce the byte-level behaviour of the C
+// routines Redis uses to read configuration (sdssplitargs, sdscatrepr,
+// string2ll, memtoull, strtoll, stringmatchlen). Exactness matters because
+// the same inputs must be accepted or rejected, and echoed, as Redis does.
+
+// cIsSpace reports isspace() in the C locale.
+func cIsSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isHexDigit(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexDigitToInt(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// SplitArgs splits a line the way Redis's sdssplitargs does: blanks separate
+// arguments, "double quotes" support \n \r \t \b \a \xHH and \<any> escapes,
+// 'single quotes' support only \'. A closing quote must be followed by a
+// blank or the end of the line. ok is false on unbalanced quotes, which
+// Redis reports as "Unbalanced quotes in configuration line".
+func SplitArgs(line string) (args []string, ok bool) {
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		line = line[:i]
+	}
+	p := 0
+	n := len(line)
+	at := func(i int) byte {
+		if i < n {
+			return line[i]
+		}
+		return 0
+	}
+	args = []string{}
+	for {
+		for p < n && cIsSpace(line[p]) {
+			p++
+		}
+		if p >= n {
+			return args, true
+		}
+		var cur []byte
+		inq, insq, done := false, false, false
+		for !done {
+			c := at(p)
+			switch {
+			case inq:
+				switch {
+				case c == '\\' && at(p+1) == 'x' && isHexDigit(at(p+2)) && isHexDigit(at(p+3)):
+					cur = append(cur, hexDigitToInt(at(p+2))*16+hexDigitToInt(at(p+3)))
+					p += 3
+				case c == '\\' && at(p+1) != 0:
+					p++
+					switch at(p) {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, at(p))
+					}
+				case c == '"':
+					if at(p+1) != 0 && !cIsSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			case insq:
+				switch {
+				case c == '\\' && at(p+1) == '\'':
+					p++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if at(p+1) != 0 && !cIsSpace(at(p+1)) {
+						return nil, false
+					}
+					done = true
+				case c == 0:
+					return nil, false
+				default:
+					cur = append(cur, c)
+				}
+			default:
+				switch c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if p < n {
+				p++
+			}
+		}
+		args = append(args, string(cur))
+	}
+}
+
+// Repr quotes s the way Redis's sdscatrepr does; the result is always
+// readable back by SplitArgs.
+func Repr(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if c >= 0x20 && c <= 0x7e {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// trimSet trims the given bytes from both ends, like sdstrim.
+func trimSet(s, cset string) string {
+	return strings.Trim(s, cset)
+}
+
+// string2ll mirrors Redis's strict integer parser: no blanks, no '+', no
+// leading zeros, no "-0", at most 20 characters, no overflow.
+func string2ll(s string) (int64, bool) {
+	if len(s) == 0 || len(s) >= 21 {
+		return 0, false
+	}
+	if s == "0" {
+		return 0, true
+	}
+	neg := false
+	p := 0
+	if s[0] == '-' {
+		neg = true
+		p++
+		if p == len(s) {
+			return 0, false
+		}
+	}
+	if s[p] < '1' || s[p] > '9' {
+		return 0, false
+	}
+	var v uint64 = uint64(s[p] - '0')
+	p++
+	for ; p < len(s); p++ {
+		c := s[p]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > math.MaxUint64/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > math.MaxUint64-uint64(c-'0') {
+			return 0, false
+		}
+		v += uint64(c - '0')
+	}
+	if neg {
+		if v > uint64(math.MaxInt64)+1 {
+			return 0, false
+		}
+		return int64(-v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// strtoll mirrors C strtoll: optional leading blanks and sign, then digits
+// in the given base; it saturates on overflow. rest is what follows the
+// digits (the C end pointer); an input without digits yields 0 and rest == s.
+func strtoll(s string, base int) (v int64, rest string, overflow bool) {
+	p := 0
+	for p < len(s) && cIsSpace(s[p]) {
+		p++
+	}
+	neg := false
+	if p < len(s) && (s[p] == '+' || s[p] == '-') {
+		neg = s[p] == '-'
+		p++
+	}
+	start := p
+	var u uint64
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	for p < len(s) {
+		c := s[p]
+		var d int
+		switch {
+		case c >= '0' && c <= '9':
+			d = int(c - '0')
+		case c >= 'a' && c <= 'z':
+			d = int(c-'a') + 10
+		case c >= 'A' && c <= 'Z':
+			d = int(c-'A') + 10
+		default:
+			d = 99
+		}
+		if d >= base {
+			break
+		}
+		if !overflow {
+			if u > (limit-uint64(d))/uint64(base) {
+				overflow = true
+			} else {
+				u = u*uint64(base) + uint64(d)
+			}
+		}
+		p++
+	}
+	if p == start {
+		return 0, s, false
+	}
+	if overflow {
+		if neg {
+			return math.MinInt64, s[p:], true
+		}
+		return math.MaxInt64, s[p:], true
+	}
+	if neg {
+		return int64(-u), s[p:], false
+	}
+	return int64(u), s[p:], false
+}
+
+// strtoull mirrors C strtoull for a string of decimal digits only (the way
+// memtoull calls it): empty input is 0, overflow saturates.
+func strtoullDigits(s string) uint64 {
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if u > (math.MaxUint64-d)/10 {
+			return math.MaxUint64
+		}
+		u = u*10 + d
+	}
+	return u
+}
+
+// memtoull mirrors Redis's memtoull: digits followed by an optional unit
+// (b, k=1000, kb=1024, m, mb, g, gb; case-insensitive). A leading '-' or any
+// other suffix is an error. Overflow of the digits saturates and the unit
+// multiplication wraps, exactly as in C.
+func memtoull(s string) (uint64, bool) {
+	if strings.IndexByte(s, 0) >= 0 {
+		s = s[:strings.IndexByte(s, 0)]
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, false
+	}
+	u := 0
+	for u < len(s) && s[u] >= '0' && s[u] <= '9' {
+		u++
+	}
+	var mul uint64
+	switch strings.ToLower(s[u:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if u >= 128 {
+		return 0, false
+	}
+	return strtoullDigits(s[:u]) * mul, true
+}
+
+// string2d mirrors Redis's string2d (strtod with no leading blank, full
+// consumption, no NaN, no overflow).
+func string2d(s string) (float64, bool) {
+	if len(s) == 0 || cIsSpace(s[0]) {
+		return 0, false
+	}
+	in := s
+	body := strings.TrimLeft(s, "+-")
+	if len(body) > 2 && (body[:2] == "0x" || body[:2] == "0X") && !strings.ContainsAny(body, "pP") {
+		in = s + "p0"
+	}
+	f, err := strconv.ParseFloat(in, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange && f != 0 && !math.IsInf(f, 0) {
+			return f, true
+		}
+		return 0, false
+	}
+	if math.IsNaN(f) || strings.ContainsRune(s, '_') {
+		return 0, false
+	}
+	return f, true
+}
+
+// formatPercentile prints a double like Redis's "%f" followed by
+// trimDoubleString (trailing zeros and a trailing dot removed).
+func formatPercentile(f float64) string {
+	s := strconv.FormatFloat(f, 'f', 6, 64)
+	if strings.IndexByte(s, '.') >= 0 {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	return s
+}
+
+// strerror renders an error the way C's strerror renders its errno, which is
+// what Redis prints ("No such file or directory").
+func strerror(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return capitalize(errno.Error())
+	}
+	return capitalize(err.Error())
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+func asciiLower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// StringMatch reports whether s matches the Redis glob pattern (the
+// stringmatchlen routine): * ? [abc] [^a] [a-z] and \x escapes. CONFIG GET
+// matches case-insensitively (nocase = true).
+func StringMatch(pattern, s string, nocase bool) bool {
+	skip := false
+	return stringMatch(pattern, s, nocase, &skip)
+}
+
+func stringMatch(pat, str string, nocase bool, skipLonger *bool) bool {
+	pi, si := 0, 0
+	plen, slen := len(pat), len(str)
+	pc := func(i int) byte {
+		if i >= 0 && i < len(pat) {
+			return pat[i]
+		}
+		return 0
+	}
+	sc := func(i int) byte {
+		if i < len(str) {
+			return str[i]
+		}
+		return 0
+	}
+	eq := func(a, b byte) bool {
+		if nocase {
+			return asciiLower(a) == asciiLower(b)
+		}
+		return a == b
+	}
+	for plen > 0 && slen > 0 {
+		switch pc(pi) {
+		case '*':
+			for plen > 0 && pc(pi+1) == '*' {
+				pi++
+				plen--
+			}
+			if plen == 1 {
+				return true
+			}
+			for slen > 0 {
+				if stringMatch(pat[pi+1:pi+plen], str[si:si+slen], nocase, skipLonger) {
+					return true
+				}
+				if *skipLonger {
+					return false
+				}
+				si++
+				slen--
+			}
+			*skipLonger = true
+			return false
+		case '?':
+			si++
+			slen--
+		case '[':
+			pi++
+			plen--
+			not := pc(pi) == '^'
+			if not {
+				pi++
+				plen--
+			}
+			match := false
+			for {
+				if pc(pi) == '\\' && plen >= 2 {
+					pi++
+					plen--
+					if pc(pi) == sc(si) {
+						match = true
+					}
+				} else if pc(pi) == ']' {
+					break
+				} else if plen == 0 {
+					pi--
+					plen++
+					break
+				} else if plen >= 3 && pc(pi+1) == '-' {
+					start, end, c := int(pc(pi)), int(pc(pi+2)), int(sc(si))
+					if start > end {
+						start, end = end, start
+					}
+					if nocase {
+						start = int(asciiLower(byte(start)))
+						end = int(asciiLower(byte(end)))
+						c = int(asciiLower(byte(c)))
+					}
+					pi += 2
+					plen -= 2
+					if c >= start && c <= end {
+						match = true
+					}
+				} else if eq(pc(pi), sc(si)) {
+					match = true
+				}
+				pi++
+				plen--
+			}
+			if not {
+				match = !match
+			}
+			if !match {
+				return false
+			}
+			si++
+			slen--
+		case '\\':
+			if plen >= 2 {
+				pi++
+				plen--
+			}
+			if !eq(pc(pi), sc(si)) {
+				return false
+			}
+			si++
+			slen--
+		default:
+			if !eq(pc(pi), sc(si)) {
+				return false
+			}
+			si++
+			slen--
+		}
+		pi++
+		plen--
+		if slen == 0 {
+			for plen > 0 && pc(pi) == '*' {
+				pi++
+				plen--
+			}
+			break
+		}
+	}
+	return plen == 0 && slen == 0
+}

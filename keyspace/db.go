@@ -1,0 +1,690 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/rand/v2"
+
+	"github.com/tidwall/btree"
+)
+
+// numShards splits each database's map so that a snapshot can pin it in
+// O(shards) and a writer clones only the shard it touches (about
+// keys/numShards entries) the first time it writes there while a snapshot
+// is live. It is also the unit of SCAN's cursor.
+const (
+	shardBits = 10
+	numShards = 1 << shardBits
+)
+
+var shardSeed = maphash.MakeSeed()
+
+// table is one shard's map. A table pinned by a live snapshot is never
+// written: writers replace it with a copy first.
+type table struct {
+	m    map[string]*Entry
+	pins int32
+}
+
+// deadline orders the expiry index by time, then key.
+type deadline struct {
+	at  int64
+	key string
+}
+
+func deadlineLess(a, b deadline) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.key < b.key
+}
+
+// DB is one numbered database. Every method must be called with the
+// keyspace lock held (inside Keyspace.Exec).
+type DB struct {
+	ks      *Keyspace
+	id      int
+	shards  [numShards]*table
+	keys    int
+	expires *btree.BTreeG[deadline]
+}
+
+func newDB(ks *Keyspace, id int) *DB {
+	return &DB{ks: ks, id: id, expires: newExpiryIndex()}
+}
+
+func newExpiryIndex() *btree.BTreeG[deadline] {
+	return btree.NewBTreeGOptions(deadlineLess, btree.Options{NoLocks: true})
+}
+
+// ID is the database number.
+func (db *DB) ID() int { return db.id }
+
+// Len is the number of keys, expired-but-not-yet-removed ones included,
+// as DBSIZE counts them in Redis.
+func (db *DB) Len() int { return db.keys }
+
+// Volatile is the number of keys with a deadline.
+func (db *DB) Volatile() int { return db.expires.Len() }
+
+func shardOf(key []byte) int {
+	return int(maphash.Bytes(shardSeed, key) & (numShards - 1))
+}
+
+func shardOfString(key string) int {
+	return int(maphash.String(shardSeed, key) & (numShards - 1))
+}
+
+// writable returns shard i ready for writing: created when empty, copied
+// when a live snapshot has pinned it.
+func (db *DB) writable(i int) *table {
+	t := db.shards[i]
+	if t == nil {
+		t = &table{m: make(map[string]*Entry)}
+		db.shards[i] = t
+		return t
+	}
+	if t.pins > 0 {
+		c := &table{m: make(map[string]*Entry, len(t.m)+1)}
+		for k, v := range t.m {
+			c.m[k] = v
+		}
+		db.shards[i] = c
+		return c
+	}
+	return t
+}
+
+// peek finds a key without expiring or touching it.
+func (db *DB) peek(key []byte) *Entry {
+	t := db.shards[shardOf(key)]
+	if t == nil {
+		return nil
+	}
+	return t.m[string(key)]
+}
+
+// expireIfNeeded applies lazy expiry to e, found under key. It reports
+// whether the key must be treated as absent.
+//
+// The replica rule: only a master deletes an expired key (and emits its
+// expiry). A replica answers as if the key were gone but keeps it until
+// the master's DEL arrives, so that master and replica never diverge.
+func (db *DB) expireIfNeeded(key []byte, e *Entry) bool {
+	if e.expireAt == 0 || e.expireAt > db.ks.now {
+		return false
+	}
+	if db.ks.replica {
+		return true
+	}
+	db.expireKey(string(key), e)
+	return true
+}
+
+// Lookup returns the live entry for key, or nil, for a read. It applies
+// lazy expiry, counts a keyspace hit or miss, and records the access
+// (OBJECT IDLETIME, OBJECT FREQ) unless the current command asked not to
+// touch keys. As Redis skips the LRU update while a fork is alive, an
+// entry a live snapshot may read is not touched: the snapshot reads it
+// without the lock.
+func (db *DB) Lookup(key []byte) *Entry {
+	e := db.LookupNoTouch(key)
+	if e != nil && !db.ks.noTouch && !db.ks.shared(e) {
+		db.ks.touch(e)
+	}
+	return e
+}
+
+// LookupNoTouch is Lookup for introspection (TYPE, TTL, EXISTS, OBJECT):
+// lazy expiry and keyspace hit/miss counting, no access recorded.
+func (db *DB) LookupNoTouch(key []byte) *Entry {
+	e := db.peek(key)
+	if e == nil || db.expireIfNeeded(key, e) {
+		db.ks.stats.KeyspaceMiss++
+		return nil
+	}
+	db.ks.stats.KeyspaceHits++
+	return e
+}
+
+// LookupWrite returns the live entry for key, or nil, for an in-place
+// change. The entry returned is private to the live keyspace (copied
+// first if a snapshot may read it), so the caller may modify it. Write
+// lookups count no keyspace hit or miss.
+func (db *DB) LookupWrite(key []byte) *Entry {
+	i := shardOf(key)
+	t := db.shards[i]
+	if t == nil {
+		return nil
+	}
+	e := t.m[string(key)]
+	if e == nil || db.expireIfNeeded(key, e) {
+		return nil
+	}
+	if db.ks.shared(e) {
+		t = db.writable(i)
+		c := e.clone()
+		c.gen = db.ks.gen
+		// The map already holds this key: assigning through string(key)
+		// does not allocate a new key string.
+		t.m[string(key)] = c
+		e = c
+	}
+	if !db.ks.noTouch {
+		db.ks.touch(e)
+	}
+	return e
+}
+
+// lookupMeta returns the live entry for key, or nil, ready for a change
+// of its metadata (deadline) only. An entry a snapshot may read is
+// replaced by a shallow copy that keeps the old generation: the value
+// stays shared, so a later LookupWrite still deep-copies it before any
+// change of the value. This keeps EXPIRE on a large collection O(1)
+// while a snapshot is live.
+func (db *DB) lookupMeta(key []byte) *Entry {
+	i := shardOf(key)
+	t := db.shards[i]
+	if t == nil {
+		return nil
+	}
+	e := t.m[string(key)]
+	if e == nil || db.expireIfNeeded(key, e) {
+		return nil
+	}
+	if db.ks.shared(e) {
+		t = db.writable(i)
+		c := *e
+		e = &c
+		t.m[string(key)] = e
+	}
+	if !db.ks.noTouch {
+		db.ks.touch(e)
+	}
+	return e
+}
+
+// Exists reports whether key is live, without touching it or counting a
+// keyspace hit (a lookup for write, as SET NX/XX makes).
+func (db *DB) Exists(key []byte) bool {
+	e := db.peek(key)
+	return e != nil && !db.expireIfNeeded(key, e)
+}
+
+// Deadline reports whether key is live and its deadline (0 for none),
+// as a lookup for write: lazy expiry, no keyspace hit or miss counted,
+// nothing copied. EXPIRE reads it before deciding what to change.
+func (db *DB) Deadline(key []byte) (at int64, ok bool) {
+	e := db.peek(key)
+	if e == nil || db.expireIfNeeded(key, e) {
+		return 0, false
+	}
+	return e.expireAt, true
+}
+
+// TypeOf is the type of key, TypeNone when absent. Like Redis's TYPE it
+// does not touch the key.
+func (db *DB) TypeOf(key []byte) Type {
+	if e := db.LookupNoTouch(key); e != nil {
+		return e.typ
+	}
+	return TypeNone
+}
+
+// SetString stores a string value under key, replacing any value of any
+// type. val is copied. With keepTTL the key's deadline survives; otherwise
+// expireAt (Unix ms, 0 for none) becomes the deadline.
+func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
+	i := shardOf(key)
+	t := db.shards[i]
+	var old *Entry
+	if t != nil {
+		old = t.m[string(key)]
+	}
+	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
+		// The old value had expired: it is expired now (with its event,
+		// as Redis's lookup for write does), then the key is created.
+		db.expireKey(string(key), old)
+		old = nil
+	}
+	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 {
+		// Reuse the entry and, when it fits, the value's storage: the
+		// common overwrite allocates nothing.
+		if cap(old.str) >= len(val) && cap(old.str) <= 2*len(val)+64 {
+			old.str = append(old.str[:0], val...)
+		} else {
+			old.str = append([]byte(nil), val...)
+		}
+		old.obj = nil
+		old.strEnc = strEncAuto
+		old.freq = lfuInitVal
+		old.atime = db.ks.lru
+		if !keepTTL {
+			db.setDeadline(key, old, expireAt)
+		}
+		return
+	}
+	e := &Entry{typ: TypeString, str: append([]byte(nil), val...), gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
+	if old != nil {
+		if keepTTL {
+			expireAt = old.expireAt
+		}
+		if old.expireAt != 0 {
+			db.expires.Delete(deadline{old.expireAt, string(key)})
+		}
+		t = db.writable(i)
+		t.m[string(key)] = e
+	} else {
+		if keepTTL {
+			expireAt = 0
+		}
+		t = db.writable(i)
+		t.m[string(key)] = e
+		db.keys++
+	}
+	if expireAt != 0 {
+		e.expireAt = expireAt
+		db.expires.Set(deadline{expireAt, string(key)})
+		db.ks.scheduled(expireAt)
+	}
+}
+
+// Put stores e under key, replacing any value. The entry's deadline is
+// taken from e.expireAt (set through NewEntry's argument). The keyspace
+// takes ownership of e. An old value past its deadline is expired first
+// (with its event), as Redis's lookup for write would; a live old value
+// is simply replaced.
+//
+// e is either fresh (NewString, NewObject, Entry.Copy) or an entry
+// returned by Take. A taken entry keeps its generation, so that if a
+// snapshot still reads it, the next LookupWrite copies it first.
+func (db *DB) Put(key []byte, e *Entry) {
+	i := shardOf(key)
+	if e.gen == 0 {
+		e.gen = db.ks.gen
+		e.freq = lfuInitVal
+	}
+	if !db.ks.shared(e) {
+		e.atime = db.ks.lru
+	}
+	var old *Entry
+	if t := db.shards[i]; t != nil {
+		old = t.m[string(key)]
+	}
+	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
+		db.expireKey(string(key), old)
+		old = nil
+	}
+	t := db.writable(i)
+	if old != nil {
+		if old.expireAt != 0 {
+			db.expires.Delete(deadline{old.expireAt, string(key)})
+		}
+		t.m[string(key)] = e
+	} else {
+		t.m[string(key)] = e
+		db.keys++
+	}
+	if e.expireAt != 0 {
+		db.expires.Set(deadline{e.expireAt, string(key)})
+		db.ks.scheduled(e.expireAt)
+	}
+}
+
+// NewString makes an entry holding a string value (not copied).
+func NewString(val []byte, expireAt int64) *Entry {
+	return &Entry{typ: TypeString, str: val, expireAt: expireAt}
+}
+
+// NewObject makes an entry holding a collection value.
+func NewObject(obj Object, expireAt int64) *Entry {
+	return &Entry{typ: obj.Type(), obj: obj, expireAt: expireAt}
+}
+
+// Copy returns a private deep copy of e for storing under another key
+// (COPY). The copy keeps the deadline and the string encoding, but like
+// Redis's dupStringObject it owns its integer: never the shared object.
+func (e *Entry) Copy() *Entry {
+	c := e.clone()
+	c.gen = 0
+	if c.typ == TypeString && c.strEnc == strEncAuto {
+		c.strEnc = strEncIntOwned
+	}
+	return c
+}
+
+// setDeadline changes e's deadline (0 removes it), keeping the index in
+// step. e must be private (from LookupWrite or lookupMeta, or fresh).
+func (db *DB) setDeadline(key []byte, e *Entry, at int64) {
+	if e.expireAt == at {
+		return
+	}
+	if e.expireAt != 0 {
+		db.expires.Delete(deadline{e.expireAt, string(key)})
+	}
+	e.expireAt = at
+	if at != 0 {
+		db.expires.Set(deadline{at, string(key)})
+		db.ks.scheduled(at)
+	}
+}
+
+// SetExpire sets key's deadline to at (Unix ms). It reports false when
+// the key does not exist. A deadline in the past is stored as given; the
+// caller decides whether to delete instead (EXPIRE does).
+func (db *DB) SetExpire(key []byte, at int64) bool {
+	e := db.lookupMeta(key)
+	if e == nil {
+		return false
+	}
+	db.setDeadline(key, e, at)
+	return true
+}
+
+// Persist removes key's deadline, reporting whether it had one (false
+// also when the key does not exist).
+func (db *DB) Persist(key []byte) bool {
+	e := db.lookupMeta(key)
+	if e == nil || e.expireAt == 0 {
+		return false
+	}
+	db.setDeadline(key, e, 0)
+	return true
+}
+
+// Delete removes key, reporting whether it existed (and was live). This
+// is an explicit deletion: no expiry event.
+func (db *DB) Delete(key []byte) bool {
+	i := shardOf(key)
+	t := db.shards[i]
+	if t == nil {
+		return false
+	}
+	e := t.m[string(key)]
+	if e == nil || db.expireIfNeeded(key, e) {
+		return false
+	}
+	db.remove(i, string(key), e)
+	return true
+}
+
+// Take removes key and returns its entry (for RENAME and MOVE), or nil.
+// The entry may still be read by a live snapshot: do not modify it; Put
+// it under its new key, and change it only through LookupWrite.
+func (db *DB) Take(key []byte) *Entry {
+	i := shardOf(key)
+	t := db.shards[i]
+	if t == nil {
+		return nil
+	}
+	e := t.m[string(key)]
+	if e == nil || db.expireIfNeeded(key, e) {
+		return nil
+	}
+	db.remove(i, string(key), e)
+	return e
+}
+
+func (db *DB) remove(shard int, key string, e *Entry) {
+	t := db.writable(shard)
+	delete(t.m, key)
+	db.keys--
+	if e.expireAt != 0 {
+		db.expires.Delete(deadline{e.expireAt, key})
+	}
+}
+
+// expireKey is the funnel every implicit deletion goes through: it removes
+// the key, then hands the detached entry to the expiry sinks in their
+// registration order. The sinks see the value because it is captured
+// before removal; nothing mutates a detached entry.
+func (db *DB) expireKey(key string, e *Entry) {
+	db.remove(shardOfString(key), key, e)
+	db.ks.stats.ExpiredKeys++
+	ev := Expired{DB: db.id, Key: key, Entry: e}
+	for _, sink := range db.ks.sinks {
+		sink(ev)
+	}
+}
+
+// Flush removes every key. Snapshots keep what they pinned.
+func (db *DB) Flush() {
+	for i := range db.shards {
+		db.shards[i] = nil
+	}
+	db.keys = 0
+	db.expires = newExpiryIndex()
+}
+
+// RandomKey returns a random live key, or "" and false when there is
+// none. On a master, an expired key it meets is expired and another is
+// drawn; a replica, which keeps expired keys, skips them but gives up
+// after 100 draws and returns one anyway, as Redis's dbRandomKey does
+// (every key may be logically expired there).
+func (db *DB) RandomKey() (string, bool) {
+	tries := 100
+	for db.keys > 0 {
+		k, e := db.randomEntry()
+		if e.expireAt == 0 || e.expireAt > db.ks.now {
+			return k, true
+		}
+		if db.ks.replica {
+			if tries--; tries == 0 {
+				return k, true
+			}
+			continue
+		}
+		db.expireKey(k, e) // progress: one key fewer
+	}
+	return "", false
+}
+
+// randomEntry draws a key; the database must not be empty. A random
+// shard first (non-empty ones found by a scan from a random start), then
+// a random position in that shard's map.
+func (db *DB) randomEntry() (string, *Entry) {
+	start := rand.IntN(numShards)
+	for j := 0; ; j++ {
+		t := db.shards[(start+j)&(numShards-1)]
+		if t == nil || len(t.m) == 0 {
+			continue
+		}
+		n := rand.IntN(len(t.m))
+		for k, e := range t.m {
+			if n == 0 {
+				return k, e
+			}
+			n--
+		}
+	}
+}
+
+// ScanShard calls fn for each live key of shard i. fn must not modify
+// the database. Expired keys met are expired afterwards.
+func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
+	t := db.shards[i]
+	if t == nil {
+		return
+	}
+	var expired []string
+	for k, e := range t.m {
+		if e.expireAt != 0 && e.expireAt <= db.ks.now {
+			expired = append(expired, k)
+			continue
+		}
+		fn(k, e)
+	}
+	for _, k := range expired {
+		if e := t.m[k]; e != nil {
+			db.expireIfNeeded([]byte(k), e)
+		}
+	}
+}
+
+// NumShards is the number of shards per database.
+func NumShards() int { return numShards }
+
+// SCAN cursors. A key's 64-bit hash h places it in shard h&(numShards-1)
+// at position h>>shardBits; the scan visits shards in order and, within
+// a shard, positions in increasing order. The cursor is the next
+// (shard, position) to visit: shard<<posBits | position. Any 64-bit value
+// is a valid cursor, and because a key's place depends only on its name,
+// a key present for the whole scan is returned at least once whatever
+// the writes, deletions, FLUSHes and snapshots in between.
+const (
+	posBits = 64 - shardBits
+	posMask = 1<<posBits - 1
+)
+
+type scanItem struct {
+	pos uint64
+	key string
+	e   *Entry
+}
+
+// Scan continues a SCAN from cursor: it examines about count keys (more
+// when keys share a position, or to finish a shard), calls fn for each
+// live one, and returns the cursor to continue from, 0 when the scan is
+// complete. Expired keys it examines are expired, not passed to fn. fn
+// must not modify the database.
+func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint64 {
+	if count < 1 {
+		count = 1
+	}
+	shard := int(cursor >> posBits)
+	pos := cursor & posMask
+	examined := 0
+	var expired []scanItem
+	next := uint64(0)
+	for shard < numShards {
+		t := db.shards[shard]
+		if t == nil || len(t.m) == 0 {
+			shard++
+			pos = 0
+			continue
+		}
+		items := db.ks.scanBuf[:0]
+		for k, e := range t.m {
+			if p := maphash.String(shardSeed, k) >> shardBits; p >= pos {
+				items = append(items, scanItem{p, k, e})
+			}
+		}
+		take := items
+		more := false
+		var resume uint64
+		if need := count - examined; len(items) > need {
+			// Take every key up to the need-th position, ties included
+			// (the cursor cannot split a position), and resume at the
+			// smallest position left.
+			limit := selectPos(items, need-1)
+			resume = posMask
+			n := 0
+			for j := range items {
+				if items[j].pos <= limit {
+					items[n], items[j] = items[j], items[n]
+					n++
+				} else {
+					more = true
+					resume = min(resume, items[j].pos)
+				}
+			}
+			take = items[:n]
+		}
+		for _, it := range take {
+			examined++
+			if it.e.expireAt != 0 && it.e.expireAt <= db.ks.now {
+				expired = append(expired, it)
+				continue
+			}
+			fn(it.key, it.e)
+		}
+		clear(items)
+		db.ks.scanBuf = items[:0]
+		if more {
+			next = uint64(shard)<<posBits | resume
+			break
+		}
+		shard++
+		pos = 0
+		if examined >= count {
+			// Stop here, unless no key is left to visit: then the scan
+			// is complete and says so now rather than one call later.
+			for shard < numShards && (db.shards[shard] == nil || len(db.shards[shard].m) == 0) {
+				shard++
+			}
+			if shard < numShards {
+				next = uint64(shard) << posBits
+			}
+			break
+		}
+	}
+	for _, it := range expired {
+		if e := db.peek([]byte(it.key)); e == it.e {
+			db.expireIfNeeded([]byte(it.key), e)
+		}
+	}
+	return next
+}
+
+// selectPos returns the k-th smallest position of items (0-based),
+// reordering items (quickselect).
+func selectPos(items []scanItem, k int) uint64 {
+	lo, hi := 0, len(items)-1
+	for lo < hi {
+		p := items[lo+(hi-lo)/2].pos
+		i, j := lo, hi
+		for i <= j {
+			for items[i].pos < p {
+				i++
+			}
+			for items[j].pos > p {
+				j--
+			}
+			if i <= j {
+				items[i], items[j] = items[j], items[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return items[k].pos
+		}
+	}
+	return items[k].pos
+}
+
+// ExpireDue expires keys whose deadline has passed, at most max of them,
+// and returns how many it expired.
+func (db *DB) ExpireDue(max int) int {
+	n := 0
+	for n < max {
+		d, ok := db.expires.Min()
+		if !ok || d.at > db.ks.now {
+			break
+		}
+		i := shardOfString(d.key)
+		e := db.shards[i].m[d.key]
+		db.expireKey(d.key, e)
+		n++
+	}
+	return n
+}
+
+// NextDeadline is the earliest deadline in this database, 0 if none.
+func (db *DB) NextDeadline() int64 {
+	if d, ok := db.expires.Min(); ok {
+		return d.at
+	}
+	return 0
+}
+
+// swap exchanges the contents of two databases (SWAPDB).
+func (db *DB) swap(o *DB) {
+	db.shards, o.shards = o.shards, db.shards
+	db.keys, o.keys = o.keys, db.keys
+	db.expires, o.expires = o.expires, db.expires
+}

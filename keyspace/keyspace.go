@@ -1,0 +1,245 @@
+// Package keyspace holds the databases and their typed values. It knows
+// nothing of networking or RESP. It owns the one lock that makes commands
+// serializable and the snapshots that let long readers (KEYS, BGSAVE,
+// AOF rewrite, full resync) run without holding it.
+package keyspace
+
+import (
+	"math/rand/v2"
+	"sync"
+)
+
+// Expired describes a key removed because its deadline passed. Entry is
+// detached from the keyspace and never changes again; a sink that keeps
+// it past the call may read it from any goroutine.
+type Expired struct {
+	DB    int
+	Key   string
+	Entry *Entry
+}
+
+// ExpiredSink receives every expired key. Sinks run with the keyspace
+// lock held, so they must not block and must not call back into the
+// keyspace.
+type ExpiredSink func(Expired)
+
+// Stats are counters the keyspace keeps for INFO.
+type Stats struct {
+	ExpiredKeys  int64
+	KeyspaceHits int64
+	KeyspaceMiss int64
+}
+
+// Keyspace is the set of numbered databases.
+type Keyspace struct {
+	mu    sync.Mutex
+	dbs   []*DB
+	clock Clock
+	sinks []ExpiredSink
+
+	// Per-command state, set by BeginCommand under the lock.
+	now     int64  // time snapshot of the running command, Unix ms
+	lru     uint32 // now in seconds, stored as entries' access time
+	noTouch bool   // the running command must not update access times
+
+	replica bool // see DB.expireIfNeeded for the replica rule
+	loading bool // replaying AOF or loading RDB, see SetLoading
+
+	// LFU tracking (maxmemory-policy *-lfu), see SetLFU.
+	lfu          bool
+	lfuLogFactor int
+	lfuDecayTime int
+
+	// Snapshot bookkeeping: gen is stamped on new entries; an entry whose
+	// gen is at most liveMax may be read by a live snapshot.
+	gen     uint32
+	live    map[uint32]int
+	liveMax uint32
+
+	wake func(at int64) // expiry engine hook, see SetWakeup
+
+	stats Stats
+
+	scanBuf []scanItem // scratch of DB.Scan, used under the lock
+}
+
+// New makes a keyspace of n databases reading time from clock.
+func New(n int, clock Clock) *Keyspace {
+	ks := &Keyspace{clock: clock, gen: 1, live: map[uint32]int{}}
+	ks.dbs = make([]*DB, n)
+	for i := range ks.dbs {
+		ks.dbs[i] = newDB(ks, i)
+	}
+	ks.setNow(clock.NowMs())
+	return ks
+}
+
+// Exec runs fn with the keyspace lock held. Everything that reads or
+// writes a database happens inside fn; fn must not block on I/O.
+func (ks *Keyspace) Exec(fn func()) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	fn()
+}
+
+// Lock and Unlock bracket a batch of commands explicitly, for the
+// dispatcher's hot path where a closure per batch is not wanted.
+func (ks *Keyspace) Lock()   { ks.mu.Lock() }
+func (ks *Keyspace) Unlock() { ks.mu.Unlock() }
+
+// BeginCommand freezes the time for one command (as Redis's
+// commandTimeSnapshot does: a command sees one instant, so a key cannot
+// expire halfway through it). noTouch suppresses access-time updates
+// (CLIENT NO-TOUCH, OBJECT, TYPE-like introspection).
+func (ks *Keyspace) BeginCommand(noTouch bool) {
+	ks.setNow(ks.clock.NowMs())
+	ks.noTouch = noTouch
+}
+
+func (ks *Keyspace) setNow(ms int64) {
+	ks.now = ms
+	ks.lru = uint32(ms / 1000)
+}
+
+// Now is the running command's time snapshot, Unix ms.
+func (ks *Keyspace) Now() int64 { return ks.now }
+
+// Clock is the keyspace's clock.
+func (ks *Keyspace) Clock() Clock { return ks.clock }
+
+// DB returns database i; the caller checks the range with NumDBs.
+func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
+
+// NumDBs is the number of databases.
+func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
+
+// AddExpiredSink registers a sink for expired keys. Register sinks before
+// serving clients.
+func (ks *Keyspace) AddExpiredSink(s ExpiredSink) { ks.sinks = append(ks.sinks, s) }
+
+// SetReplica switches the replica rule on or off (see DB.expireIfNeeded).
+func (ks *Keyspace) SetReplica(on bool) { ks.replica = on }
+
+// IsReplica reports whether the replica rule is on.
+func (ks *Keyspace) IsReplica() bool { return ks.replica }
+
+// SetLoading marks the keyspace as loading a data set (AOF replay, RDB
+// load). While loading, EXPIRE and friends store a deadline in the past
+// as given instead of deleting the key, as Redis's checkAlreadyExpired
+// does, so the key later expires normally.
+func (ks *Keyspace) SetLoading(on bool) { ks.loading = on }
+
+// Loading reports whether a data set is being loaded.
+func (ks *Keyspace) Loading() bool { return ks.loading }
+
+// SetLFU switches access-frequency tracking on (an LFU maxmemory-policy)
+// or off, with Redis's lfu-log-factor and lfu-decay-time (minutes).
+// With it on, reads update each key's logarithmic counter (OBJECT FREQ)
+// instead of its access time.
+func (ks *Keyspace) SetLFU(on bool, logFactor, decayTime int) {
+	ks.lfu = on
+	ks.lfuLogFactor = logFactor
+	ks.lfuDecayTime = decayTime
+}
+
+// LFU reports whether access-frequency tracking is on.
+func (ks *Keyspace) LFU() bool { return ks.lfu }
+
+// touch records an access to e (an entry no snapshot may read): its
+// access time, or under LFU its frequency counter (evictionPoolPopulate's
+// updateLFU: decay by the idle periods, then a logarithmic increment).
+func (ks *Keyspace) touch(e *Entry) {
+	if ks.lfu {
+		c := ks.lfuDecr(e)
+		if c < 255 {
+			base := float64(int(c) - lfuInitVal)
+			if base < 0 {
+				base = 0
+			}
+			if rand.Float64() < 1/(base*float64(ks.lfuLogFactor)+1) {
+				c++
+			}
+		}
+		e.freq = c
+	}
+	e.atime = ks.lru
+}
+
+// lfuDecr is e's counter decayed by the minutes since its last access
+// (Redis's LFUDecrAndReturn).
+func (ks *Keyspace) lfuDecr(e *Entry) uint8 {
+	c := e.freq
+	if ks.lfuDecayTime <= 0 {
+		return c
+	}
+	elapsed := int64(ks.lru/60) - int64(e.atime/60)
+	if elapsed < 0 {
+		elapsed = 0
+	}
+	periods := elapsed / int64(ks.lfuDecayTime)
+	if periods >= int64(c) {
+		return 0
+	}
+	return c - uint8(periods)
+}
+
+// Freq is the key's LFU counter as OBJECT FREQ reports it, decayed to
+// the current command's time. It is meaningful only with LFU on.
+func (ks *Keyspace) Freq(e *Entry) int64 { return int64(ks.lfuDecr(e)) }
+
+// SetWakeup registers the expiry engine's hook, called (under the lock)
+// with every new deadline so the engine can wake earlier than planned.
+func (ks *Keyspace) SetWakeup(fn func(at int64)) { ks.wake = fn }
+
+func (ks *Keyspace) scheduled(at int64) {
+	if ks.wake != nil {
+		ks.wake(at)
+	}
+}
+
+// Stats returns a pointer to the counters; read and reset under the lock.
+func (ks *Keyspace) Stats() *Stats { return &ks.stats }
+
+// NextDeadline is the earliest deadline over all databases, 0 if none.
+func (ks *Keyspace) NextDeadline() int64 {
+	var next int64
+	for _, db := range ks.dbs {
+		if d := db.NextDeadline(); d != 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	return next
+}
+
+// ExpireDue expires at most max keys whose deadline has passed, over all
+// databases, using the current clock. It returns how many it expired.
+// A replica expires nothing.
+func (ks *Keyspace) ExpireDue(max int) int {
+	if ks.replica {
+		return 0
+	}
+	ks.setNow(ks.clock.NowMs())
+	n := 0
+	for _, db := range ks.dbs {
+		n += db.ExpireDue(max - n)
+		if n >= max {
+			break
+		}
+	}
+	return n
+}
+
+// SwapDB exchanges databases a and b.
+func (ks *Keyspace) SwapDB(a, b int) { ks.dbs[a].swap(ks.dbs[b]) }
+
+// FlushAll empties every database.
+func (ks *Keyspace) FlushAll() {
+	for _, db := range ks.dbs {
+		db.Flush()
+	}
+}
+
+// shared reports whether a live snapshot may read e.
+func (ks *Keyspace) shared(e *Entry) bool {
+	return ks.liveMax != 0 && e.gen <= ks.liveMax
+}

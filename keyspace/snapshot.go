@@ -1,0 +1,101 @@
+package keyspace
+
+// Snapshot is a point-in-time view of every database, taken without
+// copying: it pins each shard's map, and writers copy a pinned shard (and
+// any entry the snapshot may read) before changing it. Taking one costs
+// O(databases × shards) under the lock; reading it needs no lock.
+type Snapshot struct {
+	ks     *Keyspace
+	gen    uint32
+	now    int64
+	tables [][]*table
+}
+
+// Snapshot takes a snapshot of every database. Call with the lock held
+// (inside Exec); read it outside, then Release it.
+func (ks *Keyspace) Snapshot() *Snapshot {
+	s := ks.newSnapshot()
+	for i, db := range ks.dbs {
+		s.tables[i] = db.pin()
+	}
+	return s
+}
+
+// SnapshotDB takes a snapshot of database i only (KEYS): O(shards) under
+// the lock. The other databases read as empty in it.
+func (ks *Keyspace) SnapshotDB(i int) *Snapshot {
+	s := ks.newSnapshot()
+	s.tables[i] = ks.dbs[i].pin()
+	return s
+}
+
+func (ks *Keyspace) newSnapshot() *Snapshot {
+	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, tables: make([][]*table, len(ks.dbs))}
+	ks.gen++
+	ks.live[s.gen]++
+	if s.gen > ks.liveMax {
+		ks.liveMax = s.gen
+	}
+	return s
+}
+
+// pin marks the database's non-empty shards as read by a snapshot and
+// returns them.
+func (db *DB) pin() []*table {
+	ts := make([]*table, 0, numShards)
+	for _, t := range db.shards {
+		if t != nil && len(t.m) > 0 {
+			t.pins++
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// NowMs is the time the snapshot was taken; keys past their deadline at
+// that instant are not part of it.
+func (s *Snapshot) NowMs() int64 { return s.now }
+
+// ForEach calls fn for every key of database db that was live when the
+// snapshot was taken, in no particular order, until fn returns false. It
+// needs no lock. fn must not modify the entry.
+func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
+	for _, t := range s.tables[db] {
+		for k, e := range t.m {
+			if e.expireAt != 0 && e.expireAt <= s.now {
+				continue
+			}
+			if !fn(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// Release ends the snapshot: pinned shards become writable in place
+// again. It takes the lock: do not call it inside Exec.
+func (s *Snapshot) Release() {
+	s.ks.Exec(s.release)
+}
+
+// ReleaseLocked is Release for a caller that holds the lock.
+func (s *Snapshot) ReleaseLocked() { s.release() }
+
+func (s *Snapshot) release() {
+	ks := s.ks
+	for _, ts := range s.tables {
+		for _, t := range ts {
+			t.pins--
+		}
+	}
+	s.tables = nil
+	if ks.live[s.gen]--; ks.live[s.gen] == 0 {
+		delete(ks.live, s.gen)
+	}
+	ks.liveMax = 0
+	for g := range ks.live {
+		if g > ks.liveMax {
+			ks.liveMax = g
+		}
+	}
+}

@@ -1,0 +1,812 @@
+// Package resp reads client requests in the Redis protocol.
+//
+// The parser follows redis-server 7.0's processMultibulkBuffer and
+// processInlineBuffer (networking.c): the same limits, the same error texts and
+// the same leniencies, so that clients observe identical behaviour.
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Redis defaults and hard-coded protocol limits.
+const (
+	// DefaultMaxBulkLen is proto-max-bulk-len's default.
+	DefaultMaxBulkLen int64 = 512 << 20
+	// DefaultMaxQueryBuf is client-query-buffer-limit's default.
+	DefaultMaxQueryBuf int64 = 1 << 30
+
+	inlineMaxSize      = 64 << 10      // PROTO_INLINE_MAX_SIZE
+	maxMultibulkLen    = math.MaxInt32 // Redis 7.0 rejects counts above INT_MAX
+	unauthMaxMultibulk = 10
+	unauthMaxBulk      = 16384
+	initialBufSize     = 16 << 10 // PROTO_IOBUF_LEN
+	maxEmptyReads      = 100
+	// argvKeepCap bounds the argument vectors kept for reuse, so one huge
+	// command does not pin its argv for the life of the connection.
+	argvKeepCap = 1024
+)
+
+// Limits bound what a client may send. Zero means the Redis default.
+type Limits struct {
+	MaxBulkLen  int64 // proto-max-bulk-len, default 512*1024*1024
+	MaxQueryBuf int64 // client-query-buffer-limit, default 1<<30
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBulkLen <= 0 {
+		l.MaxBulkLen = DefaultMaxBulkLen
+	}
+	if l.MaxQueryBuf <= 0 {
+		l.MaxQueryBuf = DefaultMaxQueryBuf
+	}
+	return l
+}
+
+// ProtocolError is a malformed request. Its Error() is the text Redis sends
+// after "-ERR ", e.g. "Protocol error: invalid multibulk length". After it the
+// server replies and closes the connection. The text never contains CR or LF.
+//
+// ReadBatch returns a *ProtocolError; errors.As accepts a target of either
+// *ProtocolError or ProtocolError.
+type ProtocolError struct{ Msg string }
+
+func (e ProtocolError) Error() string { return e.Msg }
+
+// As lets errors.As fill a ProtocolError value target from a *ProtocolError.
+func (e *ProtocolError) As(target any) bool {
+	if t, ok := target.(*ProtocolError); ok {
+		*t = *e
+		return true
+	}
+	return false
+}
+
+// ErrQueryBufLimit is returned when the unprocessed input exceeds MaxQueryBuf.
+// Redis closes the connection without a reply.
+var ErrQueryBufLimit = errors.New("resp: client query buffer limit exceeded")
+
+var (
+	errInvalidMultibulk = &ProtocolError{"Protocol error: invalid multibulk length"}
+	errInvalidBulk      = &ProtocolError{"Protocol error: invalid bulk length"}
+	errTooBigMbulkCount = &ProtocolError{"Protocol error: too big mbulk count string"}
+	errTooBigBulkCount  = &ProtocolError{"Protocol error: too big bulk count string"}
+	errTooBigInline     = &ProtocolError{"Protocol error: too big inline request"}
+	errUnbalancedQuotes = &ProtocolError{"Protocol error: unbalanced quotes in request"}
+	errUnauthMultibulk  = &ProtocolError{"Protocol error: unauthenticated multibulk length"}
+	errUnauthBulk       = &ProtocolError{"Protocol error: unauthenticated bulk length"}
+)
+
+const errExpectedDollarPfx = "Protocol error: expected '$', got '"
+
+func errExpectedDollar(got byte) error {
+	// addReplyErrorFormat maps CR and LF to spaces so the reply stays one line.
+	if got == '\r' || got == '\n' {
+		got = ' '
+	}
+	return &ProtocolError{errExpectedDollarPfx + string([]byte{got}) + "'"}
+}
+
+// span is an argument's position in Reader.buf.
+type span struct{ start, end int }
+
+// Reader parses client requests from a connection.
+//
+// Layout of buf: [0:r) is free, [r:pos) holds bytes already parsed whose
+// arguments may still be in use (the last returned batch, or the completed
+// elements of the command in progress), [pos:w) is unparsed input.
+type Reader struct {
+	rd    io.Reader
+	buf   []byte
+	small []byte // the initial buffer, returned to when a grown one is released
+	r     int
+	pos   int
+	w     int
+
+	// State of a multibulk command whose elements have only partly arrived.
+	// It persists across reads so no element is parsed twice, which keeps a
+	// command with many arguments arriving in small pieces linear.
+	multi    int64 // elements still expected; 0 when no multibulk command is in progress
+	bulkLen  int64 // length of the bulk being read, -1 until its header is parsed
+	cmdStart int   // where the command in progress begins
+	args     []span
+
+	lim        Limits
+	unauth     bool
+	err        error // sticky: the stream cannot be resynchronised
+	ioErr      error // read error held back until the commands read with it are returned
+	emptyReads int
+	qbuf       atomic.Int64
+}
+
+// NewReader returns a Reader that reads requests from rd.
+func NewReader(rd io.Reader, lim Limits) *Reader {
+	return &Reader{rd: rd, lim: lim.withDefaults(), bulkLen: -1}
+}
+
+// SetAuthenticated(false) applies Redis's limits for clients that have not
+// authenticated while requirepass is set: a multibulk count above 10 yields
+// "Protocol error: unauthenticated multibulk length" and a bulk longer than
+// 16384 "Protocol error: unauthenticated bulk length". The default is true.
+//
+// While unauthenticated, ReadBatch returns one command per batch, because Redis
+// runs each command (AUTH among them) before parsing the next one.
+func (r *Reader) SetAuthenticated(ok bool) { r.unauth = !ok }
+
+// SetLimits replaces the limits; it applies from the next element parsed.
+func (r *Reader) SetLimits(lim Limits) { r.lim = lim.withDefaults() }
+
+// Buffered reports how many bytes the query buffer holds, as CLIENT LIST's qbuf
+// does: while a batch is being executed (after ReadBatch returned it) that is
+// the batch's bytes plus any unparsed remainder, as Redis trims its buffer only
+// after running what it read; while waiting for input, the unparsed bytes. It
+// may be called from any goroutine.
+func (r *Reader) Buffered() int { return int(r.qbuf.Load()) }
+
+// ReadBatch blocks until at least one complete command is buffered, then parses
+// and returns every complete command already in the buffer (a pipeline read in
+// one go becomes one batch), appending to dst[:0].
+//
+// Each command is its argument list. Arguments alias the reader's buffer and
+// stay valid only until the next ReadBatch call; the argument lists themselves
+// (dst[i]) are reused by later calls. Callers may modify argument bytes in
+// place (e.g. to fold a command name's case); appending to an argument never
+// overwrites another, as each has cap == len. Keeping an argument past the
+// next call is a bug: its bytes are reused, possibly for another connection
+// (large buffers are pooled), so anything stored must be copied. Empty commands (inline empty line,
+// "*0\r\n", "*-1\r\n") are skipped as Redis skips them.
+//
+// When the input holds complete commands followed by a protocol error,
+// ReadBatch returns those commands with a nil error and reports the error on
+// the next call. Protocol errors and ErrQueryBufLimit are final: every later
+// call returns them again. Errors from the underlying reader are returned as
+// they are, after the commands that arrived with them.
+func (r *Reader) ReadBatch(dst [][][]byte) ([][][]byte, error) {
+	dst = dst[:0]
+	if r.err != nil {
+		return dst, r.err
+	}
+	for {
+		// Nothing before the command in progress is referenced any more:
+		// not the previous batch, nor input skipped since ("*0", empty lines).
+		r.release()
+		var err error
+		dst, err = r.parse(dst)
+		if err != nil {
+			r.err = err
+		}
+		if len(dst) > 0 {
+			r.qbuf.Store(int64(r.w - r.r))
+			return dst, nil
+		}
+		if err != nil {
+			r.qbuf.Store(int64(r.w - r.r))
+			return dst, err
+		}
+		if r.ioErr != nil {
+			err, r.ioErr = r.ioErr, nil
+			return dst, err
+		}
+		r.release()
+		if err := r.fill(); err != nil {
+			return dst, err
+		}
+	}
+}
+
+// release marks everything before the command in progress as free. Only
+// valid while no returned command refers to the buffer.
+func (r *Reader) release() {
+	if r.multi > 0 {
+		r.r = r.cmdStart
+	} else {
+		r.r = r.pos
+	}
+}
+
+// fill reads once from the underlying reader into the buffer.
+func (r *Reader) fill() error {
+	r.makeRoom()
+	// While waiting, Redis's query buffer holds only unparsed bytes.
+	r.qbuf.Store(int64(r.w - r.pos))
+	// Like Redis, read at most PROTO_IOBUF_LEN at a time unless the rest of a
+	// large bulk is pending, so a batch holds a bounded number of commands.
+	want := int64(initialBufSize)
+	if r.multi > 0 && r.bulkLen >= 0 {
+		if rem := r.bulkLen + 2 - int64(r.w-r.pos); rem > want {
+			want = rem
+		}
+	}
+	end := len(r.buf)
+	if int64(end-r.w) > want {
+		end = r.w + int(want)
+	}
+	for {
+		n, err := r.rd.Read(r.buf[r.w:end])
+		if n < 0 || n > end-r.w {
+			return errors.New("resp: invalid Read count")
+		}
+		if n > 0 {
+			r.emptyReads = 0
+			r.w += n
+			// Redis counts only what is not yet parsed: completed elements of
+			// the command in progress have left its query buffer.
+			if int64(r.w-r.pos) > r.lim.MaxQueryBuf {
+				r.err = ErrQueryBufLimit
+				return r.err
+			}
+			r.ioErr = err
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.emptyReads++
+		if r.emptyReads >= maxEmptyReads {
+			return io.ErrNoProgress
+		}
+	}
+}
+
+// makeRoom ensures there is free space after w, compacting, shrinking or
+// growing the buffer. Growth doubles the buffer only when it is full, so memory
+// stays proportional to the input actually received, whatever length a client
+// announces.
+func (r *Reader) makeRoom() {
+	if r.buf == nil {
+		r.small = make([]byte, initialBufSize)
+		r.buf = r.small
+	}
+	held := r.w - r.r
+	if held == 0 {
+		r.r, r.pos, r.w, r.cmdStart = 0, 0, 0, 0
+		if len(r.buf) > initialBufSize {
+			putBuf(r.buf)
+			r.buf = r.small
+		}
+		return
+	}
+	if len(r.buf) > initialBufSize && held <= initialBufSize/2 {
+		// A large buffer is no longer needed for what is held: move back.
+		old := r.buf
+		r.moveTo(r.small)
+		putBuf(old)
+		return
+	}
+	if r.r > 0 && len(r.buf)-r.w < len(r.buf)/2 {
+		r.moveTo(r.buf)
+	}
+	if r.w == len(r.buf) {
+		nb := getBuf(2 * len(r.buf))
+		old := r.buf
+		r.moveTo(nb)
+		if len(old) > initialBufSize {
+			putBuf(old)
+		}
+	}
+}
+
+// moveTo copies the held bytes [r:w) to the start of nb and makes nb the buffer.
+func (r *Reader) moveTo(nb []byte) {
+	shift := r.r
+	r.w = copy(nb, r.buf[r.r:r.w])
+	r.buf = nb
+	if shift == 0 {
+		return
+	}
+	r.r = 0
+	r.pos -= shift
+	r.cmdStart -= shift
+	for i := range r.args {
+		r.args[i].start -= shift
+		r.args[i].end -= shift
+	}
+}
+
+// Grown buffers are power-of-two sized and pooled by size, so a connection that
+// keeps sending large values does not reallocate them, while an idle one holds
+// only its initial buffer.
+var bufPools [bits.UintSize]sync.Pool
+
+func getBuf(size int) []byte {
+	c := bits.Len(uint(size - 1))
+	if v := bufPools[c].Get(); v != nil {
+		return *v.(*[]byte)
+	}
+	return make([]byte, 1<<c)
+}
+
+func putBuf(b []byte) {
+	c := bits.Len(uint(len(b) - 1))
+	if len(b) != 1<<c {
+		return
+	}
+	bufPools[c].Put(&b)
+}
+
+// parse appends every complete command in buf[pos:w] to dst. It returns at the
+// first incomplete element, or at a protocol error with the commands before it.
+func (r *Reader) parse(dst [][][]byte) ([][][]byte, error) {
+	buf := r.buf[:r.w]
+	for {
+		if r.multi == 0 {
+			if r.pos >= len(buf) || (r.unauth && len(dst) > 0) {
+				return dst, nil
+			}
+			r.cmdStart = r.pos
+			if buf[r.pos] == '*' {
+				var ok bool
+				if dst, ok = r.fastMultibulk(buf, dst); ok {
+					continue
+				}
+			} else {
+				done, err := r.parseInline(buf)
+				if !done {
+					return dst, err
+				}
+				if len(r.args) > 0 {
+					dst = r.emit(dst, buf)
+				}
+				continue
+			}
+			done, err := r.parseCount(buf)
+			if !done {
+				return dst, err
+			}
+			if r.multi == 0 {
+				continue // "*0" or a negative count: Redis ignores the command
+			}
+		}
+		for r.multi > 0 {
+			if r.bulkLen < 0 {
+				done, err := r.parseBulkLen(buf)
+				if !done {
+					return dst, err
+				}
+			}
+			// Like Redis, the two bytes after the bulk are skipped unchecked.
+			if int64(len(buf)-r.pos) < r.bulkLen+2 {
+				return dst, nil
+			}
+			end := r.pos + int(r.bulkLen)
+			r.args = append(r.args, span{r.pos, end})
+			r.pos = end + 2
+			r.bulkLen = -1
+			r.multi--
+		}
+		dst = r.emit(dst, buf)
+	}
+}
+
+// emit appends the command held in r.args to dst.
+func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
+	cmd := spareArgv(dst, len(r.args))
+	for _, a := range r.args {
+		cmd = append(cmd, buf[a.start:a.end:a.end])
+	}
+	dst = append(dst, cmd)
+	if cap(r.args) > argvKeepCap {
+		r.args = nil
+	} else {
+		r.args = r.args[:0]
+	}
+	return dst
+}
+
+// spareArgv returns an empty argument list for a command of n arguments,
+// reusing the one a previous batch left in dst's spare capacity.
+func spareArgv(dst [][][]byte, n int) [][]byte {
+	var cmd [][]byte
+	if len(dst) < cap(dst) {
+		cmd = dst[: len(dst)+1 : len(dst)+1][len(dst)][:0]
+		if cap(cmd) > argvKeepCap && n <= argvKeepCap {
+			cmd = nil
+		}
+	}
+	if cap(cmd) < n {
+		cmd = make([][]byte, 0, max(n, 4))
+	}
+	return cmd
+}
+
+// fastMultibulk parses the common case directly: a multibulk command at pos
+// that is entirely buffered, with plain counts and lengths. It returns false,
+// having consumed nothing, for anything else, which the general parser then
+// handles with the exact Redis rules.
+func (r *Reader) fastMultibulk(buf []byte, dst [][][]byte) ([][][]byte, bool) {
+	if len(dst) == cap(dst) {
+		return dst, false // let the general parser grow dst
+	}
+	p := r.pos
+	cnt, cr, ok := smallLen(buf[p:])
+	if !ok || cnt == 0 || cnt > argvKeepCap || (r.unauth && cnt > unauthMaxMultibulk) {
+		return dst, false
+	}
+	maxBulk := r.lim.MaxBulkLen
+	if r.unauth {
+		maxBulk = min(maxBulk, unauthMaxBulk)
+	}
+	p += cr + 2
+	cmd := spareArgv(dst, int(cnt))
+	for ; cnt > 0; cnt-- {
+		if p >= len(buf) || buf[p] != '$' {
+			break
+		}
+		l, cr, ok := smallLen(buf[p:])
+		if !ok || l > maxBulk || l > int64(len(buf)) {
+			break
+		}
+		start := p + cr + 2
+		end := start + int(l)
+		if end+2 > len(buf) {
+			break
+		}
+		cmd = append(cmd, buf[start:end:end])
+		p = end + 2
+	}
+	if cnt > 0 {
+		// Keep the argument list in the spare slot for the next attempt.
+		dst[: len(dst)+1 : len(dst)+1][len(dst)] = cmd[:0]
+		return dst, false
+	}
+	r.pos = p
+	return append(dst, cmd), true
+}
+
+// lineEnd finds where a "*count" or "$len" line starting at b[0] ends, as
+// Redis does with strchr(p, '\r'): a NUL byte ends that search, so a line with
+// a NUL before its CR counts as not found. It reports i, the index of the CR,
+// or ok == false when the line is not complete yet, or err when the pending
+// bytes exceed the inline limit without a line (tooBig is that error).
+//
+// Redis only requires some byte after the CR, not that it is LF.
+func lineEnd(b []byte, tooBig error) (i int, ok bool, err error) {
+	i = bytes.IndexByte(b, '\r')
+	if i < 0 || hasNUL(b[:i]) {
+		if len(b) > inlineMaxSize {
+			return 0, false, tooBig
+		}
+		return 0, false, nil
+	}
+	if i+1 >= len(b) {
+		return 0, false, nil
+	}
+	return i, true, nil
+}
+
+func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
+
+// smallLen parses the fast-path form of a count or length line at b[1:]: one
+// to 18 digits without a leading zero (or a lone "0") then CR and one more
+// byte. It returns the value and the index of the CR, or ok == false to defer
+// to the exact Redis rules.
+func smallLen(b []byte) (n int64, cr int, ok bool) {
+	if len(b) < 4 {
+		return 0, 0, false
+	}
+	c := b[1]
+	if c == '0' {
+		if b[2] == '\r' {
+			return 0, 2, true
+		}
+		return 0, 0, false
+	}
+	if c < '1' || c > '9' {
+		return 0, 0, false
+	}
+	n = int64(c - '0')
+	for i := 2; i < len(b); i++ {
+		c = b[i]
+		if c >= '0' && c <= '9' {
+			if i > 18 {
+				break // might overflow: let string2ll decide
+			}
+			n = n*10 + int64(c-'0')
+			continue
+		}
+		if c == '\r' && i+1 < len(b) {
+			return n, i, true
+		}
+		break
+	}
+	return 0, 0, false
+}
+
+// parseCount parses a "*count" line at pos. done is false when more input is
+// needed or on error.
+func (r *Reader) parseCount(buf []byte) (done bool, err error) {
+	b := buf[r.pos:]
+	ll, cr, ok := smallLen(b)
+	if !ok {
+		cr, ok, err = lineEnd(b, errTooBigMbulkCount)
+		if !ok {
+			return false, err
+		}
+		ll, ok = string2ll(b[1:cr])
+		if !ok {
+			return false, errInvalidMultibulk
+		}
+	}
+	if ll > maxMultibulkLen {
+		return false, errInvalidMultibulk
+	}
+	if ll > unauthMaxMultibulk && r.unauth {
+		return false, errUnauthMultibulk
+	}
+	r.pos += cr + 2
+	if ll > 0 {
+		r.multi = ll
+		r.bulkLen = -1
+		r.args = r.args[:0]
+	}
+	return true, nil
+}
+
+// parseBulkLen parses a "$len" line at pos.
+func (r *Reader) parseBulkLen(buf []byte) (done bool, err error) {
+	b := buf[r.pos:]
+	if len(b) == 0 {
+		return false, nil
+	}
+	var ll int64
+	var cr int
+	ok := false
+	if b[0] == '$' {
+		ll, cr, ok = smallLen(b)
+	}
+	if !ok {
+		cr, ok, err = lineEnd(b, errTooBigBulkCount)
+		if !ok {
+			return false, err
+		}
+		if b[0] != '$' {
+			return false, errExpectedDollar(b[0])
+		}
+		ll, ok = string2ll(b[1:cr])
+		if !ok || ll < 0 {
+			return false, errInvalidBulk
+		}
+	}
+	if ll > r.lim.MaxBulkLen {
+		return false, errInvalidBulk
+	}
+	if ll > unauthMaxBulk && r.unauth {
+		return false, errUnauthBulk
+	}
+	r.pos += cr + 2
+	r.bulkLen = ll
+	return true, nil
+}
+
+// parseInline parses an inline command: a line ending in LF (an optional CR
+// before it is dropped), split like sdssplitargs. Arguments are unescaped in
+// place in the buffer, which is safe because an unescaped argument is never
+// longer than its source.
+func (r *Reader) parseInline(buf []byte) (done bool, err error) {
+	b := buf[r.pos:]
+	i := bytes.IndexByte(b, '\n')
+	// Redis searches with strchr, which stops at a NUL byte.
+	if i < 0 || hasNUL(b[:i]) {
+		if len(b) > inlineMaxSize {
+			return false, errTooBigInline
+		}
+		return false, nil
+	}
+	end := i
+	if end > 0 && b[end-1] == '\r' {
+		end--
+	}
+	args, ok := splitArgs(b[:end], r.pos, r.args[:0])
+	r.args = args
+	if !ok {
+		r.args = r.args[:0]
+		return false, errUnbalancedQuotes
+	}
+	r.pos += i + 1
+	return true, nil
+}
+
+// isSpace is C's isspace in the C locale.
+func isSpace(c byte) bool {
+	return c == ' ' || (c >= '\t' && c <= '\r')
+}
+
+// plainEnd marks the bytes that end the plain (unquoted, escape-free) prefix
+// of an inline token: the token separators of sdssplitargs and the quotes.
+var plainEnd = [256]bool{' ': true, '\n': true, '\r': true, '\t': true, '"': true, '\'': true}
+
+// byteAt returns line[i], or the terminating NUL of the C string Redis scans.
+func byteAt(line []byte, i int) byte {
+	if i < len(line) {
+		return line[i]
+	}
+	return 0
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// splitArgs splits line as Redis's sdssplitargs does, writing each unescaped
+// argument over its own source bytes and appending its span (offset by base)
+// to args. ok is false for unbalanced quotes, or a closing quote followed by
+// something other than a space. line holds no NUL byte.
+func splitArgs(line []byte, base int, args []span) (_ []span, ok bool) {
+	n := len(line)
+	i := 0
+	for {
+		for i < n && isSpace(line[i]) {
+			i++
+		}
+		if i >= n {
+			return args, true
+		}
+		start := i
+		for i < n && !plainEnd[line[i]] {
+			i++
+		}
+		if i >= n || line[i] != '"' && line[i] != '\'' {
+			// A plain token: nothing to unescape.
+			args = append(args, span{base + start, base + i})
+			if i < n {
+				i++
+			}
+			continue
+		}
+		var o int
+		if o, i, ok = quotedToken(line, i); !ok {
+			return args, false
+		}
+		args = append(args, span{base + start, base + o})
+	}
+}
+
+// quotedToken finishes a token whose bytes before i are plain and line[i] is
+// an opening quote, unescaping in place. It returns the end of the unescaped
+// token and where scanning resumes.
+func quotedToken(line []byte, i int) (o, next int, ok bool) {
+	n := len(line)
+	o = i
+	inq, insq := false, false
+	for {
+		c := byteAt(line, i)
+		switch {
+		case inq:
+			if c == '\\' && byteAt(line, i+1) == 'x' {
+				if hi, ok := hexVal(byteAt(line, i+2)); ok {
+					if lo, ok := hexVal(byteAt(line, i+3)); ok {
+						line[o] = hi<<4 | lo
+						o++
+						i += 4
+						continue
+					}
+				}
+			}
+			switch {
+			case c == '\\' && i+1 < n:
+				i++
+				e := line[i]
+				switch e {
+				case 'n':
+					e = '\n'
+				case 'r':
+					e = '\r'
+				case 't':
+					e = '\t'
+				case 'b':
+					e = '\b'
+				case 'a':
+					e = '\a'
+				}
+				line[o] = e
+				o++
+			case c == '"':
+				if i+1 < n && !isSpace(line[i+1]) {
+					return 0, 0, false
+				}
+				return o, i + 1, true
+			case i >= n:
+				return 0, 0, false // unterminated quotes
+			default:
+				line[o] = c
+				o++
+			}
+		case insq:
+			switch {
+			case c == '\\' && byteAt(line, i+1) == '\'':
+				i++
+				line[o] = '\''
+				o++
+			case c == '\'':
+				if i+1 < n && !isSpace(line[i+1]) {
+					return 0, 0, false
+				}
+				return o, i + 1, true
+			case i >= n:
+				return 0, 0, false
+			default:
+				line[o] = c
+				o++
+			}
+		default:
+			switch {
+			case i >= n:
+				return o, i, true
+			case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+				return o, i + 1, true
+			case c == '"':
+				inq = true
+			case c == '\'':
+				insq = true
+			default:
+				line[o] = c
+				o++
+			}
+		}
+		i++
+	}
+}
+
+// string2ll parses a decimal integer with Redis's string2ll rules: an optional
+// '-', no '+', no leading zeros, no spaces, no overflow, fewer than 21 bytes.
+func string2ll(b []byte) (int64, bool) {
+	n := len(b)
+	if n == 0 || n >= 21 {
+		return 0, false
+	}
+	if n == 1 && b[0] == '0' {
+		return 0, true
+	}
+	i := 0
+	neg := false
+	if b[0] == '-' {
+		neg = true
+		i++
+		if i == n {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	v := uint64(b[i] - '0')
+	for i++; i < n; i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > math.MaxUint64/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > math.MaxUint64-d {
+			return 0, false
+		}
+		v += d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return int64(-v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}

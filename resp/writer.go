@@ -1,0 +1,209 @@
+package resp
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tidwall/redcon"
+)
+
+// Writer encodes replies into an in-memory buffer that the connection
+// flushes once per batch. Commands write through it and never test the
+// protocol version: each method picks the RESP2 or RESP3 form itself.
+// The encoders for the shared RESP2 forms are redcon's Append* helpers,
+// which are sound; redcon has no RESP3 writers, so those are ours.
+type Writer struct {
+	buf   []byte
+	proto int // 2 or 3
+}
+
+// NewWriter returns a RESP2 writer.
+func NewWriter() *Writer { return &Writer{proto: 2, buf: make([]byte, 0, 4096)} }
+
+// Proto is the protocol version of the connection (2 or 3).
+func (w *Writer) Proto() int { return w.proto }
+
+// SetProto switches the reply protocol (HELLO).
+func (w *Writer) SetProto(p int) { w.proto = p }
+
+// Bytes returns the encoded replies not yet taken.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Len is the number of bytes waiting to be flushed.
+func (w *Writer) Len() int { return len(w.buf) }
+
+// Reset drops the buffered replies, keeping a modest buffer for reuse:
+// one very large reply must not pin its memory to an idle connection.
+func (w *Writer) Reset() {
+	if cap(w.buf) > 1<<20 {
+		w.buf = make([]byte, 0, 4096)
+		return
+	}
+	w.buf = w.buf[:0]
+}
+
+// Truncate drops replies written after mark (see Mark).
+func (w *Writer) Truncate(mark int) { w.buf = w.buf[:mark] }
+
+// Mark returns the current length, for Truncate.
+func (w *Writer) Mark() int { return len(w.buf) }
+
+// Raw appends bytes already RESP-encoded.
+func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
+
+// Simple writes a status reply: +OK.
+func (w *Writer) Simple(s string) { w.buf = redcon.AppendString(w.buf, s) }
+
+// OK writes +OK.
+func (w *Writer) OK() { w.buf = append(w.buf, "+OK\r\n"...) }
+
+// Error writes an error reply. msg carries its own prefix ("ERR ...",
+// "WRONGTYPE ..."); newlines are replaced by spaces as Redis does, since
+// an error reply is a single line.
+func (w *Writer) Error(msg string) {
+	w.buf = append(w.buf, '-')
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		w.buf = append(w.buf, c)
+	}
+	w.buf = append(w.buf, '\r', '\n')
+}
+
+// Int writes an integer reply.
+func (w *Writer) Int(n int64) { w.buf = redcon.AppendInt(w.buf, n) }
+
+// Bulk writes a bulk string.
+func (w *Writer) Bulk(b []byte) { w.buf = redcon.AppendBulk(w.buf, b) }
+
+// BulkString writes a bulk string.
+func (w *Writer) BulkString(s string) { w.buf = redcon.AppendBulkString(w.buf, s) }
+
+// BulkInt writes an integer as a bulk string.
+func (w *Writer) BulkInt(n int64) {
+	var tmp [24]byte
+	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
+}
+
+// Null writes the null reply: $-1 in RESP2, _ in RESP3.
+func (w *Writer) Null() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+		return
+	}
+	w.buf = append(w.buf, "$-1\r\n"...)
+}
+
+// NullArray writes the null multi-bulk: *-1 in RESP2, _ in RESP3.
+func (w *Writer) NullArray() {
+	if w.proto == 3 {
+		w.buf = append(w.buf, "_\r\n"...)
+		return
+	}
+	w.buf = append(w.buf, "*-1\r\n"...)
+}
+
+// Array writes the header of an array of n elements.
+func (w *Writer) Array(n int) { w.buf = redcon.AppendArray(w.buf, n) }
+
+// Map writes the header of a map of n pairs: *2n in RESP2, %n in RESP3.
+func (w *Writer) Map(n int) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, '%')
+		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Array(2 * n)
+}
+
+// Set writes the header of a set of n elements: *n in RESP2, ~n in RESP3.
+func (w *Writer) Set(n int) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, '~')
+		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Array(n)
+}
+
+// Bool writes a boolean: :1/:0 in RESP2, #t/#f in RESP3.
+func (w *Writer) Bool(b bool) {
+	if w.proto == 3 {
+		if b {
+			w.buf = append(w.buf, "#t\r\n"...)
+		} else {
+			w.buf = append(w.buf, "#f\r\n"...)
+		}
+		return
+	}
+	if b {
+		w.Int(1)
+	} else {
+		w.Int(0)
+	}
+}
+
+// Double writes a floating point number: a bulk string in RESP2 (formatted
+// as Redis's %.17g), a RESP3 double otherwise.
+func (w *Writer) Double(f float64) {
+	var tmp [32]byte
+	s := AppendDouble(tmp[:0], f)
+	if w.proto == 3 {
+		w.buf = append(w.buf, ',')
+		w.buf = append(w.buf, s...)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Bulk(s)
+}
+
+// Verbatim writes a verbatim string (txt) in RESP3, a bulk string in RESP2.
+func (w *Writer) Verbatim(s string) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, '=')
+		w.buf = strconv.AppendInt(w.buf, int64(len(s)+4), 10)
+		w.buf = append(w.buf, "\r\ntxt:"...)
+		w.buf = append(w.buf, s...)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
+// DeferArray reserves room for an array header whose length is not known
+// yet; FillArray writes it once the elements are written.
+func (w *Writer) DeferArray() int {
+	mark := len(w.buf)
+	// "*" + up to 20 digits + "\r\n": reserved, then moved into place.
+	w.buf = append(w.buf, "                       "...)
+	return mark
+}
+
+// FillArray completes a header reserved by DeferArray with n elements.
+func (w *Writer) FillArray(mark, n int) {
+	var tmp [24]byte
+	hdr := redcon.AppendArray(tmp[:0], n)
+	const reserved = 23
+	body := len(w.buf) - mark - reserved
+	copy(w.buf[mark:], hdr)
+	copy(w.buf[mark+len(hdr):], w.buf[mark+reserved:])
+	w.buf = w.buf[:mark+len(hdr)+body]
+}
+
+// AppendDouble formats f as Redis formats doubles in replies (%.17g, with
+// "inf"/"-inf"/"nan").
+func AppendDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}

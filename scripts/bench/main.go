@@ -1,0 +1,535 @@
+// Command bench runs redis-benchmark against zredis-server and a real
+// redis-server side by side and prints, per test and pipeline depth, the
+// median throughput and p99 latency of each and their ratios.
+//
+// Both servers listen on free loopback ports, each in its own temporary
+// directory, and run for the whole benchmark; the runs alternate between
+// them (zredis, redis, zredis, redis, ...) so that drift in the machine's
+// load affects both alike. Each round runs every (pipeline, test) pair once
+// on each server; a ratio is taken per round from the two adjacent runs,
+// and the table shows the median over the rounds.
+//
+// It builds nothing: `make bench` builds bin/zredis-server first.
+//
+//	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// keyspaceSize is redis-benchmark's -r: keys are spread over this many
+// random names, so GET finds what SET wrote and the keyspace stays small.
+const keyspaceSize = 100000
+
+// test is one redis-benchmark workload.
+type test struct {
+	name string
+	args []string // redis-benchmark arguments that select it
+}
+
+var tests = []test{
+	{"SET", []string{"-t", "set"}},
+	{"GET", []string{"-t", "get"}},
+	{"INCR", []string{"-t", "incr"}},
+	{"MSET (10 keys)", []string{"-t", "mset"}},
+	{"SETEX", []string{"SETEX", "key:__rand_int__", "100", "xxx"}},
+}
+
+type options struct {
+	rounds    int
+	n         int
+	clients   int
+	pipelines []int
+	target    time.Duration
+	zredisBin string
+	redisBin  string
+	benchBin  string
+}
+
+// result is one redis-benchmark run.
+type result struct {
+	rps      float64
+	p50, p99 float64 // milliseconds
+	err      string  // non-empty when the run failed
+}
+
+// server is a running server process.
+type server struct {
+	name string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan struct{}
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var o options
+	var pipes string
+	var quick bool
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every test once on each server")
+	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test and pipeline so a run takes about -target)")
+	flag.IntVar(&o.clients, "clients", 50, "parallel connections (redis-benchmark -c)")
+	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
+	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
+	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs")
+	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
+	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
+	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
+	flag.Parse()
+	if quick {
+		o.rounds = 1
+		o.target = 300 * time.Millisecond
+	}
+	for _, p := range strings.Split(pipes, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "bench: bad -pipelines %q\n", pipes)
+			return 2
+		}
+		o.pipelines = append(o.pipelines, v)
+	}
+	if o.rounds < 1 || o.clients < 1 || o.n < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -rounds and -clients must be at least 1, -n at least 0")
+		return 2
+	}
+	if _, err := os.Stat(o.zredisBin); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v (make bench builds it)\n", err)
+		return 2
+	}
+	for _, b := range []*string{&o.redisBin, &o.benchBin} {
+		p, err := exec.LookPath(*b)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s not found (make deps installs it)\n", *b)
+			return 2
+		}
+		*b = p
+	}
+
+	// Ctrl-C or SIGTERM cancels ctx: the running redis-benchmark is
+	// killed and the deferred stops below take both servers down.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	printMachine(o)
+
+	z, err := startServer(ctx, "zredis", o.zredisBin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer z.stop()
+	r, err := startServer(ctx, "redis", o.redisBin, "--save", "", "--appendonly", "no")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer r.stop()
+	fmt.Printf("zredis: 127.0.0.1:%d  redis: 127.0.0.1:%d  clients: %d  keyspace (-r): %d\n\n",
+		z.port, r.port, o.clients, keyspaceSize)
+
+	res, err := benchmark(ctx, o, z, r)
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "bench: interrupted")
+		return 130
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	report(os.Stdout, o, res)
+	for _, s := range []*server{z, r} {
+		if s.exited() {
+			fmt.Fprintf(os.Stderr, "bench: %s exited during the benchmark:\n%s\n", s.name, s.out)
+			return 1
+		}
+	}
+	return 0
+}
+
+// cell holds the runs of one (pipeline, test) pair.
+type cell struct {
+	pipeline int
+	test     test
+	n        int
+	z, r     []result // one per round
+}
+
+func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
+	var cells []*cell
+	for _, p := range o.pipelines {
+		for _, t := range tests {
+			cells = append(cells, &cell{pipeline: p, test: t, n: o.n})
+		}
+	}
+	if o.n == 0 {
+		// Calibrate on redis-server; both servers then run the same n.
+		// The zredis run is a warm-up of the same size, so neither server
+		// starts the measured rounds cold.
+		fmt.Printf("calibrating -n for %v per run...\n", o.target)
+		for _, c := range cells {
+			probe := 20000 * c.pipeline
+			if _, err := runBench(ctx, o, z, c, probe); err != nil {
+				return nil, err
+			}
+			res, err := runBench(ctx, o, r, c, probe)
+			if err != nil {
+				return nil, err
+			}
+			c.n = probe
+			if res.err == "" && res.rps > 0 {
+				c.n = roundN(res.rps * o.target.Seconds())
+			}
+		}
+	}
+	for round := 1; round <= o.rounds; round++ {
+		fmt.Printf("round %d/%d\n", round, o.rounds)
+		for _, c := range cells {
+			zr, err := runBench(ctx, o, z, c, c.n)
+			if err != nil {
+				return nil, err
+			}
+			rr, err := runBench(ctx, o, r, c, c.n)
+			if err != nil {
+				return nil, err
+			}
+			c.z = append(c.z, zr)
+			c.r = append(c.r, rr)
+			fmt.Printf("  P%-3d %-15s n=%-9d zredis %s   redis %s\n", c.pipeline, c.test.name, c.n, brief(zr), brief(rr))
+		}
+	}
+	fmt.Println()
+	return cells, nil
+}
+
+func brief(r result) string {
+	if r.err != "" {
+		return "error"
+	}
+	return fmt.Sprintf("%10.0f rps p99 %6.3f ms", r.rps, r.p99)
+}
+
+// roundN rounds a request count to two significant digits, at least 10000.
+func roundN(x float64) int {
+	if x < 10000 {
+		return 10000
+	}
+	e := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return int(math.Round(x/e) * e)
+}
+
+// runBench runs one redis-benchmark. A failure of the benchmarked server
+// (an error reply, a closed connection) is a result with err set; an
+// error is returned only when the benchmark itself could not run or was
+// interrupted.
+func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result, error) {
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+		"-c", strconv.Itoa(o.clients), "-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline),
+		"-r", strconv.Itoa(keyspaceSize), "--csv"}
+	args = append(args, c.test.args...)
+	// A hung server must not hang the benchmark: allow far more than the
+	// run should take.
+	rctx, cancel := context.WithTimeout(ctx, 20*o.target+2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, o.benchBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return result{}, ctx.Err()
+	}
+	if s.exited() {
+		return result{}, fmt.Errorf("%s exited:\n%s", s.name, s.out)
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return result{err: "timed out"}, nil
+	}
+	res, perr := parseCSV(stdout.Bytes())
+	if err != nil || perr != nil {
+		msg := strings.TrimSpace(stderr.String() + " " + stdout.String())
+		if err != nil {
+			msg = err.Error() + ": " + msg
+		} else {
+			msg = perr.Error() + ": " + msg
+		}
+		return result{err: msg}, nil
+	}
+	return res, nil
+}
+
+// parseCSV reads redis-benchmark 7.0's --csv output: a header row
+// ("test","rps","avg_latency_ms",...,"p99_latency_ms",...) and one row per
+// test; one run holds one test, so the first row is the result.
+func parseCSV(out []byte) (result, error) {
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		return result{}, err
+	}
+	if len(rows) < 2 {
+		return result{}, errors.New("no result row in redis-benchmark output")
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	get := func(name string) (float64, error) {
+		i, ok := col[name]
+		if !ok || i >= len(rows[1]) {
+			return 0, fmt.Errorf("no %q column in redis-benchmark output", name)
+		}
+		return strconv.ParseFloat(rows[1][i], 64)
+	}
+	var r result
+	if r.rps, err = get("rps"); err != nil {
+		return result{}, err
+	}
+	if r.p50, err = get("p50_latency_ms"); err != nil {
+		return result{}, err
+	}
+	if r.p99, err = get("p99_latency_ms"); err != nil {
+		return result{}, err
+	}
+	return r, nil
+}
+
+// median of xs; NaN when empty.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// summary is one table row: medians over the rounds whose two runs both
+// succeeded, and the median of the per-round ratios.
+type summary struct {
+	zRPS, rRPS, rpsRatio float64
+	zP99, rP99, p99Ratio float64
+	ok                   int
+	firstErr             string
+}
+
+func summarize(c *cell) summary {
+	var s summary
+	var zr, rr, rat, zp, rp, prat []float64
+	for i := range c.z {
+		a, b := c.z[i], c.r[i]
+		if a.err != "" || b.err != "" {
+			if s.firstErr == "" {
+				if a.err != "" {
+					s.firstErr = "zredis: " + a.err
+				} else {
+					s.firstErr = "redis: " + b.err
+				}
+			}
+			continue
+		}
+		s.ok++
+		zr, rr = append(zr, a.rps), append(rr, b.rps)
+		rat = append(rat, a.rps/b.rps)
+		zp, rp = append(zp, a.p99), append(rp, b.p99)
+		if b.p99 > 0 {
+			prat = append(prat, a.p99/b.p99)
+		}
+	}
+	s.zRPS, s.rRPS, s.rpsRatio = median(zr), median(rr), median(rat)
+	s.zP99, s.rP99, s.p99Ratio = median(zp), median(rp), median(prat)
+	return s
+}
+
+func report(w io.Writer, o options, cells []*cell) {
+	var errs []string
+	for _, p := range o.pipelines {
+		fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); ratio = zredis/redis per round, then median; p99 in ms\n",
+			p, o.clients, o.rounds)
+		fmt.Fprintf(w, "%-15s %9s %11s %11s %9s %11s %11s %9s\n",
+			"test", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio")
+		for _, c := range cells {
+			if c.pipeline != p {
+				continue
+			}
+			s := summarize(c)
+			if s.ok == 0 {
+				fmt.Fprintf(w, "%-15s %9d %11s\n", c.test.name, c.n, "failed")
+			} else {
+				fmt.Fprintf(w, "%-15s %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f\n",
+					c.test.name, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio)
+			}
+			if s.firstErr != "" {
+				errs = append(errs, fmt.Sprintf("P%d %s (%d/%d rounds failed): %s",
+					p, c.test.name, o.rounds-s.ok, o.rounds, s.firstErr))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintln(w, "failed runs (left out of the medians):")
+		for _, e := range errs {
+			fmt.Fprintln(w, "  "+e)
+		}
+	}
+}
+
+func printMachine(o options) {
+	fmt.Printf("machine: %s, %d CPUs (nproc), %s %s\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	fmt.Printf("kernel:  %s\n", firstLine("uname", "-sr"))
+	fmt.Printf("go:      %s\n", firstLine("go", "version"))
+	fmt.Printf("zredis:  %s\n", firstLine(o.zredisBin, "--version"))
+	fmt.Printf("redis:   %s\n", firstLine(o.redisBin, "--version"))
+	fmt.Printf("bench:   %s\n", firstLine(o.benchBin, "--version"))
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+func firstLine(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return "(" + err.Error() + ")"
+	}
+	l, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return l
+}
+
+// ---- servers ---------------------------------------------------------------
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startServer starts bin on a free loopback port in a fresh temporary
+// directory and waits until it answers PING. Another process may take
+// the port between the probe and the bind, so it retries.
+func startServer(ctx context.Context, name, bin string, extra ...string) (*server, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "zredis-bench-"+name)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return nil, err
+		}
+		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}, extra...)
+		s := &server{name: name, port: port, dir: dir, out: &bytes.Buffer{}, done: make(chan struct{})}
+		s.cmd = exec.Command(abs, args...)
+		s.cmd.Dir = dir
+		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+		// Its own process group: a Ctrl-C at the terminal reaches only
+		// this program, which stops the servers itself. Pdeathsig takes
+		// the server down should this program die without cleaning up.
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := s.cmd.Start(); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("starting %s: %v", name, err)
+		}
+		go func() { s.cmd.Wait(); close(s.done) }()
+		if err := waitReady(ctx, s); err != nil {
+			s.stop()
+			lastErr = fmt.Errorf("%s did not start: %v\n%s", name, err, s.out)
+			if ctx.Err() != nil {
+				return nil, lastErr
+			}
+			continue
+		}
+		return s, nil
+	}
+	return nil, lastErr
+}
+
+func waitReady(ctx context.Context, s *server) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if s.exited() {
+			return errors.New("exited")
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 200*time.Millisecond)
+		if err == nil {
+			c.SetDeadline(time.Now().Add(time.Second))
+			c.Write([]byte("PING\r\n"))
+			buf := make([]byte, 16)
+			n, _ := io.ReadAtLeast(c, buf, 7)
+			c.Close()
+			if string(buf[:n]) == "+PONG\r\n" {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("no PONG within 15 s")
+}
+
+func (s *server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM, waits up to 10 s, then kills; it removes the
+// server's directory.
+func (s *server) stop() {
+	if !s.exited() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+	os.RemoveAll(s.dir)
+}

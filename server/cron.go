@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/zredis/zredis/commands"
+)
+
+// cronPeriod is how often the server samples its instantaneous metrics,
+// as Redis's serverCron does every 100 ms.
+const cronPeriod = 100 * time.Millisecond
+
+// metricSamples is how many samples an instantaneous metric averages
+// (STATS_METRIC_SAMPLES).
+const metricSamples = 16
+
+// metric is one instantaneous metric: a rate averaged over the last
+// samples (server.c trackInstantaneousMetric).
+type metric struct {
+	lastAt      time.Time
+	lastReading int64
+	samples     [metricSamples]float64
+	idx         int
+}
+
+func (m *metric) track(now time.Time, reading int64) {
+	if !m.lastAt.IsZero() {
+		if ms := now.Sub(m.lastAt).Milliseconds(); ms > 0 {
+			m.samples[m.idx] = float64(reading-m.lastReading) * 1000 / float64(ms)
+			m.idx = (m.idx + 1) % metricSamples
+		}
+	}
+	m.lastAt, m.lastReading = now, reading
+}
+
+func (m *metric) value() float64 {
+	var sum float64
+	for _, v := range m.samples {
+		sum += v
+	}
+	return sum / metricSamples
+}
+
+// cron runs the server's periodic work until ctx is done: instantaneous
+// metrics and peak memory for INFO, and the idle client timeout.
+func (s *Server) cron(ctx context.Context) {
+	t := time.NewTicker(cronPeriod)
+	defer t.Stop()
+	var ops, in, out metric
+	for tick := 0; ; tick++ {
+		var now time.Time
+		select {
+		case <-ctx.Done():
+			return
+		case now = <-t.C:
+		}
+		var used int64
+		if tick%10 == 0 {
+			used = commands.ReadMemory().Used
+		}
+		in.track(now, s.stats.NetIn.Load())
+		out.track(now, s.stats.NetOut.Load())
+		s.ks.Exec(func() {
+			ops.track(now, s.stats.TotalCommands)
+			s.stats.InstOpsPerSec = int64(ops.value())
+			s.stats.InstInputKbps = in.value() / 1024
+			s.stats.InstOutputKbps = out.value() / 1024
+			s.stats.PeakMemory = max(s.stats.PeakMemory, used)
+			if tick%10 == 0 {
+				s.closeIdleClients(now.UnixMilli())
+			}
+		})
+	}
+}
+
+// closeIdleClients closes the connections idle for more than the timeout
+// directive's seconds (clientsCronHandleTimeout). MONITOR, Pub/Sub,
+// blocked and paused clients are exempt, as in Redis. Called under the lock.
+func (s *Server) closeIdleClients(nowMs int64) {
+	timeout := s.idleTimeout.Load()
+	if timeout <= 0 {
+		return
+	}
+	for _, c := range s.clients {
+		cl := c.cl
+		if cl.Monitor || cl.Blocked || c.paused || cl.Subs+cl.PSubs+cl.SSubs > 0 {
+			continue
+		}
+		if (nowMs-cl.LastInteraction.Load())/1000 > timeout {
+			s.log.Verbosef("Closing idle client")
+			s.drop(c)
+		}
+	}
+}

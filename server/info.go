@@ -1,0 +1,279 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/zredis/zredis/commands"
+)
+
+// Info implements commands.Server: the INFO sections the server owns
+// (server, clients, memory, persistence, replication, cpu), with every
+// field of Redis 7.0 in its order, so that tools reading Redis's INFO
+// (redis-cli --stat, redis_exporter) read ours. Fields of features
+// zredis lacks keep Redis's value for "not in use"; fields of our own
+// come last in their section. Called under the keyspace lock.
+func (s *Server) Info(section string, b []byte) []byte {
+	switch section {
+	case "server":
+		return s.infoServer(b)
+	case "clients":
+		return s.infoClients(b)
+	case "memory":
+		return s.infoMemory(b)
+	case "persistence":
+		return s.infoPersistence(b)
+	case "replication":
+		return s.infoReplication(b)
+	case "cpu":
+		return infoCPU(b)
+	}
+	return b
+}
+
+func field(b []byte, name, value string) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = append(b, value...)
+	return append(b, '\r', '\n')
+}
+
+func fieldInt(b []byte, name string, v int64) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, v, 10)
+	return append(b, '\r', '\n')
+}
+
+func fieldFloat(b []byte, name string, v float64, prec int) []byte {
+	b = append(b, name...)
+	b = append(b, ':')
+	b = strconv.AppendFloat(b, v, 'f', prec, 64)
+	return append(b, '\r', '\n')
+}
+
+func (s *Server) infoServer(b []byte) []byte {
+	exe, _ := os.Executable()
+	up := time.Since(s.start)
+	hz := s.cfg.Int("hz")
+	b = field(b, "redis_version", RedisVersion)
+	b = field(b, "redis_git_sha1", "00000000")
+	b = field(b, "redis_git_dirty", "0")
+	b = field(b, "redis_build_id", "0")
+	b = field(b, "redis_mode", "standalone")
+	b = field(b, "os", osName())
+	b = field(b, "arch_bits", strconv.Itoa(strconv.IntSize))
+	b = field(b, "monotonic_clock", "POSIX clock_gettime")
+	b = field(b, "multiplexing_api", "epoll")
+	b = field(b, "atomicvar_api", "c11-builtin")
+	b = field(b, "gcc_version", "0.0.0")
+	b = fieldInt(b, "process_id", int64(os.Getpid()))
+	b = field(b, "process_supervised", "no")
+	b = field(b, "run_id", runID)
+	b = fieldInt(b, "tcp_port", s.cfg.Int("port"))
+	b = fieldInt(b, "server_time_usec", time.Now().UnixMicro())
+	b = fieldInt(b, "uptime_in_seconds", int64(up/time.Second))
+	b = fieldInt(b, "uptime_in_days", int64(up/(24*time.Hour)))
+	b = fieldInt(b, "hz", hz)
+	b = fieldInt(b, "configured_hz", hz)
+	b = fieldInt(b, "lru_clock", (s.ks.Clock().NowMs()/1000)&(1<<24-1))
+	b = field(b, "executable", exe)
+	b = field(b, "config_file", s.cfg.File())
+	b = field(b, "io_threads_active", "0")
+	b = field(b, "zredis_version", Version)
+	b = field(b, "go_version", runtime.Version())
+	return b
+}
+
+func (s *Server) infoClients(b []byte) []byte {
+	var blocked, maxIn, maxOut int64
+	for _, c := range s.clients {
+		if c.cl.Blocked {
+			blocked++
+		}
+		maxIn = max(maxIn, c.cl.QueryBuf.Load())
+		maxOut = max(maxOut, c.cl.OutputBuf.Load())
+	}
+	b = fieldInt(b, "connected_clients", int64(len(s.clients)))
+	b = fieldInt(b, "cluster_connections", 0)
+	b = fieldInt(b, "maxclients", s.cfg.Int("maxclients"))
+	b = fieldInt(b, "client_recent_max_input_buffer", maxIn)
+	b = fieldInt(b, "client_recent_max_output_buffer", maxOut)
+	b = fieldInt(b, "blocked_clients", blocked)
+	b = fieldInt(b, "tracking_clients", 0)
+	b = fieldInt(b, "clients_in_timeout_table", blocked)
+	return b
+}
+
+// percent is a*100/b formatted as Redis's "%.2f%%".
+func percent(a, b int64) string {
+	if b == 0 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%.2f%%", float64(a)*100/float64(b))
+}
+
+// ratio2 is a/b formatted as "%.2f".
+func ratio2(a, b int64) string {
+	if b == 0 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
+}
+
+func (s *Server) infoMemory(b []byte) []byte {
+	m := commands.ReadMemory()
+	st := &s.stats
+	st.PeakMemory = max(st.PeakMemory, m.Used)
+	startup := min(st.StartupMemory, m.Used)
+	var keys int64
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		keys += int64(db.Len()) + int64(db.Volatile())
+	}
+	overhead := min(startup+keys*32, m.Used)
+	dataset := m.Used - overhead
+	total := totalSystemMemory()
+	maxmem := s.cfg.Int("maxmemory")
+	b = fieldInt(b, "used_memory", m.Used)
+	b = field(b, "used_memory_human", humanBytes(m.Used))
+	b = fieldInt(b, "used_memory_rss", m.RSS)
+	b = field(b, "used_memory_rss_human", humanBytes(m.RSS))
+	b = fieldInt(b, "used_memory_peak", st.PeakMemory)
+	b = field(b, "used_memory_peak_human", humanBytes(st.PeakMemory))
+	b = field(b, "used_memory_peak_perc", percent(m.Used, st.PeakMemory))
+	b = fieldInt(b, "used_memory_overhead", overhead)
+	b = fieldInt(b, "used_memory_startup", startup)
+	b = fieldInt(b, "used_memory_dataset", dataset)
+	b = field(b, "used_memory_dataset_perc", percent(dataset, m.Used-startup))
+	b = fieldInt(b, "allocator_allocated", m.Used)
+	b = fieldInt(b, "allocator_active", m.Active)
+	b = fieldInt(b, "allocator_resident", m.Resident)
+	b = fieldInt(b, "total_system_memory", total)
+	b = field(b, "total_system_memory_human", humanBytes(total))
+	b = fieldInt(b, "used_memory_lua", 0)
+	b = fieldInt(b, "used_memory_vm_eval", 0)
+	b = field(b, "used_memory_lua_human", "0B")
+	b = fieldInt(b, "used_memory_scripts_eval", 0)
+	b = fieldInt(b, "number_of_cached_scripts", 0)
+	b = fieldInt(b, "number_of_functions", 0)
+	b = fieldInt(b, "number_of_libraries", 0)
+	b = fieldInt(b, "used_memory_vm_functions", 0)
+	b = fieldInt(b, "used_memory_vm_total", 0)
+	b = field(b, "used_memory_vm_total_human", "0B")
+	b = fieldInt(b, "used_memory_functions", 0)
+	b = fieldInt(b, "used_memory_scripts", 0)
+	b = field(b, "used_memory_scripts_human", "0B")
+	b = fieldInt(b, "maxmemory", maxmem)
+	b = field(b, "maxmemory_human", humanBytes(maxmem))
+	b = field(b, "maxmemory_policy", s.cfg.String("maxmemory-policy"))
+	b = field(b, "allocator_frag_ratio", ratio2(m.Active, m.Used))
+	b = fieldInt(b, "allocator_frag_bytes", m.Active-m.Used)
+	b = field(b, "allocator_rss_ratio", ratio2(m.Resident, m.Active))
+	b = fieldInt(b, "allocator_rss_bytes", m.Resident-m.Active)
+	b = field(b, "rss_overhead_ratio", ratio2(m.RSS, m.Resident))
+	b = fieldInt(b, "rss_overhead_bytes", m.RSS-m.Resident)
+	b = field(b, "mem_fragmentation_ratio", ratio2(m.RSS, m.Used))
+	b = fieldInt(b, "mem_fragmentation_bytes", m.RSS-m.Used)
+	b = fieldInt(b, "mem_not_counted_for_evict", 0)
+	b = fieldInt(b, "mem_replication_backlog", 0)
+	b = fieldInt(b, "mem_total_replication_buffers", 0)
+	b = fieldInt(b, "mem_clients_slaves", 0)
+	b = fieldInt(b, "mem_clients_normal", 0)
+	b = fieldInt(b, "mem_cluster_links", 0)
+	b = fieldInt(b, "mem_aof_buffer", 0)
+	b = field(b, "mem_allocator", "go-"+runtime.Version())
+	b = fieldInt(b, "active_defrag_running", 0)
+	b = fieldInt(b, "lazyfree_pending_objects", 0)
+	b = fieldInt(b, "lazyfreed_objects", 0)
+	b = fieldInt(b, "gc_cycles", int64(m.NumGC))
+	b = fieldInt(b, "gc_pause_total_usec", int64(m.GCPauseNs/1000))
+	return b
+}
+
+func (s *Server) infoPersistence(b []byte) []byte {
+	b = fieldInt(b, "loading", 0)
+	b = fieldInt(b, "async_loading", 0)
+	b = fieldInt(b, "current_cow_peak", 0)
+	b = fieldInt(b, "current_cow_size", 0)
+	b = fieldInt(b, "current_cow_size_age", 0)
+	b = field(b, "current_fork_perc", "0.00")
+	b = fieldInt(b, "current_save_keys_processed", 0)
+	b = fieldInt(b, "current_save_keys_total", 0)
+	b = fieldInt(b, "rdb_changes_since_last_save", s.stats.Dirty)
+	b = fieldInt(b, "rdb_bgsave_in_progress", 0)
+	b = fieldInt(b, "rdb_last_save_time", s.start.Unix())
+	b = field(b, "rdb_last_bgsave_status", "ok")
+	b = fieldInt(b, "rdb_last_bgsave_time_sec", -1)
+	b = fieldInt(b, "rdb_current_bgsave_time_sec", -1)
+	b = fieldInt(b, "rdb_saves", 0)
+	b = fieldInt(b, "rdb_last_cow_size", 0)
+	b = fieldInt(b, "rdb_last_load_keys_expired", 0)
+	b = fieldInt(b, "rdb_last_load_keys_loaded", 0)
+	b = fieldInt(b, "aof_enabled", 0)
+	b = fieldInt(b, "aof_rewrite_in_progress", 0)
+	b = fieldInt(b, "aof_rewrite_scheduled", 0)
+	b = fieldInt(b, "aof_last_rewrite_time_sec", -1)
+	b = fieldInt(b, "aof_current_rewrite_time_sec", -1)
+	b = field(b, "aof_last_bgrewrite_status", "ok")
+	b = fieldInt(b, "aof_rewrites", 0)
+	b = fieldInt(b, "aof_rewrites_consecutive_failures", 0)
+	b = field(b, "aof_last_write_status", "ok")
+	b = fieldInt(b, "aof_last_cow_size", 0)
+	b = fieldInt(b, "module_fork_in_progress", 0)
+	b = fieldInt(b, "module_fork_last_cow_size", 0)
+	return b
+}
+
+func (s *Server) infoReplication(b []byte) []byte {
+	role := "master"
+	if s.ks.IsReplica() {
+		role = "slave"
+	}
+	b = field(b, "role", role)
+	b = fieldInt(b, "connected_slaves", 0)
+	b = field(b, "master_failover_state", "no-failover")
+	b = field(b, "master_replid", runID)
+	b = field(b, "master_replid2", "0000000000000000000000000000000000000000")
+	b = fieldInt(b, "master_repl_offset", 0)
+	b = fieldInt(b, "second_repl_offset", -1)
+	b = fieldInt(b, "repl_backlog_active", 0)
+	b = fieldInt(b, "repl_backlog_size", s.cfg.Int("repl-backlog-size"))
+	b = fieldInt(b, "repl_backlog_first_byte_offset", 0)
+	b = fieldInt(b, "repl_backlog_histlen", 0)
+	return b
+}
+
+// infoCPU reports the process's CPU time. Go runs commands on many
+// threads: the main-thread fields report the whole process.
+func infoCPU(b []byte) []byte {
+	user, sys := cpuTimes()
+	b = fieldFloat(b, "used_cpu_sys", sys, 6)
+	b = fieldFloat(b, "used_cpu_user", user, 6)
+	b = field(b, "used_cpu_sys_children", "0.000000")
+	b = field(b, "used_cpu_user_children", "0.000000")
+	b = fieldFloat(b, "used_cpu_sys_main_thread", sys, 6)
+	b = fieldFloat(b, "used_cpu_user_main_thread", user, 6)
+	return b
+}
+
+// humanBytes formats n as Redis's bytesToHuman does.
+func humanBytes(n int64) string {
+	d := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < 1024*1024:
+		return fmt.Sprintf("%.2fK", d/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.2fM", d/(1024*1024))
+	case n < 1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fG", d/(1024*1024*1024))
+	case n < 1024*1024*1024*1024*1024:
+		return fmt.Sprintf("%.2fT", d/(1024*1024*1024*1024))
+	}
+	return fmt.Sprintf("%.2fP", d/(1024*1024*1024*1024*1024))
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Log levels, as redis.conf's loglevel names them.
+const (
+	LevelDebug = iota
+	LevelVerbose
+	LevelNotice
+	LevelWarning
+)
+
+var levelMarks = [...]byte{'.', '-', '*', '#'}
+
+// Logger writes log lines in Redis's format
+// ("pid:role dd Mon yyyy hh:mm:ss.mmm <mark> message") so that tools
+// that read Redis logs read ours.
+type Logger struct {
+	mu    sync.Mutex
+	out   io.Writer
+	level int
+	role  byte
+	pid   int
+}
+
+// NewLogger logs to out at level and above.
+func NewLogger(out io.Writer, level int) *Logger {
+	return &Logger{out: out, level: level, role: 'M', pid: os.Getpid()}
+}
+
+// ParseLevel maps a loglevel directive value to a level.
+func ParseLevel(s string) int {
+	switch s {
+	case "debug":
+		return LevelDebug
+	case "verbose":
+		return LevelVerbose
+	case "warning":
+		return LevelWarning
+	}
+	return LevelNotice
+}
+
+// SetLevel changes the level (CONFIG SET loglevel).
+func (l *Logger) SetLevel(level int) {
+	l.mu.Lock()
+	l.level = level
+	l.mu.Unlock()
+}
+
+// SetRole sets the role character: 'M' master, 'S' replica, 'C' start-up.
+func (l *Logger) SetRole(r byte) {
+	l.mu.Lock()
+	l.role = r
+	l.mu.Unlock()
+}
+
+// Logf writes one line at level.
+func (l *Logger) Logf(level int, format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if level < l.level {
+		return
+	}
+	now := time.Now().Format("02 Jan 2006 15:04:05.000")
+	fmt.Fprintf(l.out, "%d:%c %s %c %s\n", l.pid, l.role, now, levelMarks[level], fmt.Sprintf(format, args...))
+}
+
+// Noticef logs at notice level.
+func (l *Logger) Noticef(format string, args ...any) { l.Logf(LevelNotice, format, args...) }
+
+// Warningf logs at warning level.
+func (l *Logger) Warningf(format string, args ...any) { l.Logf(LevelWarning, format, args...) }
+
+// Verbosef logs at verbose level.
+func (l *Logger) Verbosef(format string, args ...any) { l.Logf(LevelVerbose, format, args...) }

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zredis/zredis/commands"
+)
+
+// pauseState is CLIENT PAUSE: until end (Unix ms on the keyspace clock)
+// clients' commands wait before running, all of them or only those that
+// may write. Guarded by the keyspace lock.
+type pauseState struct {
+	end  int64
+	all  bool
+	wake chan struct{} // closed and replaced when a pause is lifted
+}
+
+// set starts or extends a pause: like Redis, a pause already in force
+// keeps the later end and the wider mode; an expired one is replaced.
+func (p *pauseState) set(now, end int64, all bool) {
+	if p.end <= now {
+		p.end, p.all = 0, false
+	}
+	p.end = max(p.end, end)
+	p.all = p.all || all
+}
+
+// release lifts the pause and wakes the clients it holds.
+func (p *pauseState) release() {
+	p.end, p.all = 0, false
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// holds reports whether the pause holds cmd back at time now.
+func (p *pauseState) holds(cmd *commands.Command, now int64) bool {
+	if now >= p.end {
+		return false
+	}
+	return p.all || cmd.Flags&(commands.Write|commands.MayReplicate) != 0
+}
+
+// pausable resolves the command a request would run, nil when the
+// dispatcher will reject it (unknown, wrong arity, unknown subcommand,
+// not authenticated): Redis rejects those at once, paused or not.
+func pausable(cl *commands.Client, args [][]byte) *commands.Command {
+	arityOK := func(cmd *commands.Command, n int) bool {
+		if cmd.Arity >= 0 {
+			return n == cmd.Arity
+		}
+		return n >= -cmd.Arity
+	}
+	cmd := commands.Lookup(args[0])
+	if cmd == nil || !arityOK(cmd, len(args)) {
+		return nil
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		if cmd = commands.Lookup2(cmd, args[1]); cmd == nil || !arityOK(cmd, len(args)) {
+			return nil
+		}
+	}
+	if !cl.Authed && cmd.Flags&commands.NoAuth == 0 {
+		return nil
+	}
+	return cmd
+}
+
+// waitPause holds a request back while a pause applies to it, releasing
+// the keyspace lock (held on entry and on return) while it waits. It
+// reports false when the connection must run nothing more: the server is
+// shutting down or the client was killed. MONITOR clients, like Redis's
+// replicas, are never paused.
+func (s *Server) waitPause(c *conn, args [][]byte) bool {
+	for {
+		if s.closing || c.killed {
+			return false
+		}
+		now := s.ks.Clock().NowMs()
+		if now >= s.pause.end || c.cl.Monitor {
+			return true
+		}
+		cmd := pausable(c.cl, args)
+		if cmd == nil || !s.pause.holds(cmd, now) {
+			return true
+		}
+		wake, wait := s.pause.wake, time.Duration(s.pause.end-now)*time.Millisecond
+		c.paused = true
+		s.ks.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-c.gone:
+		}
+		t.Stop()
+		s.ks.Lock()
+		c.paused = false
+	}
+}

@@ -1,0 +1,521 @@
+// Package server accepts client connections, reads their requests, runs
+// them through the command table and writes the replies. It wires the
+// keyspace, the expiry engine and the configuration together.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/expiry"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/resp"
+)
+
+// Version is zredis's own version.
+const Version = "0.1.0"
+
+// RedisVersion is the Redis version whose behaviour zredis reproduces;
+// INFO reports it as redis_version because clients decide which
+// commands they may send from it.
+const RedisVersion = commands.RedisVersion
+
+// Server is one zredis instance.
+type Server struct {
+	cfg    *config.Config
+	log    *Logger
+	ks     *keyspace.Keyspace
+	disp   *commands.Dispatcher
+	engine *expiry.Engine
+	stats  commands.ServerStats
+	start  time.Time
+
+	// Guarded by the keyspace lock.
+	clients  map[int64]*conn
+	nextID   int64
+	closing  bool
+	monitors []*conn
+	pause    pauseState
+
+	listeners []net.Listener
+	conns     sync.WaitGroup // connection goroutines
+	shutdown  chan commands.ShutdownOptions
+
+	limits      atomic.Pointer[resp.Limits]
+	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
+
+	// Ready is closed once the listeners are bound.
+	Ready chan struct{}
+}
+
+// New builds a server from a loaded configuration. clock is the time
+// source of the keyspace (nil: the system clock).
+func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
+	if clock == nil {
+		clock = keyspace.SystemClock{}
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		ks:       keyspace.New(int(cfg.Int("databases")), clock),
+		clients:  map[int64]*conn{},
+		shutdown: make(chan commands.ShutdownOptions, 1),
+		start:    time.Now(),
+		Ready:    make(chan struct{}),
+	}
+	s.pause.wake = make(chan struct{})
+	s.stats.StartMs = s.start.UnixMilli()
+	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
+	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
+	s.engine = expiry.New(s.ks)
+	s.ks.AddExpiredSink(func(keyspace.Expired) { s.stats.ExpiredKeys++ })
+	s.watchConfig()
+	commands.TrackLFU(cfg, s.ks)
+	return s
+}
+
+// watchConfig applies the directives that change the running server,
+// now and on every CONFIG SET (hooks run under the keyspace lock, inside
+// the CONFIG SET command).
+func (s *Server) watchConfig() {
+	cfg := s.cfg
+	s.updateLimits()
+	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
+	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
+	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
+
+	s.stats.SlowLog.SlowerThan = cfg.Int("slowlog-log-slower-than")
+	s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
+	cfg.OnChange("slowlog-log-slower-than", func(string) error {
+		s.stats.SlowLog.SlowerThan = cfg.Int("slowlog-log-slower-than")
+		return nil
+	})
+	cfg.OnChange("slowlog-max-len", func(string) error {
+		s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
+		return nil
+	})
+	s.stats.Latency.Threshold = cfg.Int("latency-monitor-threshold")
+	cfg.OnChange("latency-monitor-threshold", func(string) error {
+		s.stats.Latency.Threshold = cfg.Int("latency-monitor-threshold")
+		return nil
+	})
+	s.stats.LatencyTracking = cfg.Bool("latency-tracking")
+	cfg.OnChange("latency-tracking", func(string) error {
+		s.stats.LatencyTracking = cfg.Bool("latency-tracking")
+		return nil
+	})
+	s.idleTimeout.Store(cfg.Int("timeout"))
+	cfg.OnChange("timeout", func(string) error {
+		s.idleTimeout.Store(cfg.Int("timeout"))
+		return nil
+	})
+	// Clearing requirepass makes the default user passwordless: clients
+	// that never authenticated are now as good as authenticated, as in
+	// Redis where authRequired() reads the user's nopass flag.
+	cfg.OnChange("requirepass", func(v string) error {
+		if v == "" {
+			for _, c := range s.clients {
+				c.cl.Authed = true
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Server) updateLimits() {
+	s.limits.Store(&resp.Limits{
+		MaxBulkLen:  s.cfg.Int("proto-max-bulk-len"),
+		MaxQueryBuf: s.cfg.Int("client-query-buffer-limit"),
+	})
+}
+
+// Keyspace is the server's keyspace (tests and tools).
+func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// Run binds the configured addresses and serves until ctx is cancelled,
+// Signal is called or a client sends SHUTDOWN. It returns nil after a
+// clean stop: every connection has finished the batch it was running and
+// written its replies.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.listen(); err != nil {
+		return err
+	}
+	s.stats.StartupMemory = commands.ReadMemory().Used
+	s.log.Noticef("Server initialized")
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() {
+		defer bg.Done()
+		s.engine.Run(bgCtx)
+	}()
+	go func() {
+		defer bg.Done()
+		s.cron(bgCtx)
+	}()
+	var accepting sync.WaitGroup
+	for _, ln := range s.listeners {
+		accepting.Add(1)
+		go func(ln net.Listener) {
+			defer accepting.Done()
+			s.acceptLoop(ln)
+		}(ln)
+	}
+	s.log.Noticef("Ready to accept connections tcp")
+	close(s.Ready)
+
+	select {
+	case <-ctx.Done():
+		s.log.Warningf("Received shutdown request, scheduling shutdown...")
+	case <-s.shutdown:
+	}
+	s.log.Warningf("User requested shutdown...")
+
+	// Stop accepting, let every connection finish the batch it is running
+	// and write its replies, then close them.
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	accepting.Wait()
+	s.ks.Exec(func() {
+		s.closing = true
+		s.pause.release()
+		for _, c := range s.clients {
+			c.closeRead()
+		}
+	})
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.ks.Exec(func() {
+			for _, c := range s.clients {
+				c.nc.Close()
+			}
+		})
+		<-done
+	}
+	stopBG()
+	bg.Wait()
+	s.log.Warningf("zredis is now ready to exit, bye bye...")
+	return nil
+}
+
+// Signal asks the server to shut down because the process received sig
+// (SIGTERM, SIGINT), logging it as Redis does.
+func (s *Server) Signal(sig os.Signal) {
+	name := sig.String()
+	switch sig {
+	case syscall.SIGTERM:
+		name = "SIGTERM"
+	case syscall.SIGINT:
+		name = "SIGINT"
+	}
+	s.log.Warningf("Received %s scheduling shutdown...", name)
+	select {
+	case s.shutdown <- commands.ShutdownOptions{}:
+	default:
+	}
+}
+
+// listen binds every bind address on the configured port. An address
+// with a leading '-' is optional: failing to bind it is not an error
+// (as in Redis, for "-::1" on hosts without IPv6).
+func (s *Server) listen() error {
+	port := s.cfg.Int("port")
+	if port == 0 {
+		return nil
+	}
+	addrs := s.cfg.Strings("bind")
+	if len(addrs) == 0 {
+		addrs = []string{"*", "-::*"}
+	}
+	for _, a := range addrs {
+		optional := strings.HasPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		switch a {
+		case "*":
+			a = "0.0.0.0"
+		case "::*":
+			a = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
+		if err != nil {
+			if optional {
+				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)
+				continue
+			}
+			for _, l := range s.listeners {
+				l.Close()
+			}
+			return fmt.Errorf("Failed listening on port %d (tcp), aborting: %w", port, err)
+		}
+		s.listeners = append(s.listeners, ln)
+	}
+	if len(s.listeners) == 0 {
+		return fmt.Errorf("Failed listening on port %d (tcp), aborting", port)
+	}
+	return nil
+}
+
+// Addr is the address of the first listener, for tests.
+func (s *Server) Addr() net.Addr {
+	if len(s.listeners) == 0 {
+		return nil
+	}
+	return s.listeners[0].Addr()
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: back off, keep going.
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay < time.Second {
+				delay *= 2
+			}
+			s.log.Warningf("Accepting client connection: %v", err)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+// accept registers a new connection, or refuses it when maxclients is
+// reached, with Redis's error. A refused connection counts in
+// rejected_connections, not in total_connections_received.
+func (s *Server) accept(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
+			tc.SetKeepAlive(true)
+			tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+		}
+	}
+	c := newConn(s, nc)
+	refused, closing := false, false
+	s.ks.Exec(func() {
+		if s.closing {
+			closing = true
+			return
+		}
+		if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
+			s.stats.RejectedConnections++
+			refused = true
+			return
+		}
+		s.stats.TotalConnections++
+		s.nextID++
+		c.cl.ID = s.nextID
+		c.cl.Authed = s.cfg.String("requirepass") == ""
+		s.clients[c.cl.ID] = c
+		s.conns.Add(1)
+	})
+	if closing {
+		nc.Close()
+		return
+	}
+	if refused {
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-" + commands.ErrMaxClients + "\r\n"))
+		nc.Close()
+		return
+	}
+	go func() {
+		defer s.conns.Done()
+		c.serve()
+	}()
+}
+
+// drop unregisters a connection and closes its socket: the client is gone
+// at once for CLIENT LIST and the other commands, and its goroutine runs
+// nothing more. Called with the keyspace lock held.
+func (s *Server) drop(c *conn) {
+	if !c.killed {
+		c.killed = true
+		close(c.gone)
+	}
+	if s.clients[c.cl.ID] == c {
+		delete(s.clients, c.cl.ID)
+	}
+	c.nc.Close()
+}
+
+// ---- commands.Server ------------------------------------------------------
+
+// Config implements commands.Server.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// Stats implements commands.Server.
+func (s *Server) Stats() *commands.ServerStats { return &s.stats }
+
+// Clients implements commands.Server.
+func (s *Server) Clients() []*commands.Client {
+	out := make([]*commands.Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c.cl)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Shutdown implements commands.Server. There is no shutdown in progress to
+// abort: a shutdown starts as soon as it is asked for. With persistence
+// not yet in place, SAVE and NOSAVE stop the server alike.
+func (s *Server) Shutdown(opts commands.ShutdownOptions) string {
+	if opts.Abort {
+		return commands.ErrNoShutdown
+	}
+	s.closing = true
+	select {
+	case s.shutdown <- opts:
+	default:
+	}
+	return ""
+}
+
+// Monitor implements commands.Server: from now on the connection's output
+// (its replies and the MONITOR feed) goes through one queue, written in
+// order by one writer goroutine the connection owns.
+func (s *Server) Monitor(cl *commands.Client) {
+	c := s.clients[cl.ID]
+	if c == nil {
+		return
+	}
+	cl.Monitor = true
+	if c.out == nil {
+		c.out = newOutQueue(c.nc, s.monitorLimit(), &s.stats)
+		go c.out.run()
+	}
+	for _, m := range s.monitors {
+		if m == c {
+			return
+		}
+	}
+	s.monitors = append(s.monitors, c)
+}
+
+// monitorLimit bounds a MONITOR connection's queue by the replica hard
+// limit of client-output-buffer-limit (Redis counts monitors as
+// replicas); a connection past it is closed, as Redis closes it.
+func (s *Server) monitorLimit() int {
+	const fallback = 256 << 20
+	hard := s.cfg.ClientOutputBufferLimits()[config.ClientReplica].Hard
+	if hard == 0 || hard > 1<<40 {
+		return fallback
+	}
+	return int(hard)
+}
+
+// feedMonitors is the Dispatcher.AfterCall hook that shows a call to the
+// MONITOR clients. Administrative commands are not shown, nor commands
+// rejected before running (unknown, wrong arity, unauthenticated), as in
+// Redis.
+func (s *Server) feedMonitors(c *commands.Ctx, _ time.Duration) {
+	if len(s.monitors) == 0 || c.Cmd.Flags&(commands.Admin|commands.SkipMonitor) != 0 {
+		return
+	}
+	s.Feed(c.Client, c.Args)
+}
+
+// Feed implements commands.Server: it sends one command to every MONITOR
+// client in Redis's format, and forgets the clients that left MONITOR
+// (RESET) or the server.
+func (s *Server) Feed(cl *commands.Client, args [][]byte) {
+	n := 0
+	for _, m := range s.monitors {
+		if m.cl.Monitor && !m.killed {
+			s.monitors[n] = m
+			n++
+		}
+	}
+	clear(s.monitors[n:])
+	s.monitors = s.monitors[:n]
+	if n == 0 {
+		return
+	}
+	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, cl.Addr, args)
+	for _, m := range s.monitors {
+		m.out.push(line)
+	}
+}
+
+// appendMonitorLine formats one MONITOR line:
+// +<sec>.<usec> [<db> <addr>] "arg" "arg"...
+func appendMonitorLine(line []byte, now time.Time, db int, addr string, args [][]byte) []byte {
+	line = append(line, '+')
+	line = strconv.AppendInt(line, now.Unix(), 10)
+	line = append(line, '.')
+	us := now.Nanosecond() / 1000
+	for d := 100000; d > 1 && us < d; d /= 10 {
+		line = append(line, '0')
+	}
+	line = strconv.AppendInt(line, int64(us), 10)
+	line = append(line, " ["...)
+	line = strconv.AppendInt(line, int64(db), 10)
+	line = append(line, ' ')
+	line = append(line, addr...)
+	line = append(line, ']')
+	for _, a := range args {
+		line = append(line, ' ')
+		line = appendRepr(line, a)
+	}
+	return append(line, '\r', '\n')
+}
+
+// appendRepr quotes b as Redis's sdscatrepr does.
+func appendRepr(dst, b []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, ch := range b {
+		switch ch {
+		case '\\', '"':
+			dst = append(dst, '\\', ch)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\a':
+			dst = append(dst, '\\', 'a')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		default:
+			if ch >= 0x20 && ch < 0x7f {
+				dst = append(dst, ch)
+			} else {
+				dst = append(dst, '\\', 'x', hex[ch>>4], hex[ch&15])
+			}
+		}
+	}
+	return append(dst, '"')
+}
+
+// Pause implements commands.Server.
+func (s *Server) Pause(endMs int64, all bool) {
+	s.pause.set(s.ks.Clock().NowMs(), endMs, all)
+}
+
+// Unpause implements commands.Server.
+func (s *Server) Unpause() { s.pause.release() }
