@@ -2,6 +2,7 @@ package commands
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/zredis/zredis/resp"
 )
@@ -55,6 +56,11 @@ type Client struct {
 	Unblock func(withError bool) bool
 
 	ctx Ctx // reused for every command of this client
+
+	// The clock of the current run of commands (Dispatcher.BeginBatch).
+	batchStart   time.Time
+	batchStartMs int64
+	batchOff     time.Duration
 
 	LastInteraction atomic.Int64 // Unix ms of the last read or command
 	QueryBuf        atomic.Int64 // bytes read and not yet parsed

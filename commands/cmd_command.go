@@ -94,11 +94,11 @@ func writeCommandInfo(c *Ctx, cmd *Command) {
 		w.Set(0)
 		w.Set(0)
 	}
-	if len(cmd.Subs) == 0 {
+	subs := cmd.SortedSubs()
+	if len(subs) == 0 {
 		w.Set(0)
 		return
 	}
-	subs := cmd.SortedSubs()
 	w.Array(len(subs))
 	for _, sub := range subs {
 		writeCommandInfo(c, sub)
@@ -149,7 +149,8 @@ func categoryIndex(cat string) int {
 
 // lookupFullName finds a command by the name COMMAND INFO and DOCS take:
 // "name" or "container|sub", case-insensitively (server.c
-// lookupCommandBySds). Deeper names and a sub of a non-container are nil.
+// lookupCommandBySds). Deeper names, a sub of a non-container and an
+// Extension subcommand (not a 7.0 command) are nil.
 func lookupFullName(name []byte) *Command {
 	i := -1
 	for j, ch := range name {
@@ -167,7 +168,16 @@ func lookupFullName(name []byte) *Command {
 	if parent == nil || len(parent.Subs) == 0 {
 		return nil
 	}
-	return Lookup2(parent, name[i+1:])
+	return lookupSub(parent, name[i+1:])
+}
+
+// lookupSub is Lookup2 without the Extension subcommands, which
+// introspection does not show.
+func lookupSub(parent *Command, name []byte) *Command {
+	if sub := Lookup2(parent, name); sub != nil && !sub.Extension {
+		return sub
+	}
+	return nil
 }
 
 // ---- COMMAND DOCS ------------------------------------------------------
@@ -326,7 +336,7 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 	args := c.Args[2:]
 	target := Lookup(args[0])
 	if target != nil && len(target.Subs) > 0 && len(args) >= 2 {
-		target = Lookup2(target, args[1])
+		target = lookupSub(target, args[1])
 	}
 	if target == nil {
 		c.Error(errGetKeysInvalidCommand)

@@ -23,7 +23,9 @@ type Server interface {
 	// Info writes the server-owned INFO fields of a section (server,
 	// clients, memory, persistence, replication, cpu) to b.
 	Info(section string, b []byte) []byte
-	// Monitor streams every command from now on to c.
+	// Monitor streams every command from now on to c, whose Monitor flag
+	// the MONITOR command has set; the server forgets c once the flag is
+	// cleared (RESET).
 	Monitor(c *Client)
 	// Feed hands a command to MONITOR clients.
 	Feed(c *Client, args [][]byte)

@@ -60,10 +60,18 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	c.Cmd = cmd
 	c.DB = d.KS.DB(cl.DB)
-	d.KS.BeginCommand(cl.NoTouch)
-	start := time.Now()
+	// One monotonic clock read per command gives both this command's
+	// duration and the next one's start; the wall-clock time snapshot is
+	// derived from the batch's start (see BeginBatch).
+	if cl.batchStart.IsZero() {
+		d.BeginBatch(cl)
+	}
+	startOff := cl.batchOff
+	d.KS.BeginCommandAt(cl.batchStartMs+int64(startOff/time.Millisecond), cl.NoTouch)
 	cmd.Run(c)
-	dur := time.Since(start)
+	endOff := time.Since(cl.batchStart)
+	cl.batchOff = endOff
+	dur := endOff - startOff
 	cmd.stats.Calls++
 	cmd.stats.Usec += dur.Microseconds()
 	if c.failed {
@@ -75,6 +83,15 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		h(c, dur)
 	}
 	return c.offload
+}
+
+// BeginBatch reads the clock for a run of commands executed back to back
+// under one acquisition of the keyspace lock. Call it after taking the
+// lock: time spent waiting for the lock must not count as a command's.
+func (d *Dispatcher) BeginBatch(cl *Client) {
+	cl.batchStart = time.Now()
+	cl.batchStartMs = cl.batchStart.UnixMilli()
+	cl.batchOff = 0
 }
 
 // Lookup2 finds a subcommand of container cmd, case-insensitively.

@@ -108,3 +108,8 @@ const (
 func ErrSubcommandSyntax(sub, container string) string {
 	return fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", sub, container)
 }
+
+// ErrIntRange is getIntFromObjectOrReply's answer to an integer beyond
+// 32 bits (a DB index of SELECT, MOVE, COPY, SWAPDB); a non-integer gets
+// ErrNotInteger.
+const ErrIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"

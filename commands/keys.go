@@ -286,12 +286,17 @@ func renameCommand(c *Ctx)   { renameGeneric(c, false) }
 func renamenxCommand(c *Ctx) { renameGeneric(c, true) }
 
 // dbIndexArg parses a database number as getIntFromObjectOrReply and
-// selectDb do: not a 32-bit integer -> ErrNotInteger, out of the range
-// of databases -> ErrDBIndex. ok=false means the error reply was written.
+// selectDb do: not an integer -> ErrNotInteger, beyond 32 bits ->
+// ErrIntRange, out of the range of databases -> ErrDBIndex. ok=false
+// means the error reply was written.
 func dbIndexArg(c *Ctx, arg []byte) (*keyspace.DB, bool) {
 	n, ok := ParseInt(arg)
-	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+	if !ok {
 		c.Error(ErrNotInteger)
+		return nil, false
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		c.Error(ErrIntRange)
 		return nil, false
 	}
 	if n < 0 || n >= int64(c.KS.NumDBs()) {

@@ -214,7 +214,7 @@ func TestKeysCommands(t *testing.T) {
 		}},
 		{"move", []kstep{
 			kcmd(replyErr(ErrNotInteger), "MOVE", "k", "x"),
-			kcmd(replyErr(ErrNotInteger), "MOVE", "k", "2147483648"),
+			kcmd(replyErr(ErrIntRange), "MOVE", "k", "2147483648"),
 			kcmd(replyErr(ErrDBIndex), "MOVE", "k", "16"),
 			kcmd(replyErr(ErrDBIndex), "MOVE", "k", "-1"),
 			kcmd(replyErr(ErrSameObject), "MOVE", "k", "0"),

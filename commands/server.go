@@ -163,6 +163,7 @@ func monitorCommand(c *Ctx) {
 		return
 	}
 	c.W.OK()
+	c.Client.Monitor = true
 	c.Srv.Monitor(c.Client)
 }
 

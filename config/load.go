@@ -14,7 +14,10 @@ import (
 //     warning level instead (e.g. "Fatal error, can't open config file ...");
 //     main should log Error() and exit with status 1.
 type Error struct {
-	File      string // file being read ("" when the line came only from overrides or stdin)
+	// File is the file whose text was being parsed: an included file, or
+	// the main file, whose text is parsed together with stdin and the
+	// command-line overrides ("" when there is no main file).
+	File      string
 	Line      int    // 1-based line number in the text being parsed; 0 if not tied to a line
 	Text      string // the offending line, trimmed, as Redis echoes it
 	Directive string // the directive name, lower-cased ("" if not tied to a line)

@@ -147,6 +147,21 @@ func (rc *respConn) configMap(t *testing.T, patterns ...string) map[string]strin
 	return m
 }
 
+// logFile is where a redis-server writes its log; a file (not a buffer)
+// keeps exec from copying output in a goroutine.
+func logFile(t *testing.T, dir string) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "redis-*.log")
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func readLog(f *os.File) string {
+	data, _ := os.ReadFile(f.Name())
+	return string(data)
+}
+
 type liveRedis struct {
 	*respConn
 	dir  string
@@ -164,8 +179,8 @@ func startRedis(t *testing.T, bin string, args ...string) *liveRedis {
 		"--appendonly", "no", "--daemonize", "no", "--logfile", "")
 	cmd := exec.Command(bin, all...)
 	cmd.Dir = dir
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := logFile(t, dir)
+	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -183,11 +198,13 @@ func startRedis(t *testing.T, bin string, args ...string) *liveRedis {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("redis-server exited early: %s", logs.String())
+			t.Fatalf("redis-server exited early: %s", readLog(logs))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	require.NoError(t, err, "redis-server did not start: %s", logs.String())
+	if err != nil {
+		t.Fatalf("redis-server did not start: %v: %s", err, readLog(logs))
+	}
 	t.Cleanup(func() { conn.Close() })
 	return &liveRedis{respConn: &respConn{c: conn, r: bufio.NewReader(conn)}, dir: dir, port: port}
 }
@@ -487,8 +504,8 @@ func TestRewriteMatchesRedis(t *testing.T) {
 
 	cmd := exec.Command(bin, redisPath)
 	cmd.Dir = dir
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := logFile(t, dir)
+	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -501,7 +518,9 @@ func TestRewriteMatchesRedis(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.NoError(t, err, logs.String())
+	if err != nil {
+		t.Fatalf("redis-server did not start: %v: %s", err, readLog(logs))
+	}
 	defer conn.Close()
 	rc := &respConn{c: conn, r: bufio.NewReader(conn)}
 	require.Equal(t, "OK", reply(rc.do("AUTH", "p w")))

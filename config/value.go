@@ -46,9 +46,6 @@ type value struct {
 	port int64
 }
 
-// text is what CONFIG GET prints.
-func (v *value) text() string { return v.s }
-
 // state is a working set of values (one per directive) plus what the
 // parsers need to know about their context.
 type state struct {

@@ -478,10 +478,31 @@ func (db *DB) RandomKey() (string, bool) {
 	return "", false
 }
 
-// randomEntry draws a key; the database must not be empty. A random
-// shard first (non-empty ones found by a scan from a random start), then
-// a random position in that shard's map.
+// randomEntry draws a key; the database must not be empty. A small
+// database is walked to a uniformly drawn index, so that a key alone
+// after a run of empty shards is not favoured. A large one has keys in
+// nearly every shard, all of about the same size: a random shard (the
+// next non-empty one from a random start), then a random position in
+// it, is close to uniform and costs O(shard size).
 func (db *DB) randomEntry() (string, *Entry) {
+	if db.keys < 4*numShards {
+		n := rand.IntN(db.keys)
+		for _, t := range db.shards {
+			if t == nil {
+				continue
+			}
+			if n >= len(t.m) {
+				n -= len(t.m)
+				continue
+			}
+			for k, e := range t.m {
+				if n == 0 {
+					return k, e
+				}
+				n--
+			}
+		}
+	}
 	start := rand.IntN(numShards)
 	for j := 0; ; j++ {
 		t := db.shards[(start+j)&(numShards-1)]

@@ -7,6 +7,7 @@ package keyspace
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
 // Expired describes a key removed because its deadline passed. Entry is
@@ -61,6 +62,12 @@ type Keyspace struct {
 	stats Stats
 
 	scanBuf []scanItem // scratch of DB.Scan, used under the lock
+
+	// Snapshots released without the lock, applied by the next holder
+	// (see Snapshot.Release).
+	relMu      sync.Mutex
+	released   []*Snapshot
+	relPending atomic.Bool
 }
 
 // New makes a keyspace of n databases reading time from clock.
@@ -77,15 +84,35 @@ func New(n int, clock Clock) *Keyspace {
 // Exec runs fn with the keyspace lock held. Everything that reads or
 // writes a database happens inside fn; fn must not block on I/O.
 func (ks *Keyspace) Exec(fn func()) {
-	ks.mu.Lock()
+	ks.Lock()
 	defer ks.mu.Unlock()
 	fn()
 }
 
 // Lock and Unlock bracket a batch of commands explicitly, for the
 // dispatcher's hot path where a closure per batch is not wanted.
-func (ks *Keyspace) Lock()   { ks.mu.Lock() }
+func (ks *Keyspace) Lock() {
+	ks.mu.Lock()
+	if ks.relPending.Load() {
+		ks.drainReleased()
+	}
+}
+
+// Unlock releases the lock taken by Lock.
 func (ks *Keyspace) Unlock() { ks.mu.Unlock() }
+
+// drainReleased applies the snapshot releases queued by Release. Called
+// with the lock held.
+func (ks *Keyspace) drainReleased() {
+	ks.relMu.Lock()
+	rel := ks.released
+	ks.released = nil
+	ks.relPending.Store(false)
+	ks.relMu.Unlock()
+	for _, s := range rel {
+		s.release()
+	}
+}
 
 // BeginCommand freezes the time for one command (as Redis's
 // commandTimeSnapshot does: a command sees one instant, so a key cannot
@@ -93,6 +120,19 @@ func (ks *Keyspace) Unlock() { ks.mu.Unlock() }
 // (CLIENT NO-TOUCH, OBJECT, TYPE-like introspection).
 func (ks *Keyspace) BeginCommand(noTouch bool) {
 	ks.setNow(ks.clock.NowMs())
+	ks.noTouch = noTouch
+}
+
+// BeginCommandAt is BeginCommand with the wall-clock time already read by
+// the caller: the dispatcher reads the clock once per command for both
+// the time snapshot and the command's duration. A keyspace on another
+// clock than the system's (tests) reads its own clock instead.
+func (ks *Keyspace) BeginCommandAt(systemMs int64, noTouch bool) {
+	if _, sys := ks.clock.(SystemClock); sys {
+		ks.setNow(systemMs)
+	} else {
+		ks.setNow(ks.clock.NowMs())
+	}
 	ks.noTouch = noTouch
 }
 

@@ -603,3 +603,23 @@ func TestSelectPos(t *testing.T) {
 		}
 	}
 }
+
+// In a small database every key is about equally likely, wherever its
+// shard lies among the empty ones.
+func TestRandomKeyUniformSmall(t *testing.T) {
+	e := newEnv(t)
+	keys := []string{"a", "b", "c"}
+	for _, k := range keys {
+		e.set(k, "v", 0)
+	}
+	counts := map[string]int{}
+	e.do(func(db *DB) {
+		for i := 0; i < 3000; i++ {
+			k, _ := db.RandomKey()
+			counts[k]++
+		}
+	})
+	for _, k := range keys {
+		assert.Greater(t, counts[k], 600, "%s drawn %d times of 3000", k, counts[k])
+	}
+}

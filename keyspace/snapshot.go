@@ -73,9 +73,16 @@ func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
 }
 
 // Release ends the snapshot: pinned shards become writable in place
-// again. It takes the lock: do not call it inside Exec.
+// again once the next holder of the keyspace lock applies it (at its
+// Lock or Exec). It never waits for the lock, so it is safe both with
+// and without it: an offloaded reader may end up running inside a
+// transaction that holds the lock. The snapshot must not be read after.
 func (s *Snapshot) Release() {
-	s.ks.Exec(s.release)
+	ks := s.ks
+	ks.relMu.Lock()
+	ks.released = append(ks.released, s)
+	ks.relPending.Store(true)
+	ks.relMu.Unlock()
 }
 
 // ReleaseLocked is Release for a caller that holds the lock.

@@ -187,6 +187,7 @@ func (c *conn) exec(batch [][][]byte) (authed bool) {
 		var offload func()
 		mark := 0
 		s.ks.Lock()
+		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
 			if !s.waitPause(c, batch[i]) {
 				break

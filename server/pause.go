@@ -75,6 +75,9 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
+		if s.pause.end == 0 {
+			return true // no pause: the per-command path reads no clock here
+		}
 		now := s.ks.Clock().NowMs()
 		if now >= s.pause.end || c.cl.Monitor {
 			return true
@@ -94,6 +97,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		}
 		t.Stop()
 		s.ks.Lock()
+		s.disp.BeginBatch(c.cl)
 		c.paused = false
 	}
 }

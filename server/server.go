@@ -402,7 +402,6 @@ func (s *Server) Monitor(cl *commands.Client) {
 	if c == nil {
 		return
 	}
-	cl.Monitor = true
 	if c.out == nil {
 		c.out = newOutQueue(c.nc, s.monitorLimit(), &s.stats)
 		go c.out.run()

@@ -397,37 +397,18 @@ func TestGarbage(t *testing.T) {
 	fragments := []string{"*", "$", "\r\n", "\n", "\r", "-1", "0", "1", "2", "3", "10", "2147483647",
 		"9223372036854775807", "-9223372036854775808", "99999999999999999999", "\"", "'", "\\x", "\\", " ",
 		"SET", "GET", "PING", "ECHO", "INCR", "k", "\x00", "*1\r\n$4\r\nPING\r\n", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n"}
+	// Each of the 50 workers opens connections one after another, since
+	// most garbage streams end in a protocol error after a few bytes.
 	var wg sync.WaitGroup
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, 0x5eed))
-			nc, err := net.DialTimeout("tcp", z.Addr, 5*time.Second)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer nc.Close()
-			go io.Copy(io.Discard, nc)
-			var b bytes.Buffer
-			for b.Len() < 32<<10 {
-				if rng.IntN(2) == 0 {
-					b.WriteString(fragments[rng.IntN(len(fragments))])
-				} else {
-					for n := rng.IntN(64); n > 0; n-- {
-						b.WriteByte(byte(rng.Uint32()))
-					}
+			for conn := 0; conn < 10; conn++ {
+				if !sendGarbage(t, z.Addr, rng, fragments) {
+					return
 				}
-			}
-			data := b.Bytes()
-			for len(data) > 0 {
-				n := min(len(data), 1+rng.IntN(4096))
-				nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				if _, err := nc.Write(data[:n]); err != nil {
-					return // closed on a protocol error: expected
-				}
-				data = data[n:]
 			}
 		}(uint64(i))
 	}
@@ -438,4 +419,38 @@ func TestGarbage(t *testing.T) {
 	code, ok := z.Wait(15 * time.Second)
 	require.True(t, ok, "no exit after SIGTERM")
 	assert.Equal(t, 0, code, "exit code after SIGTERM\n%s", z.Output())
+}
+
+// sendGarbage sends up to 32 KiB of garbage built from rng on a new
+// connection, in random-sized writes, and closes it. It reports false
+// when it could not connect.
+func sendGarbage(t *testing.T, addr string, rng *rand.Rand, fragments []string) bool {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	defer nc.Close()
+	go io.Copy(io.Discard, nc)
+	var b bytes.Buffer
+	size := 1 + rng.IntN(32<<10)
+	for b.Len() < size {
+		if rng.IntN(2) == 0 {
+			b.WriteString(fragments[rng.IntN(len(fragments))])
+		} else {
+			for n := rng.IntN(64); n > 0; n-- {
+				b.WriteByte(byte(rng.Uint32()))
+			}
+		}
+	}
+	data := b.Bytes()
+	for len(data) > 0 {
+		n := min(len(data), 1+rng.IntN(4096))
+		nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := nc.Write(data[:n]); err != nil {
+			return true // closed on a protocol error: expected
+		}
+		data = data[n:]
+	}
+	return true
 }

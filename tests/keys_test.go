@@ -434,8 +434,8 @@ func TestKeyScanDiff(t *testing.T) {
 	d.Do("SCAN", "0", "TYPE", "nosuchtype")
 
 	d.Do("SET", "one", "1")
-	d.Do("SCAN", "0") // a single key comes back in one call
-	d.Do("SCAN", "0", "COUNT", "1")
+	d.Do("SCAN", "0")                  // a single key comes back in one call
+	d.DoLen("SCAN", "0", "COUNT", "1") // cursors are the servers' own
 	d.Do("SCAN", "0", "MATCH", "o*")
 	d.Do("SCAN", "0", "MATCH", "x*")
 	d.Do("SCAN", "0", "TYPE", "string")
@@ -609,12 +609,14 @@ func TestKeyOtherTypesDiff(t *testing.T) {
 }
 
 // The command table's metadata for this family equals redis-server's.
+// OBJECT's container is left out: redis-server lists its subcommands in
+// the order of a dict seeded at random per process.
 func TestKeyCommandInfoDiff(t *testing.T) {
 	d := NewDiff(t)
 	for _, name := range []string{
 		"del", "unlink", "exists", "touch", "type", "expire", "pexpire", "expireat",
 		"pexpireat", "ttl", "pttl", "expiretime", "pexpiretime", "persist", "rename",
-		"renamenx", "move", "copy", "keys", "scan", "randomkey", "object",
+		"renamenx", "move", "copy", "keys", "scan", "randomkey",
 		"object|encoding", "object|freq", "object|help", "object|idletime", "object|refcount",
 	} {
 		d.Do("COMMAND", "INFO", name)
