@@ -330,8 +330,9 @@ func commandGetKeysAndFlagsCommand(c *Ctx) { getKeysGeneric(c, true) }
 // without running it (server.c getKeysSubcommandImpl): the command is
 // looked up (its subcommand when it is a container), then it must have
 // key arguments, then its arity must hold. Key positions come from the
-// table; withFlags adds each key's access flags from Redis's key
-// specifications.
+// table; withFlags adds each key's access flags: the command's KeyFlags
+// when it has one (Redis's getkeys proc for variable_flags specs), else
+// those of Redis's key specifications that find the key.
 func getKeysGeneric(c *Ctx, withFlags bool) {
 	args := c.Args[2:]
 	target := Lookup(args[0])
@@ -361,7 +362,7 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 	}
 	var specFlags map[int][]string
 	var meta *metadata.Entry
-	if withFlags {
+	if withFlags && target.KeyFlags == nil {
 		if meta = metadata.Get(target.Name); meta != nil {
 			specFlags = keySpecFlags(meta.Specs, args)
 		}
@@ -374,8 +375,12 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 		}
 		c.W.Array(2)
 		c.W.Bulk(args[p])
-		fl, ok := specFlags[p]
-		if !ok && meta != nil && len(meta.Specs) == 1 {
+		var fl []string
+		if target.KeyFlags != nil {
+			fl = target.KeyFlags(args, p)
+		} else if f, ok := specFlags[p]; ok {
+			fl = f
+		} else if meta != nil && len(meta.Specs) == 1 {
 			fl = meta.Specs[0].Flags
 		}
 		writeKeyFlags(c, fl)

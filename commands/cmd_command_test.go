@@ -172,6 +172,29 @@ func TestCommandGetKeys(t *testing.T) {
 	assert.Equal(t, replyArray(replyArray(replyBulk("k"), "*2\r\n+RO\r\n+access\r\n")),
 		e.run("COMMAND", "GETKEYSANDFLAGS", "get", "k"))
 	assert.Equal(t, replyErr(errGetKeysInvalidCommand), e.run("COMMAND", "GETKEYSANDFLAGS", "nosuch", "k"))
+	// SET's flags depend on GET (a variable_flags key spec).
+	assert.Equal(t, replyArray(replyArray(replyBulk("k"), "*2\r\n+OW\r\n+update\r\n")),
+		e.run("COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "ex", "10"))
+	assert.Equal(t, replyArray(replyArray(replyBulk("k"), "*3\r\n+RW\r\n+access\r\n+update\r\n")),
+		e.run("COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "Get"))
+}
+
+// A subcommand zredis accepts from a later Redis is not described.
+func TestCommandHidesExtensions(t *testing.T) {
+	e := newTestEnv(t)
+	for _, cmd := range All() {
+		for _, sub := range cmd.Subs {
+			if !sub.Extension {
+				continue
+			}
+			parts := strings.SplitN(sub.Name, "|", 2)
+			assert.Equal(t, "*1\r\n$-1\r\n", e.run("COMMAND", "INFO", sub.Name))
+			assert.Equal(t, "*0\r\n", e.run("COMMAND", "DOCS", sub.Name))
+			assert.Equal(t, replyErr(errGetKeysInvalidCommand), e.run("COMMAND", "GETKEYS", parts[0], parts[1], "x"))
+			assert.NotContains(t, e.run("COMMAND", "LIST"), sub.Name)
+			assert.NotContains(t, e.run("COMMAND", "INFO", parts[0]), sub.Name)
+		}
+	}
 }
 
 // A movable-keys command: key positions from its Keys function, flags

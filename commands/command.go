@@ -80,6 +80,13 @@ type Command struct {
 	// them (movable keys); nil otherwise.
 	Keys func(args [][]byte) []int
 
+	// KeyFlags gives the access flags (RO/RW/OW/RM, access, update,
+	// insert, delete) of the key at args[pos] when they depend on the
+	// arguments, as for the key specs Redis marks variable_flags (SET
+	// with or without GET); nil otherwise, and COMMAND GETKEYSANDFLAGS
+	// reports the flags of Redis's key specs.
+	KeyFlags func(args [][]byte, pos int) []string
+
 	// Extension marks a subcommand of a later Redis that zredis accepts
 	// for the sake of newer clients (CLIENT SETINFO). It runs, but
 	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.

@@ -12,7 +12,7 @@ import (
 func init() {
 	register(
 		&Command{Name: "get", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getCommand},
-		&Command{Name: "set", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setCommand},
+		&Command{Name: "set", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setCommand, KeyFlags: setKeyFlags},
 		&Command{Name: "setnx", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setnxCommand},
 		&Command{Name: "setex", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setexCommand},
 		&Command{Name: "psetex", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: psetexCommand},
@@ -37,6 +37,22 @@ func init() {
 		&Command{Name: "lcs", Arity: -3, Flags: ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "string", Run: lcsCommand},
 	)
 }
+
+// setKeyFlags is SET's key access (t_string.c setGetKeys): GET reads
+// the old value, otherwise the key is overwritten.
+func setKeyFlags(args [][]byte, pos int) []string {
+	for _, a := range args[3:] {
+		if EqualFold(a, "get") {
+			return setKeyFlagsGet
+		}
+	}
+	return setKeyFlagsOverwrite
+}
+
+var (
+	setKeyFlagsGet       = []string{"RW", "access", "update"}
+	setKeyFlagsOverwrite = []string{"OW", "update"}
+)
 
 // setFlags are the options of the SET family (t_string.c OBJ_SET_*).
 type setFlags uint16
