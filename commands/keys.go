@@ -490,7 +490,7 @@ func scanCommand(c *Ctx) {
 		keys = append(keys, key)
 	})
 	c.W.Array(2)
-	c.W.BulkInt(int64(next))
+	c.W.BulkUint(next)
 	c.W.Array(len(keys))
 	for _, k := range keys {
 		c.W.BulkString(k)

@@ -259,7 +259,7 @@ var directives = []Directive{
 	boolD("disable-thp", "", "yes", fImm|fNoEff),
 	boolD("cluster-allow-replica-migration", "", "yes", fNoEff),
 	boolD("replica-announced", "", "yes", 0),
-	boolD("latency-tracking", "", "yes", fNoEff),
+	boolD("latency-tracking", "", "yes", 0),
 	boolD("aof-disable-auto-gc", "", "no", 0),
 	boolD("replica-ignore-disk-write-errors", "", "no", 0),
 
@@ -366,7 +366,7 @@ var directives = []Directive{
 	intD("busy-reply-threshold", "lua-time-limit", 0, longMax, "5000", fNoEff),
 	intD("cluster-node-timeout", "", 0, llongMax, "15000", fNoEff),
 	intD("slowlog-log-slower-than", "", -1, llongMax, "10000", 0),
-	intD("latency-monitor-threshold", "", 0, llongMax, "0", fNoEff),
+	intD("latency-monitor-threshold", "", 0, llongMax, "0", 0),
 	memD("proto-max-bulk-len", "", 1024*1024, longMax, "536870912", 0),
 	intD("stream-node-max-entries", "", 0, llongMax, "100", fNoEff),
 	memD("repl-backlog-size", "", 1, llongMax, "1048576", 0),
@@ -403,7 +403,7 @@ var directives = []Directive{
 	mk("notify-keyspace-events", "", KindNotifyKeyspaceEvents, "", 0),
 	mk("bind", "", KindBind, "127.0.0.1 -::1", fMulti),
 	mk("replicaof", "slaveof", KindReplicaOf, "", fImm|fMulti),
-	mk("latency-tracking-info-percentiles", "", KindPercentiles, "50 99 99.9", fMulti|fNoEff),
+	mk("latency-tracking-info-percentiles", "", KindPercentiles, "50 99 99.9", fMulti),
 
 	// zredis's own directives. Adding one is a single line here; the value
 	// is then available through the typed getters and CONFIG GET/SET/REWRITE.

@@ -87,6 +87,12 @@ func (w *Writer) BulkInt(n int64) {
 	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
 }
 
+// BulkUint writes an unsigned integer as a bulk string (SCAN cursors).
+func (w *Writer) BulkUint(n uint64) {
+	var tmp [24]byte
+	w.Bulk(strconv.AppendUint(tmp[:0], n, 10))
+}
+
 // Null writes the null reply: $-1 in RESP2, _ in RESP3.
 func (w *Writer) Null() {
 	if w.proto == 3 {
