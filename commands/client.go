@@ -35,8 +35,9 @@ type Client struct {
 	// replies are written (QUIT, a protocol error, CLIENT KILL of self).
 	CloseAfterReply bool
 
-	// Kill closes the connection from another goroutine (CLIENT KILL,
-	// SHUTDOWN). Set by the server.
+	// Kill drops the connection at once: it leaves the client list and
+	// runs nothing more (CLIENT KILL). Set by the server; called with the
+	// keyspace lock held.
 	Kill func()
 
 	// CLIENT REPLY: ReplyOff drops every reply; ReplySkip drops the reply

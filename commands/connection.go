@@ -92,19 +92,14 @@ func quitCommand(c *Ctx) {
 	c.Client.CloseAfterReply = true
 }
 
-// selectCommand parses the index as a C int, as getIntFromObject does:
-// an index beyond 32 bits is "not an integer", not "out of range".
+// selectCommand switches the client's database; the index is parsed as
+// a C int, as getIntFromObjectOrReply does (see dbIndexArg).
 func selectCommand(c *Ctx) {
-	id, ok := ParseInt(c.Args[1])
-	if !ok || id != int64(int32(id)) {
-		c.Error(ErrNotInteger)
+	db, ok := dbIndexArg(c, c.Args[1])
+	if !ok {
 		return
 	}
-	if id < 0 || id >= int64(c.KS.NumDBs()) {
-		c.Error(ErrDBIndex)
-		return
-	}
-	c.Client.DB = int(id)
+	c.Client.DB = db.ID()
 	c.W.OK()
 }
 
@@ -595,9 +590,6 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	}
 	if cl.Blocked {
 		dst = append(dst, 'b')
-	}
-	if cl.CloseAfterReply {
-		dst = append(dst, 'c')
 	}
 	if cl.NoEvict {
 		dst = append(dst, 'e')

@@ -26,7 +26,7 @@ func TestConnectionCommands(t *testing.T) {
 			{argv("SELECT", "15"), replyOK},
 			{argv("SELECT", "16"), replyErr(ErrDBIndex)},
 			{argv("SELECT", "-1"), replyErr(ErrDBIndex)},
-			{argv("SELECT", "4294967296"), replyErr(ErrNotInteger)},
+			{argv("SELECT", "4294967296"), replyErr(ErrIntRange)},
 			{argv("SELECT", "1.5"), replyErr(ErrNotInteger)},
 			{argv("SELECT", "0"), replyOK},
 		}},

@@ -75,11 +75,12 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
-		if s.pause.end == 0 {
+		if s.pause.end == 0 || c.cl.Monitor {
 			return true // no pause: the per-command path reads no clock here
 		}
 		now := s.ks.Clock().NowMs()
-		if now >= s.pause.end || c.cl.Monitor {
+		if now >= s.pause.end {
+			s.pause.end, s.pause.all = 0, false // expired
 			return true
 		}
 		cmd := pausable(c.cl, args)

@@ -81,8 +81,11 @@ func TestConnAuthNoPasswordDiff(t *testing.T) {
 }
 
 func TestConnRequirepassDiff(t *testing.T) {
-	z := StartZredis(t, "--requirepass", "s3cret")
-	r := StartRedis(t, "--requirepass", "s3cret")
+	// The harness's readiness probe needs no password: set it once up.
+	z, r := StartZredis(t), StartRedis(t)
+	for _, p := range []*Proc{z, r} {
+		require.Equal(t, "+OK\r\n", Dial(t, p.Addr).Do("CONFIG", "SET", "requirepass", "s3cret"))
+	}
 	d := &Diff{t: t, Z: Dial(t, z.Addr), R: Dial(t, r.Addr)}
 	for _, args := range [][]string{
 		{"PING"}, {"ECHO", "x"}, {"GET", "k"}, {"CLIENT", "ID"}, {"CLIENT", "SETNAME", "x"}, {"NOSUCH"},
