@@ -322,7 +322,7 @@ var directives = []Directive{
 	// Integers.
 	intD("databases", "", 1, intMax, "16", fImm),
 	intD("port", "", 0, 65535, "6379", 0),
-	intD("io-threads", "", 1, 128, "1", fImm|fNoEff),
+	intD("io-threads", "", 1, 128, "1", fImm),
 	intD("auto-aof-rewrite-percentage", "", 0, intMax, "100", 0),
 	intD("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, intMax, "10", fNoEff),
 	intD("list-max-listpack-size", "list-max-ziplist-size", intMin, intMax, "-2", fNoEff),

@@ -46,6 +46,7 @@ type Conn struct {
 	out      []byte // output the socket did not take yet
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
+	closing  bool // close once the pending output is written
 	events   uint32
 }
 
@@ -249,6 +250,10 @@ func (c *Conn) flush() {
 		c.out = c.out[n:]
 	}
 	c.out = nil
+	if c.closing {
+		c.Close()
+		return
+	}
 	if c.detached {
 		c.setEvents(0)
 	} else {
@@ -311,6 +316,17 @@ func (c *Conn) Close() {
 	delete(c.loop.conns, c.fd)
 	c.out = nil
 	c.handler.Closed(c)
+}
+
+// CloseAfterFlush closes the connection once its pending output is
+// written (QUIT, a protocol error), and reads nothing more meanwhile.
+func (c *Conn) CloseAfterFlush() {
+	if len(c.out) == 0 {
+		c.Close()
+		return
+	}
+	c.closing = true
+	c.detached = true
 }
 
 // ShutdownRead stops further input (SHUTDOWN and server stop: replies in

@@ -142,6 +142,20 @@ func (r *Reader) SetAuthenticated(ok bool) { r.unauth = !ok }
 // SetLimits replaces the limits; it applies from the next element parsed.
 func (r *Reader) SetLimits(lim Limits) { r.lim = lim.withDefaults() }
 
+// Err is the protocol error (or ErrQueryBufLimit) the reader found after
+// the commands it returned last, nil when there is none. ReadBatch would
+// report it on the next call; a caller that waits for input before
+// calling again must look here first, since the client may send nothing
+// more.
+func (r *Reader) Err() error { return r.err }
+
+// Unparsed is the number of bytes received after the last command
+// ReadBatch returned. Input may hold more whole commands than one batch
+// returns (an unauthenticated client gets one command per batch, as Redis
+// runs one before parsing the next); a caller that waits for input before
+// calling ReadBatch again must call it first while this is not zero.
+func (r *Reader) Unparsed() int { return r.w - r.pos }
+
 // Buffered reports how many bytes the query buffer holds, as CLIENT LIST's qbuf
 // does: while a batch is being executed (after ReadBatch returned it) that is
 // the batch's bytes plus any unparsed remainder, as Redis trims its buffer only

@@ -4,12 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -25,178 +26,223 @@ var runID = func() string {
 // pipeline does not starve the others.
 const maxBatchUnderLock = 1024
 
-// writeTimeout bounds one write to a client. A client that reads nothing
-// for this long is disconnected rather than holding its goroutine.
-const writeTimeout = 30 * time.Second
-
-// conn is one client connection: a goroutine that reads a batch, runs it
-// under the keyspace lock and writes the replies.
+// conn is one client connection. It lives on an event loop: the loop
+// calls Readable when input is ready, and the connection reads a batch,
+// runs it under the keyspace lock and writes the replies, all on the
+// loop's goroutine. A command that must wait (a KEYS over a snapshot, a
+// CLIENT PAUSE) detaches the connection from the loop and finishes the
+// batch on a goroutine the connection owns, so the loop keeps serving the
+// other connections.
+//
+// Fields marked "loop" are touched only on the loop's goroutine (or by the
+// connection's worker while detached, when the loop leaves it alone);
+// "lock" fields only under the keyspace lock.
 type conn struct {
-	s  *Server
-	nc net.Conn
-	cl *commands.Client
-	rd *resp.Reader
+	s    *Server
+	loop *netloop.Loop
+	lc   *netloop.Conn // loop; nil until the loop has added the socket
+	fd   int
+	cl   *commands.Client
+	rd   *resp.Reader // loop
 
-	// killed is set (under the keyspace lock) when the connection was
-	// dropped by CLIENT KILL or the idle timeout: it runs nothing more.
-	killed bool
+	batch  [][][]byte // loop: the commands being run
+	authed bool       // loop: the client has authenticated, as of the last batch
+
+	killed bool          // lock: CLIENT KILL, idle timeout or shutdown: run nothing more
 	gone   chan struct{} // closed when killed
-	paused bool          // held back by CLIENT PAUSE (exempt from the idle timeout)
+	paused bool          // lock: held back by CLIENT PAUSE (exempt from the idle timeout)
 
-	// out carries all output once the client is a MONITOR (see
-	// Server.Monitor); nil before. Set under the lock by this
-	// connection's own command, so the connection's goroutine reads it
-	// without the lock.
-	out *outQueue
+	// monitorLimit, once the client is a MONITOR, bounds the output
+	// waiting for it; past it the connection is closed, as Redis closes a
+	// replica past its hard output buffer limit. Lock.
+	monitorLimit int
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, gone: make(chan struct{})}
+func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
+	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{})}
 	now := time.Now().UnixMilli()
 	cl := &commands.Client{
 		Addr:    nc.RemoteAddr().String(),
 		LAddr:   nc.LocalAddr().String(),
 		Created: now,
+		FD:      fd,
 		W:       resp.NewWriter(),
 	}
-	cl.FD = fdOf(nc)
 	cl.Kill = func() { s.drop(c) }
 	cl.LastInteraction.Store(now)
 	c.cl = cl
-	c.rd = resp.NewReader(countingReader{c}, *s.limits.Load())
+	c.rd = resp.NewReader(c, *s.limits.Load())
 	return c
 }
 
-// countingReader counts the bytes and reads of a connection for INFO and
-// CLIENT LIST.
-type countingReader struct{ c *conn }
-
-func (r countingReader) Read(p []byte) (int, error) {
-	n, err := r.c.nc.Read(p)
+// Read implements io.Reader for the request reader: it reads what the
+// socket holds without blocking, counting bytes for INFO and CLIENT LIST.
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.lc.Read(p)
 	if n > 0 {
-		st := &r.c.s.stats
-		r.c.cl.NetIn.Add(int64(n))
+		st := &c.s.stats
+		c.cl.NetIn.Add(int64(n))
 		st.NetIn.Add(int64(n))
 		st.ReadsProcessed.Add(1)
 	}
 	return n, err
 }
 
-func fdOf(nc net.Conn) int {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	raw, err := sc.SyscallConn()
+// attach runs on the loop: it takes the socket into the loop.
+func (c *conn) attach() {
+	lc, err := c.loop.Add(c.fd, c)
 	if err != nil {
-		return -1
-	}
-	fd := -1
-	raw.Control(func(f uintptr) { fd = int(f) })
-	return fd
-}
-
-// closeRead stops the connection from reading more commands; replies of
-// the batch in progress are still written. Called under the lock.
-func (c *conn) closeRead() {
-	if tc, ok := c.nc.(*net.TCPConn); ok {
-		tc.CloseRead()
+		c.s.log.Warningf("Registering client connection: %v", err)
+		syscall.Close(c.fd)
+		c.s.ks.Exec(func() { c.s.drop(c) })
+		c.s.conns.Done()
 		return
 	}
-	c.nc.Close()
+	c.lc = lc
+	authed := true
+	c.s.ks.Exec(func() { authed = c.cl.Authed })
+	c.rd.SetAuthenticated(authed)
 }
 
-// serve runs the connection until the peer goes away, a protocol error,
-// QUIT, CLIENT KILL, the idle timeout or shutdown.
-func (c *conn) serve() {
-	s := c.s
+// Readable implements netloop.Handler. It runs every batch the input
+// already holds: more input may never come to make the loop call again.
+func (c *conn) Readable(lc *netloop.Conn) {
 	cl := c.cl
-	defer func() {
-		if c.out != nil {
-			c.out.close()
-		}
-		c.nc.Close()
-		s.ks.Exec(func() { s.drop(c) })
-	}()
-	lim := s.limits.Load()
-	authed := true
-	s.ks.Exec(func() { authed = cl.Authed })
-	c.rd.SetAuthenticated(authed)
-	var batch [][][]byte
 	for {
-		var err error
-		batch, err = c.rd.ReadBatch(batch[:0])
-		cl.QueryBuf.Store(int64(c.rd.Buffered()))
+		batch, err := c.rd.ReadBatch(c.batch[:0])
+		c.batch = batch
+		if len(batch) == 0 && err == netloop.ErrWouldBlock {
+			cl.QueryBuf.Store(int64(c.rd.Buffered()))
+			return
+		}
 		if len(batch) > 0 {
 			cl.LastInteraction.Store(time.Now().UnixMilli())
-			authed = c.exec(batch)
-		}
-		if err != nil {
-			var pe *resp.ProtocolError
-			if errors.As(err, &pe) {
-				cl.W.Error("ERR " + pe.Error())
-				cl.CloseAfterReply = true
-			} else if cl.W.Len() == 0 {
+			i, resume := c.run(batch, 0, false)
+			if resume != nil {
+				c.suspend(batch, i, resume)
 				return
-			} else {
-				cl.CloseAfterReply = true
 			}
+			// A protocol error after the last whole command is reported
+			// now, with the replies before it.
+			err = c.rd.Err()
 		}
-		cl.QueryBuf.Store(int64(c.rd.Buffered()))
-		if cl.W.Len() > 0 && !c.flush() {
+		if !c.finish(err) || c.rd.Unparsed() == 0 {
 			return
 		}
-		if cl.CloseAfterReply {
-			return
-		}
-		if l := s.limits.Load(); l != lim {
-			lim = l
-			c.rd.SetLimits(*l)
-		}
-		c.rd.SetAuthenticated(authed)
 	}
 }
 
-// flush writes the pending replies, through the MONITOR queue when there
-// is one. It reports false when the connection is broken.
-func (c *conn) flush() bool {
+// Closed implements netloop.Handler.
+func (c *conn) Closed(*netloop.Conn) {
+	s := c.s
+	s.ks.Exec(func() { s.drop(c) })
+	s.conns.Done()
+}
+
+// finish writes the batch's replies and handles what ended it. It
+// reports whether the connection goes on reading. On the loop.
+func (c *conn) finish(err error) bool {
 	cl := c.cl
-	defer cl.W.Reset()
-	if c.out != nil {
-		return c.out.push(cl.W.Bytes())
+	s := c.s
+	if err != nil && err != netloop.ErrWouldBlock {
+		var pe *resp.ProtocolError
+		switch {
+		case errors.As(err, &pe):
+			cl.W.Error("ERR " + pe.Error())
+			cl.CloseAfterReply = true
+		case err == io.EOF && cl.W.Len() == 0 && c.lc.Pending() == 0:
+			c.lc.Close()
+			return false
+		default:
+			cl.CloseAfterReply = true
+		}
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	n, err := c.nc.Write(cl.W.Bytes())
-	st := &c.s.stats
-	cl.NetOut.Add(int64(n))
-	st.NetOut.Add(int64(n))
-	st.WritesProcessed.Add(1)
-	cl.LastInteraction.Store(time.Now().UnixMilli())
-	return err == nil
+	cl.QueryBuf.Store(int64(c.rd.Buffered()))
+	if n := cl.W.Len(); n > 0 {
+		c.lc.Write(cl.W.Bytes())
+		cl.W.Reset()
+		cl.NetOut.Add(int64(n))
+		s.stats.NetOut.Add(int64(n))
+		s.stats.WritesProcessed.Add(1)
+	}
+	if cl.CloseAfterReply {
+		c.lc.CloseAfterFlush()
+		return false
+	}
+	c.rd.SetLimits(*s.limits.Load())
+	c.rd.SetAuthenticated(c.authed)
+	return !c.lc.IsClosed()
 }
 
-// exec runs a batch of commands, holding the keyspace lock for at most
-// maxBatchUnderLock commands at a time and releasing it for work a
-// command offloaded (a KEYS over a snapshot) and while a CLIENT PAUSE
-// holds a command back. It returns whether the client is authenticated
-// afterwards, read under the lock.
-func (c *conn) exec(batch [][][]byte) (authed bool) {
+// suspend detaches the connection from its loop and finishes the batch on
+// a goroutine owned by the connection, starting with resume (the work a
+// command left to run without the lock, or a wait for CLIENT PAUSE).
+func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
+	s := c.s
+	c.lc.Detach()
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		for resume != nil {
+			resume()
+			if c.cl.CloseAfterReply {
+				break
+			}
+			i, resume = c.run(batch, i, true)
+		}
+		err := c.rd.Err()
+		c.loop.Submit(func() {
+			if c.lc.IsClosed() {
+				return
+			}
+			c.lc.Attach()
+			if c.finish(err) && c.rd.Unparsed() > 0 {
+				c.Readable(c.lc)
+			}
+		})
+	}()
+}
+
+// run executes batch[i:], holding the keyspace lock for at most
+// maxBatchUnderLock commands at a time. It returns early, with the index
+// of the next command and a resume function, when a command offloaded
+// work to run without the lock, or when CLIENT PAUSE holds the next
+// command back and the caller may not block (it runs on the loop). With
+// mayBlock (on the connection's worker) it waits for a pause in place.
+func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	s := c.s
 	cl := c.cl
-	for i := 0; i < len(batch); {
-		var offload func()
-		mark := 0
+	for i < len(batch) {
 		s.ks.Lock()
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
-			if !s.waitPause(c, batch[i]) {
+			switch s.pauseCheck(c, batch[i], mayBlock) {
+			case pauseStop:
+				cl.CloseAfterReply = true
+			case pauseWait:
+				s.ks.Unlock()
+				args := batch[i]
+				return i, func() {
+					s.ks.Lock()
+					ok := s.waitPause(c, args)
+					s.ks.Unlock()
+					if !ok {
+						cl.CloseAfterReply = true
+					}
+				}
+			}
+			if cl.CloseAfterReply {
 				break
 			}
-			mark = cl.W.Mark()
-			offload = s.disp.Exec(cl, batch[i])
+			mark := cl.W.Mark()
+			offload := s.disp.Exec(cl, batch[i])
 			i++
 			if offload != nil {
-				break
+				s.ks.Unlock()
+				return i, func() {
+					offload()
+					s.ks.Exec(func() { c.afterReply(mark) })
+				}
 			}
 			c.afterReply(mark)
 			if cl.CloseAfterReply {
@@ -206,22 +252,17 @@ func (c *conn) exec(batch [][][]byte) (authed bool) {
 		if s.closing || c.killed {
 			cl.CloseAfterReply = true
 		}
-		authed = cl.Authed
+		c.authed = cl.Authed
 		s.ks.Unlock()
-		if offload != nil {
-			offload()
-			c.afterReply(mark)
-		}
 		if cl.CloseAfterReply {
-			return authed
+			return len(batch), nil
 		}
 	}
-	return authed
+	return i, nil
 }
 
-// afterReply applies CLIENT REPLY to the reply just written from mark on,
-// and moves a MONITOR client's replies to its queue so that they keep
-// their place among the feed lines.
+// afterReply applies CLIENT REPLY to the reply just written from mark on.
+// Under the lock.
 func (c *conn) afterReply(mark int) {
 	cl := c.cl
 	if cl.ReplyOff || cl.ReplySkip {
@@ -231,109 +272,44 @@ func (c *conn) afterReply(mark int) {
 	if cl.ReplySkipNext {
 		cl.ReplySkip, cl.ReplySkipNext = true, false
 	}
-	if c.out != nil && cl.W.Len() > 0 {
-		c.out.push(cl.W.Bytes())
-		cl.W.Reset()
-	}
 }
 
-// outQueue is the output of a MONITOR connection: replies and feed lines
-// appended under the keyspace lock by any client's goroutine, and written
-// in order by one writer goroutine owned by the connection. The queue is
-// bounded: a consumer that falls behind by more than limit bytes is
-// disconnected, as Redis disconnects a client past its output buffer
-// limit, so a slow MONITOR never holds memory or stalls the server.
-type outQueue struct {
-	nc    net.Conn
-	limit int
-	stats *commands.ServerStats
-
-	mu     sync.Mutex
-	buf    []byte
-	closed bool
-
-	sig  chan struct{} // capacity 1: "there is work"
-	done chan struct{} // closed when the writer has exited
-}
-
-func newOutQueue(nc net.Conn, limit int, st *commands.ServerStats) *outQueue {
-	return &outQueue{nc: nc, limit: limit, stats: st, sig: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-// push queues b (copied). It reports false when the queue is closed or
-// just overflowed (and closed the connection).
-func (q *outQueue) push(b []byte) bool {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		return false
-	}
-	if len(q.buf)+len(b) > q.limit {
-		q.closed = true
-		q.buf = nil
-		q.mu.Unlock()
-		q.nc.Close()
-		q.signal()
-		return false
-	}
-	q.buf = append(q.buf, b...)
-	q.mu.Unlock()
-	q.signal()
-	return true
-}
-
-func (q *outQueue) signal() {
-	select {
-	case q.sig <- struct{}{}:
-	default:
-	}
-}
-
-// run is the writer goroutine: it writes whatever is queued until the
-// queue is closed and drained, or a write fails.
-func (q *outQueue) run() {
-	defer close(q.done)
-	var spare []byte
-	for {
-		q.mu.Lock()
-		for len(q.buf) == 0 && !q.closed {
-			q.mu.Unlock()
-			<-q.sig
-			q.mu.Lock()
-		}
-		buf := q.buf
-		q.buf = spare[:0]
-		closed := q.closed
-		q.mu.Unlock()
-		if len(buf) == 0 && closed {
+// push sends out-of-band output (a MONITOR feed line) from any
+// goroutine: the line is copied and written on the connection's loop, in
+// order with its replies. Under the lock.
+func (c *conn) push(line []byte) {
+	b := append([]byte(nil), line...)
+	limit := c.monitorLimit
+	st := &c.s.stats
+	c.loop.Submit(func() {
+		if c.lc == nil || c.lc.IsClosed() {
 			return
 		}
-		q.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		n, err := q.nc.Write(buf)
-		q.stats.NetOut.Add(int64(n))
-		q.stats.WritesProcessed.Add(1)
-		if err != nil {
-			q.mu.Lock()
-			q.closed = true
-			q.buf = nil
-			q.mu.Unlock()
-			q.nc.Close()
+		if c.lc.Pending()+len(b) > limit {
+			c.lc.Close()
 			return
 		}
-		if cap(buf) <= 1<<20 {
-			spare = buf[:0]
-		} else {
-			spare = nil
-		}
-	}
+		c.lc.Write(b)
+		st.NetOut.Add(int64(len(b)))
+		st.WritesProcessed.Add(1)
+	})
 }
 
-// close stops the queue and waits until the writer has written what was
-// queued (bounded by the write timeout) and exited.
-func (q *outQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.signal()
-	<-q.done
+// closeRead stops the connection from reading more commands; replies of
+// the batch in progress are still written. Under the lock.
+func (c *conn) closeRead() {
+	c.loop.Submit(func() {
+		if c.lc != nil {
+			c.lc.ShutdownRead()
+		}
+	})
+}
+
+// closeNow closes the socket from any goroutine.
+func (c *conn) closeNow() {
+	c.loop.Submit(func() {
+		if c.lc != nil {
+			c.lc.Close()
+		}
+	})
 }

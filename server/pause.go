@@ -65,6 +65,41 @@ func pausable(cl *commands.Client, args [][]byte) *commands.Command {
 	return cmd
 }
 
+// pauseVerdict tells the connection what CLIENT PAUSE means for a request.
+type pauseVerdict int
+
+const (
+	pauseRun  pauseVerdict = iota // run it now
+	pauseWait                     // held back: wait (off the event loop)
+	pauseStop                     // run nothing more: shutdown or killed
+)
+
+// pauseCheck decides, under the lock, what a pause means for args. With
+// mayBlock it waits in place (see waitPause) instead of answering
+// pauseWait.
+func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict {
+	if s.closing || c.killed {
+		return pauseStop
+	}
+	if s.pause.end == 0 || c.cl.Monitor {
+		return pauseRun // no pause: the per-command path reads no clock here
+	}
+	if mayBlock {
+		if s.waitPause(c, args) {
+			return pauseRun
+		}
+		return pauseStop
+	}
+	now := s.ks.Clock().NowMs()
+	if now >= s.pause.end {
+		return pauseRun
+	}
+	if cmd := pausable(c.cl, args); cmd == nil || !s.pause.holds(cmd, now) {
+		return pauseRun
+	}
+	return pauseWait
+}
+
 // waitPause holds a request back while a pause applies to it, releasing
 // the keyspace lock (held on entry and on return) while it waits. It
 // reports false when the connection must run nothing more: the server is

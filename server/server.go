@@ -21,6 +21,7 @@ import (
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/expiry"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -50,7 +51,10 @@ type Server struct {
 	pause    pauseState
 
 	listeners []net.Listener
-	conns     sync.WaitGroup // connection goroutines
+	loops     []*netloop.Loop
+	nextLoop  int            // accept: round-robin over loops
+	conns     sync.WaitGroup // registered connections, until their Closed
+	workers   sync.WaitGroup // connections' goroutines for suspended batches
 	shutdown  chan commands.ShutdownOptions
 
 	limits      atomic.Pointer[resp.Limits]
@@ -152,6 +156,29 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.listen(); err != nil {
 		return err
 	}
+	var looping sync.WaitGroup
+	// io-threads event loops run the client connections; Redis's default
+	// of one serves a small machine best, where the clients share the
+	// cores.
+	for range max(1, int(s.cfg.Int("io-threads"))) {
+		l, err := netloop.New()
+		if err != nil {
+			for _, ln := range s.listeners {
+				ln.Close()
+			}
+			for _, l := range s.loops {
+				l.Stop()
+			}
+			looping.Wait()
+			return fmt.Errorf("creating event loop: %w", err)
+		}
+		s.loops = append(s.loops, l)
+		looping.Add(1)
+		go func() {
+			defer looping.Done()
+			l.Run()
+		}()
+	}
 	s.stats.StartupMemory = commands.ReadMemory().Used
 	s.log.Noticef("Server initialized")
 	bgCtx, stopBG := context.WithCancel(context.Background())
@@ -203,11 +230,16 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-time.After(5 * time.Second):
 		s.ks.Exec(func() {
 			for _, c := range s.clients {
-				c.nc.Close()
+				c.closeNow()
 			}
 		})
 		<-done
 	}
+	s.workers.Wait()
+	for _, l := range s.loops {
+		l.Stop()
+	}
+	looping.Wait()
 	stopBG()
 	bg.Wait()
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
@@ -312,8 +344,8 @@ func (s *Server) accept(nc net.Conn) {
 			tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
 	}
-	c := newConn(s, nc)
 	refused, closing := false, false
+	var c *conn
 	s.ks.Exec(func() {
 		if s.closing {
 			closing = true
@@ -325,6 +357,14 @@ func (s *Server) accept(nc net.Conn) {
 			return
 		}
 		s.stats.TotalConnections++
+		fd, err := netloop.TakeFD(nc)
+		if err != nil {
+			s.log.Warningf("Accepting client connection: %v", err)
+			closing = true
+			return
+		}
+		s.nextLoop = (s.nextLoop + 1) % len(s.loops)
+		c = newConn(s, nc, fd, s.loops[s.nextLoop])
 		s.nextID++
 		c.cl.ID = s.nextID
 		c.cl.Authed = s.cfg.String("requirepass") == ""
@@ -332,7 +372,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.conns.Add(1)
 	})
 	if closing {
-		nc.Close()
+		nc.Close() // a no-op when TakeFD already took it
 		return
 	}
 	if refused {
@@ -341,10 +381,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	go func() {
-		defer s.conns.Done()
-		c.serve()
-	}()
+	c.loop.Submit(c.attach)
 }
 
 // drop unregisters a connection and closes its socket: the client is gone
@@ -358,7 +395,7 @@ func (s *Server) drop(c *conn) {
 	if s.clients[c.cl.ID] == c {
 		delete(s.clients, c.cl.ID)
 	}
-	c.nc.Close()
+	c.closeNow()
 }
 
 // ---- commands.Server ------------------------------------------------------
@@ -402,10 +439,7 @@ func (s *Server) Monitor(cl *commands.Client) {
 	if c == nil {
 		return
 	}
-	if c.out == nil {
-		c.out = newOutQueue(c.nc, s.monitorLimit(), &s.stats)
-		go c.out.run()
-	}
+	c.monitorLimit = s.monitorLimit()
 	for _, m := range s.monitors {
 		if m == c {
 			return
@@ -455,7 +489,7 @@ func (s *Server) Feed(cl *commands.Client, args [][]byte) {
 	}
 	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, cl.Addr, args)
 	for _, m := range s.monitors {
-		m.out.push(line)
+		m.push(line)
 	}
 }
 

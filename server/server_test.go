@@ -166,14 +166,15 @@ func TestServerMonitorStreamsInOrder(t *testing.T) {
 	assert.Regexp(t, prefix+`"AUTH" "\(redacted\)" "\(redacted\)"$`, lines[2], "CONFIG (admin) and unknown commands are not shown")
 	assert.Regexp(t, prefix+`"PING"$`, lines[3])
 
-	// The monitor's own replies keep their place in the stream.
+	// The monitor's own command: its reply, then its feed line, as
+	// redis-server 7.0 sends them.
 	m.send("PING")
 	l, err := m.line(5 * time.Second)
 	require.NoError(t, err)
-	assert.Regexp(t, `"PING"$`, l)
+	assert.Equal(t, "+PONG", l)
 	l, err = m.line(5 * time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, "+PONG", l)
+	assert.Regexp(t, `"PING"$`, l)
 
 	// RESET ends the stream, before its own line is fed.
 	m.send("RESET")
@@ -185,72 +186,38 @@ func TestServerMonitorStreamsInOrder(t *testing.T) {
 	assert.Error(t, err, "no more feed after RESET")
 }
 
-func TestServerMonitorWriterStopsWithConnection(t *testing.T) {
+func TestServerMonitorForgottenWithConnection(t *testing.T) {
 	s := startServer(t)
 	m := dial(t, s.addr)
 	require.Equal(t, "+OK", m.do("MONITOR"))
-	var q *outQueue
-	s.ks.Exec(func() {
-		for _, c := range s.clients {
-			if c.out != nil {
-				q = c.out
-			}
-		}
-	})
-	require.NotNil(t, q)
 	m.nc.Close()
-	select {
-	case <-q.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the monitor's writer goroutine outlived its connection")
-	}
+	require.Eventually(t, func() bool {
+		n := 0
+		s.ks.Exec(func() { n = len(s.clients) })
+		return n == 0
+	}, 5*time.Second, 10*time.Millisecond, "the monitor's connection outlived its socket")
 	c := dial(t, s.addr)
 	c.do("PING")
 	s.ks.Exec(func() { assert.Empty(t, s.monitors) })
 }
 
-func TestOutQueueOverflowCloses(t *testing.T) {
-	a, b := net.Pipe()
-	defer b.Close()
-	var st commands.ServerStats
-	q := newOutQueue(a, 10, &st)
-	go q.run()
-	require.True(t, q.push([]byte("12345")))
-	// Nothing reads b: the writer is stuck, the queue fills up.
-	pushed := 0
-	for pushed < 10 && q.push([]byte("678")) {
-		pushed++
-	}
-	assert.Less(t, pushed, 10, "the queue is bounded")
-	assert.False(t, q.push([]byte("x")), "closed after overflowing")
-	select {
-	case <-q.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("writer did not stop after the overflow")
-	}
-}
-
-func TestOutQueueDrainsOnClose(t *testing.T) {
-	a, b := net.Pipe()
-	var st commands.ServerStats
-	q := newOutQueue(a, 1<<20, &st)
-	go q.run()
-	got := make(chan string)
-	go func() {
-		all, _ := io.ReadAll(b)
-		got <- string(all)
-	}()
-	for i := 0; i < 100; i++ {
-		q.push([]byte(strconv.Itoa(i) + ","))
-	}
-	q.close()
-	a.Close()
-	want := ""
-	for i := 0; i < 100; i++ {
-		want += strconv.Itoa(i) + ","
-	}
-	assert.Equal(t, want, <-got)
-	assert.Equal(t, int64(len(want)), st.NetOut.Load())
+// A MONITOR client that reads nothing is disconnected once its pending
+// output passes the replica hard limit, as Redis disconnects it.
+func TestServerMonitorOverflowCloses(t *testing.T) {
+	s := startServer(t)
+	m := dial(t, s.addr)
+	c := dial(t, s.addr)
+	require.Equal(t, "+OK", c.do("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 0 0"))
+	require.Equal(t, "+OK", m.do("MONITOR"))
+	big := strings.Repeat("v", 1000)
+	require.Eventually(t, func() bool {
+		for i := 0; i < 200; i++ {
+			c.do("SET", "k", big)
+		}
+		n := 0
+		s.ks.Exec(func() { n = len(s.clients) })
+		return n == 1
+	}, 20*time.Second, time.Millisecond, "the stalled monitor was not disconnected")
 }
 
 func TestMonitorLineFormat(t *testing.T) {
@@ -339,6 +306,9 @@ func TestServerIdleTimeout(t *testing.T) {
 	mon.send("PING")
 	l, err := mon.line(5 * time.Second)
 	require.NoError(t, err, "MONITOR clients are exempt")
+	assert.Equal(t, "+PONG", l)
+	l, err = mon.line(5 * time.Second)
+	require.NoError(t, err)
 	assert.Contains(t, l, "PING")
 
 	c := dial(t, s.addr)
