@@ -505,12 +505,4 @@ var commandHelpLines = []string{
 	"    Return the keys and the access flags from a full Redis command.",
 }
 
-func commandHelpCommand(c *Ctx) {
-	c.W.Array(len(commandHelpLines) + 3)
-	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range commandHelpLines {
-		c.W.Simple(l)
-	}
-	c.W.Simple("HELP")
-	c.W.Simple("    Prints this help.")
-}
+func commandHelpCommand(c *Ctx) { replyHelp(c, commandHelpLines) }

@@ -286,7 +286,7 @@ var clientHelp = []string{
 	"    Protect current client connection from eviction.",
 }
 
-func clientHelpCommand(c *Ctx) { writeHelp(c, clientHelp) }
+func clientHelpCommand(c *Ctx) { replyHelp(c, clientHelp) }
 
 func clientIDCommand(c *Ctx) { c.W.Int(c.Client.ID) }
 
@@ -777,15 +777,3 @@ func clientKillCommand(c *Ctx) {
 	}
 }
 
-// writeHelp writes a container's HELP reply (addReplyHelp): a header
-// naming the container as the client typed it, upper-cased, the lines,
-// and the HELP entry.
-func writeHelp(c *Ctx, lines []string) {
-	c.W.Array(len(lines) + 3)
-	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.W.Simple(l)
-	}
-	c.W.Simple("HELP")
-	c.W.Simple("    Prints this help.")
-}

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"strings"
+
 	"sync/atomic"
 
 	"github.com/zredis/zredis/config"
@@ -146,3 +148,16 @@ func (c *Ctx) Offload(fn func()) { c.offload = fn }
 
 // Config is the server configuration.
 func (c *Ctx) Config() *config.Config { return c.Srv.Config() }
+
+// replyHelp writes a container command's HELP as Redis's addReplyHelp: a
+// header naming the command as typed (upper-cased), the lines, and the
+// HELP entry, all status replies.
+func replyHelp(c *Ctx, lines []string) {
+	c.W.Array(len(lines) + 3)
+	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		c.W.Simple(l)
+	}
+	c.W.Simple("HELP")
+	c.W.Simple("    Prints this help.")
+}

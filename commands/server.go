@@ -217,7 +217,7 @@ var configHelp = []string{
 	"    Rewrite the configuration file.",
 }
 
-func configHelpCommand(c *Ctx) { writeHelp(c, configHelp) }
+func configHelpCommand(c *Ctx) { replyHelp(c, configHelp) }
 
 // configGetCommand is CONFIG GET pattern [pattern ...]: a map of every
 // matching directive, each once.
@@ -431,7 +431,7 @@ var slowlogHelp = []string{
 	"    Reset the slowlog.",
 }
 
-func slowlogHelpCommand(c *Ctx) { writeHelp(c, slowlogHelp) }
+func slowlogHelpCommand(c *Ctx) { replyHelp(c, slowlogHelp) }
 
 func slowlogGetCommand(c *Ctx) {
 	if len(c.Args) > 3 {
@@ -594,7 +594,7 @@ var latencyHelp = []string{
 	"    If no commands are specified then all histograms are replied.",
 }
 
-func latencyHelpCommand(c *Ctx) { writeHelp(c, latencyHelp) }
+func latencyHelpCommand(c *Ctx) { replyHelp(c, latencyHelp) }
 
 func latencyLatestCommand(c *Ctx) {
 	m := &c.Srv.Stats().Latency
@@ -966,7 +966,7 @@ var memoryHelp = []string{
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
 }
 
-func memoryHelpCommand(c *Ctx) { writeHelp(c, memoryHelp) }
+func memoryHelpCommand(c *Ctx) { replyHelp(c, memoryHelp) }
 
 // MemoryUser is implemented by collection values that can estimate their
 // own memory use (MEMORY USAGE), looking at up to samples elements

@@ -163,8 +163,9 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 	if o.flags&setGet != 0 && !getGeneric(c, key) {
 		return
 	}
-	found := c.DB.Exists(key)
-	if (o.flags&setNX != 0 && found) || (o.flags&setXX != 0 && !found) {
+	// Only NX and XX need to know whether the key exists: plain SET and
+	// SETEX spend no lookup on it.
+	if o.flags&(setNX|setXX) != 0 && (o.flags&setNX != 0) == c.DB.Exists(key) {
 		if o.flags&setGet == 0 {
 			if abortReply != nil {
 				abortReply()

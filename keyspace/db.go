@@ -3,8 +3,6 @@ package keyspace
 import (
 	"hash/maphash"
 	"math/rand/v2"
-
-	"github.com/tidwall/btree"
 )
 
 // numShards splits each database's map so that a snapshot can pin it in
@@ -26,18 +24,6 @@ type table struct {
 }
 
 // deadline orders the expiry index by time, then key.
-type deadline struct {
-	at  int64
-	key string
-}
-
-func deadlineLess(a, b deadline) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.key < b.key
-}
-
 // DB is one numbered database. Every method must be called with the
 // keyspace lock held (inside Keyspace.Exec).
 type DB struct {
@@ -45,15 +31,11 @@ type DB struct {
 	id      int
 	shards  [numShards]*table
 	keys    int
-	expires *btree.BTreeG[deadline]
+	expires deadlines
 }
 
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ks: ks, id: id, expires: newExpiryIndex()}
-}
-
-func newExpiryIndex() *btree.BTreeG[deadline] {
-	return btree.NewBTreeGOptions(deadlineLess, btree.Options{NoLocks: true})
+	return &DB{ks: ks, id: id, expires: newDeadlines()}
 }
 
 // ID is the database number.
@@ -64,7 +46,7 @@ func (db *DB) ID() int { return db.id }
 func (db *DB) Len() int { return db.keys }
 
 // Volatile is the number of keys with a deadline.
-func (db *DB) Volatile() int { return db.expires.Len() }
+func (db *DB) Volatile() int { return db.expires.len() }
 
 func shardOf(key []byte) int {
 	return int(maphash.Bytes(shardSeed, key) & (numShards - 1))
@@ -269,7 +251,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 			expireAt = old.expireAt
 		}
 		if old.expireAt != 0 {
-			db.expires.Delete(deadline{old.expireAt, string(key)})
+			db.expires.del(old.expireAt, key)
 		}
 		t = db.writable(i)
 		t.m[string(key)] = e
@@ -278,12 +260,19 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 			expireAt = 0
 		}
 		t = db.writable(i)
-		t.m[string(key)] = e
+		k := string(key)
+		t.m[k] = e
 		db.keys++
+		if expireAt != 0 {
+			e.expireAt = expireAt
+			db.expires.addString(expireAt, k) // shares the map's key string
+			db.ks.scheduled(expireAt)
+		}
+		return
 	}
 	if expireAt != 0 {
 		e.expireAt = expireAt
-		db.expires.Set(deadline{expireAt, string(key)})
+		db.expires.add(expireAt, key)
 		db.ks.scheduled(expireAt)
 	}
 }
@@ -317,7 +306,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 	t := db.writable(i)
 	if old != nil {
 		if old.expireAt != 0 {
-			db.expires.Delete(deadline{old.expireAt, string(key)})
+			db.expires.del(old.expireAt, key)
 		}
 		t.m[string(key)] = e
 	} else {
@@ -325,7 +314,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 		db.keys++
 	}
 	if e.expireAt != 0 {
-		db.expires.Set(deadline{e.expireAt, string(key)})
+		db.expires.add(e.expireAt, key)
 		db.ks.scheduled(e.expireAt)
 	}
 }
@@ -359,11 +348,11 @@ func (db *DB) setDeadline(key []byte, e *Entry, at int64) {
 		return
 	}
 	if e.expireAt != 0 {
-		db.expires.Delete(deadline{e.expireAt, string(key)})
+		db.expires.del(e.expireAt, key)
 	}
 	e.expireAt = at
 	if at != 0 {
-		db.expires.Set(deadline{at, string(key)})
+		db.expires.add(at, key)
 		db.ks.scheduled(at)
 	}
 }
@@ -429,7 +418,7 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 	delete(t.m, key)
 	db.keys--
 	if e.expireAt != 0 {
-		db.expires.Delete(deadline{e.expireAt, key})
+		db.expires.delString(e.expireAt, key)
 	}
 }
 
@@ -452,7 +441,7 @@ func (db *DB) Flush() {
 		db.shards[i] = nil
 	}
 	db.keys = 0
-	db.expires = newExpiryIndex()
+	db.expires = newDeadlines()
 }
 
 // RandomKey returns a random live key, or "" and false when there is
@@ -683,7 +672,7 @@ func selectPos(items []scanItem, k int) uint64 {
 func (db *DB) ExpireDue(max int) int {
 	n := 0
 	for n < max {
-		d, ok := db.expires.Min()
+		d, ok := db.expires.min()
 		if !ok || d.at > db.ks.now {
 			break
 		}
@@ -697,7 +686,7 @@ func (db *DB) ExpireDue(max int) int {
 
 // NextDeadline is the earliest deadline in this database, 0 if none.
 func (db *DB) NextDeadline() int64 {
-	if d, ok := db.expires.Min(); ok {
+	if d, ok := db.expires.min(); ok {
 		return d.at
 	}
 	return 0

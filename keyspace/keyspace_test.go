@@ -233,7 +233,7 @@ func TestSetStringCopies(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "value", v)
 	e.ks.Exec(func() {
-		d, _ := e.ks.DB(0).expires.Min()
+		d, _ := e.ks.DB(0).expires.min()
 		assert.Equal(t, "key", d.key)
 	})
 }

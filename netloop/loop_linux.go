@@ -133,7 +133,12 @@ func (l *Loop) Run() {
 	events := make([]syscall.EpollEvent, 256)
 	var tasks []func()
 	for {
-		n, err := syscall.EpollWait(l.epfd, events, -1)
+		// Poll first without blocking: under load events are waiting and
+		// the runtime need not hand the processor away.
+		n, err := pollNow(l.epfd, events)
+		if err == nil && n == 0 {
+			n, err = syscall.EpollWait(l.epfd, events, -1)
+		}
 		if err != nil && err != syscall.EINTR {
 			break
 		}
@@ -184,7 +189,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := rawRead(c.fd, p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -212,7 +217,7 @@ func (c *Conn) Write(p []byte) {
 		return
 	}
 	for len(p) > 0 {
-		n, err := syscall.Write(c.fd, p)
+		n, err := rawWrite(c.fd, p)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -236,7 +241,7 @@ func (c *Conn) Pending() int { return len(c.out) }
 
 func (c *Conn) flush() {
 	for len(c.out) > 0 {
-		n, err := syscall.Write(c.fd, c.out)
+		n, err := rawWrite(c.fd, c.out)
 		if err == syscall.EINTR {
 			continue
 		}

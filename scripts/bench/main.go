@@ -67,9 +67,11 @@ type options struct {
 
 // result is one redis-benchmark run.
 type result struct {
-	rps      float64
-	p50, p99 float64 // milliseconds
-	err      string  // non-empty when the run failed
+	rps       float64
+	p50, p99  float64 // milliseconds
+	cpuPerReq float64 // server CPU time per request, microseconds
+	clientCPU float64 // redis-benchmark's CPU use over the run, in cores
+	err       string  // non-empty when the run failed
 }
 
 // server is a running server process.
@@ -257,7 +259,11 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 	cmd := exec.CommandContext(rctx, o.benchBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cpu0 := s.cpuTime()
+	start := time.Now()
 	err := cmd.Run()
+	wall := time.Since(start)
+	cpu1 := s.cpuTime()
 	if ctx.Err() != nil {
 		return result{}, ctx.Err()
 	}
@@ -277,7 +283,29 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 		}
 		return result{err: msg}, nil
 	}
+	res.cpuPerReq = float64((cpu1 - cpu0).Microseconds()) / float64(n)
+	if ps := cmd.ProcessState; ps != nil && wall > 0 {
+		res.clientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / wall.Seconds()
+	}
 	return res, nil
+}
+
+// cpuTime is the server process's user+system CPU time so far, from
+// /proc (Linux); 0 where it cannot be read.
+func (s *server) cpuTime() time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// the 14th and 15th fields, in clock ticks (USER_HZ, 100 on Linux).
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // parseCSV reads redis-benchmark 7.0's --csv output: a header row
@@ -333,13 +361,15 @@ func median(xs []float64) float64 {
 type summary struct {
 	zRPS, rRPS, rpsRatio float64
 	zP99, rP99, p99Ratio float64
+	zCPU, rCPU, cpuRatio float64 // server CPU µs per request
+	clientCPU            float64 // redis-benchmark's cores, both servers' runs
 	ok                   int
 	firstErr             string
 }
 
 func summarize(c *cell) summary {
 	var s summary
-	var zr, rr, rat, zp, rp, prat []float64
+	var zr, rr, rat, zp, rp, prat, zc, rc, crat, cl []float64
 	for i := range c.z {
 		a, b := c.z[i], c.r[i]
 		if a.err != "" || b.err != "" {
@@ -359,7 +389,14 @@ func summarize(c *cell) summary {
 		if b.p99 > 0 {
 			prat = append(prat, a.p99/b.p99)
 		}
+		zc, rc = append(zc, a.cpuPerReq), append(rc, b.cpuPerReq)
+		if b.cpuPerReq > 0 {
+			crat = append(crat, a.cpuPerReq/b.cpuPerReq)
+		}
+		cl = append(cl, a.clientCPU, b.clientCPU)
 	}
+	s.zCPU, s.rCPU, s.cpuRatio = median(zc), median(rc), median(crat)
+	s.clientCPU = median(cl)
 	s.zRPS, s.rRPS, s.rpsRatio = median(zr), median(rr), median(rat)
 	s.zP99, s.rP99, s.p99Ratio = median(zp), median(rp), median(prat)
 	return s
@@ -370,8 +407,10 @@ func report(w io.Writer, o options, cells []*cell) {
 	for _, p := range o.pipelines {
 		fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); ratio = zredis/redis per round, then median; p99 in ms\n",
 			p, o.clients, o.rounds)
-		fmt.Fprintf(w, "%-15s %9s %11s %11s %9s %11s %11s %9s\n",
-			"test", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio")
+		fmt.Fprintf(w, "cpu/op = server CPU µs per request; client = redis-benchmark's CPU in cores (near 1.0: the client, not the server, bounds rps)\n")
+		fmt.Fprintf(w, "%-15s %9s %11s %11s %9s %11s %11s %9s %9s %9s %9s %7s\n",
+			"test", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio",
+			"z cpu/op", "r cpu/op", "cpu ratio", "client")
 		for _, c := range cells {
 			if c.pipeline != p {
 				continue
@@ -380,8 +419,9 @@ func report(w io.Writer, o options, cells []*cell) {
 			if s.ok == 0 {
 				fmt.Fprintf(w, "%-15s %9d %11s\n", c.test.name, c.n, "failed")
 			} else {
-				fmt.Fprintf(w, "%-15s %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f\n",
-					c.test.name, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio)
+				fmt.Fprintf(w, "%-15s %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f %9.2f %9.2f %9.2f %7.2f\n",
+					c.test.name, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio,
+					s.zCPU, s.rCPU, s.cpuRatio, s.clientCPU)
 			}
 			if s.firstErr != "" {
 				errs = append(errs, fmt.Sprintf("P%d %s (%d/%d rounds failed): %s",

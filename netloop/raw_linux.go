@@ -1,0 +1,45 @@
+package netloop
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// The loop's sockets are non-blocking, so reads, writes and a zero-timeout
+// epoll_wait return at once. They are issued as raw system calls: the
+// runtime's entersyscall/exitsyscall bookkeeping would cost more than the
+// calls themselves at one request per call, and would keep the runtime's
+// monitor thread waking up to look at a processor that seems stuck in a
+// system call. Only the blocking epoll_wait goes through the ordinary
+// path, which lets the runtime run other goroutines meanwhile.
+
+func rawRead(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// pollNow is epoll_wait with a zero timeout.
+func pollNow(epfd int, events []syscall.EpollEvent) (int, error) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
