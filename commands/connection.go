@@ -776,4 +776,3 @@ func clientKillCommand(c *Ctx) {
 		c.Client.CloseAfterReply = true
 	}
 }
-

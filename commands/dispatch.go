@@ -29,33 +29,14 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	st := d.Srv.Stats()
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}
-	cmd := Lookup(args[0])
+	cmd, rejected := Resolve(cl, args)
 	if cmd == nil {
 		c.Error(errUnknownCommand(args))
 		return nil
 	}
-	if !cmd.arityOK(len(args)) {
+	if rejected != "" {
 		cmd.stats.RejectedCalls++
-		c.Error(ErrWrongArgs(cmd.Name))
-		return nil
-	}
-	if cmd.Subs != nil && len(args) >= 2 {
-		sub := Lookup2(cmd, args[1])
-		if sub == nil {
-			cmd.stats.RejectedCalls++
-			c.Error(ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name)))
-			return nil
-		}
-		if !sub.arityOK(len(args)) {
-			sub.stats.RejectedCalls++
-			c.Error(ErrWrongArgs(sub.Name))
-			return nil
-		}
-		cmd = sub
-	}
-	if !cl.Authed && cmd.Flags&NoAuth == 0 {
-		cmd.stats.RejectedCalls++
-		c.Error(ErrNoAuth)
+		c.Error(rejected)
 		return nil
 	}
 	c.Cmd = cmd
@@ -83,6 +64,35 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		h(c, dur)
 	}
 	return c.offload
+}
+
+// Resolve finds the command args would run and applies the checks that
+// reject a request before it runs, in Redis's order (processCommand):
+// unknown command (nil), arity, container subcommand, authentication.
+// rejected is the error reply, "" when the command may run; cmd is then
+// the command (or container) the rejection is counted against.
+func Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
+	cmd = Lookup(args[0])
+	if cmd == nil {
+		return nil, ""
+	}
+	if !cmd.arityOK(len(args)) {
+		return cmd, ErrWrongArgs(cmd.Name)
+	}
+	if cmd.Subs != nil && len(args) >= 2 {
+		sub := Lookup2(cmd, args[1])
+		if sub == nil {
+			return cmd, ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name))
+		}
+		if !sub.arityOK(len(args)) {
+			return sub, ErrWrongArgs(sub.Name)
+		}
+		cmd = sub
+	}
+	if !cl.Authed && cmd.Flags&NoAuth == 0 {
+		return cmd, ErrNoAuth
+	}
+	return cmd, ""
 }
 
 // BeginBatch reads the clock for a run of commands executed back to back

@@ -523,7 +523,6 @@ var objectHelpLines = []string{
 	"    <key>.",
 }
 
-
 func objectHelpCommand(c *Ctx) { replyHelp(c, objectHelpLines) }
 
 // objectLookup finds OBJECT's key without touching it, replying null when

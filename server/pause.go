@@ -44,22 +44,8 @@ func (p *pauseState) holds(cmd *commands.Command, now int64) bool {
 // dispatcher will reject it (unknown, wrong arity, unknown subcommand,
 // not authenticated): Redis rejects those at once, paused or not.
 func pausable(cl *commands.Client, args [][]byte) *commands.Command {
-	arityOK := func(cmd *commands.Command, n int) bool {
-		if cmd.Arity >= 0 {
-			return n == cmd.Arity
-		}
-		return n >= -cmd.Arity
-	}
-	cmd := commands.Lookup(args[0])
-	if cmd == nil || !arityOK(cmd, len(args)) {
-		return nil
-	}
-	if cmd.Subs != nil && len(args) >= 2 {
-		if cmd = commands.Lookup2(cmd, args[1]); cmd == nil || !arityOK(cmd, len(args)) {
-			return nil
-		}
-	}
-	if !cl.Authed && cmd.Flags&commands.NoAuth == 0 {
+	cmd, rejected := commands.Resolve(cl, args)
+	if rejected != "" {
 		return nil
 	}
 	return cmd
