@@ -2,7 +2,6 @@ package commands
 
 import (
 	"strings"
-
 	"sync/atomic"
 
 	"github.com/zredis/zredis/config"

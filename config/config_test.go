@@ -623,7 +623,7 @@ func TestLoadErrors(t *testing.T) {
 		require.Equal(t, tc.text, ce.Text, tc.content)
 		require.Equal(t, tc.reason, ce.Reason, tc.content)
 		require.False(t, ce.Logged)
-		require.Equal(t, fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s", tc.line, tc.text, tc.reason), err.Error())
+		require.Equal(t, fmt.Sprintf("\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15, %s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s", ce.File, tc.line, tc.text, tc.reason), err.Error())
 	}
 
 	_, err := loadString(t, "cluster-enabled yes\nreplicaof 1.2.3.4 5\n")
@@ -660,7 +660,8 @@ func TestLoadErrors(t *testing.T) {
 	Banner = "zredis 1.2.3"
 	defer func() { Banner = old }()
 	_, err = loadString(t, "foo\n")
-	require.True(t, strings.HasPrefix(err.Error(), "\n*** FATAL CONFIG FILE ERROR (zredis 1.2.3) ***\n"))
+	require.ErrorAs(t, err, &ce)
+	require.True(t, strings.HasPrefix(err.Error(), "\n*** FATAL CONFIG FILE ERROR (zredis 1.2.3, "+ce.File+") ***\n"), err.Error())
 }
 
 func TestLoadInclude(t *testing.T) {

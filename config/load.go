@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Error is a configuration loading error. Its Error() text is exactly what
-// Redis 7.0 prints for the same problem, so main can print it unchanged:
+// Error is a configuration loading error. Its Error() text is what Redis
+// 7.0 prints for the same problem, the file added to the banner, so main
+// can print it unchanged:
 //
 //   - most errors use the fatal banner, which Redis writes to stderr
 //     (Error() starts with a newline; print it followed by one newline);
@@ -30,7 +31,14 @@ func (e *Error) Error() string {
 		return e.Reason
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n*** FATAL CONFIG FILE ERROR (%s) ***\n", Banner)
+	// Redis's block, with the file named in the banner: Redis does not
+	// say which file, which leaves an operator guessing once includes
+	// are involved.
+	banner := Banner
+	if e.File != "" {
+		banner += ", " + e.File
+	}
+	fmt.Fprintf(&b, "\n*** FATAL CONFIG FILE ERROR (%s) ***\n", banner)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, "Reading the configuration file, at line %d\n", e.Line)
 		fmt.Fprintf(&b, ">>> '%s'\n", e.Text)

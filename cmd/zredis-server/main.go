@@ -49,6 +49,7 @@ func run(args []string) int {
 			return 0
 		}
 	}
+	config.Banner = "zredis " + server.Version
 	cmdline := config.ParseArgs(args)
 	file := cmdline.File
 	cfg, err := cmdline.Load()
