@@ -132,30 +132,7 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 // change. The entry returned is private to the live keyspace (copied
 // first if a snapshot may read it), so the caller may modify it. Write
 // lookups count no keyspace hit or miss.
-func (db *DB) LookupWrite(key []byte) *Entry {
-	i := shardOf(key)
-	t := db.shards[i]
-	if t == nil {
-		return nil
-	}
-	e := t.m[string(key)]
-	if e == nil || db.expireIfNeeded(key, e) {
-		return nil
-	}
-	if db.ks.shared(e) {
-		t = db.writable(i)
-		c := e.clone()
-		c.gen = db.ks.gen
-		// The map already holds this key: assigning through string(key)
-		// does not allocate a new key string.
-		t.m[string(key)] = c
-		e = c
-	}
-	if !db.ks.noTouch {
-		db.ks.touch(e)
-	}
-	return e
-}
+func (db *DB) LookupWrite(key []byte) *Entry { return db.lookupPrivate(key, true) }
 
 // lookupMeta returns the live entry for key, or nil, ready for a change
 // of its metadata (deadline) only. An entry a snapshot may read is
@@ -163,7 +140,10 @@ func (db *DB) LookupWrite(key []byte) *Entry {
 // stays shared, so a later LookupWrite still deep-copies it before any
 // change of the value. This keeps EXPIRE on a large collection O(1)
 // while a snapshot is live.
-func (db *DB) lookupMeta(key []byte) *Entry {
+func (db *DB) lookupMeta(key []byte) *Entry { return db.lookupPrivate(key, false) }
+
+// lookupPrivate is LookupWrite (deep) or lookupMeta (shallow).
+func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 	i := shardOf(key)
 	t := db.shards[i]
 	if t == nil {
@@ -174,10 +154,18 @@ func (db *DB) lookupMeta(key []byte) *Entry {
 		return nil
 	}
 	if db.ks.shared(e) {
-		t = db.writable(i)
-		c := *e
-		e = &c
-		t.m[string(key)] = e
+		var c *Entry
+		if deep {
+			c = e.clone()
+			c.gen = db.ks.gen
+		} else {
+			shallow := *e
+			c = &shallow
+		}
+		// The map already holds this key: assigning through string(key)
+		// does not allocate a new key string.
+		db.writable(i).m[string(key)] = c
+		e = c
 	}
 	if !db.ks.noTouch {
 		db.ks.touch(e)
