@@ -76,6 +76,7 @@ func FuzzCommandArgs(f *testing.F) {
 			if len(part) > 1 {
 				args = append(args, bytes.SplitN(part[1:], []byte{0}, fuzzMaxArgs)...)
 			}
+			fuzzClampCounts(args)
 			run := fuzzResolve(cmd, args)
 			if run.Flags&(Admin|Blocking) != 0 {
 				continue
@@ -90,6 +91,23 @@ func FuzzCommandArgs(f *testing.F) {
 			e.advance(time.Second)
 		}
 	})
+}
+
+// fuzzClampCounts bounds integer arguments: counts and offsets in the
+// hundreds of millions are legal and make Redis and zredis alike build
+// replies or strings of that size (SRANDMEMBER k -500000000, SETRANGE at
+// 512 MB), which is slow, not wrong, and would stall a short fuzz run.
+func fuzzClampCounts(args [][]byte) {
+	const limit = 100000
+	for i := 1; i < len(args); i++ {
+		if n, ok := ParseInt(args[i]); ok && (n > limit || n < -limit) {
+			if n > 0 {
+				args[i] = []byte("100000")
+			} else {
+				args[i] = []byte("-100000")
+			}
+		}
+	}
 }
 
 const (

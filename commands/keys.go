@@ -433,6 +433,55 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// scanOptions are the options of SCAN, HSCAN, SSCAN and ZSCAN.
+type scanOptions struct {
+	count   int64  // COUNT, capped to what an int holds on any platform
+	pattern []byte // MATCH; nil when absent or "*"
+	typ     []byte // TYPE (SCAN only)
+}
+
+// parseScanOptions parses the options from args[from:] with Redis's
+// rules (scanGenericCommand): COUNT must be a positive integer, an
+// unknown option or a missing value is a syntax error. ok=false means
+// the error reply was written.
+func parseScanOptions(c *Ctx, from int, allowType bool) (o scanOptions, ok bool) {
+	o.count = scanDefaultCount
+	for i := from; i < len(c.Args); i += 2 {
+		opt := c.Args[i]
+		if i+1 >= len(c.Args) {
+			c.Error(ErrSyntax)
+			return o, false
+		}
+		switch {
+		case EqualFold(opt, "count"):
+			n, ok := ParseInt(c.Args[i+1])
+			if !ok {
+				c.Error(ErrNotInteger)
+				return o, false
+			}
+			if n < 1 {
+				c.Error(ErrSyntax)
+				return o, false
+			}
+			o.count = n
+		case EqualFold(opt, "match"):
+			o.pattern = c.Args[i+1]
+		case allowType && EqualFold(opt, "type"):
+			o.typ = c.Args[i+1]
+		default:
+			c.Error(ErrSyntax)
+			return o, false
+		}
+	}
+	if len(o.pattern) == 1 && o.pattern[0] == '*' {
+		o.pattern = nil
+	}
+	if o.count > math.MaxInt32 {
+		o.count = math.MaxInt32
+	}
+	return o, true
+}
+
 // scanCommand is SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 // (db.c scanGenericCommand). The cursor walks the keyspace's shards and,
 // within one, the keys' hash order (keyspace.DB.Scan): a key present for
@@ -444,41 +493,11 @@ func scanCommand(c *Ctx) {
 		c.Error(errInvalidCursor)
 		return
 	}
-	count := int64(scanDefaultCount)
-	var pattern, typ []byte
-	for i := 2; i < len(c.Args); i += 2 {
-		opt := c.Args[i]
-		if i+1 >= len(c.Args) {
-			c.Error(ErrSyntax)
-			return
-		}
-		switch {
-		case EqualFold(opt, "count"):
-			n, ok := ParseInt(c.Args[i+1])
-			if !ok {
-				c.Error(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				c.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case EqualFold(opt, "match"):
-			pattern = c.Args[i+1]
-		case EqualFold(opt, "type"):
-			typ = c.Args[i+1]
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 2, true)
+	if !ok {
+		return
 	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
-	}
-	if count > math.MaxInt32 {
-		count = math.MaxInt32
-	}
+	count, pattern, typ := o.count, o.pattern, o.typ
 	var keys []string
 	next := c.DB.Scan(cursor, int(count), func(key string, e *keyspace.Entry) {
 		if pattern != nil && !MatchString(pattern, key, false) {
