@@ -51,6 +51,9 @@ type Client struct {
 	InMulti            bool // inside MULTI (flag x)
 	MultiLen           int  // commands queued in MULTI (multi=)
 	Blocked            bool // waiting in a blocking command (flag b)
+	// tx is the MULTI queue and the WATCHed keys (transactions.go); nil
+	// until the client first sends MULTI or WATCH.
+	tx *txState
 	// Unblock ends a blocking command early (CLIENT UNBLOCK), with an
 	// error reply when withError is set; it reports whether the client
 	// was blocked. Set by the blocking family, nil when it cannot be.

@@ -24,22 +24,27 @@ type Dispatcher struct {
 //
 // The checks happen here and only here, in Redis's order
 // (processCommand): unknown command, arity, container subcommand,
-// authentication.
+// authentication. Inside MULTI, a request rejected by them flags the
+// transaction, and one that passes is queued instead of run (see
+// Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
-	st := d.Srv.Stats()
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}
 	cmd, rejected := Resolve(cl, args)
 	if cmd == nil {
+		flagTransaction(cl)
 		c.Error(errUnknownCommand(args))
 		return nil
 	}
 	if rejected != "" {
 		cmd.stats.RejectedCalls++
-		c.Error(rejected)
+		rejectCommand(c, cmd, rejected)
 		return nil
 	}
 	c.Cmd = cmd
+	if cl.InMulti && d.queue(c) {
+		return nil
+	}
 	c.DB = d.KS.DB(cl.DB)
 	// One monotonic clock read per command gives both this command's
 	// duration and the next one's start; the wall-clock time snapshot is
@@ -49,7 +54,17 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	startOff := cl.batchOff
 	d.KS.BeginCommandAt(cl.batchStartMs+int64(startOff/time.Millisecond), cl.NoTouch)
+	return d.call(c, startOff)
+}
+
+// call runs c.Cmd, whose time snapshot is taken, and accounts for it
+// (command stats, AfterCall hooks); startOff is its start as an offset
+// into the client's batch. EXEC runs its queued commands through it.
+func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
+	cl := c.Client
+	cmd := c.Cmd
 	cmd.Run(c)
+	d.KS.EndCommand(c.dirty > 0)
 	endOff := time.Since(cl.batchStart)
 	cl.batchOff = endOff
 	dur := endOff - startOff
@@ -58,7 +73,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	if c.failed {
 		cmd.stats.FailedCalls++
 	}
-	st.TotalCommands++
+	d.Srv.Stats().TotalCommands++
 	cl.LastCmd = cmd.Name
 	for _, h := range d.AfterCall {
 		h(c, dur)

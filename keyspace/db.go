@@ -170,6 +170,7 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 	if !db.ks.noTouch {
 		db.ks.touch(e)
 	}
+	db.mayChange(key, deep)
 	return e
 }
 
@@ -231,6 +232,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 		if !keepTTL {
 			db.setDeadline(key, old, expireAt)
 		}
+		db.touched(key)
 		return
 	}
 	e := &Entry{typ: TypeString, str: append([]byte(nil), val...), gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
@@ -256,6 +258,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 			db.expires.addString(expireAt, k) // shares the map's key string
 			db.ks.scheduled(expireAt)
 		}
+		db.touched(key)
 		return
 	}
 	if expireAt != 0 {
@@ -263,6 +266,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 		db.expires.add(expireAt, key)
 		db.ks.scheduled(expireAt)
 	}
+	db.touched(key)
 }
 
 // Put stores e under key, replacing any value. The entry's deadline is
@@ -305,6 +309,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 		db.expires.add(e.expireAt, key)
 		db.ks.scheduled(e.expireAt)
 	}
+	db.touched(key)
 }
 
 // NewString makes an entry holding a string value (not copied).
@@ -354,6 +359,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 		return false
 	}
 	db.setDeadline(key, e, at)
+	db.touched(key)
 	return true
 }
 
@@ -365,6 +371,7 @@ func (db *DB) Persist(key []byte) bool {
 		return false
 	}
 	db.setDeadline(key, e, 0)
+	db.touched(key)
 	return true
 }
 
@@ -408,6 +415,7 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 	if e.expireAt != 0 {
 		db.expires.delString(e.expireAt, key)
 	}
+	db.touchedString(key)
 }
 
 // expireKey is the funnel every implicit deletion goes through: it removes
@@ -425,6 +433,7 @@ func (db *DB) expireKey(key string, e *Entry) {
 
 // Flush removes every key. Snapshots keep what they pinned.
 func (db *DB) Flush() {
+	db.ks.watch.flushing(db, nil)
 	for i := range db.shards {
 		db.shards[i] = nil
 	}

@@ -61,6 +61,8 @@ type Keyspace struct {
 
 	stats Stats
 
+	watch watchRegistry // WATCHed keys, see watch.go
+
 	scanBuf []scanItem // scratch of DB.Scan, used under the lock
 
 	// Snapshots released without the lock, applied by the next holder
@@ -270,7 +272,11 @@ func (ks *Keyspace) ExpireDue(max int) int {
 }
 
 // SwapDB exchanges databases a and b.
-func (ks *Keyspace) SwapDB(a, b int) { ks.dbs[a].swap(ks.dbs[b]) }
+func (ks *Keyspace) SwapDB(a, b int) {
+	ks.watch.flushing(ks.dbs[a], ks.dbs[b])
+	ks.watch.flushing(ks.dbs[b], ks.dbs[a])
+	ks.dbs[a].swap(ks.dbs[b])
+}
 
 // FlushAll empties every database.
 func (ks *Keyspace) FlushAll() {

@@ -395,6 +395,7 @@ func (s *Server) drop(c *conn) {
 	if s.clients[c.cl.ID] == c {
 		delete(s.clients, c.cl.ID)
 	}
+	commands.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
 	c.closeNow()
 }
 
