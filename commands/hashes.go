@@ -1,0 +1,558 @@
+package commands
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Hash commands (Redis t_hash.c).
+func init() {
+	register(
+		&Command{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetCommand},
+		&Command{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmsetCommand},
+		&Command{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetnxCommand},
+		&Command{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetCommand},
+		&Command{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmgetCommand},
+		&Command{Name: "hgetall", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetallCommand},
+		&Command{Name: "hkeys", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hkeysCommand},
+		&Command{Name: "hvals", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hvalsCommand},
+		&Command{Name: "hdel", Arity: -3, Flags: Write | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hdelCommand},
+		&Command{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hexistsCommand},
+		&Command{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hlenCommand},
+		&Command{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hstrlenCommand},
+		&Command{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyCommand},
+		&Command{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyfloatCommand},
+		&Command{Name: "hrandfield", Arity: -2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hrandfieldCommand},
+		&Command{Name: "hscan", Arity: -3, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hscanCommand},
+	)
+}
+
+// Errors of the hash family (t_hash.c).
+const (
+	errHashNotInteger = "ERR hash value is not an integer"
+	errHashNotFloat   = "ERR hash value is not a float"
+	errHashNaNOrInf   = "ERR value is NaN or Infinity"
+	errHashValueRange = "ERR value is out of range"
+)
+
+// ---- access helpers -----------------------------------------------------------
+
+// hashRead looks key up for a read. ok=false means the key holds another
+// type and WRONGTYPE was written; a missing key gives (nil, true).
+func hashRead(c *Ctx, key []byte) (*keyspace.Hash, bool) {
+	e := c.DB.Lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != keyspace.TypeHash {
+		c.Error(ErrWrongType)
+		return nil, false
+	}
+	return e.Obj().(*keyspace.Hash), true
+}
+
+// hashWrite looks key up for a change (hashTypeLookupWriteOrCreate). A
+// missing key gives a new empty hash and isNew: the caller stores it with
+// c.DB.Put once it holds fields. ok=false means WRONGTYPE was written.
+func hashWrite(c *Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		return keyspace.NewHash(), true, true
+	}
+	if e.Type() != keyspace.TypeHash {
+		c.Error(ErrWrongType)
+		return nil, false, false
+	}
+	return e.Obj().(*keyspace.Hash), false, true
+}
+
+// hashLimits reads hash-max-listpack-entries and hash-max-listpack-value.
+func hashLimits(c *Ctx) keyspace.HashLimits {
+	cfg := c.Config()
+	return keyspace.HashLimits{
+		MaxEntries: cfg.Int("hash-max-listpack-entries"),
+		MaxValue:   cfg.Int("hash-max-listpack-value"),
+	}
+}
+
+// ---- HSET, HMSET, HSETNX ------------------------------------------------------
+
+func hsetCommand(c *Ctx)  { hsetGeneric(c, false) }
+func hmsetCommand(c *Ctx) { hsetGeneric(c, true) }
+
+// hsetGeneric is HSET key field value [field value ...], replying the
+// number of new fields, and HMSET, replying OK.
+func hsetGeneric(c *Ctx, okReply bool) {
+	if len(c.Args)%2 == 1 {
+		c.Error(ErrWrongArgs(c.Cmd.Name))
+		return
+	}
+	key := c.Args[1]
+	h, isNew, ok := hashWrite(c, key)
+	if !ok {
+		return
+	}
+	lim := hashLimits(c)
+	h.Convert(lim, c.Args[2:]...)
+	created := 0
+	for i := 2; i < len(c.Args); i += 2 {
+		if h.Set(c.Args[i], c.Args[i+1], lim) {
+			created++
+		}
+	}
+	if isNew {
+		c.DB.Put(key, keyspace.NewObject(h, 0))
+	}
+	c.Dirty((len(c.Args) - 2) / 2)
+	if okReply {
+		c.W.OK()
+	} else {
+		c.W.Int(int64(created))
+	}
+}
+
+// hsetnxCommand is HSETNX key field value. An existing field leaves the
+// hash untouched, its encoding included.
+func hsetnxCommand(c *Ctx) {
+	key := c.Args[1]
+	h, isNew, ok := hashWrite(c, key)
+	if !ok {
+		return
+	}
+	if _, exists := h.Get(c.Args[2]); exists {
+		c.W.Int(0)
+		return
+	}
+	h.Set(c.Args[2], c.Args[3], hashLimits(c))
+	if isNew {
+		c.DB.Put(key, keyspace.NewObject(h, 0))
+	}
+	c.Dirty(1)
+	c.W.Int(1)
+}
+
+// ---- reads --------------------------------------------------------------------
+
+func hgetCommand(c *Ctx) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if h != nil {
+		if v, found := h.Get(c.Args[2]); found {
+			c.W.Bulk(v)
+			return
+		}
+	}
+	c.W.Null()
+}
+
+func hmgetCommand(c *Ctx) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	fields := c.Args[2:]
+	c.W.Array(len(fields))
+	for _, f := range fields {
+		if h != nil {
+			if v, found := h.Get(f); found {
+				c.W.Bulk(v)
+				continue
+			}
+		}
+		c.W.Null()
+	}
+}
+
+// What genericHgetall replies with.
+const (
+	hgetKeys = 1 << iota
+	hgetVals
+)
+
+func hgetallCommand(c *Ctx) { hgetallGeneric(c, hgetKeys|hgetVals) }
+func hkeysCommand(c *Ctx)   { hgetallGeneric(c, hgetKeys) }
+func hvalsCommand(c *Ctx)   { hgetallGeneric(c, hgetVals) }
+
+// hgetallGeneric is HGETALL (a map in RESP3), HKEYS and HVALS, in storage
+// order: insertion order for a small hash, as Redis's listpack.
+func hgetallGeneric(c *Ctx, what int) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.Len()
+	}
+	if what == hgetKeys|hgetVals {
+		c.W.Map(n)
+	} else {
+		c.W.Array(n)
+	}
+	if h == nil {
+		return
+	}
+	h.Range(func(f, v []byte) bool {
+		if what&hgetKeys != 0 {
+			c.W.Bulk(f)
+		}
+		if what&hgetVals != 0 {
+			c.W.Bulk(v)
+		}
+		return true
+	})
+}
+
+func hexistsCommand(c *Ctx) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	found := false
+	if h != nil {
+		_, found = h.Get(c.Args[2])
+	}
+	if found {
+		c.W.Int(1)
+	} else {
+		c.W.Int(0)
+	}
+}
+
+func hlenCommand(c *Ctx) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.Len()
+	}
+	c.W.Int(int64(n))
+}
+
+func hstrlenCommand(c *Ctx) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	var v []byte
+	if h != nil {
+		v, _ = h.Get(c.Args[2])
+	}
+	c.W.Int(int64(len(v)))
+}
+
+// ---- HDEL ---------------------------------------------------------------------
+
+// hdelCommand is HDEL key field [field ...]: the key goes once its last
+// field does.
+func hdelCommand(c *Ctx) {
+	key := c.Args[1]
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		c.W.Int(0)
+		return
+	}
+	if e.Type() != keyspace.TypeHash {
+		c.Error(ErrWrongType)
+		return
+	}
+	h := e.Obj().(*keyspace.Hash)
+	deleted := 0
+	for _, f := range c.Args[2:] {
+		if h.Delete(f) {
+			deleted++
+			if h.Len() == 0 {
+				c.DB.Delete(key)
+				break
+			}
+		}
+	}
+	c.Dirty(deleted)
+	c.W.Int(int64(deleted))
+}
+
+// ---- HINCRBY, HINCRBYFLOAT ----------------------------------------------------
+
+// hincrbyCommand is HINCRBY key field increment: a missing field counts
+// as 0; the increment is checked before the key's type.
+func hincrbyCommand(c *Ctx) {
+	incr, ok := c.IntArg(3)
+	if !ok {
+		return
+	}
+	key, field := c.Args[1], c.Args[2]
+	h, isNew, ok := hashWrite(c, key)
+	if !ok {
+		return
+	}
+	var v int64
+	if old, found := h.Get(field); found {
+		if v, ok = ParseInt(old); !ok {
+			c.Error(errHashNotInteger)
+			return
+		}
+	}
+	if (incr < 0 && v < 0 && incr < minInt64-v) || (incr > 0 && v > 0 && incr > maxInt64-v) {
+		c.Error(ErrOverflow)
+		return
+	}
+	v += incr
+	var tmp [20]byte
+	h.Set(field, strconv.AppendInt(tmp[:0], v, 10), hashLimits(c))
+	if isNew {
+		c.DB.Put(key, keyspace.NewObject(h, 0))
+	}
+	c.Dirty(1)
+	c.W.Int(v)
+}
+
+// hincrbyfloatCommand is HINCRBYFLOAT key field increment, computed in C's
+// long double and formatted as INCRBYFLOAT formats (see parseLongDouble).
+func hincrbyfloatCommand(c *Ctx) {
+	incr, ok := parseLongDouble(c.Args[3])
+	if !ok {
+		c.Error(ErrNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		c.Error(errHashNaNOrInf)
+		return
+	}
+	key, field := c.Args[1], c.Args[2]
+	h, isNew, ok := hashWrite(c, key)
+	if !ok {
+		return
+	}
+	value := new(big.Float).SetPrec(ldPrec)
+	if old, found := h.Get(field); found {
+		if value, ok = parseLongDouble(old); !ok {
+			c.Error(errHashNotFloat)
+			return
+		}
+	}
+	if value.IsInf() {
+		c.Error(ErrIncrFloatNaN)
+		return
+	}
+	sum := new(big.Float).SetPrec(ldPrec).Add(value, incr)
+	if ldOverflows(sum) {
+		c.Error(ErrIncrFloatNaN)
+		return
+	}
+	var tmp [64]byte
+	out := formatLongDouble(tmp[:0], sum)
+	h.Set(field, out, hashLimits(c))
+	if isNew {
+		c.DB.Put(key, keyspace.NewObject(h, 0))
+	}
+	c.Dirty(1)
+	c.W.Bulk(out)
+}
+
+// ---- HRANDFIELD ---------------------------------------------------------------
+
+// hrandfieldCommand is HRANDFIELD key [count [WITHVALUES]]
+// (t_hash.c hrandfieldCommand): the count and options are checked before
+// the key.
+func hrandfieldCommand(c *Ctx) {
+	if len(c.Args) < 3 {
+		h, ok := hashRead(c, c.Args[1])
+		if !ok {
+			return
+		}
+		if h == nil {
+			c.W.Null()
+			return
+		}
+		f, _ := h.Random()
+		c.W.Bulk(f)
+		return
+	}
+	l, ok := c.IntArg(2)
+	if !ok {
+		return
+	}
+	if l < -math.MaxInt64 {
+		c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return
+	}
+	withValues := false
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "withvalues")) {
+		c.Error(ErrSyntax)
+		return
+	} else if len(c.Args) == 4 {
+		withValues = true
+		if l < math.MinInt64/2 || l > math.MaxInt64/2 {
+			c.Error(errHashValueRange)
+			return
+		}
+	}
+	hrandfieldWithCount(c, l, withValues)
+}
+
+func hrandfieldWithCount(c *Ctx, l int64, withValues bool) {
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if h == nil || l == 0 {
+		c.W.Array(0)
+		return
+	}
+	size := h.Len()
+	resp3 := c.W.Proto() == 3
+	pair := func(f, v []byte) {
+		if withValues && resp3 {
+			c.W.Array(2)
+		}
+		c.W.Bulk(f)
+		if withValues {
+			c.W.Bulk(v)
+		}
+	}
+	header := func(n int) {
+		if withValues && !resp3 {
+			n *= 2
+		}
+		c.W.Array(n)
+	}
+	// Negative count: draws with repetition, in random order.
+	if l < 0 || l == 1 {
+		count := l
+		if count < 0 {
+			count = -count
+		}
+		header(int(count))
+		if h.Encoding() == "listpack" {
+			// Index the small form once rather than walk it per draw.
+			pairs := h.Pairs(make([][]byte, 0, 2*size))
+			for ; count > 0; count-- {
+				i := rand.IntN(size)
+				pair(pairs[2*i], pairs[2*i+1])
+			}
+			return
+		}
+		for ; count > 0; count-- {
+			pair(h.Random())
+		}
+		return
+	}
+	// The whole hash, in storage order.
+	if l >= int64(size) {
+		header(size)
+		h.Range(func(f, v []byte) bool {
+			pair(f, v)
+			return true
+		})
+		return
+	}
+	// Distinct fields: a partial shuffle of the pairs. A small hash
+	// answers them in storage order, as Redis's listpack sampling does.
+	count := int(l)
+	pairs := h.Pairs(make([][]byte, 0, 2*size))
+	idx := make([]int, size)
+	for i := range idx {
+		idx[i] = i
+	}
+	for i := 0; i < count; i++ {
+		j := i + rand.IntN(size-i)
+		idx[i], idx[j] = idx[j], idx[i]
+	}
+	pick := idx[:count]
+	if h.Encoding() == "listpack" {
+		sortInts(pick)
+	}
+	header(count)
+	for _, i := range pick {
+		pair(pairs[2*i], pairs[2*i+1])
+	}
+}
+
+// sortInts sorts a small slice of indexes in place (insertion sort).
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// ---- HSCAN --------------------------------------------------------------------
+
+// hscanCommand is HSCAN key cursor [MATCH pattern] [COUNT count]. The
+// cursor is checked first, then the key (a missing key answers an empty
+// scan before the options are read), then the options (db.c
+// scanGenericCommand). A small hash is returned whole with cursor 0; a
+// hashtable is walked in hash-position order (keyspace.Hash.Scan), which
+// returns a field present for the whole scan at least once.
+func hscanCommand(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.Error(errInvalidCursor)
+		return
+	}
+	h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
+		return
+	}
+	count := int64(scanDefaultCount)
+	var pattern []byte
+	for i := 3; i < len(c.Args); i += 2 {
+		opt := c.Args[i]
+		if i+1 >= len(c.Args) {
+			c.Error(ErrSyntax)
+			return
+		}
+		switch {
+		case EqualFold(opt, "count"):
+			n, ok := ParseInt(c.Args[i+1])
+			if !ok {
+				c.Error(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				c.Error(ErrSyntax)
+				return
+			}
+			count = n
+		case EqualFold(opt, "match"):
+			pattern = c.Args[i+1]
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if len(pattern) == 1 && pattern[0] == '*' {
+		pattern = nil
+	}
+	if count > math.MaxInt32 {
+		count = math.MaxInt32
+	}
+	var out [][]byte
+	next := h.Scan(cursor, int(count), func(f, v []byte) {
+		if pattern != nil && !Match(pattern, f, false) {
+			return
+		}
+		out = append(out, f, v)
+	})
+	c.W.Array(2)
+	c.W.BulkUint(next)
+	c.W.Array(len(out))
+	for _, b := range out {
+		c.W.Bulk(b)
+	}
+}

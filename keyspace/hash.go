@@ -1,0 +1,624 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
+
+// Hash is the hash type: a map from fields to values, both binary-safe.
+//
+// Like Redis it has two encodings. A small hash ("listpack") is one packed
+// byte slice of records, uvarint(len field) field uvarint(len value) value,
+// in insertion order (an update keeps the field's place, as Redis's listpack
+// replaces in place), so HGETALL answers in the order Redis does. A hash
+// that outgrows the thresholds the caller passes (hash-max-listpack-entries
+// and hash-max-listpack-value) becomes a "hashtable" and never goes back,
+// as in Redis.
+//
+// The hashtable is an open-addressing table with linear probing whose
+// home slot is the top bits of the field's 64-bit hash, and which never
+// wraps around (the slot array has spare slots past the last home; an
+// insertion that would run off the end grows the table). Each slot holds
+// one immutable string, uvarint(len field) field value: one allocation per
+// element, and a one-byte tag array that answers most probes without
+// touching the records. With the load kept at most 3/4 an element costs
+// its record plus about 25 bytes of table.
+//
+// Because slots are ordered by home and a cluster never crosses an empty
+// slot, the table is ordered by hash position cluster by cluster, which is
+// what HSCAN's cursor relies on (see Scan).
+//
+// Returned field and value slices are read-only views into the hash,
+// valid until its next change.
+//
+// The value is 16 bytes: one pointer, to the small form's bytes or to the
+// hashtable, and the small form's length and capacity (a capacity of
+// tableMark marks the large form). Millions of small hashes make every
+// word count.
+type Hash struct {
+	p    unsafe.Pointer
+	n, c uint32
+}
+
+const (
+	tableMark = math.MaxUint32
+	// maxPacked bounds the small form (Redis's listpack stops at 1 GB too).
+	maxPacked = 1 << 30
+)
+
+// tab is the large form, nil while small.
+func (h *Hash) tab() *hashTable {
+	if h.c == tableMark {
+		return (*hashTable)(h.p)
+	}
+	return nil
+}
+
+// lpb is the small form's bytes (nil when large or empty).
+func (h *Hash) lpb() []byte {
+	if h.c == tableMark || h.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.c)[:h.n]
+}
+
+func (h *Hash) setLP(b []byte) {
+	if cap(b) == 0 {
+		h.p, h.n, h.c = nil, 0, 0
+		return
+	}
+	h.p, h.n, h.c = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b))
+}
+
+func (h *Hash) setTab(t *hashTable) { h.p, h.n, h.c = unsafe.Pointer(t), 0, tableMark }
+
+var fieldSeed = maphash.MakeSeed()
+
+func fieldHash(f []byte) uint64 { return maphash.Bytes(fieldSeed, f) }
+
+// NewHash returns an empty small hash.
+func NewHash() *Hash { return &Hash{} }
+
+// Type is TypeHash.
+func (h *Hash) Type() Type { return TypeHash }
+
+// Encoding is "listpack" or "hashtable", as OBJECT ENCODING reports.
+func (h *Hash) Encoding() string {
+	if h.tab() != nil {
+		return "hashtable"
+	}
+	return "listpack"
+}
+
+// Len is the number of fields.
+func (h *Hash) Len() int {
+	if h.tab() != nil {
+		return h.tab().n
+	}
+	n := 0
+	lp := h.lpb()
+	for p := 0; p < len(lp); n++ {
+		_, _, p = lpNext(lp, p)
+	}
+	return n
+}
+
+// Clone returns a deep copy. Records of the large form are immutable
+// strings and are shared, which is safe: a change replaces a slot's
+// string, never its bytes.
+func (h *Hash) Clone() Object {
+	c := &Hash{}
+	if t := h.tab(); t != nil {
+		c.setTab(&hashTable{
+			tags:        append([]uint8(nil), t.tags...),
+			recs:        append([]string(nil), t.recs...),
+			shift:       t.shift,
+			n:           t.n,
+			shrinkBelow: t.shrinkBelow,
+		})
+	} else if lp := h.lpb(); lp != nil {
+		c.setLP(append([]byte(nil), lp...))
+	}
+	return c
+}
+
+// ---- small form ---------------------------------------------------------------
+
+// lpNext decodes the record at p: field and value views and the offset
+// of the next record.
+func lpNext(lp []byte, p int) (f, v []byte, next int) {
+	fl, n := binary.Uvarint(lp[p:])
+	p += n
+	f = lp[p : p+int(fl)]
+	p += int(fl)
+	vl, n := binary.Uvarint(lp[p:])
+	p += n
+	v = lp[p : p+int(vl)]
+	return f, v, p + int(vl)
+}
+
+// lpFind returns the offsets of the record holding f (start, value start,
+// end), or start -1.
+func lpFind(lp []byte, f []byte) (start, vstart, end int) {
+	for p := 0; p < len(lp); {
+		fl, n := binary.Uvarint(lp[p:])
+		q := p + n
+		ff := lp[q : q+int(fl)]
+		q += int(fl)
+		vl, m := binary.Uvarint(lp[q:])
+		vs := q + m
+		e := vs + int(vl)
+		if string(ff) == string(f) {
+			return p, vs, e
+		}
+		p = e
+	}
+	return -1, 0, 0
+}
+
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// growTight returns lp with room for n more bytes and no more (beyond
+// the allocator's size class): small hashes are many, so their slack is
+// memory. Like a listpack, the small form is reallocated as it grows.
+func growTight(lp []byte, n int) []byte {
+	if cap(lp)-len(lp) >= n {
+		return lp
+	}
+	nb := make([]byte, len(lp), len(lp)+n)
+	copy(nb, lp)
+	return nb
+}
+
+// ---- reads --------------------------------------------------------------------
+
+// Get returns the value of field f.
+func (h *Hash) Get(f []byte) ([]byte, bool) {
+	if h.tab() != nil {
+		i := h.tab().find(f, fieldHash(f))
+		if i < 0 {
+			return nil, false
+		}
+		_, v := recSplit(h.tab().recs[i])
+		return v, true
+	}
+	lp := h.lpb()
+	s, vs, e := lpFind(lp, f)
+	if s < 0 {
+		return nil, false
+	}
+	return lp[vs:e], true
+}
+
+// Range calls fn for each field and value, in storage order (insertion
+// order for a small hash), until fn returns false.
+func (h *Hash) Range(fn func(f, v []byte) bool) {
+	if h.tab() != nil {
+		t := h.tab()
+		for i, r := range t.recs {
+			if t.tags[i] != 0 {
+				f, v := recSplit(r)
+				if !fn(f, v) {
+					return
+				}
+			}
+		}
+		return
+	}
+	lp := h.lpb()
+	for p := 0; p < len(lp); {
+		var f, v []byte
+		f, v, p = lpNext(lp, p)
+		if !fn(f, v) {
+			return
+		}
+	}
+}
+
+// ---- writes -------------------------------------------------------------------
+
+// HashLimits are the thresholds of the small form (hash-max-listpack-entries,
+// hash-max-listpack-value).
+type HashLimits struct {
+	MaxEntries int64
+	MaxValue   int64
+}
+
+// Convert turns a small hash into a hashtable when any of args is longer
+// than lim.MaxValue (Redis's hashTypeTryConversion, which HSET and HSETNX
+// run over their arguments before changing anything).
+func (h *Hash) Convert(lim HashLimits, args ...[]byte) {
+	if h.tab() != nil {
+		return
+	}
+	for _, a := range args {
+		if int64(len(a)) > lim.MaxValue {
+			h.toTable()
+			return
+		}
+	}
+}
+
+// Set sets field f to v (both copied), reporting whether the field is new.
+// A small hash converts when f or v is longer than lim.MaxValue or when it
+// grows beyond lim.MaxEntries fields.
+func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
+	if h.tab() == nil && (int64(len(f)) > lim.MaxValue || int64(len(v)) > lim.MaxValue) {
+		h.toTable()
+	}
+	if h.tab() != nil {
+		return h.tab().set(f, v)
+	}
+	lp := h.lpb()
+	s, vs, e := lpFind(lp, f)
+	if s >= 0 {
+		old := e - vs
+		if old == len(v) {
+			copy(lp[vs:e], v)
+			return false
+		}
+		// Re-encode the value's length and bytes in place of the old ones.
+		lenAt := vs - uvarintLen(uint64(old))
+		tail := len(lp) - e
+		need := uvarintLen(uint64(len(v))) + len(v)
+		delta := need - (e - lenAt)
+		if len(lp)+delta > maxPacked {
+			h.toTable()
+			return h.tab().set(f, v)
+		}
+		if delta > 0 {
+			lp = growTight(lp, delta)
+		}
+		nl := len(lp) + delta
+		lp = lp[:max(nl, len(lp))]
+		copy(lp[lenAt+need:], lp[e:e+tail])
+		lp = lp[:nl]
+		p := lenAt + binary.PutUvarint(lp[lenAt:], uint64(len(v)))
+		copy(lp[p:], v)
+		if cap(lp) > 2*len(lp)+64 {
+			lp = append([]byte(nil), lp...)
+		}
+		h.setLP(lp)
+		return false
+	}
+	n := uvarintLen(uint64(len(f))) + len(f) + uvarintLen(uint64(len(v))) + len(v)
+	if len(lp)+n > maxPacked {
+		h.toTable()
+		return h.tab().set(f, v)
+	}
+	lp = growTight(lp, n)
+	lp = binary.AppendUvarint(lp, uint64(len(f)))
+	lp = append(lp, f...)
+	lp = binary.AppendUvarint(lp, uint64(len(v)))
+	lp = append(lp, v...)
+	h.setLP(lp)
+	if int64(h.Len()) > lim.MaxEntries {
+		h.toTable()
+	}
+	return true
+}
+
+// Delete removes field f, reporting whether it was there.
+func (h *Hash) Delete(f []byte) bool {
+	if h.tab() != nil {
+		return h.tab().del(f)
+	}
+	lp := h.lpb()
+	s, _, e := lpFind(lp, f)
+	if s < 0 {
+		return false
+	}
+	lp = append(lp[:s], lp[e:]...)
+	if len(lp) == 0 {
+		lp = nil
+	} else if cap(lp) > 2*len(lp)+64 {
+		lp = append([]byte(nil), lp...)
+	}
+	h.setLP(lp)
+	return true
+}
+
+// toTable converts the small form into a hashtable.
+func (h *Hash) toTable() {
+	n := h.Len()
+	t := newHashTable(n)
+	h.Range(func(f, v []byte) bool {
+		t.set(f, v)
+		return true
+	})
+	h.setTab(t)
+}
+
+// ---- random and scan ----------------------------------------------------------
+
+// Pairs appends every field and value view, in storage order, to dst
+// (fields at even, values at odd indexes).
+func (h *Hash) Pairs(dst [][]byte) [][]byte {
+	h.Range(func(f, v []byte) bool {
+		dst = append(dst, f, v)
+		return true
+	})
+	return dst
+}
+
+// Random returns a uniformly drawn field and its value. The hash must not
+// be empty.
+func (h *Hash) Random() (f, v []byte) {
+	if h.tab() != nil {
+		// Uniform by rejection while the table is not too sparse; a
+		// table left sparse by a refused shrink falls back to the next
+		// record after a random slot.
+		t := h.tab()
+		for try := 0; try < 64; try++ {
+			i := rand.IntN(len(t.tags))
+			if t.tags[i] != 0 {
+				return recSplit(t.recs[i])
+			}
+		}
+		for i := rand.IntN(len(t.tags)); ; i = (i + 1) % len(t.tags) {
+			if t.tags[i] != 0 {
+				return recSplit(t.recs[i])
+			}
+		}
+	}
+	n := rand.IntN(h.Len())
+	lp := h.lpb()
+	p := 0
+	for ; n > 0; n-- {
+		_, _, p = lpNext(lp, p)
+	}
+	f, v, _ = lpNext(lp, p)
+	return f, v
+}
+
+// Scan continues an HSCAN from cursor. A small hash is returned whole
+// with the next cursor 0, whatever the cursor, as Redis does for a
+// listpack. A hashtable is walked in the order of the fields' 64-bit hash
+// positions: the cursor is the position to continue from. A call visits
+// slots from the cursor's home slot until it has passed count fields and
+// reached an empty slot; since no cluster crosses an empty slot, every
+// field whose position lies between the cursor and the next one (that
+// empty slot's first position) has then been seen. A field's position
+// depends only on its name, so a field present for the whole scan is
+// returned at least once however the table grows or shrinks meanwhile.
+func (h *Hash) Scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
+	if h.tab() == nil {
+		h.Range(func(f, v []byte) bool {
+			fn(f, v)
+			return true
+		})
+		return 0
+	}
+	t := h.tab()
+	seen := 0
+	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
+		if t.tags[i] == 0 {
+			if seen >= count {
+				if i >= 1<<(64-t.shift) {
+					return 0 // past every home slot: nothing is left
+				}
+				return uint64(i) << t.shift
+			}
+			continue
+		}
+		f, v := recSplit(t.recs[i])
+		if fieldHash(f) >= cursor {
+			fn(f, v)
+			seen++
+		}
+	}
+	return 0
+}
+
+// MemoryUsage estimates the bytes the value holds, sampling up to samples
+// records of a hashtable (all when samples <= 0).
+func (h *Hash) MemoryUsage(samples int) int64 {
+	const hdr = 16
+	if h.tab() == nil {
+		return hdr + int64(h.c)
+	}
+	t := h.tab()
+	size := int64(hdr+48) + int64(len(t.tags))*17
+	if t.n == 0 {
+		return size
+	}
+	var sum, seen int64
+	for i, r := range t.recs {
+		if t.tags[i] == 0 {
+			continue
+		}
+		sum += int64(roundAlloc(len(r)))
+		seen++
+		if samples > 0 && seen >= int64(samples) {
+			break
+		}
+	}
+	return size + sum*int64(t.n)/seen
+}
+
+// roundAlloc rounds a small allocation to Go's size classes, roughly.
+func roundAlloc(n int) int {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 32:
+		return (n + 7) &^ 7
+	case n <= 128:
+		return (n + 15) &^ 15
+	}
+	step := 1 << (bits.Len(uint(n-1)) - 3)
+	return (n + step - 1) &^ (step - 1)
+}
+
+// ---- hashtable ----------------------------------------------------------------
+
+// hashTable is the large form. recs[i] is meaningful when tags[i] != 0;
+// a tag is 0x80 | the low 7 bits of the field's hash. The home slot of a
+// field of hash x is x >> shift, and len(tags) = 2^(64-shift) + spare.
+type hashTable struct {
+	tags        []uint8
+	recs        []string
+	shift       uint
+	n           int
+	shrinkBelow int // no shrink is tried until n drops below this
+}
+
+// maxShrinkProbe bounds how far past its home a shrink may place a record.
+const maxShrinkProbe = 32
+
+const minTableBits = 4
+
+func tableSpare(bits uint) int { return min(1<<bits, 64) }
+
+func newHashTable(n int) *hashTable {
+	b := uint(minTableBits)
+	for (1<<b)*3/4 < n {
+		b++
+	}
+	return makeTable(b)
+}
+
+func makeTable(b uint) *hashTable {
+	size := 1<<b + tableSpare(b)
+	return &hashTable{tags: make([]uint8, size), recs: make([]string, size), shift: 64 - b, shrinkBelow: math.MaxInt}
+}
+
+func tagOf(x uint64) uint8 { return 0x80 | uint8(x&0x7f) }
+
+// recSplit splits a record into read-only field and value views.
+func recSplit(r string) (f, v []byte) {
+	b := unsafe.Slice(unsafe.StringData(r), len(r))
+	fl, n := binary.Uvarint(b)
+	return b[n : n+int(fl) : n+int(fl)], b[n+int(fl) : len(b) : len(b)]
+}
+
+func recField(r string) []byte {
+	f, _ := recSplit(r)
+	return f
+}
+
+func makeRec(f, v []byte) string {
+	b := make([]byte, 0, uvarintLen(uint64(len(f)))+len(f)+len(v))
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	b = append(b, f...)
+	b = append(b, v...)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// find returns the slot holding f (of hash x), or -1.
+func (t *hashTable) find(f []byte, x uint64) int {
+	tag := tagOf(x)
+	for i := int(x >> t.shift); i < len(t.tags); i++ {
+		switch t.tags[i] {
+		case 0:
+			return -1
+		case tag:
+			if string(recField(t.recs[i])) == string(f) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func (t *hashTable) bits() uint { return 64 - t.shift }
+
+// set stores f -> v, reporting whether f is new.
+func (t *hashTable) set(f, v []byte) bool {
+	x := fieldHash(f)
+	if i := t.find(f, x); i >= 0 {
+		t.recs[i] = makeRec(f, v)
+		return false
+	}
+	if (t.n + 1) > (1<<t.bits())*3/4 {
+		t.resize(t.bits() + 1)
+	}
+	rec := makeRec(f, v)
+	for !t.insert(rec, x) {
+		t.resize(t.bits() + 1)
+	}
+	t.n++
+	return true
+}
+
+// insert places a record known to be absent; false when its cluster runs
+// off the end of the slot array.
+func (t *hashTable) insert(rec string, x uint64) bool {
+	for i := int(x >> t.shift); i < len(t.tags); i++ {
+		if t.tags[i] == 0 {
+			t.tags[i] = tagOf(x)
+			t.recs[i] = rec
+			return true
+		}
+	}
+	return false
+}
+
+// resize rebuilds the table with 2^b home slots, or more if a cluster
+// would run off the end.
+func (t *hashTable) resize(b uint) {
+	for !t.tryResize(b, len(t.tags)) {
+		b++
+	}
+}
+
+// tryResize rebuilds the table with 2^b home slots unless a record would
+// land more than maxProbe slots past its home or off the end; it reports
+// whether it did.
+func (t *hashTable) tryResize(b uint, maxProbe int) bool {
+	nt := makeTable(b)
+	for i, r := range t.recs {
+		if t.tags[i] == 0 {
+			continue
+		}
+		x := fieldHash(recField(r))
+		home := int(x >> nt.shift)
+		j := home
+		for j < len(nt.tags) && nt.tags[j] != 0 {
+			j++
+		}
+		if j == len(nt.tags) || j-home > maxProbe {
+			return false
+		}
+		nt.tags[j], nt.recs[j] = tagOf(x), r
+	}
+	t.tags, t.recs, t.shift = nt.tags, nt.recs, nt.shift
+	t.shrinkBelow = math.MaxInt
+	return true
+}
+
+// del removes f with backward-shift deletion, so that no cluster ever
+// holds a hole (find and Scan rely on it).
+func (t *hashTable) del(f []byte) bool {
+	i := t.find(f, fieldHash(f))
+	if i < 0 {
+		return false
+	}
+	for j := i + 1; j < len(t.tags) && t.tags[j] != 0; j++ {
+		if home := int(fieldHash(recField(t.recs[j])) >> t.shift); home <= i {
+			t.tags[i], t.recs[i] = t.tags[j], t.recs[j]
+			i = j
+		}
+	}
+	t.tags[i], t.recs[i] = 0, ""
+	t.n--
+	// Shrink below 1/16 load, to 1/4. Fields deleted in hash order (an
+	// HSCAN that deletes what it sees) leave the rest bunched in part of
+	// the hash space, where a smaller table would hold long clusters: a
+	// shrink that would make one is given up until the size halves again,
+	// which keeps the cost of failed attempts amortized O(1).
+	if b := t.bits(); b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
+		nb := uint(minTableBits)
+		for (1<<nb)/4 < t.n {
+			nb++
+		}
+		if !t.tryResize(nb, maxShrinkProbe) {
+			t.shrinkBelow = t.n / 2
+		}
+	}
+	return true
+}

@@ -1,0 +1,318 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testLimits = HashLimits{MaxEntries: 128, MaxValue: 64}
+
+func hashContents(h *Hash) map[string]string {
+	m := map[string]string{}
+	h.Range(func(f, v []byte) bool {
+		m[string(f)] = string(v)
+		return true
+	})
+	return m
+}
+
+func TestHashSmallOrderAndUpdates(t *testing.T) {
+	h := NewHash()
+	assert.True(t, h.Set([]byte("a"), []byte("1"), testLimits))
+	assert.True(t, h.Set([]byte("b"), []byte("22"), testLimits))
+	assert.True(t, h.Set([]byte("c"), []byte(""), testLimits))
+	steps := []struct {
+		f, v string
+		want []string
+	}{
+		{"b", "x", []string{"a", "1", "b", "x", "c", ""}},                                     // same length shorter
+		{"b", "a much longer value", []string{"a", "1", "b", "a much longer value", "c", ""}}, // grows
+		{"a", "", []string{"a", "", "b", "a much longer value", "c", ""}},                     // shrinks
+		{"c", "3", []string{"a", "", "b", "a much longer value", "c", "3"}},                   // last one
+	}
+	for _, s := range steps {
+		assert.False(t, h.Set([]byte(s.f), []byte(s.v), testLimits))
+		var got []string
+		for _, b := range h.Pairs(nil) {
+			got = append(got, string(b))
+		}
+		assert.Equal(t, s.want, got, "after %s=%s", s.f, s.v)
+	}
+	assert.Equal(t, 3, h.Len())
+	assert.Equal(t, "listpack", h.Encoding())
+	assert.True(t, h.Delete([]byte("b")))
+	assert.False(t, h.Delete([]byte("b")))
+	v, ok := h.Get([]byte("c"))
+	assert.True(t, ok)
+	assert.Equal(t, "3", string(v))
+	assert.True(t, h.Delete([]byte("a")))
+	assert.True(t, h.Delete([]byte("c")))
+	assert.Equal(t, 0, h.Len())
+}
+
+func TestHashConversion(t *testing.T) {
+	cases := []struct {
+		name string
+		f, v string
+		n    int
+		want string
+	}{
+		{"few short", "f", "v", 128, "listpack"},
+		{"too many", "f", "v", 129, "hashtable"},
+		{"long value", "f", string(make([]byte, 65)), 1, "hashtable"},
+		{"long field", string(make([]byte, 65)), "v", 1, "hashtable"},
+		{"value at limit", "f", string(make([]byte, 64)), 1, "listpack"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := NewHash()
+			for i := 0; i < c.n; i++ {
+				h.Set([]byte(fmt.Sprint(c.f, i)), []byte(c.v), testLimits)
+			}
+			assert.Equal(t, c.want, h.Encoding())
+			assert.Equal(t, c.n, h.Len())
+		})
+	}
+	h := NewHash()
+	h.Set([]byte("a"), []byte("b"), testLimits)
+	h.Convert(testLimits, []byte("x"))
+	assert.Equal(t, "listpack", h.Encoding())
+	h.Convert(testLimits, []byte("x"), make([]byte, 65))
+	assert.Equal(t, "hashtable", h.Encoding())
+	assert.Equal(t, map[string]string{"a": "b"}, hashContents(h))
+}
+
+// TestHashModel compares both forms with a Go map over random operations.
+func TestHashModel(t *testing.T) {
+	for _, lim := range []HashLimits{testLimits, {MaxEntries: 0, MaxValue: 64}} {
+		h := NewHash()
+		model := map[string]string{}
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < 20000; i++ {
+			f := fmt.Sprint("f", r.IntN(400))
+			switch r.IntN(3) {
+			case 0, 1:
+				v := fmt.Sprint("v", r.IntN(1000))
+				_, had := model[f]
+				assert.Equal(t, !had, h.Set([]byte(f), []byte(v), lim))
+				model[f] = v
+			case 2:
+				_, had := model[f]
+				assert.Equal(t, had, h.Delete([]byte(f)))
+				delete(model, f)
+			}
+			if i%997 == 0 {
+				require.Equal(t, model, hashContents(h))
+				c := h.Clone().(*Hash)
+				h.Set([]byte("clone-check"), []byte("x"), lim)
+				h.Delete([]byte("clone-check"))
+				require.Equal(t, model, hashContents(c))
+			}
+			require.Equal(t, len(model), h.Len())
+		}
+		for f, v := range model {
+			got, ok := h.Get([]byte(f))
+			require.True(t, ok)
+			require.Equal(t, v, string(got))
+		}
+	}
+}
+
+func TestHashCloneIsDeep(t *testing.T) {
+	for _, n := range []int{3, 300} {
+		h := NewHash()
+		for i := 0; i < n; i++ {
+			h.Set([]byte(fmt.Sprint(i)), []byte("v"), testLimits)
+		}
+		c := h.Clone().(*Hash)
+		h.Set([]byte("0"), []byte("changed"), testLimits)
+		h.Delete([]byte("1"))
+		v, _ := c.Get([]byte("0"))
+		assert.Equal(t, "v", string(v))
+		assert.Equal(t, n, c.Len())
+		assert.Equal(t, h.Encoding(), c.Encoding())
+	}
+}
+
+func scanAllFields(h *Hash, count int, between func()) map[string]bool {
+	seen := map[string]bool{}
+	cursor := uint64(0)
+	for {
+		cursor = h.Scan(cursor, count, func(f, v []byte) { seen[string(f)] = true })
+		if cursor == 0 {
+			return seen
+		}
+		if between != nil {
+			between()
+		}
+	}
+}
+
+func TestHashScan(t *testing.T) {
+	small := NewHash()
+	small.Set([]byte("a"), []byte("1"), testLimits)
+	small.Set([]byte("b"), []byte("2"), testLimits)
+	var got []string
+	next := small.Scan(12345, 1, func(f, v []byte) { got = append(got, string(f)+"="+string(v)) })
+	assert.Equal(t, uint64(0), next)
+	assert.Equal(t, []string{"a=1", "b=2"}, got)
+
+	for _, count := range []int{5, 64, 1 << 20} {
+		h := NewHash()
+		for i := 0; i < 500; i++ {
+			h.Set([]byte(fmt.Sprint("s", i)), []byte("v"), testLimits)
+		}
+		step := 0
+		r := rand.New(rand.NewPCG(3, 4))
+		seen := scanAllFields(h, count, func() {
+			// Grow and shrink between calls: tables resize both ways.
+			step++
+			switch step % 20 {
+			case 0:
+				for j := 0; j < 10000; j++ {
+					h.Set([]byte(fmt.Sprint("t", r.IntN(1<<30))), []byte("x"), testLimits)
+				}
+			case 10:
+				var del [][]byte
+				h.Range(func(f, v []byte) bool {
+					if f[0] == 't' {
+						del = append(del, append([]byte(nil), f...))
+					}
+					return true
+				})
+				for _, f := range del {
+					h.Delete(f)
+				}
+			}
+		})
+		for i := 0; i < 500; i++ {
+			require.True(t, seen[fmt.Sprint("s", i)], "count %d: s%d missed", count, i)
+		}
+	}
+}
+
+func TestHashRandom(t *testing.T) {
+	for _, n := range []int{5, 1000} {
+		h := NewHash()
+		for i := 0; i < n; i++ {
+			h.Set([]byte(fmt.Sprint(i)), []byte(fmt.Sprint("v", i)), testLimits)
+		}
+		seen := map[string]int{}
+		for i := 0; i < 20*n; i++ {
+			f, v := h.Random()
+			require.Equal(t, "v"+string(f), string(v))
+			seen[string(f)]++
+		}
+		assert.Greater(t, len(seen), n*9/10)
+	}
+}
+
+func TestHashMemoryUsage(t *testing.T) {
+	h := NewHash()
+	h.Set([]byte("a"), []byte("b"), testLimits)
+	small := h.MemoryUsage(5)
+	assert.Greater(t, small, int64(16))
+	for i := 0; i < 1000; i++ {
+		h.Set([]byte(fmt.Sprint("field:", i)), []byte(fmt.Sprint("value:", i)), testLimits)
+	}
+	all, sampled := h.MemoryUsage(0), h.MemoryUsage(5)
+	assert.Greater(t, all, int64(1000*40))
+	assert.InDelta(t, float64(all), float64(sampled), float64(all)/5)
+}
+
+func TestHashTableInvariant(t *testing.T) {
+	h := NewHash()
+	keys := make([]string, 0, 3000)
+	for i := 0; i < 3000; i++ {
+		k := fmt.Sprint("k", i)
+		keys = append(keys, k)
+		h.Set([]byte(k), []byte("v"), testLimits)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i%2 == 0 {
+			require.True(t, h.Delete([]byte(k)))
+		}
+	}
+	// Every record sits at or after its home and no empty slot lies
+	// between them.
+	tb := h.tab()
+	for i := range tb.tags {
+		if tb.tags[i] == 0 {
+			continue
+		}
+		home := int(fieldHash(recField(tb.recs[i])) >> tb.shift)
+		require.LessOrEqual(t, home, i)
+		for j := home; j < i; j++ {
+			require.NotZero(t, tb.tags[j])
+		}
+	}
+}
+
+// BenchmarkHashMemory reports the heap bytes per field of a large hash
+// (fields "field:N", values "value:N") and of many small ones.
+func BenchmarkHashMemory(b *testing.B) {
+	const n = 1_000_000
+	lim := HashLimits{MaxEntries: 512, MaxValue: 64}
+	measure := func(build func() any) float64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		keep := build()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(keep)
+		return float64(after.HeapAlloc - before.HeapAlloc)
+	}
+	for i := 0; i < b.N; i++ {
+		big := measure(func() any {
+			h := NewHash()
+			for j := 0; j < n; j++ {
+				h.Set([]byte(fmt.Sprint("field:", j)), []byte(fmt.Sprint("value:", j)), lim)
+			}
+			return h
+		})
+		small := measure(func() any {
+			hs := make([]*Hash, n)
+			for j := range hs {
+				h := NewHash()
+				h.Set([]byte("id"), []byte(fmt.Sprint(j)), lim)
+				h.Set([]byte("sender"), []byte(fmt.Sprintf("user%d@example.com", j)), lim)
+				h.Set([]byte("retries"), []byte("0"), lim)
+				h.Set([]byte("size"), []byte("12345"), lim)
+				hs[j] = h
+			}
+			return hs
+		})
+		b.ReportMetric(big/n, "B/field-1M-field-hash")
+		b.ReportMetric(small/n, "B/hash-1M-4-field-hashes")
+	}
+}
+
+// TestHashScanDeleteAll deletes every field an HSCAN returns, which
+// removes fields in hash order: the table must stay correct and its
+// shrinks must not thrash.
+func TestHashScanDeleteAll(t *testing.T) {
+	h := NewHash()
+	for i := 0; i < 20000; i++ {
+		h.Set([]byte(fmt.Sprint("f", i)), []byte("v"), testLimits)
+	}
+	cursor := uint64(0)
+	for {
+		var seen [][]byte
+		cursor = h.Scan(cursor, 100, func(f, v []byte) { seen = append(seen, append([]byte(nil), f...)) })
+		for _, f := range seen {
+			require.True(t, h.Delete(f))
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Equal(t, 0, h.Len())
+}
