@@ -1,0 +1,740 @@
+package commands
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Set commands (Redis t_set.c).
+func init() {
+	register(
+		&Command{Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: saddCommand},
+		&Command{Name: "srem", Arity: -3, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sremCommand},
+		&Command{Name: "smove", Arity: 4, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "set", Run: smoveCommand},
+		&Command{Name: "sismember", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sismemberCommand},
+		&Command{Name: "smismember", Arity: -3, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: smismemberCommand},
+		&Command{Name: "scard", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: scardCommand},
+		&Command{Name: "spop", Arity: -2, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: spopCommand},
+		&Command{Name: "srandmember", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: srandmemberCommand},
+		&Command{Name: "smembers", Arity: 2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sinterCommand},
+		&Command{Name: "sinter", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterCommand},
+		&Command{Name: "sintercard", Arity: -3, Flags: ReadOnly, ACL: "@read @set @slow", Group: "set", Run: sintercardCommand, Keys: sintercardKeys},
+		&Command{Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterstoreCommand},
+		&Command{Name: "sunion", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionCommand},
+		&Command{Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionstoreCommand},
+		&Command{Name: "sdiff", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffCommand},
+		&Command{Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffstoreCommand},
+		&Command{Name: "sscan", Arity: -3, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sscanCommand},
+	)
+}
+
+// Error texts of this family (t_set.c).
+const (
+	errNumkeysPositive = "ERR numkeys should be greater than 0"
+	errNumkeysTooMany  = "ERR Number of keys can't be greater than number of args"
+	errLimitNegative   = "ERR LIMIT can't be negative"
+	errSrandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+
+// sintercardKeys is SINTERCARD's key positions: numkeys keys from
+// argument 2, none when numkeys is not a valid count.
+func sintercardKeys(args [][]byte) []int {
+	n, ok := ParseInt(args[1])
+	if !ok || n < 1 || n > int64(len(args)-2) {
+		return nil
+	}
+	pos := make([]int, n)
+	for i := range pos {
+		pos[i] = 2 + i
+	}
+	return pos
+}
+
+// maxIntset is set-max-intset-entries.
+func (c *Ctx) maxIntset() int {
+	n := c.Config().Int("set-max-intset-entries")
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(n)
+}
+
+// lookupSet finds the set at key for reading. ok=false means the key
+// holds another type and WRONGTYPE was replied; a missing key is a nil
+// set with ok=true.
+func lookupSet(c *Ctx, key []byte) (*keyspace.Set, bool) {
+	e := c.DB.Lookup(key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != keyspace.TypeSet {
+		c.Error(ErrWrongType)
+		return nil, false
+	}
+	return e.Obj().(*keyspace.Set), true
+}
+
+// lookupSetWrite is lookupSet for an in-place change: the set returned
+// is private to the live keyspace.
+func lookupSetWrite(c *Ctx, key []byte) (*keyspace.Set, bool) {
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != keyspace.TypeSet {
+		c.Error(ErrWrongType)
+		return nil, false
+	}
+	return e.Obj().(*keyspace.Set), true
+}
+
+// writeMember writes one member as a bulk string.
+func writeMember(c *Ctx, m keyspace.Member) {
+	if m.IsInt {
+		c.W.BulkInt(m.Int)
+		return
+	}
+	c.W.BulkString(m.Str)
+}
+
+// writeSetMembers replies with every member of s as a set, in s's
+// iteration order (ascending for an intset, as Redis).
+func writeSetMembers(c *Ctx, s *keyspace.Set) {
+	c.W.Set(s.Len())
+	s.Each(func(m keyspace.Member) bool {
+		writeMember(c, m)
+		return true
+	})
+}
+
+// ---- SADD SREM SMOVE -----------------------------------------------------
+
+func saddCommand(c *Ctx) {
+	key := c.Args[1]
+	s, ok := lookupSetWrite(c, key)
+	if !ok {
+		return
+	}
+	if s == nil {
+		s = keyspace.NewSetFor(c.Args[2])
+		c.DB.Put(key, keyspace.NewObject(s, 0))
+	}
+	maxIS := c.maxIntset()
+	added := 0
+	for _, m := range c.Args[2:] {
+		if s.Add(m, maxIS) {
+			added++
+		}
+	}
+	c.Dirty(added)
+	c.W.Int(int64(added))
+}
+
+func sremCommand(c *Ctx) {
+	key := c.Args[1]
+	s, ok := lookupSetWrite(c, key)
+	if !ok {
+		return
+	}
+	removed := 0
+	if s != nil {
+		for _, m := range c.Args[2:] {
+			if s.Remove(m) {
+				removed++
+				if s.Len() == 0 {
+					c.DB.Delete(key)
+					break
+				}
+			}
+		}
+	}
+	c.Dirty(removed)
+	c.W.Int(int64(removed))
+}
+
+// smoveCommand is SMOVE source destination member: 1 when member was
+// moved (or, with source = destination, is a member), 0 otherwise. A
+// missing source answers 0 before the destination's type is checked.
+func smoveCommand(c *Ctx) {
+	srcKey, dstKey, m := c.Args[1], c.Args[2], c.Args[3]
+	src, ok := lookupSetWrite(c, srcKey)
+	if !ok {
+		return
+	}
+	if src == nil {
+		c.W.Int(0)
+		return
+	}
+	dst, ok := lookupSetWrite(c, dstKey)
+	if !ok {
+		return
+	}
+	if string(srcKey) == string(dstKey) {
+		if src.Has(m) {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+		return
+	}
+	if !src.Remove(m) {
+		c.W.Int(0)
+		return
+	}
+	if src.Len() == 0 {
+		c.DB.Delete(srcKey)
+	}
+	if dst == nil {
+		dst = keyspace.NewSetFor(m)
+		c.DB.Put(dstKey, keyspace.NewObject(dst, 0))
+	}
+	c.Dirty(1)
+	if dst.Add(m, c.maxIntset()) {
+		c.Dirty(1)
+	}
+	c.W.Int(1)
+}
+
+// ---- SISMEMBER SMISMEMBER SCARD -----------------------------------------
+
+func sismemberCommand(c *Ctx) {
+	s, ok := lookupSet(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if s != nil && s.Has(c.Args[2]) {
+		c.W.Int(1)
+		return
+	}
+	c.W.Int(0)
+}
+
+func smismemberCommand(c *Ctx) {
+	s, ok := lookupSet(c, c.Args[1])
+	if !ok {
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		if s != nil && s.Has(m) {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+	}
+}
+
+func scardCommand(c *Ctx) {
+	s, ok := lookupSet(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.Int(0)
+		return
+	}
+	c.W.Int(int64(s.Len()))
+}
+
+// ---- SPOP SRANDMEMBER ----------------------------------------------------
+
+// spopMoveStrategyMul: when fewer than count/5 members would remain,
+// SPOP keeps random survivors in a new set instead of drawing the popped
+// ones (Redis's SPOP_MOVE_STRATEGY_MUL). The survivors' new set starts
+// in the encoding Redis gives it, so OBJECT ENCODING agrees afterwards.
+const spopMoveStrategyMul = 5
+
+// spopCommand is SPOP key [count]. Without count: one random member, or
+// null. With count (Redis 7.0): a set reply of min(count, size) distinct
+// members; the key is deleted when emptied. Replication (SREM per
+// member, DEL when emptied) is the propagation layer's concern.
+func spopCommand(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	key := c.Args[1]
+	if len(c.Args) == 3 {
+		spopWithCount(c, key)
+		return
+	}
+	s, ok := lookupSetWrite(c, key)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.Null()
+		return
+	}
+	m := s.Random()
+	writeMember(c, m)
+	s.RemoveMember(m)
+	if s.Len() == 0 {
+		c.DB.Delete(key)
+	}
+	c.Dirty(1)
+}
+
+func spopWithCount(c *Ctx, key []byte) {
+	n, ok := ParseInt(c.Args[2])
+	if !ok || n < 0 {
+		c.Error(ErrCountPositive)
+		return
+	}
+	s, ok := lookupSetWrite(c, key)
+	if !ok {
+		return
+	}
+	if s == nil || n == 0 {
+		c.W.Set(0)
+		return
+	}
+	size := int64(s.Len())
+	if n >= size {
+		c.Dirty(int(size))
+		writeUnion(c, []*keyspace.Set{s})
+		c.DB.Delete(key)
+		return
+	}
+	count := int(n)
+	c.Dirty(count)
+	c.W.Set(count)
+	remaining := int(size) - count
+	if remaining*spopMoveStrategyMul > count {
+		for i := 0; i < count; i++ {
+			m := s.Random()
+			writeMember(c, m)
+			s.RemoveMember(m)
+		}
+		return
+	}
+	var keep *keyspace.Set
+	maxIS := c.maxIntset()
+	var buf []byte
+	for i := 0; i < remaining; i++ {
+		m := s.Random()
+		buf = m.Bytes(buf[:0])
+		if keep == nil {
+			keep = keyspace.NewSetFor(buf)
+		}
+		keep.Add(buf, maxIS)
+		s.RemoveMember(m)
+	}
+	s.Each(func(m keyspace.Member) bool {
+		writeMember(c, m)
+		return true
+	})
+	s.Replace(keep)
+}
+
+// srandmemberSubStrategyMul: when count is more than a third of the
+// set, SRANDMEMBER removes random members from a copy instead of drawing
+// distinct ones (Redis's SRANDMEMBER_SUB_STRATEGY_MUL).
+const srandmemberSubStrategyMul = 3
+
+// srandmemberCommand is SRANDMEMBER key [count]. A negative count allows
+// repetitions; a positive one gives min(count, size) distinct members
+// (the whole set, in its iteration order, when count >= size).
+func srandmemberCommand(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	if len(c.Args) == 2 {
+		s, ok := lookupSet(c, c.Args[1])
+		if !ok {
+			return
+		}
+		if s == nil {
+			c.W.Null()
+			return
+		}
+		writeMember(c, s.Random())
+		return
+	}
+	l, ok := ParseInt(c.Args[2])
+	if !ok {
+		c.Error(ErrNotInteger)
+		return
+	}
+	if l == math.MinInt64 {
+		c.Error(errSrandCountRange)
+		return
+	}
+	uniq := l >= 0
+	count := l
+	if !uniq {
+		count = -l
+	}
+	s, ok := lookupSet(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if s == nil || count == 0 {
+		c.W.Array(0)
+		return
+	}
+	size := int64(s.Len())
+	if !uniq || count == 1 {
+		c.W.Array(int(count))
+		for ; count > 0; count-- {
+			writeMember(c, s.Random())
+		}
+		return
+	}
+	if count >= size {
+		c.W.Array(int(size))
+		s.Each(func(m keyspace.Member) bool {
+			writeMember(c, m)
+			return true
+		})
+		return
+	}
+	if count*srandmemberSubStrategyMul > size {
+		// Copy the members, then drop random ones down to count.
+		all := make([]keyspace.Member, 0, size)
+		s.Each(func(m keyspace.Member) bool {
+			all = append(all, m)
+			return true
+		})
+		for int64(len(all)) > count {
+			i := rand.IntN(len(all))
+			all[i] = all[len(all)-1]
+			all = all[:len(all)-1]
+		}
+		c.W.Array(len(all))
+		for _, m := range all {
+			writeMember(c, m)
+		}
+		return
+	}
+	picked := make(map[keyspace.Member]struct{}, count)
+	for int64(len(picked)) < count {
+		picked[s.Random()] = struct{}{}
+	}
+	c.W.Array(len(picked))
+	for m := range picked {
+		writeMember(c, m)
+	}
+}
+
+// ---- SINTER SINTERCARD SINTERSTORE --------------------------------------
+
+// interSets looks up the sets of keys for an intersection: every key is
+// type-checked first (WRONGTYPE wins over a missing key), then a missing
+// key makes the result empty (empty=true).
+func interSets(c *Ctx, keys [][]byte) (sets []*keyspace.Set, empty, ok bool) {
+	sets = make([]*keyspace.Set, len(keys))
+	for i, k := range keys {
+		s, ok := lookupSet(c, k)
+		if !ok {
+			return nil, false, false
+		}
+		if s == nil {
+			empty = true
+		}
+		sets[i] = s
+	}
+	if empty {
+		return nil, true, true
+	}
+	// Smallest first, ties in argument order (glibc's qsort is a merge
+	// sort): the result comes out in the order of the first set.
+	slices.SortStableFunc(sets, func(a, b *keyspace.Set) int { return a.Len() - b.Len() })
+	return sets, false, true
+}
+
+// intersect calls fn for each member of sets[0] found in all the others,
+// until fn returns false.
+func intersect(sets []*keyspace.Set, fn func(m keyspace.Member) bool) {
+	sets[0].Each(func(m keyspace.Member) bool {
+		for _, o := range sets[1:] {
+			if o != sets[0] && !o.HasMember(m) {
+				return true
+			}
+		}
+		return fn(m)
+	})
+}
+
+// sinterCommand is SINTER key [key ...] and SMEMBERS key.
+func sinterCommand(c *Ctx) {
+	sets, empty, ok := interSets(c, c.Args[1:])
+	if !ok {
+		return
+	}
+	if empty {
+		c.W.Set(0)
+		return
+	}
+	if len(sets) == 1 {
+		writeSetMembers(c, sets[0])
+		return
+	}
+	var out []keyspace.Member
+	intersect(sets, func(m keyspace.Member) bool {
+		out = append(out, m)
+		return true
+	})
+	c.W.Set(len(out))
+	for _, m := range out {
+		writeMember(c, m)
+	}
+}
+
+// sintercardCommand is SINTERCARD numkeys key [key ...] [LIMIT limit]:
+// the size of the intersection, counting stopped at limit (0 = none).
+func sintercardCommand(c *Ctx) {
+	numkeys, ok := ParseInt(c.Args[1])
+	if !ok || numkeys < 1 {
+		c.Error(errNumkeysPositive)
+		return
+	}
+	if numkeys > int64(len(c.Args)-2) {
+		c.Error(errNumkeysTooMany)
+		return
+	}
+	limit := int64(0)
+	for j := 2 + int(numkeys); j < len(c.Args); j++ {
+		if EqualFold(c.Args[j], "limit") && j+1 < len(c.Args) {
+			j++
+			n, ok := ParseInt(c.Args[j])
+			if !ok || n < 0 {
+				c.Error(errLimitNegative)
+				return
+			}
+			limit = n
+			continue
+		}
+		c.Error(ErrSyntax)
+		return
+	}
+	sets, empty, ok := interSets(c, c.Args[2:2+numkeys])
+	if !ok {
+		return
+	}
+	card := int64(0)
+	if !empty {
+		intersect(sets, func(keyspace.Member) bool {
+			card++
+			return limit == 0 || card < limit
+		})
+	}
+	c.W.Int(card)
+}
+
+// sinterstoreCommand is SINTERSTORE destination key [key ...]. The
+// result replaces destination (dropping its TTL); an empty result
+// deletes it. The reply is the result's size.
+func sinterstoreCommand(c *Ctx) {
+	dst := c.Args[1]
+	sets, empty, ok := interSets(c, c.Args[2:])
+	if !ok {
+		return
+	}
+	res := keyspace.NewSet()
+	if !empty {
+		maxIS := c.maxIntset()
+		var buf []byte
+		intersect(sets, func(m keyspace.Member) bool {
+			if m.IsInt {
+				res.AddInt(m.Int, maxIS)
+			} else {
+				buf = m.Bytes(buf[:0])
+				res.Add(buf, maxIS)
+			}
+			return true
+		})
+	}
+	storeSet(c, dst, res)
+}
+
+// storeSet stores res under dst for the STORE commands: an empty result
+// deletes dst. It replies with the result's size.
+func storeSet(c *Ctx, dst []byte, res *keyspace.Set) {
+	if res.Len() == 0 {
+		if c.DB.Delete(dst) {
+			c.Dirty(1)
+		}
+		c.W.Int(0)
+		return
+	}
+	c.DB.Put(dst, keyspace.NewObject(res, 0))
+	c.Dirty(1)
+	c.W.Int(int64(res.Len()))
+}
+
+// ---- SUNION SDIFF and their STORE forms ---------------------------------
+
+type setOp uint8
+
+const (
+	setOpUnion setOp = iota
+	setOpDiff
+)
+
+// lookupSets type-checks every key; a missing key is a nil (empty) set.
+func lookupSets(c *Ctx, keys [][]byte) ([]*keyspace.Set, bool) {
+	sets := make([]*keyspace.Set, len(keys))
+	for i, k := range keys {
+		s, ok := lookupSet(c, k)
+		if !ok {
+			return nil, false
+		}
+		sets[i] = s
+	}
+	return sets, true
+}
+
+// unionDiff computes the union or the difference (the first set minus
+// the others) of sets as a new set. The new set ends up in the encoding
+// Redis's sunionDiffGenericCommand leaves it in, which decides both
+// OBJECT ENCODING of a stored result and the reply's order: Redis
+// builds it from an empty intset, and for a difference it picks between
+// adding the survivors of the first set (algorithm 1) and adding the
+// whole first set then removing the others (algorithm 2), which can turn
+// the result into a hashtable on the way.
+func unionDiff(c *Ctx, sets []*keyspace.Set, op setOp) *keyspace.Set {
+	res := keyspace.NewSet()
+	maxIS := c.maxIntset()
+	var buf []byte
+	add := func(m keyspace.Member) bool {
+		if m.IsInt {
+			res.AddInt(m.Int, maxIS)
+		} else {
+			buf = m.Bytes(buf[:0])
+			res.Add(buf, maxIS)
+		}
+		return true
+	}
+	if op == setOpUnion {
+		for _, s := range sets {
+			if s != nil {
+				s.Each(add)
+			}
+		}
+		return res
+	}
+	first := sets[0]
+	if first == nil {
+		return res
+	}
+	for _, s := range sets[1:] {
+		if s == first {
+			return res // the same key given again: empty
+		}
+	}
+	var algoOne, algoTwo int64
+	for _, s := range sets {
+		if s != nil {
+			algoOne += int64(first.Len())
+			algoTwo += int64(s.Len())
+		}
+	}
+	algoOne /= 2
+	if algoOne <= algoTwo {
+		first.Each(func(m keyspace.Member) bool {
+			for _, s := range sets[1:] {
+				if s != nil && s.HasMember(m) {
+					return true
+				}
+			}
+			return add(m)
+		})
+		return res
+	}
+	first.Each(add)
+	for _, s := range sets[1:] {
+		if s == nil {
+			continue
+		}
+		s.Each(func(m keyspace.Member) bool {
+			buf = m.Bytes(buf[:0])
+			res.Remove(buf)
+			return res.Len() > 0
+		})
+		if res.Len() == 0 {
+			break
+		}
+	}
+	return res
+}
+
+// writeUnion replies with the union of sets (SPOP's whole-set case
+// too), in the order Redis's temporary set iterates it.
+func writeUnion(c *Ctx, sets []*keyspace.Set) {
+	writeSetMembers(c, unionDiff(c, sets, setOpUnion))
+}
+
+func sunionDiffGeneric(c *Ctx, op setOp, store bool) {
+	keys := c.Args[1:]
+	if store {
+		keys = c.Args[2:]
+	}
+	sets, ok := lookupSets(c, keys)
+	if !ok {
+		return
+	}
+	res := unionDiff(c, sets, op)
+	if store {
+		storeSet(c, c.Args[1], res)
+		return
+	}
+	writeSetMembers(c, res)
+}
+
+func sunionCommand(c *Ctx)      { sunionDiffGeneric(c, setOpUnion, false) }
+func sunionstoreCommand(c *Ctx) { sunionDiffGeneric(c, setOpUnion, true) }
+func sdiffCommand(c *Ctx)       { sunionDiffGeneric(c, setOpDiff, false) }
+func sdiffstoreCommand(c *Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
+
+// ---- SSCAN ---------------------------------------------------------------
+
+// sscanCommand is SSCAN key cursor [MATCH pattern] [COUNT count]. The
+// cursor is checked first; a missing key answers an empty, complete
+// scan before the options are read, as Redis does. An intset is
+// returned whole with cursor 0; a hashtable is walked in hash order
+// (keyspace.Set.Scan), which returns every member present for the whole
+// scan at least once.
+func sscanCommand(c *Ctx) {
+	cursor, ok := parseCursor(c.Args[2])
+	if !ok {
+		c.Error(errInvalidCursor)
+		return
+	}
+	s, ok := lookupSet(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
+		return
+	}
+	o, ok := parseScanOptions(c, 3, false)
+	if !ok {
+		return
+	}
+	count, pattern := o.count, o.pattern
+	var out []keyspace.Member
+	var buf []byte
+	next := s.Scan(cursor, int(count), func(m keyspace.Member) {
+		if pattern != nil {
+			buf = m.Bytes(buf[:0])
+			if !Match(pattern, buf, false) {
+				return
+			}
+		}
+		out = append(out, m)
+	})
+	c.W.Array(2)
+	c.W.BulkUint(next)
+	c.W.Array(len(out))
+	for _, m := range out {
+		writeMember(c, m)
+	}
+}

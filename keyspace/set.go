@@ -1,0 +1,779 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+)
+
+// Set is a set value. Like Redis 7.0 it has two encodings:
+//
+//   - intset: every member is the canonical decimal form of an int64 and
+//     there are at most set-max-intset-entries of them. The members are
+//     kept as a sorted []int64, so iteration is in ascending numeric order,
+//     exactly as Redis's intset iterates.
+//   - hashtable: anything else. The members live in Go maps split by the
+//     high bits of a 64-bit hash of the member (extendible hashing, see
+//     hashSet), which keeps each map small enough for SSCAN and random
+//     draws to be cheap, and costs no more per member than one Go map.
+//
+// As in Redis 7.0, a set never converts back from hashtable to intset;
+// only a set made afresh (SMOVE to a new key, the STORE commands, SPOP's
+// rebuild) starts as an intset again.
+type Set struct {
+	ints []int64  // intset encoding, when ht is nil
+	ht   *hashSet // hashtable encoding
+}
+
+var _ Encoder = (*Set)(nil)
+
+// NewSet returns an empty intset-encoded set.
+func NewSet() *Set { return &Set{} }
+
+// NewSetFor returns an empty set in the encoding Redis's setTypeCreate
+// chooses for a set whose first member is m: intset when m is an
+// integer, hashtable otherwise.
+func NewSetFor(m []byte) *Set {
+	if _, ok := setInt(m); ok {
+		return &Set{}
+	}
+	return &Set{ht: newHashSet(0)}
+}
+
+// Type is TypeSet.
+func (s *Set) Type() Type { return TypeSet }
+
+// Len is the number of members.
+func (s *Set) Len() int {
+	if s.ht != nil {
+		return s.ht.n
+	}
+	return len(s.ints)
+}
+
+// Encoding is "intset" or "hashtable", as OBJECT ENCODING reports.
+func (s *Set) Encoding() string {
+	if s.ht != nil {
+		return "hashtable"
+	}
+	return "intset"
+}
+
+// IsIntset reports whether the set is intset-encoded.
+func (s *Set) IsIntset() bool { return s.ht == nil }
+
+// Ints is the members of an intset-encoded set in ascending order, nil
+// for a hashtable. The slice is the set's own: do not modify it.
+func (s *Set) Ints() []int64 {
+	if s.ht != nil {
+		return nil
+	}
+	return s.ints
+}
+
+// Clone returns a deep copy in the same encoding.
+func (s *Set) Clone() Object {
+	if s.ht != nil {
+		return &Set{ht: s.ht.clone()}
+	}
+	return &Set{ints: slices.Clone(s.ints)}
+}
+
+// Add adds m (copied), reporting whether it was new. maxIntset is
+// set-max-intset-entries: an intset growing beyond it, or given a member
+// that is not an integer, becomes a hashtable.
+func (s *Set) Add(m []byte, maxIntset int) bool {
+	if s.ht != nil {
+		return s.ht.add(m)
+	}
+	v, ok := setInt(m)
+	if !ok {
+		s.toHashtable()
+		return s.ht.add(m)
+	}
+	i, found := slices.BinarySearch(s.ints, v)
+	if found {
+		return false
+	}
+	s.ints = slices.Insert(s.ints, i, v)
+	if len(s.ints) > maxIntset {
+		s.toHashtable()
+	}
+	return true
+}
+
+// AddInt adds the integer member v, as Add of its decimal form.
+func (s *Set) AddInt(v int64, maxIntset int) bool {
+	if s.ht != nil {
+		var tmp [24]byte
+		return s.ht.add(strconv.AppendInt(tmp[:0], v, 10))
+	}
+	i, found := slices.BinarySearch(s.ints, v)
+	if found {
+		return false
+	}
+	s.ints = slices.Insert(s.ints, i, v)
+	if len(s.ints) > maxIntset {
+		s.toHashtable()
+	}
+	return true
+}
+
+// Remove removes m, reporting whether it was a member. The caller
+// deletes the key when the set becomes empty.
+func (s *Set) Remove(m []byte) bool {
+	if s.ht != nil {
+		return s.ht.remove(m)
+	}
+	v, ok := setInt(m)
+	if !ok {
+		return false
+	}
+	i, found := slices.BinarySearch(s.ints, v)
+	if !found {
+		return false
+	}
+	s.ints = slices.Delete(s.ints, i, i+1)
+	return true
+}
+
+// Has reports whether m is a member.
+func (s *Set) Has(m []byte) bool {
+	if s.ht != nil {
+		return s.ht.has(m)
+	}
+	v, ok := setInt(m)
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(s.ints, v)
+	return found
+}
+
+// HasMember reports whether the member m (from another set's Each) is a
+// member of s.
+func (s *Set) HasMember(m Member) bool {
+	if s.ht == nil {
+		if !m.IsInt {
+			// A hashtable member may still be an integer ("5" added to a
+			// set that held "a" once).
+			v, ok := setInt(m.Str)
+			if !ok {
+				return false
+			}
+			_, found := slices.BinarySearch(s.ints, v)
+			return found
+		}
+		_, found := slices.BinarySearch(s.ints, m.Int)
+		return found
+	}
+	if m.IsInt {
+		var tmp [24]byte
+		return s.ht.has(strconv.AppendInt(tmp[:0], m.Int, 10))
+	}
+	return s.ht.hasString(m.Str)
+}
+
+// Member is one member handed out by iteration: an integer of an intset
+// (IsInt) or a string of a hashtable. Str aliases the set's storage and
+// stays valid while the member is not removed.
+type Member struct {
+	Str   string
+	Int   int64
+	IsInt bool
+}
+
+// Bytes appends the member's bytes to dst.
+func (m Member) Bytes(dst []byte) []byte {
+	if m.IsInt {
+		return strconv.AppendInt(dst, m.Int, 10)
+	}
+	return append(dst, m.Str...)
+}
+
+// String is the member as a string (allocates for an integer).
+func (m Member) String() string {
+	if m.IsInt {
+		return strconv.FormatInt(m.Int, 10)
+	}
+	return m.Str
+}
+
+// Each calls fn for every member until fn returns false: ascending
+// integers for an intset, hash order for a hashtable. fn must not
+// modify the set.
+func (s *Set) Each(fn func(m Member) bool) {
+	if s.ht == nil {
+		for _, v := range s.ints {
+			if !fn(Member{Int: v, IsInt: true}) {
+				return
+			}
+		}
+		return
+	}
+	s.ht.each(func(k string) bool { return fn(Member{Str: k}) })
+}
+
+// Random returns a random member of a non-empty set.
+func (s *Set) Random() Member {
+	if s.ht == nil {
+		return Member{Int: s.ints[rand.IntN(len(s.ints))], IsInt: true}
+	}
+	return Member{Str: s.ht.random()}
+}
+
+// RemoveMember removes a member obtained from this set's Random or Each.
+func (s *Set) RemoveMember(m Member) {
+	if m.IsInt {
+		if i, found := slices.BinarySearch(s.ints, m.Int); found {
+			s.ints = slices.Delete(s.ints, i, i+1)
+		}
+		return
+	}
+	s.ht.removeString(m.Str)
+}
+
+// Replace makes s hold the contents of o (o must not be used after).
+func (s *Set) Replace(o *Set) { *s = *o }
+
+func (s *Set) toHashtable() {
+	h := newHashSet(len(s.ints) + 1)
+	var tmp [24]byte
+	for _, v := range s.ints {
+		h.add(strconv.AppendInt(tmp[:0], v, 10))
+	}
+	s.ints = nil
+	s.ht = h
+}
+
+// Scan continues an SSCAN from cursor: it examines about count members
+// and calls fn for each, returning the cursor to continue from (0 when
+// the scan is complete).
+//
+// An intset is returned whole in one call with cursor 0, as Redis does.
+// For a hashtable the cursor is a position in the 64-bit hash space of
+// the members (the hash is fixed for the life of the process): a call
+// returns every member whose hash lies in [cursor, next) and the next
+// call starts at next. The intervals of successive calls tile the hash
+// space, and a member's position does not depend on the set's layout
+// (growth, shrinking, splits and rebuilds of the maps), so a member
+// present for the whole scan is returned at least once whatever happens
+// to the set in between; members added or removed meanwhile may or may
+// not be returned. Members sharing a hash are never split across calls.
+func (s *Set) Scan(cursor uint64, count int, fn func(m Member)) uint64 {
+	if s.ht == nil {
+		for _, v := range s.ints {
+			fn(Member{Int: v, IsInt: true})
+		}
+		return 0
+	}
+	return s.ht.scan(cursor, count, fn)
+}
+
+// setInt parses m as Redis's isSdsRepresentableAsLongLong (string2ll):
+// the canonical decimal form of an int64, at most 20 bytes.
+func setInt[T string | []byte](b T) (int64, bool) {
+	n := len(b)
+	if n == 0 || n > 20 {
+		return 0, false
+	}
+	if n == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		if n == 1 {
+			return 0, false
+		}
+		neg = true
+		i = 1
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < n; i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1-9)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ---- hashtable encoding ---------------------------------------------------
+
+// hashSet is extendible hashing over small open-addressing tables: a
+// directory of 2^depth entries indexed by the top depth bits of a
+// member's 64-bit hash, each pointing to a bucket whose members share
+// the top bucket.depth bits (a bucket of local depth d fills 2^(depth-d)
+// consecutive directory entries). A bucket's table grows up to
+// bucketSlots slots, then the bucket splits in two on its next hash bit.
+// So a bucket always holds one contiguous range of the hash space, which
+// SSCAN's cursor relies on, and no single operation rehashes more than
+// one bucket.
+//
+// A slot is a bare string header (16 bytes) and tables run between 3/8
+// and 3/4 full: about 30 bytes per member plus the member's bytes, well
+// under a Go map[string]struct{} (about 56 bytes plus the bytes) and
+// under Redis's dictEntry + sds + bucket pointer.
+type hashSet struct {
+	dir   []*bucket
+	depth uint8
+	n     int
+}
+
+// bucket is one linear-probing table. "" marks a free slot, so the empty
+// member is kept aside in the empty flag.
+type bucket struct {
+	slots []string
+	n     int // members, the empty one included
+	empty bool
+	depth uint8
+}
+
+const (
+	// bucketSlots is the largest table of a bucket: it bounds the work of
+	// one SSCAN call, of a random draw and of a split.
+	bucketSlots = 1024
+	// maxDepth bounds the directory (2^maxDepth entries).
+	maxDepth = 40
+	minSlots = 4
+)
+
+var setSeed = maphash.MakeSeed()
+
+func hashString(s string) uint64 { return maphash.String(setSeed, s) }
+
+// slotsFor is the table size for n non-empty members: at most 3/4 full.
+func slotsFor(n int) int {
+	c := minSlots
+	for c*3 < n*4+4 {
+		c *= 2
+	}
+	return c
+}
+
+func newHashSet(hint int) *hashSet {
+	h := &hashSet{}
+	for h.depth < maxDepth && hint > (bucketSlots*3/8)<<h.depth {
+		h.depth++
+	}
+	h.dir = make([]*bucket, 1<<h.depth)
+	slots := slotsFor(hint >> h.depth)
+	for i := range h.dir {
+		h.dir[i] = &bucket{slots: make([]string, slots), depth: h.depth}
+	}
+	return h
+}
+
+func (h *hashSet) bucketOf(hv uint64) *bucket { return h.dir[hv>>(64-h.depth)] }
+
+// find returns the slot holding m (non-empty) or -1, and the first free
+// slot met (where m would go).
+func (b *bucket) find(hv uint64, m string) (at, free int) {
+	mask := uint64(len(b.slots) - 1)
+	for i := hv & mask; ; i = (i + 1) & mask {
+		s := b.slots[i]
+		if s == "" {
+			return -1, int(i)
+		}
+		if s == m {
+			return int(i), -1
+		}
+	}
+}
+
+// findBytes is find for a []byte member, without allocating.
+func (b *bucket) findBytes(hv uint64, m []byte) (at, free int) {
+	mask := uint64(len(b.slots) - 1)
+	for i := hv & mask; ; i = (i + 1) & mask {
+		s := b.slots[i]
+		if s == "" {
+			return -1, int(i)
+		}
+		if s == string(m) {
+			return int(i), -1
+		}
+	}
+}
+
+// put stores a non-empty member known to be absent, growing the table
+// when it would pass 3/4 full.
+func (b *bucket) put(hv uint64, m string) {
+	if (b.n+1)*4 > len(b.slots)*3 {
+		b.resize(len(b.slots) * 2)
+	}
+	mask := uint64(len(b.slots) - 1)
+	i := hv & mask
+	for b.slots[i] != "" {
+		i = (i + 1) & mask
+	}
+	b.slots[i] = m
+	b.n++
+}
+
+func (b *bucket) resize(size int) {
+	old := b.slots
+	b.slots = make([]string, size)
+	mask := uint64(size - 1)
+	for _, s := range old {
+		if s == "" {
+			continue
+		}
+		i := hashString(s) & mask
+		for b.slots[i] != "" {
+			i = (i + 1) & mask
+		}
+		b.slots[i] = s
+	}
+}
+
+// del empties slot i and shifts the following run back (no tombstones).
+func (b *bucket) del(i int) {
+	mask := len(b.slots) - 1
+	b.slots[i] = ""
+	b.n--
+	for j := (i + 1) & mask; b.slots[j] != ""; j = (j + 1) & mask {
+		k := int(hashString(b.slots[j])) & mask
+		// Move slots[j] into the hole at i unless its home k lies
+		// cyclically in (i, j].
+		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
+			b.slots[i] = b.slots[j]
+			b.slots[j] = ""
+			i = j
+		}
+	}
+	if len(b.slots) > minSlots && b.n*8 < len(b.slots) {
+		b.resize(len(b.slots) / 2)
+	}
+}
+
+func (h *hashSet) has(m []byte) bool {
+	hv := maphash.Bytes(setSeed, m)
+	b := h.bucketOf(hv)
+	if len(m) == 0 {
+		return b.empty
+	}
+	at, _ := b.findBytes(hv, m)
+	return at >= 0
+}
+
+func (h *hashSet) hasString(m string) bool {
+	hv := hashString(m)
+	b := h.bucketOf(hv)
+	if m == "" {
+		return b.empty
+	}
+	at, _ := b.find(hv, m)
+	return at >= 0
+}
+
+func (h *hashSet) add(m []byte) bool {
+	hv := maphash.Bytes(setSeed, m)
+	b := h.bucketOf(hv)
+	if len(m) == 0 {
+		if b.empty {
+			return false
+		}
+		b.empty = true
+		b.n++
+		h.n++
+		return true
+	}
+	if at, _ := b.findBytes(hv, m); at >= 0 {
+		return false
+	}
+	if (b.n+1)*4 > len(b.slots)*3 && len(b.slots) >= bucketSlots && b.depth < maxDepth {
+		h.split(b)
+		b = h.bucketOf(hv)
+	}
+	b.put(hv, string(m))
+	h.n++
+	return true
+}
+
+func (h *hashSet) remove(m []byte) bool {
+	hv := maphash.Bytes(setSeed, m)
+	b := h.bucketOf(hv)
+	if len(m) == 0 {
+		if !b.empty {
+			return false
+		}
+		b.empty = false
+		b.n--
+	} else {
+		at, _ := b.findBytes(hv, m)
+		if at < 0 {
+			return false
+		}
+		b.del(at)
+	}
+	h.removed()
+	return true
+}
+
+func (h *hashSet) removeString(m string) {
+	hv := hashString(m)
+	b := h.bucketOf(hv)
+	if m == "" {
+		if b.empty {
+			b.empty = false
+			b.n--
+			h.removed()
+		}
+		return
+	}
+	if at, _ := b.find(hv, m); at >= 0 {
+		b.del(at)
+		h.removed()
+	}
+}
+
+// removed accounts for a removal. A set that shrank to a sixteenth of
+// what its directory was sized for is rebuilt with fewer buckets
+// (amortized O(1) per removal); the buckets' tables shrink by themselves.
+func (h *hashSet) removed() {
+	h.n--
+	if h.depth > 0 && h.n*16 < len(h.dir)*bucketSlots*3/8 {
+		nh := newHashSet(h.n)
+		h.each(func(k string) bool {
+			hv := hashString(k)
+			b := nh.bucketOf(hv)
+			if k == "" {
+				b.empty = true
+				b.n++
+			} else {
+				b.put(hv, k)
+			}
+			return true
+		})
+		nh.n = h.n
+		*h = *nh
+	}
+}
+
+// split divides b on its next hash bit.
+func (h *hashSet) split(b *bucket) {
+	if b.depth == h.depth {
+		dir := make([]*bucket, 2*len(h.dir))
+		for i := range dir {
+			dir[i] = h.dir[i>>1]
+		}
+		h.dir = dir
+		h.depth++
+	}
+	d := b.depth
+	var kids [2]*bucket
+	for i := range kids {
+		kids[i] = &bucket{slots: make([]string, slotsFor(b.n/2+1)), depth: d + 1}
+	}
+	var prefix uint64
+	found := false
+	add := func(k string) {
+		hv := hashString(k)
+		if !found {
+			prefix, found = hv>>(64-d), true
+		}
+		kid := kids[hv>>(63-d)&1]
+		if k == "" {
+			kid.empty = true
+			kid.n++
+			return
+		}
+		kid.put(hv, k)
+	}
+	if b.empty {
+		add("")
+	}
+	for _, s := range b.slots {
+		if s != "" {
+			add(s)
+		}
+	}
+	if d == 0 {
+		prefix = 0
+	}
+	width := 1 << (h.depth - d)
+	start := int(prefix) << (h.depth - d)
+	for i := 0; i < width; i++ {
+		h.dir[start+i] = kids[i*2/width]
+	}
+}
+
+func (h *hashSet) clone() *hashSet {
+	c := &hashSet{dir: make([]*bucket, len(h.dir)), depth: h.depth, n: h.n}
+	var last, lastCopy *bucket
+	for i, b := range h.dir {
+		if b != last {
+			last = b
+			cp := *b
+			cp.slots = slices.Clone(b.slots)
+			lastCopy = &cp
+		}
+		c.dir[i] = lastCopy
+	}
+	return c
+}
+
+// eachBucket calls fn for every bucket once, in hash order.
+func (h *hashSet) eachBucket(fn func(b *bucket) bool) {
+	for i := 0; i < len(h.dir); {
+		b := h.dir[i]
+		if !fn(b) {
+			return
+		}
+		i += 1 << (h.depth - b.depth)
+	}
+}
+
+func (h *hashSet) each(fn func(k string) bool) {
+	h.eachBucket(func(b *bucket) bool {
+		if b.empty && !fn("") {
+			return false
+		}
+		for _, s := range b.slots {
+			if s != "" && !fn(s) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// random draws a member: a random directory entry (a bucket with the
+// probability of the share of the hash space it covers, so about in
+// proportion to its size), then a uniform member of that bucket by
+// drawing slots (tables are at least 1/8 full).
+func (h *hashSet) random() string {
+	for {
+		b := h.dir[rand.IntN(len(h.dir))]
+		if b.n == 0 {
+			continue
+		}
+		if b.empty && rand.IntN(b.n) == 0 {
+			return ""
+		}
+		if b.n == 1 && b.empty {
+			continue
+		}
+		for {
+			if s := b.slots[rand.IntN(len(b.slots))]; s != "" {
+				return s
+			}
+		}
+	}
+}
+
+type scanMember struct {
+	pos uint64
+	key string
+}
+
+func (h *hashSet) scan(cursor uint64, count int, fn func(m Member)) uint64 {
+	if count < 1 {
+		count = 1
+	}
+	examined := 0
+	var items []scanMember
+	for {
+		b := h.bucketOf(cursor)
+		// The bucket covers [lo, end): end is 0 when it reaches the top.
+		var end uint64
+		if b.depth > 0 {
+			shift := 64 - uint(b.depth)
+			end = (cursor>>shift + 1) << shift
+		}
+		items = items[:0]
+		if b.empty {
+			if p := hashString(""); p >= cursor {
+				items = append(items, scanMember{p, ""})
+			}
+		}
+		for _, s := range b.slots {
+			if s == "" {
+				continue
+			}
+			if p := hashString(s); p >= cursor {
+				items = append(items, scanMember{p, s})
+			}
+		}
+		if need := count - examined; len(items) > need {
+			// Take every member up to the need-th position, ties included
+			// (a position is never split across calls), and resume at the
+			// smallest position left.
+			limit := selectMemberPos(items, need-1)
+			resume := uint64(0)
+			more := false
+			for _, it := range items {
+				if it.pos <= limit {
+					fn(Member{Str: it.key})
+				} else if !more || it.pos < resume {
+					resume, more = it.pos, true
+				}
+			}
+			if more {
+				return resume
+			}
+		} else {
+			for _, it := range items {
+				fn(Member{Str: it.key})
+			}
+		}
+		examined += len(items)
+		if end == 0 {
+			return 0
+		}
+		cursor = end
+		if examined >= count {
+			return cursor
+		}
+	}
+}
+
+// selectMemberPos returns the k-th smallest position of items (0-based),
+// reordering items (quickselect).
+func selectMemberPos(items []scanMember, k int) uint64 {
+	lo, hi := 0, len(items)-1
+	for lo < hi {
+		p := items[lo+(hi-lo)/2].pos
+		i, j := lo, hi
+		for i <= j {
+			for items[i].pos < p {
+				i++
+			}
+			for items[j].pos > p {
+				j--
+			}
+			if i <= j {
+				items[i], items[j] = items[j], items[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return items[k].pos
+		}
+	}
+	return items[k].pos
+}

@@ -1,0 +1,348 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func setMembers(s *Set) []string {
+	var out []string
+	s.Each(func(m Member) bool {
+		out = append(out, m.String())
+		return true
+	})
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkHashSet verifies the hashtable's invariants: every member in the
+// bucket its hash selects, directory ranges consistent, counts right.
+func checkHashSet(t *testing.T, s *Set) {
+	t.Helper()
+	h := s.ht
+	require.NotNil(t, h)
+	require.Len(t, h.dir, 1<<h.depth)
+	total := 0
+	h.eachBucket(func(b *bucket) bool {
+		n := 0
+		if b.empty {
+			n++
+			assert.Same(t, b, h.bucketOf(hashString("")))
+		}
+		for _, m := range b.slots {
+			if m != "" {
+				n++
+				assert.Same(t, b, h.bucketOf(hashString(m)), "member %q", m)
+				at, _ := b.find(hashString(m), m)
+				assert.GreaterOrEqual(t, at, 0, "member %q not reachable", m)
+			}
+		}
+		assert.Equal(t, n, b.n)
+		total += n
+		return true
+	})
+	assert.Equal(t, total, h.n)
+}
+
+func TestSetIntParse(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		v  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"-1", -1, true}, {"123", 123, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"", 0, false}, {"-", 0, false}, {"-0", 0, false}, {"01", 0, false},
+		{"+1", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"1a", 0, false},
+		{"123456789012345678901", 0, false},
+	} {
+		v, ok := setInt(tc.in)
+		assert.Equal(t, tc.ok, ok, tc.in)
+		assert.Equal(t, tc.v, v, tc.in)
+		vb, okb := setInt([]byte(tc.in))
+		assert.Equal(t, ok, okb)
+		assert.Equal(t, v, vb)
+	}
+}
+
+func TestSetEncodings(t *testing.T) {
+	s := NewSet()
+	assert.Equal(t, "intset", s.Encoding())
+	assert.True(t, s.Add([]byte("3"), 4))
+	assert.True(t, s.Add([]byte("-1"), 4))
+	assert.False(t, s.Add([]byte("3"), 4))
+	assert.True(t, s.AddInt(2, 4))
+	assert.False(t, s.AddInt(2, 4))
+	assert.Equal(t, []int64{-1, 2, 3}, s.Ints())
+	assert.True(t, s.Has([]byte("2")))
+	assert.False(t, s.Has([]byte("02")))
+	assert.False(t, s.Has([]byte("x")))
+	assert.False(t, s.Remove([]byte("x")))
+	assert.True(t, s.Add([]byte("7"), 4))
+	assert.Equal(t, "intset", s.Encoding())
+	// Past the limit: hashtable, and never back.
+	assert.True(t, s.Add([]byte("8"), 4))
+	assert.Equal(t, "hashtable", s.Encoding())
+	assert.Nil(t, s.Ints())
+	assert.Equal(t, []string{"-1", "2", "3", "7", "8"}, setMembers(s))
+	for _, m := range []string{"-1", "2", "3", "7"} {
+		assert.True(t, s.Remove([]byte(m)))
+	}
+	assert.Equal(t, "hashtable", s.Encoding())
+	assert.Equal(t, 1, s.Len())
+
+	// A non-integer converts at once.
+	s = NewSet()
+	s.Add([]byte("1"), 512)
+	s.Add([]byte("a"), 512)
+	assert.Equal(t, "hashtable", s.Encoding())
+	assert.True(t, s.Has([]byte("1")))
+	assert.True(t, s.HasMember(Member{Int: 1, IsInt: true}))
+	assert.True(t, s.HasMember(Member{Str: "a"}))
+
+	assert.Equal(t, "intset", NewSetFor([]byte("12")).Encoding())
+	assert.Equal(t, "hashtable", NewSetFor([]byte("012")).Encoding())
+	assert.Equal(t, TypeSet, s.Type())
+	var o Object = s
+	_, ok := o.(Encoder)
+	assert.True(t, ok)
+}
+
+func TestSetHasMemberAcrossEncodings(t *testing.T) {
+	is := NewSet()
+	is.Add([]byte("5"), 512)
+	assert.True(t, is.HasMember(Member{Str: "5"}))
+	assert.False(t, is.HasMember(Member{Str: "05"}))
+	assert.False(t, is.HasMember(Member{Str: "x"}))
+	assert.True(t, is.HasMember(Member{Int: 5, IsInt: true}))
+}
+
+// The hashtable against a map model, through splits, shrinking tables
+// and rebuilds, with the empty member.
+func TestSetHashtableModel(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	model := map[string]bool{}
+	r := rand.New(rand.NewPCG(1, 2))
+	key := func() string {
+		if r.IntN(500) == 0 {
+			return ""
+		}
+		return "m" + strconv.Itoa(r.IntN(6000))
+	}
+	for round := 0; round < 2; round++ {
+		for i := 0; i < 20000; i++ {
+			k := key()
+			assert.Equal(t, !model[k], s.Add([]byte(k), 512))
+			model[k] = true
+		}
+		checkHashSet(t, s)
+		require.Equal(t, len(model), s.Len())
+		require.Equal(t, sortedKeys(model), setMembers(s))
+		for i := 0; i < 30000; i++ {
+			k := key()
+			assert.Equal(t, model[k], s.Remove([]byte(k)))
+			delete(model, k)
+			if i%7 == 0 {
+				assert.Equal(t, model[k], s.Has([]byte(k)))
+			}
+		}
+		checkHashSet(t, s)
+		require.Equal(t, sortedKeys(model), setMembers(s))
+	}
+	for k := range model {
+		s.Remove([]byte(k))
+	}
+	assert.Equal(t, 0, s.Len())
+	assert.Equal(t, uint8(0), s.ht.depth, "rebuilt small")
+}
+
+func TestSetCloneIsDeep(t *testing.T) {
+	for _, s := range []*Set{NewSet(), NewSetFor([]byte("a"))} {
+		for i := 0; i < 3000; i++ {
+			s.Add([]byte(strconv.Itoa(i)), 512)
+		}
+		c := s.Clone().(*Set)
+		assert.Equal(t, s.Encoding(), c.Encoding())
+		s.Add([]byte("new"), 512)
+		s.Remove([]byte("5"))
+		assert.False(t, c.Has([]byte("new")))
+		assert.True(t, c.Has([]byte("5")))
+		assert.Equal(t, 3000, c.Len())
+		checkHashSet(t, c)
+	}
+	s := NewSet()
+	s.Add([]byte("1"), 512)
+	c := s.Clone().(*Set)
+	s.Add([]byte("2"), 512)
+	assert.Equal(t, []int64{1}, c.Ints())
+}
+
+func TestSetRandomAndRemoveMember(t *testing.T) {
+	for _, s := range []*Set{NewSet(), NewSetFor([]byte("a"))} {
+		for i := 0; i < 2000; i++ {
+			s.Add([]byte(strconv.Itoa(i)), 512)
+		}
+		s.Add([]byte(""), 512)
+		seen := map[string]bool{}
+		for i := 0; i < 40000; i++ {
+			m := s.Random()
+			require.True(t, s.HasMember(m))
+			seen[m.String()] = true
+		}
+		// Every member is drawn (2001 members, 40000 draws).
+		assert.Greater(t, len(seen), 1990)
+		for s.Len() > 0 {
+			m := s.Random()
+			n := s.Len()
+			s.RemoveMember(m)
+			require.Equal(t, n-1, s.Len())
+			require.False(t, s.HasMember(m))
+		}
+	}
+}
+
+func TestSetReplace(t *testing.T) {
+	s := NewSetFor([]byte("a"))
+	s.Add([]byte("a"), 512)
+	o := NewSet()
+	o.Add([]byte("1"), 512)
+	s.Replace(o)
+	assert.Equal(t, "intset", s.Encoding())
+	assert.Equal(t, []int64{1}, s.Ints())
+}
+
+func TestSetScanIntset(t *testing.T) {
+	s := NewSet()
+	for _, v := range []string{"3", "1", "2"} {
+		s.Add([]byte(v), 512)
+	}
+	var got []string
+	next := s.Scan(12345, 1, func(m Member) { got = append(got, m.String()) })
+	assert.Equal(t, uint64(0), next)
+	assert.Equal(t, []string{"1", "2", "3"}, got)
+}
+
+// SSCAN's guarantee: members present for the whole scan are returned at
+// least once however the set grows (splits) and shrinks (table shrinks,
+// rebuilds) between calls, and a scan without changes returns every
+// member exactly once.
+func TestSetScanGuarantee(t *testing.T) {
+	const keep, tmp = 300, 12000
+	s := NewSetFor([]byte("x"))
+	for i := 0; i < keep; i++ {
+		s.Add([]byte("keep"+strconv.Itoa(i)), 512)
+	}
+	s.Add([]byte(""), 512)
+
+	// No changes: exactly once each.
+	counts := map[string]int{}
+	cursor, calls := uint64(0), 0
+	for {
+		cursor = s.Scan(cursor, 10, func(m Member) { counts[m.Str]++ })
+		calls++
+		if cursor == 0 {
+			break
+		}
+	}
+	assert.Len(t, counts, keep+1)
+	for k, n := range counts {
+		require.Equal(t, 1, n, k)
+	}
+	assert.Greater(t, calls, 20)
+
+	for _, count := range []int{2, 20} {
+		seen := map[string]bool{}
+		cursor := uint64(0)
+		grown, shrunk := false, false
+		for step := 0; ; step++ {
+			cursor = s.Scan(cursor, count, func(m Member) { seen[m.Str] = true })
+			if cursor == 0 {
+				break
+			}
+			switch step % 12 {
+			case 3: // grow: splits
+				for i := 0; i < tmp; i++ {
+					s.Add([]byte("tmp"+strconv.Itoa(i)), 512)
+				}
+				grown = grown || s.ht.depth >= 4
+			case 9: // shrink back: table shrinks and a rebuild
+				d := s.ht.depth
+				for i := 0; i < tmp; i++ {
+					s.Remove([]byte("tmp" + strconv.Itoa(i)))
+				}
+				shrunk = shrunk || s.ht.depth < d
+			}
+		}
+		assert.True(t, grown && shrunk, "count %d: the scan saw no split or no rebuild", count)
+		for i := 0; i < keep; i++ {
+			require.True(t, seen["keep"+strconv.Itoa(i)], "count %d: keep%d missed", count, i)
+		}
+		require.True(t, seen[""], "count %d: empty member missed", count)
+		for i := 0; i < tmp; i++ {
+			s.Remove([]byte("tmp" + strconv.Itoa(i)))
+		}
+		checkHashSet(t, s)
+	}
+
+	// Any cursor value is valid and terminates.
+	n := 0
+	for c := s.Scan(^uint64(0)-5, 10, func(Member) { n++ }); c != 0; c = s.Scan(c, 10, func(Member) { n++ }) {
+	}
+	assert.LessOrEqual(t, n, keep+1)
+}
+
+func TestSetMemberBytes(t *testing.T) {
+	assert.Equal(t, "-42", string(Member{Int: -42, IsInt: true}.Bytes(nil)))
+	assert.Equal(t, "ab", string(Member{Str: "ab"}.Bytes(nil)))
+	assert.Equal(t, "7", Member{Int: 7, IsInt: true}.String())
+}
+
+// BenchmarkSetMemory reports the heap cost per member of a 1M-member
+// set of short members (redis-server 7.0: about 56 bytes for
+// "member:N").
+func BenchmarkSetMemory(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s := NewSetFor([]byte("m"))
+		for j := 0; j < 1_000_000; j++ {
+			s.Add([]byte("member:"+strconv.Itoa(j)), 512)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "bytes/member")
+		runtime.KeepAlive(s)
+	}
+}
+
+func BenchmarkSetAddHas(b *testing.B) {
+	s := NewSetFor([]byte("m"))
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = []byte("member:" + strconv.Itoa(i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i&(len(keys)-1)]
+		s.Add(k, 512)
+		s.Has(k)
+	}
+}
