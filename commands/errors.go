@@ -113,3 +113,34 @@ func ErrSubcommandSyntax(sub, container string) string {
 // 32 bits (a DB index of SELECT, MOVE, COPY, SWAPDB); a non-integer gets
 // ErrNotInteger.
 const ErrIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+// Errors of the list family (t_list.c); the numkeys and count texts are
+// also ZMPOP's (t_zset.c).
+const (
+	ErrLPosRankZero     = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLPosCountNeg     = "ERR COUNT can't be negative"
+	ErrLPosMaxlenNeg    = "ERR MAXLEN can't be negative"
+	ErrNumkeysPositive  = "ERR numkeys should be greater than 0"
+	ErrCountGreaterZero = "ERR count should be greater than 0"
+)
+
+// Errors of the sorted set family (t_zset.c), with Redis 7.0's texts.
+const (
+	ErrZAddXXNX       = "ERR XX and NX options at the same time are not compatible"
+	ErrZAddGTLTNX     = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	ErrZAddIncrPair   = "ERR INCR option supports a single increment-element pair"
+	ErrZScoreNaN      = "ERR resulting score is not a number (NaN)"
+	ErrZMinMaxFloat   = "ERR min or max is not a float"
+	ErrZMinMaxLex     = "ERR min or max not valid string range item"
+	ErrZLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	ErrZWithscoresLex = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	ErrZWeightFloat   = "ERR weight value is not a float"
+	ErrZLimitNegative = "ERR LIMIT can't be negative"
+	ErrZRandRange     = "ERR value is out of range"
+	ErrLongRange      = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+
+// ErrAtLeastOneKey answers ZUNION-like commands given numkeys < 1.
+func ErrAtLeastOneKey(cmd string) string {
+	return "ERR at least 1 input key is needed for '" + cmd + "' command"
+}
