@@ -1,0 +1,319 @@
+package keyspace
+
+import (
+	"maps"
+	"math"
+	"sort"
+
+	"github.com/tidwall/btree"
+)
+
+// Sorted set limits of Redis's small encoding (zset-max-listpack-entries
+// and zset-max-listpack-value defaults). The commands pass the configured
+// values to ZSet.Fit and ZSet.Grow.
+const (
+	ZSetListpackEntries = 128
+	ZSetListpackValue   = 64
+)
+
+// zitem is one member of a sorted set, ordered by (score, member) with
+// members compared bytewise, as Redis's skiplist orders them.
+type zitem struct {
+	score  float64
+	member string
+}
+
+func zless(a, b zitem) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.member < b.member
+}
+
+// ZSet is a sorted set: a B-tree ordered by (score, member) for ranges
+// and ranks, plus a member -> score map for point lookups. The member
+// string is allocated once and shared by both. Ranks are found by binary
+// search over the tree's positional access (GetAt), O(log² n), never by
+// walking.
+type ZSet struct {
+	tree *btree.BTreeG[zitem]
+	dict map[string]float64
+	// big records that Redis would have converted the set to a skiplist
+	// (OBJECT ENCODING "skiplist"); Redis never converts back on removal.
+	big bool
+}
+
+func newZTree() *btree.BTreeG[zitem] {
+	return btree.NewBTreeGOptions(zless, btree.Options{NoLocks: true, Degree: 64})
+}
+
+// NewZSet returns an empty sorted set in the small ("listpack") encoding.
+func NewZSet() *ZSet {
+	return &ZSet{tree: newZTree(), dict: make(map[string]float64)}
+}
+
+// Type is TypeZSet.
+func (z *ZSet) Type() Type { return TypeZSet }
+
+// Len is the number of members.
+func (z *ZSet) Len() int { return len(z.dict) }
+
+// Clone returns an isolated copy: the tree is copied on write, the map
+// copied now.
+func (z *ZSet) Clone() Object {
+	return &ZSet{tree: z.tree.Copy(), dict: maps.Clone(z.dict), big: z.big}
+}
+
+// Encoding is "listpack" or "skiplist", as OBJECT ENCODING answers.
+func (z *ZSet) Encoding() string {
+	if z.big {
+		return "skiplist"
+	}
+	return "listpack"
+}
+
+// IsListpack reports whether Redis would hold the set in a listpack
+// (which changes ZSCAN's reply: everything at once).
+func (z *ZSet) IsListpack() bool { return !z.big }
+
+// Grow records the conversion Redis makes when an element is about to be
+// added: the set converts to a skiplist when it would exceed maxEntries or
+// when the member is longer than maxValue. Call it before adding member.
+func (z *ZSet) Grow(memberLen, maxEntries, maxValue int) {
+	if !z.big && (len(z.dict)+1 > maxEntries || memberLen > maxValue) {
+		z.big = true
+	}
+}
+
+// Fit sets the encoding of a set built as a whole (ZRANGESTORE, ZUNIONSTORE
+// and friends): listpack when it is small enough, skiplist otherwise.
+func (z *ZSet) Fit(maxEntries, maxValue int) {
+	z.big = len(z.dict) > maxEntries
+	if z.big {
+		return
+	}
+	for m := range z.dict {
+		if len(m) > maxValue {
+			z.big = true
+			return
+		}
+	}
+	// A listpack stores zero scores as 0 (see Set).
+	for m, s := range z.dict {
+		if s == 0 && math.Signbit(s) {
+			z.tree.Set(zitem{0, m})
+			z.dict[m] = 0
+		}
+	}
+}
+
+// MarkBig forces the skiplist encoding (a set Redis creates as a
+// skiplist from the start).
+func (z *ZSet) MarkBig() { z.big = true }
+
+// Score returns the member's score.
+func (z *ZSet) Score(member []byte) (float64, bool) {
+	s, ok := z.dict[string(member)]
+	return s, ok
+}
+
+// Set gives member the score, adding it when absent. It reports whether
+// the member was added. A member whose score compares equal (0 and -0
+// included) is left untouched, as Redis does. In the small encoding a
+// zero score is stored as 0, never -0: the listpack keeps scores as
+// integers when it can.
+func (z *ZSet) Set(member []byte, score float64) (added bool) {
+	if score == 0 && !z.big {
+		score = 0
+	}
+	old, ok := z.dict[string(member)]
+	if ok {
+		if old == score {
+			return false
+		}
+		it, _ := z.tree.Delete(zitem{old, string(member)})
+		z.dict[it.member] = score
+		z.tree.Set(zitem{score, it.member})
+		return false
+	}
+	m := string(member)
+	z.dict[m] = score
+	z.tree.Set(zitem{score, m})
+	return true
+}
+
+// Remove deletes member and reports whether it was there.
+func (z *ZSet) Remove(member []byte) bool {
+	old, ok := z.dict[string(member)]
+	if !ok {
+		return false
+	}
+	z.tree.Delete(zitem{old, string(member)})
+	delete(z.dict, string(member))
+	return true
+}
+
+// search returns the smallest index whose item satisfies pred (pred is
+// false then true along the order), Len when none does.
+func (z *ZSet) search(pred func(zitem) bool) int {
+	return sort.Search(z.tree.Len(), func(i int) bool {
+		it, _ := z.tree.GetAt(i)
+		return pred(it)
+	})
+}
+
+// Rank returns the 0-based position of member in ascending order.
+func (z *ZSet) Rank(member []byte) (int, bool) {
+	s, ok := z.dict[string(member)]
+	if !ok {
+		return 0, false
+	}
+	key := zitem{s, string(member)}
+	return z.search(func(it zitem) bool { return !zless(it, key) }), true
+}
+
+// At returns the member and score at position i (0 <= i < Len).
+func (z *ZSet) At(i int) (string, float64) {
+	it, _ := z.tree.GetAt(i)
+	return it.member, it.score
+}
+
+// Ascend calls fn for the items from position i upwards until fn returns
+// false.
+func (z *ZSet) Ascend(i int, fn func(member string, score float64) bool) {
+	if i < 0 || i >= z.tree.Len() {
+		return
+	}
+	it, _ := z.tree.GetAt(i)
+	z.tree.Ascend(it, func(it zitem) bool { return fn(it.member, it.score) })
+}
+
+// Descend calls fn for the items from position i downwards until fn
+// returns false.
+func (z *ZSet) Descend(i int, fn func(member string, score float64) bool) {
+	if i < 0 || i >= z.tree.Len() {
+		return
+	}
+	it, _ := z.tree.GetAt(i)
+	z.tree.Descend(it, func(it zitem) bool { return fn(it.member, it.score) })
+}
+
+// DeleteRange removes the items at positions [start, end) and returns
+// how many it removed. A small range is deleted item by item; a large
+// one rebuilds the tree from the items that stay, in O(n).
+func (z *ZSet) DeleteRange(start, end int) int {
+	n := z.tree.Len()
+	start, end = max(start, 0), min(end, n)
+	if start >= end {
+		return 0
+	}
+	k := end - start
+	switch {
+	case k == n:
+		z.tree = newZTree()
+		z.dict = make(map[string]float64)
+	case k < 64 || k < n/4:
+		for i := 0; i < k; i++ {
+			it, _ := z.tree.DeleteAt(start)
+			delete(z.dict, it.member)
+		}
+	default:
+		nt := newZTree()
+		i := 0
+		z.tree.Scan(func(it zitem) bool {
+			if i < start || i >= end {
+				nt.Load(it)
+			} else {
+				delete(z.dict, it.member)
+			}
+			i++
+			return true
+		})
+		z.tree = nt
+	}
+	return k
+}
+
+// Pop removes and returns the first item (max=false) or the last.
+func (z *ZSet) Pop(max bool) (string, float64, bool) {
+	var it zitem
+	var ok bool
+	if max {
+		it, ok = z.tree.PopMax()
+	} else {
+		it, ok = z.tree.PopMin()
+	}
+	if ok {
+		delete(z.dict, it.member)
+	}
+	return it.member, it.score, ok
+}
+
+// ScoreRange is a score interval as ZRANGEBYSCORE takes it: [Min, Max],
+// each end excluded when its Ex flag is set.
+type ScoreRange struct {
+	Min, Max     float64
+	MinEx, MaxEx bool
+}
+
+// ScoreBounds returns the positions [start, end) of the items whose score
+// lies in r; start >= end means none.
+func (z *ZSet) ScoreBounds(r ScoreRange) (start, end int) {
+	start = z.search(func(it zitem) bool {
+		if r.MinEx {
+			return it.score > r.Min
+		}
+		return it.score >= r.Min
+	})
+	end = z.search(func(it zitem) bool {
+		if r.MaxEx {
+			return it.score >= r.Max
+		}
+		return it.score > r.Max
+	})
+	return start, end
+}
+
+// LexBound is one end of a lexicographic range: "-" (NegInf), "+"
+// (PosInf), or a member, included unless Ex.
+type LexBound struct {
+	Value          string
+	Ex             bool
+	NegInf, PosInf bool
+}
+
+// cmp compares member with the bound: -1, 0 or 1.
+func (b LexBound) cmp(member string) int {
+	switch {
+	case b.NegInf:
+		return 1
+	case b.PosInf:
+		return -1
+	case member < b.Value:
+		return -1
+	case member > b.Value:
+		return 1
+	}
+	return 0
+}
+
+// LexBounds returns the positions [start, end) of the members in
+// [min, max]. As in Redis, the result is meaningful when all members have
+// the same score.
+func (z *ZSet) LexBounds(min, max LexBound) (start, end int) {
+	start = z.search(func(it zitem) bool {
+		c := min.cmp(it.member)
+		if min.Ex {
+			return c > 0
+		}
+		return c >= 0
+	})
+	end = z.search(func(it zitem) bool {
+		c := max.cmp(it.member)
+		if max.Ex {
+			return c >= 0
+		}
+		return c > 0
+	})
+	return start, end
+}

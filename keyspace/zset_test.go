@@ -1,0 +1,223 @@
+package keyspace
+
+import (
+	"math/rand"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func zmembers(z *ZSet) []string {
+	var out []string
+	z.Ascend(0, func(m string, s float64) bool {
+		out = append(out, m+"="+strconv.FormatFloat(s, 'g', -1, 64))
+		return true
+	})
+	return out
+}
+
+func TestZSetOrderAndRank(t *testing.T) {
+	z := NewZSet()
+	require.True(t, z.Set([]byte("b"), 1))
+	require.True(t, z.Set([]byte("a"), 1))
+	require.True(t, z.Set([]byte("c"), 0))
+	require.False(t, z.Set([]byte("c"), 2))
+	assert.Equal(t, []string{"a=1", "b=1", "c=2"}, zmembers(z))
+	for i, m := range []string{"a", "b", "c"} {
+		r, ok := z.Rank([]byte(m))
+		require.True(t, ok)
+		assert.Equal(t, i, r)
+	}
+	_, ok := z.Rank([]byte("x"))
+	assert.False(t, ok)
+	assert.True(t, z.Remove([]byte("a")))
+	assert.False(t, z.Remove([]byte("a")))
+	assert.Equal(t, 2, z.Len())
+	m, s := z.At(1)
+	assert.Equal(t, "c", m)
+	assert.Equal(t, 2.0, s)
+}
+
+func TestZSetNegativeZeroKeepsScore(t *testing.T) {
+	z := NewZSet()
+	z.Set([]byte("a"), 0)
+	z.Set([]byte("a"), -1*0.0)
+	s, _ := z.Score([]byte("a"))
+	assert.Equal(t, 0.0, s)
+}
+
+func TestZSetBounds(t *testing.T) {
+	z := NewZSet()
+	for i := 0; i < 10; i++ {
+		z.Set([]byte{byte('a' + i)}, float64(i))
+	}
+	cases := []struct {
+		r          ScoreRange
+		start, end int
+	}{
+		{ScoreRange{Min: 2, Max: 4}, 2, 5},
+		{ScoreRange{Min: 2, Max: 4, MinEx: true}, 3, 5},
+		{ScoreRange{Min: 2, Max: 4, MaxEx: true}, 2, 4},
+		{ScoreRange{Min: 5, Max: 1}, 5, 2},
+		{ScoreRange{Min: -1e300, Max: 1e300}, 0, 10},
+	}
+	for _, c := range cases {
+		s, e := z.ScoreBounds(c.r)
+		assert.Equal(t, c.start, s, "%+v", c.r)
+		assert.Equal(t, c.end, e, "%+v", c.r)
+	}
+	lz := NewZSet()
+	for _, m := range []string{"a", "b", "c", "d"} {
+		lz.Set([]byte(m), 0)
+	}
+	s, e := lz.LexBounds(LexBound{NegInf: true, Ex: true}, LexBound{PosInf: true, Ex: true})
+	assert.Equal(t, [2]int{0, 4}, [2]int{s, e})
+	s, e = lz.LexBounds(LexBound{Value: "b"}, LexBound{Value: "c", Ex: true})
+	assert.Equal(t, [2]int{1, 2}, [2]int{s, e})
+	s, e = lz.LexBounds(LexBound{Value: "b", Ex: true}, LexBound{Value: "d"})
+	assert.Equal(t, [2]int{2, 4}, [2]int{s, e})
+}
+
+func TestZSetCloneIsolated(t *testing.T) {
+	z := NewZSet()
+	for i := 0; i < 1000; i++ {
+		z.Set([]byte(strconv.Itoa(i)), float64(i))
+	}
+	c := z.Clone().(*ZSet)
+	c.Set([]byte("5"), -1)
+	c.DeleteRange(0, 10)
+	c.Pop(true)
+	assert.Equal(t, 1000, z.Len())
+	s, _ := z.Score([]byte("5"))
+	assert.Equal(t, 5.0, s)
+	m, _ := z.At(999)
+	assert.Equal(t, "999", m)
+	assert.Equal(t, 989, c.Len())
+}
+
+func TestZSetEncoding(t *testing.T) {
+	z := NewZSet()
+	assert.Equal(t, "listpack", z.Encoding())
+	for i := 0; i < ZSetListpackEntries; i++ {
+		z.Grow(1, ZSetListpackEntries, ZSetListpackValue)
+		z.Set([]byte(strconv.Itoa(i)), 1)
+	}
+	assert.Equal(t, "listpack", z.Encoding())
+	z.Grow(1, ZSetListpackEntries, ZSetListpackValue)
+	assert.Equal(t, "skiplist", z.Encoding())
+	z.Fit(ZSetListpackEntries, ZSetListpackValue)
+	assert.Equal(t, "listpack", z.Encoding())
+	z.Set(make([]byte, 65), 1)
+	z.Fit(ZSetListpackEntries, ZSetListpackValue)
+	assert.Equal(t, "skiplist", z.Encoding())
+}
+
+// TestZSetRandomAgainstModel checks ranks, bounds and deletions against a
+// sorted slice.
+func TestZSetRandomAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	z := NewZSet()
+	model := map[string]float64{}
+	for i := 0; i < 3000; i++ {
+		m := strconv.Itoa(rng.Intn(500))
+		switch rng.Intn(3) {
+		case 0, 1:
+			sc := float64(rng.Intn(50))
+			z.Set([]byte(m), sc)
+			model[m] = sc
+		case 2:
+			assert.Equal(t, z.Remove([]byte(m)), func() bool { _, ok := model[m]; delete(model, m); return ok }())
+		}
+	}
+	type it struct {
+		m string
+		s float64
+	}
+	var sorted []it
+	for m, s := range model {
+		sorted = append(sorted, it{m, s})
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		return sorted[i].s < sorted[j].s || sorted[i].s == sorted[j].s && sorted[i].m < sorted[j].m
+	})
+	require.Equal(t, len(sorted), z.Len())
+	for i, x := range sorted {
+		r, ok := z.Rank([]byte(x.m))
+		require.True(t, ok)
+		require.Equal(t, i, r)
+	}
+	s, e := z.ScoreBounds(ScoreRange{Min: 10, Max: 20})
+	cnt := 0
+	for _, x := range sorted {
+		if x.s >= 10 && x.s <= 20 {
+			cnt++
+		}
+	}
+	assert.Equal(t, cnt, e-s)
+	n := z.DeleteRange(s, e)
+	assert.Equal(t, cnt, n)
+	assert.Equal(t, len(sorted)-cnt, z.Len())
+	assert.Equal(t, len(z.dict), z.tree.Len())
+}
+
+// TestZSetCloneWhileRead mutates a clone while another goroutine reads
+// the original, as a snapshot does (run with -race).
+func TestZSetCloneWhileRead(t *testing.T) {
+	z := NewZSet()
+	for i := 0; i < 5000; i++ {
+		z.Set([]byte(strconv.Itoa(i)), float64(i%100))
+	}
+	done := make(chan int)
+	go func() {
+		n := 0
+		for k := 0; k < 20; k++ {
+			z.Ascend(0, func(string, float64) bool { n++; return true })
+			z.Rank([]byte("4999"))
+		}
+		done <- n
+	}()
+	c := z.Clone().(*ZSet)
+	for i := 0; i < 5000; i += 3 {
+		c.Set([]byte(strconv.Itoa(i)), -1)
+		c.Remove([]byte(strconv.Itoa(i + 1)))
+	}
+	c.DeleteRange(0, 100)
+	assert.Equal(t, 20*5000, <-done)
+	assert.Equal(t, 5000, z.Len())
+	s, _ := z.Score([]byte("3"))
+	assert.Equal(t, 3.0, s)
+}
+
+func TestZSetDeleteRangeLarge(t *testing.T) {
+	for _, r := range [][2]int{{0, 1000}, {100, 900}, {0, 10}, {990, 1000}, {500, 520}, {-5, 2000}} {
+		z := NewZSet()
+		for i := 0; i < 1000; i++ {
+			z.Set([]byte(strconv.Itoa(i)), float64(i))
+		}
+		orig := z.Clone().(*ZSet)
+		lo, hi := max(r[0], 0), min(r[1], 1000)
+		require.Equal(t, hi-lo, z.DeleteRange(r[0], r[1]), "%v", r)
+		require.Equal(t, 1000-(hi-lo), z.Len())
+		require.Equal(t, z.Len(), z.tree.Len())
+		for i := 0; i < 1000; i++ {
+			_, ok := z.Score([]byte(strconv.Itoa(i)))
+			require.Equal(t, i < lo || i >= hi, ok, "%v %d", r, i)
+			if ok {
+				rank, _ := z.Rank([]byte(strconv.Itoa(i)))
+				want := i
+				if i >= hi {
+					want -= hi - lo
+				}
+				require.Equal(t, want, rank)
+			}
+		}
+		require.Equal(t, 1000, orig.Len())
+		m, _ := orig.At(999)
+		require.Equal(t, "999", m)
+		z.Set([]byte("new"), 0.5)
+		require.Equal(t, 1000-(hi-lo)+1, z.Len())
+	}
+}
