@@ -7,11 +7,17 @@
 // them (zredis, redis, zredis, redis, ...) so that drift in the machine's
 // load affects both alike. Each round runs every (pipeline, test) pair once
 // on each server; a ratio is taken per round from the two adjacent runs,
-// and the table shows the median over the rounds.
+// and the table shows the median over the rounds. Tests on collections
+// put their key into a fixed state before every run (setup.go).
+//
+// Then, unless -memory=false, a second fresh pair of servers loads large
+// collections through a pipelined loader and the growth of INFO
+// used_memory per element is compared (memory.go).
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
 //	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
+//	    [-tests all|none|set,get,...] [-memory=false]
 package main
 
 import (
@@ -44,14 +50,67 @@ const keyspaceSize = 100000
 type test struct {
 	name string
 	args []string // redis-benchmark arguments that select it
+	// setup, when set, prepares the test's key on a server before each
+	// run of n requests (see setup.go); it is not timed.
+	setup func(rc *rconn, n int) error
 }
 
 var tests = []test{
-	{"SET", []string{"-t", "set"}},
-	{"GET", []string{"-t", "get"}},
-	{"INCR", []string{"-t", "incr"}},
-	{"MSET (10 keys)", []string{"-t", "mset"}},
-	{"SETEX", []string{"SETEX", "key:__rand_int__", "100", "xxx"}},
+	{"SET", []string{"-t", "set"}, nil},
+	{"GET", []string{"-t", "get"}, nil},
+	{"INCR", []string{"-t", "incr"}, nil},
+	{"MSET (10 keys)", []string{"-t", "mset"}, nil},
+	{"SETEX", []string{"SETEX", "key:__rand_int__", "100", "xxx"}, nil},
+	{"SADD", []string{"-t", "sadd"}, delKey("myset")},
+	{"ZADD", []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}, delKey("myzset")},
+	{"HSET", []string{"-t", "hset"}, delKey("myhash")},
+	{"LPUSH", []string{"-t", "lpush"}, delKey("mylist")},
+	{"RPOP", []string{"-t", "rpop"}, fillList},
+	{"ZRANGEBYSCORE", []string{"ZRANGEBYSCORE", "myzset", "0", "1000", "LIMIT", "0", "10"}, fillZset},
+	{"HGETALL (10 f)", []string{"HGETALL", "myhash"}, fillHash},
+}
+
+// testKey is the name -tests matches: the test name's first word,
+// lower-cased ("mset" for "MSET (10 keys)").
+func testKey(t test) string {
+	k, _, _ := strings.Cut(t.name, " ")
+	return strings.ToLower(k)
+}
+
+// selectTests returns the tests named in spec (comma-separated, case-
+// insensitive, see testKey) in the table's order; "all" selects every
+// test and "" or "none" none.
+func selectTests(spec string) ([]test, error) {
+	spec = strings.TrimSpace(strings.ToLower(spec))
+	switch spec {
+	case "all":
+		return tests, nil
+	case "", "none":
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(spec, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []test
+	for _, t := range tests {
+		if want[testKey(t)] {
+			out = append(out, t)
+			delete(want, testKey(t))
+		}
+	}
+	if len(want) > 0 {
+		var names, unknown []string
+		for _, t := range tests {
+			names = append(names, testKey(t))
+		}
+		for n := range want {
+			unknown = append(unknown, n)
+		}
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("unknown test(s) %s; known: %s", strings.Join(unknown, ","), strings.Join(names, ","))
+	}
+	return out, nil
 }
 
 type options struct {
@@ -59,6 +118,8 @@ type options struct {
 	n         int
 	clients   int
 	pipelines []int
+	tests     []test
+	memory    bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -92,12 +153,15 @@ func run() int {
 	var o options
 	var pipes string
 	var quick bool
+	var testSpec string
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every test once on each server")
 	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test and pipeline so a run takes about -target)")
 	flag.IntVar(&o.clients, "clients", 50, "parallel connections (redis-benchmark -c)")
 	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs")
+	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated (set,get,incr,mset,setex,sadd,zadd,hset,lpush,rpop,zrangebyscore,hgetall), all, or none")
+	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -113,6 +177,11 @@ func run() int {
 			return 2
 		}
 		o.pipelines = append(o.pipelines, v)
+	}
+	var err error
+	if o.tests, err = selectTests(testSpec); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -tests:", err)
+		return 2
 	}
 	if o.rounds < 1 || o.clients < 1 || o.n < 0 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds and -clients must be at least 1, -n at least 0")
@@ -138,6 +207,27 @@ func run() int {
 
 	printMachine(o)
 
+	if len(o.tests) > 0 {
+		if rc := throughput(ctx, o); rc != 0 {
+			return rc
+		}
+	}
+	if o.memory {
+		if err := memoryBench(ctx, o, os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// throughput runs the redis-benchmark tests on a fresh pair of servers
+// and prints the tables; it returns the exit code.
+func throughput(ctx context.Context, o options) int {
 	z, err := startServer(ctx, "zredis", o.zredisBin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -183,7 +273,7 @@ type cell struct {
 func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 	var cells []*cell
 	for _, p := range o.pipelines {
-		for _, t := range tests {
+		for _, t := range o.tests {
 			cells = append(cells, &cell{pipeline: p, test: t, n: o.n})
 		}
 	}
@@ -256,6 +346,11 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 	// run should take.
 	rctx, cancel := context.WithTimeout(ctx, 20*o.target+2*time.Minute)
 	defer cancel()
+	if c.test.setup != nil {
+		if err := prepare(s, c.test, n); err != nil {
+			return result{}, fmt.Errorf("%s: preparing %s: %v", s.name, c.test.name, err)
+		}
+	}
 	cmd := exec.CommandContext(rctx, o.benchBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -288,6 +383,16 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 		res.clientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / wall.Seconds()
 	}
 	return res, nil
+}
+
+// prepare runs t's setup on s for a run of n requests.
+func prepare(s *server, t test, n int) error {
+	rc, err := dialServer(s)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return t.setup(rc, n)
 }
 
 // cpuTime is the server process's user+system CPU time so far, from

@@ -1,0 +1,76 @@
+package main
+
+import "fmt"
+
+// The collection tests' keys are redis-benchmark's own (myset, myhash,
+// mylist; myzset for the custom ZADD and ZRANGEBYSCORE). Each test's
+// setup puts its key into a fixed state before every run on either
+// server, so a run measures the same work whatever ran before it and the
+// two servers start every run from the same data.
+
+// zrangeMembers is the size of myzset for ZRANGEBYSCORE: members
+// element:0 .. element:99999 with score = N, so the range 0..1000 holds
+// 1001 members and LIMIT 0 10 returns the first 10.
+const zrangeMembers = 100000
+
+// hgetallFields is the size of myhash for HGETALL: field:N -> value:N.
+const hgetallFields = 10
+
+// delKey returns a setup that deletes key: the test starts from nothing.
+func delKey(key string) func(*rconn, int) error {
+	return func(rc *rconn, _ int) error {
+		_, err := rc.do("DEL", key)
+		return err
+	}
+}
+
+// fillList leaves mylist holding exactly n elements "xxx" (redis-benchmark's
+// default 3-byte payload), so each of the n RPOPs of the run pops one.
+func fillList(rc *rconn, n int) error {
+	if _, err := rc.do("DEL", "mylist"); err != nil {
+		return err
+	}
+	const per = 1000 // elements per RPUSH
+	cmds := (n + per - 1) / per
+	return rc.load(cmds, func(b []byte, i int) []byte {
+		k := min(per, n-i*per)
+		b = appendArray(b, 2+k)
+		b = appendBulk(b, "RPUSH")
+		b = appendBulk(b, "mylist")
+		for j := 0; j < k; j++ {
+			b = appendBulk(b, "xxx")
+		}
+		return b
+	})
+}
+
+// fillZset leaves myzset holding zrangeMembers members.
+func fillZset(rc *rconn, _ int) error {
+	if _, err := rc.do("DEL", "myzset"); err != nil {
+		return err
+	}
+	const per = 1000
+	return rc.load(zrangeMembers/per, func(b []byte, i int) []byte {
+		b = appendArray(b, 2+2*per)
+		b = appendBulk(b, "ZADD")
+		b = appendBulk(b, "myzset")
+		for j := i * per; j < (i+1)*per; j++ {
+			b = appendBulkNum(b, "", j)
+			b = appendBulkNum(b, "element:", j)
+		}
+		return b
+	})
+}
+
+// fillHash leaves myhash holding hgetallFields fields.
+func fillHash(rc *rconn, _ int) error {
+	if _, err := rc.do("DEL", "myhash"); err != nil {
+		return err
+	}
+	args := []string{"HSET", "myhash"}
+	for i := 0; i < hgetallFields; i++ {
+		args = append(args, fmt.Sprintf("field:%d", i), fmt.Sprintf("value:%d", i))
+	}
+	_, err := rc.do(args...)
+	return err
+}
