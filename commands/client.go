@@ -58,6 +58,12 @@ type Client struct {
 	// error reply when withError is set; it reports whether the client
 	// was blocked. Set by the blocking family, nil when it cannot be.
 	Unblock func(withError bool) bool
+	// PeerClosed reports whether the peer hung up, for a client whose
+	// connection is detached from its loop (blocked); nil when unknown.
+	// Called under the keyspace lock.
+	PeerClosed func() bool
+	// blockWait is the client's entry in the waiter lists while Blocked.
+	blockWait *waiter
 
 	ctx Ctx // reused for every command of this client
 

@@ -54,7 +54,9 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	startOff := cl.batchOff
 	d.KS.BeginCommandAt(cl.batchStartMs+int64(startOff/time.Millisecond), cl.NoTouch)
-	return d.call(c, startOff)
+	offload := d.call(c, startOff)
+	serveReady(d.KS, d.Srv)
+	return offload
 }
 
 // call runs c.Cmd, whose time snapshot is taken, and accounts for it

@@ -94,6 +94,7 @@ const (
 	ErrTimeoutNegative = "ERR timeout is negative"
 	ErrPauseMode       = "ERR CLIENT PAUSE mode must be WRITE or ALL"
 	ErrUnblockReason   = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	ErrUnblocked       = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 	ErrCachingNoTrack  = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
 	ErrFirstDBIndex    = "ERR invalid first DB index"
 	ErrSecondDBIndex   = "ERR invalid second DB index"

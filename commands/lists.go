@@ -77,11 +77,6 @@ func listPush(c *Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *
 	return l
 }
 
-// listReady is called after elements were pushed onto the list at key.
-// The blocking commands (BLPOP and friends) serve their waiting clients
-// from here; without them it has nothing to do.
-func listReady(c *Ctx, key []byte) {}
-
 // listDeleteIfEmpty removes key when its list became empty: Redis never
 // keeps an empty list.
 func listDeleteIfEmpty(c *Ctx, key []byte, l *keyspace.List) {

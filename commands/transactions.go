@@ -151,9 +151,11 @@ func discardTransaction(cl *Client) {
 }
 
 // ReleaseClient frees what the transaction family keeps for a client
-// that is gone: its queue and its watched keys. Call it under the
+// that is gone (its queue and its watched keys) and takes it off the
+// waiter lists of the blocking commands. Call it under the
 // keyspace lock; calling it twice is harmless.
 func ReleaseClient(cl *Client) {
+	releaseBlocked(cl)
 	discardTransaction(cl)
 	cl.tx = nil
 }

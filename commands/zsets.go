@@ -392,6 +392,9 @@ options:
 		score = newScore
 	}
 	c.Dirty(added + updated)
+	if added > 0 {
+		zsetReady(c, key)
+	}
 	zaddReply(c, incr, flags, processed, score, added, updated)
 }
 
@@ -794,6 +797,7 @@ func zrangeStore(c *Ctx, src *keyspace.ZSet, from, to int) {
 		return out.Len() < to-from
 	})
 	c.DB.Put(dst, keyspace.NewObject(out, 0))
+	zsetReady(c, dst)
 	c.Dirty(1)
 	c.W.Int(int64(out.Len()))
 }
@@ -1407,6 +1411,7 @@ func zsetOpGeneric(c *Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool)
 		maxEntries, maxValue := zsetLimits(c)
 		dst.Fit(maxEntries, maxValue)
 		c.DB.Put(key, keyspace.NewObject(dst, 0))
+		zsetReady(c, key)
 		c.Dirty(1)
 		c.W.Int(int64(dst.Len()))
 	case cardOnly:

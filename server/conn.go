@@ -30,9 +30,9 @@ const maxBatchUnderLock = 1024
 // calls Readable when input is ready, and the connection reads a batch,
 // runs it under the keyspace lock and writes the replies, all on the
 // loop's goroutine. A command that must wait (a KEYS over a snapshot, a
-// CLIENT PAUSE) detaches the connection from the loop and finishes the
-// batch on a goroutine the connection owns, so the loop keeps serving the
-// other connections.
+// CLIENT PAUSE, a blocking pop) detaches the connection from the loop and
+// finishes the batch on a goroutine the connection owns, so the loop keeps
+// serving the other connections.
 //
 // Fields marked "loop" are touched only on the loop's goroutine (or by the
 // connection's worker while detached, when the loop leaves it alone);
@@ -69,6 +69,7 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 		W:       resp.NewWriter(),
 	}
 	cl.Kill = func() { s.drop(c) }
+	cl.PeerClosed = func() bool { return peerClosed(fd) }
 	cl.LastInteraction.Store(now)
 	c.cl = cl
 	c.rd = resp.NewReader(c, *s.limits.Load())

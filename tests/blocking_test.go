@@ -1,0 +1,323 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Blocking list and sorted-set commands: what is deterministic (answers
+// when data is there, errors, short timeouts, MULTI) is compared with
+// redis-server; waking is checked end to end on zredis.
+
+func TestBlockingDiffImmediate(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("RPUSH", "l1", "a", "b", "c")
+	d.Do("RPUSH", "l2", "x")
+	d.Do("BLPOP", "missing", "l1", "l2", "0")
+	d.Do("BRPOP", "missing", "l1", "l2", "0")
+	d.Do("BRPOP", "l2", "1")
+	d.Do("EXISTS", "l2")
+	d.Do("BLPOP", "l1", "l1", "0.5")
+	d.Do("EXISTS", "l1")
+	d.Do("RPUSH", "src", "1", "2", "3")
+	d.Do("BLMOVE", "src", "dst", "LEFT", "RIGHT", "0")
+	d.Do("BLMOVE", "src", "dst", "right", "left", "0")
+	d.Do("BRPOPLPUSH", "src", "dst", "0")
+	d.Do("EXISTS", "src")
+	d.Do("LRANGE", "dst", "0", "-1")
+	d.Do("BRPOPLPUSH", "dst", "dst", "0")
+	d.Do("LRANGE", "dst", "0", "-1")
+	d.Do("RPUSH", "m", "1", "2", "3", "4", "5")
+	d.Do("BLMPOP", "0", "2", "nokey", "m", "LEFT")
+	d.Do("BLMPOP", "0", "1", "m", "RIGHT", "COUNT", "2")
+	d.Do("BLMPOP", "0", "1", "m", "left", "count", "10")
+	d.Do("EXISTS", "m")
+	d.Do("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
+	d.Do("BZPOPMIN", "nokey", "z", "0")
+	d.Do("BZPOPMAX", "z", "0")
+	d.Do("BZMPOP", "0", "2", "nokey", "z", "MIN")
+	d.Do("BZMPOP", "0", "1", "z", "max", "COUNT", "5")
+	d.Do("EXISTS", "z")
+	d.Do("ZADD", "z2", "1.5", "m")
+	d.Do("BZPOPMIN", "z2", "0.01")
+	d.Do("RPUSH", "t", "a")
+	d.Do("BLPOP", "t", "-0.0001")
+	d.Do("RPUSH", "t", "a")
+	d.Do("BLPOP", "t", "1e15")
+}
+
+func TestBlockingDiffErrors(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("SET", "s", "v")
+	d.Do("RPUSH", "l", "a")
+	d.Do("ZADD", "z", "1", "a")
+	for _, args := range [][]string{
+		{"BRPOP", "s", "l", "0"},
+		{"BLPOP", "missing", "s", "l", "0"},
+		{"BLPOP", "l"},
+		{"BRPOPLPUSH", "s", "d", "0"},
+		{"BRPOPLPUSH", "l", "s", "0"},
+		{"BRPOPLPUSH", "l", "d", "x"},
+		{"BLMOVE", "l", "d", "UP", "LEFT", "0"},
+		{"BLMOVE", "l", "d", "LEFT", "DOWN", "0"},
+		{"BLMOVE", "l", "d", "LEFT", "LEFT", "-2"},
+		{"BLMOVE", "s", "d", "LEFT", "LEFT", "0"},
+		{"BLMPOP", "x", "1", "l", "LEFT"},
+		{"BLMPOP", "-1", "1", "l", "LEFT"},
+		{"BLMPOP", "0", "0", "l", "LEFT"},
+		{"BLMPOP", "0", "x", "l", "LEFT"},
+		{"BLMPOP", "0", "2", "l", "LEFT"},
+		{"BLMPOP", "0", "1", "l", "UP"},
+		{"BLMPOP", "0", "1", "l", "LEFT", "COUNT", "0"},
+		{"BLMPOP", "0", "1", "l", "LEFT", "COUNT"},
+		{"BLMPOP", "0", "1", "l", "LEFT", "COUNT", "1", "COUNT", "1"},
+		{"BLMPOP", "0", "1", "l", "LEFT", "foo"},
+		{"BLMPOP", "0", "1", "s", "LEFT"},
+		{"BLMPOP", "0", "1", "l"},
+		{"BZPOPMIN", "s", "0"},
+		{"BZPOPMAX", "z", "x"},
+		{"BZPOPMIN", "l", "0"},
+		{"BZPOPMAX", "z", "-0.5"},
+		{"BZMPOP", "0", "1", "z", "MID"},
+		{"BZMPOP", "0", "1", "z", "MIN", "COUNT", "-1"},
+		{"BZMPOP", "0", "0", "z", "MIN"},
+		{"BZMPOP", "-1", "1", "z", "MIN"},
+		{"BZMPOP", "0", "5", "z", "MIN"},
+		{"BZMPOP", "0", "1", "s", "MAX"},
+	} {
+		d.Do(args...)
+	}
+	// Timeouts: each parsed on a list holding data, so that an accepted
+	// one answers at once.
+	for _, v := range []string{"abc", "-1", "nan", "inf", "", "1e30", "-inf", "9223372036854775",
+		"1e16", "1e20", " 1", "0x10", "0x1.8", "-0x1", "0x", "1.5", "-0.0001", "1e15", "+3", ".5"} {
+		d.Do("RPUSH", "tl", "a")
+		d.Do("BLPOP", "tl", v)
+		d.Do("DEL", "tl")
+	}
+}
+
+func TestBlockingDiffTimeout(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("BLPOP", "q", "0.01")
+	d.Do("BRPOP", "q1", "q2", "0.01")
+	d.Do("BRPOPLPUSH", "q", "d", "0.01")
+	d.Do("BLMOVE", "q", "d", "LEFT", "RIGHT", "0.01")
+	d.Do("BLMPOP", "0.01", "2", "q", "q2", "LEFT")
+	d.Do("BZPOPMIN", "z", "0.01")
+	d.Do("BZPOPMAX", "z", "0.01")
+	d.Do("BZMPOP", "0.01", "1", "z", "MIN", "COUNT", "2")
+	d.Do("EXISTS", "q", "d", "z")
+}
+
+func TestBlockingDiffMulti(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("MULTI")
+	d.Do("BLPOP", "q", "0")
+	d.Do("BRPOPLPUSH", "q", "d", "0")
+	d.Do("BLMOVE", "q", "d", "LEFT", "LEFT", "0")
+	d.Do("BLMPOP", "0", "1", "q", "LEFT")
+	d.Do("BZPOPMIN", "z", "0")
+	d.Do("BZMPOP", "0", "1", "z", "MAX")
+	d.Do("RPUSH", "q", "a", "b")
+	d.Do("BLPOP", "q", "0")
+	d.Do("BLMOVE", "q", "d", "LEFT", "LEFT", "0")
+	d.Do("EXEC")
+	d.Do("LRANGE", "d", "0", "-1")
+}
+
+// ---- end to end -------------------------------------------------------------
+
+// waitBlocked waits until INFO clients reports n blocked clients.
+func waitBlocked(t *testing.T, c *Conn, n int) {
+	t.Helper()
+	want := "blocked_clients:" + itoa(n) + "\r"
+	for i := 0; i < 500; i++ {
+		if strings.Contains(c.Do("INFO", "clients"), want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("never saw %q", want)
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func TestBlockingWakeOrder(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a, b := Dial(t, z.Addr), Dial(t, z.Addr)
+	a.Send(Encode("BLPOP", "q", "0"))
+	waitBlocked(t, ctl, 1)
+	b.Send(Encode("BLPOP", "other", "q", "0"))
+	waitBlocked(t, ctl, 2)
+	if got := ctl.Do("RPUSH", "q", "x"); got != ":1\r\n" {
+		t.Fatalf("RPUSH answered %q: the push must be counted before waking", got)
+	}
+	if got := a.Read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
+		t.Fatalf("first waiter got %q", got)
+	}
+	waitBlocked(t, ctl, 1)
+	ctl.Do("RPUSH", "q", "y", "z")
+	if got := b.Read(); got != "*2\r\n$1\r\nq\r\n$1\r\ny\r\n" {
+		t.Fatalf("second waiter got %q", got)
+	}
+	waitBlocked(t, ctl, 0)
+	if got := ctl.Do("LRANGE", "q", "0", "-1"); got != "*1\r\n$1\r\nz\r\n" {
+		t.Fatalf("list left %q", got)
+	}
+	// A blocked client goes on with its pipeline once served.
+	a.Send(append(Encode("BRPOP", "q2", "0"), Encode("PING")...))
+	waitBlocked(t, ctl, 1)
+	ctl.Do("LPUSH", "q2", "v")
+	if got := a.Read(); got != "*2\r\n$2\r\nq2\r\n$1\r\nv\r\n" {
+		t.Fatalf("BRPOP got %q", got)
+	}
+	if got := a.Read(); got != "+PONG\r\n" {
+		t.Fatalf("pipelined PING got %q", got)
+	}
+	if got := ctl.Do("EXISTS", "q2"); got != ":0\r\n" {
+		t.Fatalf("emptied list kept: %q", got)
+	}
+}
+
+func TestBlockingWakeAfterExec(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a := Dial(t, z.Addr)
+	a.Send(Encode("BLPOP", "q", "0"))
+	waitBlocked(t, ctl, 1)
+	ctl.Do("MULTI")
+	ctl.Do("RPUSH", "q", "a")
+	ctl.Do("LPOP", "q")
+	ctl.Do("RPUSH", "q", "b", "c")
+	if got := ctl.Do("EXEC"); got != "*3\r\n:1\r\n$1\r\na\r\n:2\r\n" {
+		t.Fatalf("EXEC got %q", got)
+	}
+	if got := a.Read(); got != "*2\r\n$1\r\nq\r\n$1\r\nb\r\n" {
+		t.Fatalf("waiter got %q, want the element left after EXEC", got)
+	}
+}
+
+func TestBlockingDisconnect(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a, b := Dial(t, z.Addr), Dial(t, z.Addr)
+	a.Send(Encode("BLPOP", "q", "0"))
+	waitBlocked(t, ctl, 1)
+	b.Send(Encode("BLPOP", "q", "0"))
+	waitBlocked(t, ctl, 2)
+	a.nc.Close()
+	waitBlocked(t, ctl, 1)
+	ctl.Do("RPUSH", "q", "x")
+	if got := b.Read(); got != "*2\r\n$1\r\nq\r\n$1\r\nx\r\n" {
+		t.Fatalf("remaining waiter got %q", got)
+	}
+	waitBlocked(t, ctl, 0)
+}
+
+func TestBlockingClientUnblock(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a := Dial(t, z.Addr)
+	id := strings.TrimSpace(strings.TrimPrefix(a.Do("CLIENT", "ID"), ":"))
+	if got := ctl.Do("CLIENT", "UNBLOCK", id); got != ":0\r\n" {
+		t.Fatalf("unblocking a client not blocked: %q", got)
+	}
+	a.Send(Encode("BLPOP", "q", "0"))
+	waitBlocked(t, ctl, 1)
+	if got := ctl.Do("CLIENT", "LIST", "ID", id); !strings.Contains(got, "flags=b ") {
+		t.Fatalf("CLIENT LIST: %q", got)
+	}
+	if got := ctl.Do("CLIENT", "UNBLOCK", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK: %q", got)
+	}
+	if got := a.Read(); got != "*-1\r\n" {
+		t.Fatalf("TIMEOUT unblock got %q", got)
+	}
+	a.Send(Encode("BZPOPMIN", "z", "0"))
+	waitBlocked(t, ctl, 1)
+	if got := ctl.Do("CLIENT", "UNBLOCK", id, "ERROR"); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK ERROR: %q", got)
+	}
+	if got := a.Read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+		t.Fatalf("ERROR unblock got %q", got)
+	}
+	waitBlocked(t, ctl, 0)
+	if got := a.Do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after unblock: %q", got)
+	}
+	ctl.Do("RPUSH", "q", "x")
+	if got := ctl.Do("LLEN", "q"); got != ":1\r\n" {
+		t.Fatalf("an unblocked client still took an element: %q", got)
+	}
+}
+
+func TestBlockingZset(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a, b, m := Dial(t, z.Addr), Dial(t, z.Addr), Dial(t, z.Addr)
+	a.Send(Encode("BZPOPMIN", "z", "0"))
+	waitBlocked(t, ctl, 1)
+	b.Send(Encode("BZPOPMAX", "z", "0"))
+	waitBlocked(t, ctl, 2)
+	m.Send(Encode("BZMPOP", "0", "1", "z", "MIN", "COUNT", "5"))
+	waitBlocked(t, ctl, 3)
+	ctl.Do("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")
+	if got := a.Read(); got != "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n" {
+		t.Fatalf("BZPOPMIN got %q", got)
+	}
+	if got := b.Read(); got != "*3\r\n$1\r\nz\r\n$1\r\nd\r\n$1\r\n4\r\n" {
+		t.Fatalf("BZPOPMAX got %q", got)
+	}
+	if got := m.Read(); got != "*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n" {
+		t.Fatalf("BZMPOP got %q", got)
+	}
+	if got := ctl.Do("EXISTS", "z"); got != ":0\r\n" {
+		t.Fatalf("emptied zset kept: %q", got)
+	}
+	// ZUNIONSTORE into a key makes it ready too.
+	a.Send(Encode("BZPOPMIN", "u", "0"))
+	waitBlocked(t, ctl, 1)
+	ctl.Do("ZADD", "src", "7", "m")
+	ctl.Do("ZUNIONSTORE", "u", "1", "src")
+	if got := a.Read(); got != "*3\r\n$1\r\nu\r\n$1\r\nm\r\n$1\r\n7\r\n" {
+		t.Fatalf("BZPOPMIN after ZUNIONSTORE got %q", got)
+	}
+}
+
+func TestBlockingMoveChain(t *testing.T) {
+	z := StartZredis(t)
+	ctl := Dial(t, z.Addr)
+	a, b, c := Dial(t, z.Addr), Dial(t, z.Addr), Dial(t, z.Addr)
+	c.Send(Encode("BLPOP", "l3", "0"))
+	waitBlocked(t, ctl, 1)
+	b.Send(Encode("BRPOPLPUSH", "l2", "l3", "0"))
+	waitBlocked(t, ctl, 2)
+	a.Send(Encode("BLMOVE", "l1", "l2", "LEFT", "RIGHT", "0"))
+	waitBlocked(t, ctl, 3)
+	ctl.Do("RPUSH", "l1", "v")
+	if got := a.Read(); got != "$1\r\nv\r\n" {
+		t.Fatalf("BLMOVE got %q", got)
+	}
+	if got := b.Read(); got != "$1\r\nv\r\n" {
+		t.Fatalf("BRPOPLPUSH got %q", got)
+	}
+	if got := c.Read(); got != "*2\r\n$2\r\nl3\r\n$1\r\nv\r\n" {
+		t.Fatalf("BLPOP got %q", got)
+	}
+	waitBlocked(t, ctl, 0)
+	if got := ctl.Do("EXISTS", "l1", "l2", "l3"); got != ":0\r\n" {
+		t.Fatalf("keys left: %q", got)
+	}
+	// Timeout on zredis itself.
+	if got := a.Do("BLMPOP", "0.05", "1", "none", "LEFT"); got != "*-1\r\n" {
+		t.Fatalf("BLMPOP timeout got %q", got)
+	}
+}
