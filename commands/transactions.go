@@ -52,6 +52,19 @@ type queued struct {
 	args [][]byte
 }
 
+// QueuedFlags is the union of the flags of the commands cl has queued
+// since MULTI, 0 outside MULTI. CLIENT PAUSE WRITE holds an EXEC whose
+// queue writes, as Redis holds it by the transaction's command flags.
+func (cl *Client) QueuedFlags() Flag {
+	var f Flag
+	if cl.InMulti && cl.tx != nil {
+		for _, q := range cl.tx.queue {
+			f |= q.cmd.Flags
+		}
+	}
+	return f
+}
+
 // txOf returns cl's transaction state, made on first use.
 func txOf(c *Ctx) *txState {
 	cl := c.Client

@@ -32,23 +32,29 @@ func (p *pauseState) release() {
 	p.wake = make(chan struct{})
 }
 
-// holds reports whether the pause holds cmd back at time now.
-func (p *pauseState) holds(cmd *commands.Command, now int64) bool {
+// holds reports whether the pause holds back, at time now, a command
+// with these flags.
+func (p *pauseState) holds(flags commands.Flag, now int64) bool {
 	if now >= p.end {
 		return false
 	}
-	return p.all || cmd.Flags&(commands.Write|commands.MayReplicate) != 0
+	return p.all || flags&(commands.Write|commands.MayReplicate) != 0
 }
 
-// pausable resolves the command a request would run, nil when the
-// dispatcher will reject it (unknown, wrong arity, unknown subcommand,
-// not authenticated): Redis rejects those at once, paused or not.
-func pausable(cl *commands.Client, args [][]byte) *commands.Command {
+// pausable returns the flags that decide whether a pause holds a request
+// back, ok=false when the dispatcher will reject it (unknown, wrong arity,
+// unknown subcommand, not authenticated): Redis rejects those at once,
+// paused or not. An EXEC carries the flags of the commands it will run.
+func pausable(cl *commands.Client, args [][]byte) (flags commands.Flag, ok bool) {
 	cmd, rejected := commands.Resolve(cl, args)
-	if rejected != "" {
-		return nil
+	if cmd == nil || rejected != "" {
+		return 0, false
 	}
-	return cmd
+	flags = cmd.Flags
+	if cmd.Name == "exec" {
+		flags |= cl.QueuedFlags()
+	}
+	return flags, true
 }
 
 // pauseVerdict tells the connection what CLIENT PAUSE means for a request.
@@ -80,7 +86,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if now >= s.pause.end {
 		return pauseRun
 	}
-	if cmd := pausable(c.cl, args); cmd == nil || !s.pause.holds(cmd, now) {
+	if flags, ok := pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
 		return pauseRun
 	}
 	return pauseWait
@@ -104,8 +110,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 			s.pause.end, s.pause.all = 0, false // expired
 			return true
 		}
-		cmd := pausable(c.cl, args)
-		if cmd == nil || !s.pause.holds(cmd, now) {
+		if flags, ok := pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
 			return true
 		}
 		wake, wait := s.pause.wake, time.Duration(s.pause.end-now)*time.Millisecond

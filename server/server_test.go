@@ -348,8 +348,8 @@ func TestServerStatsAndInfo(t *testing.T) {
 
 func TestPauseState(t *testing.T) {
 	p := pauseState{wake: make(chan struct{})}
-	w := &commands.Command{Flags: commands.Write}
-	r := &commands.Command{Flags: commands.ReadOnly}
+	w := commands.Write
+	r := commands.ReadOnly
 	p.set(1000, 2000, false)
 	assert.True(t, p.holds(w, 1500))
 	assert.False(t, p.holds(r, 1500))

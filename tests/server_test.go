@@ -620,3 +620,22 @@ func TestServerMaxclientsAtRuntime(t *testing.T) {
 		assert.Equal(t, "+PONG\r\n", Dial(t, p.Addr).Do("PING"))
 	})
 }
+
+// CLIENT PAUSE WRITE holds back an EXEC whose queue writes, and lets an
+// EXEC of reads through, as redis-server 7.0 does.
+func TestPauseWriteHoldsWritingExec(t *testing.T) {
+	p := StartZredis(t)
+	admin := Dial(t, p.Addr)
+	reader, writer := Dial(t, p.Addr), Dial(t, p.Addr)
+	require.Equal(t, "+OK\r\n", reader.Do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", reader.Do("GET", "k"))
+	require.Equal(t, "+OK\r\n", writer.Do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", writer.Do("SET", "k", "v"))
+	require.Equal(t, "+OK\r\n", admin.Do("CLIENT", "PAUSE", "100000", "WRITE"))
+	require.Equal(t, "*1\r\n$-1\r\n", reader.Do("EXEC"), "a read-only EXEC runs during the pause")
+	writer.Send(Encode("EXEC"))
+	_, err := writer.ReadErr(300 * time.Millisecond)
+	require.Error(t, err, "EXEC of a write must wait for the pause")
+	require.Equal(t, "+OK\r\n", admin.Do("CLIENT", "UNPAUSE"))
+	require.Equal(t, "*1\r\n+OK\r\n", writer.Read())
+}
