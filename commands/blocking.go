@@ -416,23 +416,8 @@ func mpopArgs(c *Ctx) (keys [][]byte, where []byte, count int64, ok bool) {
 		return nil, nil, 0, false
 	}
 	whereIdx := 3 + int(numkeys)
-	count = -1
-	for j := whereIdx + 1; j < len(c.Args); j++ {
-		if count == -1 && EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
-			j++
-			n, ok := ParseInt(c.Args[j])
-			if !ok || n < 1 {
-				c.Error(ErrCountGreaterZero)
-				return nil, nil, 0, false
-			}
-			count = n
-			continue
-		}
-		c.Error(ErrSyntax)
+	if count, ok = parseMpopCount(c, whereIdx+1); !ok {
 		return nil, nil, 0, false
-	}
-	if count == -1 {
-		count = 1
 	}
 	return c.Args[3:whereIdx], c.Args[whereIdx], count, true
 }

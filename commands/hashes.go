@@ -509,39 +509,11 @@ func hscanCommand(c *Ctx) {
 		c.W.Array(0)
 		return
 	}
-	count := int64(scanDefaultCount)
-	var pattern []byte
-	for i := 3; i < len(c.Args); i += 2 {
-		opt := c.Args[i]
-		if i+1 >= len(c.Args) {
-			c.Error(ErrSyntax)
-			return
-		}
-		switch {
-		case EqualFold(opt, "count"):
-			n, ok := ParseInt(c.Args[i+1])
-			if !ok {
-				c.Error(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				c.Error(ErrSyntax)
-				return
-			}
-			count = n
-		case EqualFold(opt, "match"):
-			pattern = c.Args[i+1]
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOptions(c, 3, false)
+	if !ok {
+		return
 	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
-	}
-	if count > math.MaxInt32 {
-		count = math.MaxInt32
-	}
+	count, pattern := o.count, o.pattern
 	var out [][]byte
 	next := h.Scan(cursor, int(count), func(f, v []byte) {
 		if pattern != nil && !Match(pattern, f, false) {

@@ -205,23 +205,9 @@ func lmpopCommand(c *Ctx) {
 	if !ok {
 		return
 	}
-	count := int64(-1)
-	for j := whereIdx + 1; j < len(c.Args); j++ {
-		if count == -1 && EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
-			j++
-			n, ok := ParseInt(c.Args[j])
-			if !ok || n < 1 {
-				c.Error(ErrCountGreaterZero)
-				return
-			}
-			count = n
-			continue
-		}
-		c.Error(ErrSyntax)
+	count, ok := parseMpopCount(c, whereIdx+1)
+	if !ok {
 		return
-	}
-	if count == -1 {
-		count = 1
 	}
 	for _, key := range c.Args[2:whereIdx] {
 		l, ok := listWrite(c, key)
@@ -632,4 +618,30 @@ func lmoveGeneric(c *Ctx, from, to bool) {
 	listPush(c, dst, dl, to, [][]byte{v})
 	listDeleteIfEmpty(c, src, sl)
 	c.Dirty(1)
+}
+
+// parseMpopCount parses the optional COUNT of LMPOP, ZMPOP and their
+// blocking forms from args[from:] (after LEFT|RIGHT or MIN|MAX): at most
+// one COUNT, a positive integer; anything else is a syntax error. The
+// default is 1. ok=false means the error reply was written.
+func parseMpopCount(c *Ctx, from int) (count int64, ok bool) {
+	count = -1
+	for j := from; j < len(c.Args); j++ {
+		if count == -1 && EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
+			j++
+			n, ok := ParseInt(c.Args[j])
+			if !ok || n < 1 {
+				c.Error(ErrCountGreaterZero)
+				return 0, false
+			}
+			count = n
+			continue
+		}
+		c.Error(ErrSyntax)
+		return 0, false
+	}
+	if count == -1 {
+		count = 1
+	}
+	return count, true
 }

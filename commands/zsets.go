@@ -985,23 +985,9 @@ func zmpopCommand(c *Ctx) {
 		c.Error(ErrSyntax)
 		return
 	}
-	count := int64(-1)
-	for j := int(whereIdx) + 1; j < len(c.Args); j++ {
-		if count == -1 && EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
-			j++
-			n, ok := ParseInt(c.Args[j])
-			if !ok || n < 1 {
-				c.Error(ErrCountGreaterZero)
-				return
-			}
-			count = n
-			continue
-		}
-		c.Error(ErrSyntax)
+	count, ok := parseMpopCount(c, int(whereIdx)+1)
+	if !ok {
 		return
-	}
-	if count == -1 {
-		count = 1
 	}
 	zpopGeneric(c, c.Args[2:whereIdx], max, true, count, true, true)
 }
