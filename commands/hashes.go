@@ -494,9 +494,8 @@ func sortInts(a []int) {
 // hashtable is walked in hash-position order (keyspace.Hash.Scan), which
 // returns a field present for the whole scan at least once.
 func hscanCommand(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
+	cursor, ok := cursorArg(c, 2)
 	if !ok {
-		c.Error(errInvalidCursor)
 		return
 	}
 	h, ok := hashRead(c, c.Args[1])
@@ -504,9 +503,7 @@ func hscanCommand(c *Ctx) {
 		return
 	}
 	if h == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
+		writeEmptyScan(c)
 		return
 	}
 	o, ok := parseScanOptions(c, 3, false)

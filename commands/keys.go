@@ -433,6 +433,24 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// cursorArg parses the cursor of SCAN, HSCAN, SSCAN or ZSCAN at args[i],
+// answering "ERR invalid cursor" when it is not one. ok=false means the
+// error reply was written.
+func cursorArg(c *Ctx, i int) (uint64, bool) {
+	cursor, ok := parseCursor(c.Args[i])
+	if !ok {
+		c.Error(errInvalidCursor)
+	}
+	return cursor, ok
+}
+
+// writeEmptyScan answers a scan of a missing key: cursor 0, no elements.
+func writeEmptyScan(c *Ctx) {
+	c.W.Array(2)
+	c.W.BulkString("0")
+	c.W.Array(0)
+}
+
 // scanOptions are the options of SCAN, HSCAN, SSCAN and ZSCAN.
 type scanOptions struct {
 	count   int64  // COUNT, capped to what an int holds on any platform
@@ -488,9 +506,8 @@ func parseScanOptions(c *Ctx, from int, allowType bool) (o scanOptions, ok bool)
 // the whole iteration is returned at least once. COUNT is the number of
 // keys examined per call, before MATCH and TYPE filter them.
 func scanCommand(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[1])
+	cursor, ok := cursorArg(c, 1)
 	if !ok {
-		c.Error(errInvalidCursor)
 		return
 	}
 	o, ok := parseScanOptions(c, 2, true)

@@ -700,9 +700,8 @@ func sdiffstoreCommand(c *Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
 // (keyspace.Set.Scan), which returns every member present for the whole
 // scan at least once.
 func sscanCommand(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
+	cursor, ok := cursorArg(c, 2)
 	if !ok {
-		c.Error(errInvalidCursor)
 		return
 	}
 	s, ok := lookupSet(c, c.Args[1])
@@ -710,9 +709,7 @@ func sscanCommand(c *Ctx) {
 		return
 	}
 	if s == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
+		writeEmptyScan(c)
 		return
 	}
 	o, ok := parseScanOptions(c, 3, false)

@@ -1001,9 +1001,8 @@ func zmpopCommand(c *Ctx) {
 // returned once; a removal below the cursor may make the walk skip a
 // member (Redis's hash-order cursor guarantees more).
 func zscanCommand(c *Ctx) {
-	cursor, ok := parseCursor(c.Args[2])
+	cursor, ok := cursorArg(c, 2)
 	if !ok {
-		c.Error(errInvalidCursor)
 		return
 	}
 	z, ok := zsetRead(c, c.Args[1])
@@ -1011,9 +1010,7 @@ func zscanCommand(c *Ctx) {
 		return
 	}
 	if z == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
+		writeEmptyScan(c)
 		return
 	}
 	o, ok := parseScanOptions(c, 3, false)
