@@ -92,7 +92,12 @@ func listReady(c *Ctx, key []byte) { keyReady(c, key) }
 // zsetReady is called after members were added to the sorted set at key.
 func zsetReady(c *Ctx, key []byte) { keyReady(c, key) }
 
-func keyReady(c *Ctx, key []byte) {
+func keyReady(c *Ctx, key []byte) { keyReadyIn(c, c.DB, key) }
+
+// keyReadyIn marks key in db ready: a key created there by RENAME, MOVE
+// or COPY wakes the clients blocked on it, as Redis's dbAdd signals any
+// key it adds (the waiter checks the type when served).
+func keyReadyIn(c *Ctx, db *keyspace.DB, key []byte) {
 	if blockedTotal.Load() == 0 {
 		return
 	}
@@ -100,7 +105,7 @@ func keyReady(c *Ctx, key []byte) {
 	if r == nil {
 		return
 	}
-	bk := blockKey{c.DB.ID(), string(key)}
+	bk := blockKey{db.ID(), string(key)}
 	if _, ok := r.queues[bk]; !ok {
 		return
 	}

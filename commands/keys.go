@@ -274,6 +274,7 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.DB.Delete(dst)
 	}
 	c.DB.Put(dst, c.DB.Take(src))
+	keyReady(c, dst)
 	c.Dirty(1)
 	if nx {
 		c.W.Int(1)
@@ -323,6 +324,7 @@ func moveCommand(c *Ctx) {
 		return
 	}
 	dst.Put(key, c.DB.Take(key))
+	keyReadyIn(c, dst, key)
 	c.Dirty(1)
 	c.W.Int(1)
 }
@@ -365,6 +367,7 @@ func copyCommand(c *Ctx) {
 		dst.Delete(dstKey)
 	}
 	dst.Put(dstKey, e.Copy())
+	keyReadyIn(c, dst, dstKey)
 	c.Dirty(1)
 	c.W.Int(1)
 }

@@ -321,3 +321,45 @@ func TestBlockingMoveChain(t *testing.T) {
 		t.Fatalf("BLMPOP timeout got %q", got)
 	}
 }
+
+// A key that RENAME, MOVE or COPY creates wakes the clients blocked on it,
+// as Redis's dbAdd signals every key it adds; the same sequence runs on
+// both servers and must give the same replies.
+func TestBlockingWakeByKeyCreation(t *testing.T) {
+	servers := []*Proc{StartZredis(t), StartRedis(t)}
+	var got [][]string
+	for _, s := range servers {
+		ctl, w := Dial(t, s.Addr), Dial(t, s.Addr)
+		var replies []string
+		step := func(blockCmd []string, prep [][]string) {
+			w.Send(Encode(blockCmd...))
+			waitBlocked(t, ctl, 1)
+			for _, p := range prep {
+				replies = append(replies, ctl.Do(p...))
+			}
+			replies = append(replies, w.Read())
+		}
+		step([]string{"BLPOP", "dst", "0"}, [][]string{{"RPUSH", "src", "a"}, {"RENAME", "src", "dst"}})
+		step([]string{"BZPOPMIN", "zdst", "0"}, [][]string{{"ZADD", "zsrc", "1", "m"}, {"RENAMENX", "zsrc", "zdst"}})
+		step([]string{"BRPOP", "moved", "0"}, [][]string{{"SELECT", "1"}, {"RPUSH", "moved", "b"}, {"MOVE", "moved", "0"}, {"SELECT", "0"}})
+		step([]string{"BLPOP", "copy", "0"}, [][]string{{"RPUSH", "orig", "c"}, {"COPY", "orig", "copy"}})
+		ctl.Do("SELECT", "2")
+		ctl.Do("RPUSH", "orig2", "d")
+		// COPY into another database wakes a client blocked there.
+		w.Do("SELECT", "3")
+		step([]string{"BLPOP", "c3", "0"}, [][]string{{"COPY", "orig2", "c3", "DB", "3"}})
+		got = append(got, replies)
+	}
+	want := []string{
+		":1\r\n", "+OK\r\n", "*2\r\n$3\r\ndst\r\n$1\r\na\r\n",
+		":1\r\n", ":1\r\n", "*3\r\n$4\r\nzdst\r\n$1\r\nm\r\n$1\r\n1\r\n",
+		"+OK\r\n", ":1\r\n", ":1\r\n", "+OK\r\n", "*2\r\n$5\r\nmoved\r\n$1\r\nb\r\n",
+		":1\r\n", ":1\r\n", "*2\r\n$4\r\ncopy\r\n$1\r\nc\r\n",
+		":1\r\n", "*2\r\n$2\r\nc3\r\n$1\r\nd\r\n",
+	}
+	for i, g := range got {
+		if strings.Join(g, "|") != strings.Join(want, "|") {
+			t.Fatalf("server %d replies\n got %q\nwant %q", i, g, want)
+		}
+	}
+}
