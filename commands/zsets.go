@@ -996,10 +996,9 @@ func zmpopCommand(c *Ctx) {
 
 // zscanCommand is ZSCAN key cursor [MATCH pattern] [COUNT count]. A
 // small (listpack) set is returned whole with cursor 0, as Redis does. A
-// large one is walked in (score, member) order and the cursor is the
-// position reached: members that stay in the set and keep their rank are
-// returned once; a removal below the cursor may make the walk skip a
-// member (Redis's hash-order cursor guarantees more).
+// large one is walked in the order of its members' hash positions and the
+// cursor is the position reached (ZSet.Scan), so a member present for the
+// whole scan is returned at least once while the set grows or shrinks.
 func zscanCommand(c *Ctx) {
 	cursor, ok := cursorArg(c, 2)
 	if !ok {
@@ -1017,38 +1016,19 @@ func zscanCommand(c *Ctx) {
 	if !ok {
 		return
 	}
-	count, pattern := o.count, o.pattern
-	n := uint64(z.Len())
-	from, to := cursor, n
-	if z.IsListpack() {
-		from = 0
-	} else if from < n && count < int64(n-from) {
-		to = from + uint64(count)
-	}
-	next := to
-	if next >= n {
-		next = 0
-	}
+	var out [][]byte
+	next := z.Scan(cursor, int(o.count), func(m []byte, s float64) {
+		if o.pattern != nil && !Match(o.pattern, m, false) {
+			return
+		}
+		out = append(out, m, resp.AppendDouble(nil, s))
+	})
 	c.W.Array(2)
 	c.W.BulkUint(next)
-	if from >= to {
-		c.W.Array(0)
-		return
+	c.W.Array(len(out))
+	for _, b := range out {
+		c.W.Bulk(b)
 	}
-	mark := c.W.DeferArray()
-	written := 0
-	left := to - from
-	var num [32]byte
-	z.Ascend(int(from), func(m string, s float64) bool {
-		if pattern == nil || MatchString(pattern, m, false) {
-			c.W.BulkString(m)
-			c.W.Bulk(resp.AppendDouble(num[:0], s))
-			written += 2
-		}
-		left--
-		return left > 0
-	})
-	c.W.FillArray(mark, written)
 }
 
 // ---- ZRANDMEMBER ---------------------------------------------------------------

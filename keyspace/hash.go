@@ -113,13 +113,7 @@ func (h *Hash) Len() int {
 func (h *Hash) Clone() Object {
 	c := &Hash{}
 	if t := h.tab(); t != nil {
-		c.setTab(&hashTable{
-			tags:        append([]uint8(nil), t.tags...),
-			recs:        append([]string(nil), t.recs...),
-			shift:       t.shift,
-			n:           t.n,
-			shrinkBelow: t.shrinkBelow,
-		})
+		c.setTab(t.clone())
 	} else if lp := h.lpb(); lp != nil {
 		c.setLP(append([]byte(nil), lp...))
 	}
@@ -393,25 +387,7 @@ func (h *Hash) Scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
 		})
 		return 0
 	}
-	t := h.tab()
-	seen := 0
-	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
-		if t.tags[i] == 0 {
-			if seen >= count {
-				if i >= 1<<(64-t.shift) {
-					return 0 // past every home slot: nothing is left
-				}
-				return uint64(i) << t.shift
-			}
-			continue
-		}
-		f, v := recSplit(t.recs[i])
-		if fieldHash(f) >= cursor {
-			fn(f, v)
-			seen++
-		}
-	}
-	return 0
+	return h.tab().scan(cursor, count, fn)
 }
 
 // MemoryUsage estimates the bytes the value holds, sampling up to samples
@@ -509,6 +485,47 @@ func makeRec(f, v []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
+// clone returns a copy sharing the immutable records.
+func (t *hashTable) clone() *hashTable {
+	return &hashTable{
+		tags:        append([]uint8(nil), t.tags...),
+		recs:        append([]string(nil), t.recs...),
+		shift:       t.shift,
+		n:           t.n,
+		shrinkBelow: t.shrinkBelow,
+	}
+}
+
+// scan visits the records in the order of their fields' hash positions,
+// from position cursor on, and returns the position to continue from (0
+// when done). It visits slots from the cursor's home slot until it has
+// passed count records and reached an empty slot; since no cluster
+// crosses an empty slot, every record whose position lies between the
+// cursor and the one returned (that empty slot's first position) has then
+// been seen. A position depends only on the field, so a field present
+// for the whole scan is visited at least once however the table grows or
+// shrinks between calls (the SCAN family's guarantee).
+func (t *hashTable) scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
+	seen := 0
+	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
+		if t.tags[i] == 0 {
+			if seen >= count {
+				if i >= 1<<(64-t.shift) {
+					return 0 // past every home slot: nothing is left
+				}
+				return uint64(i) << t.shift
+			}
+			continue
+		}
+		f, v := recSplit(t.recs[i])
+		if fieldHash(f) >= cursor {
+			fn(f, v)
+			seen++
+		}
+	}
+	return 0
+}
+
 // find returns the slot holding f (of hash x), or -1.
 func (t *hashTable) find(f []byte, x uint64) int {
 	tag := tagOf(x)
@@ -529,10 +546,17 @@ func (t *hashTable) bits() uint { return 64 - t.shift }
 
 // set stores f -> v, reporting whether f is new.
 func (t *hashTable) set(f, v []byte) bool {
+	_, added := t.put(f, v)
+	return added
+}
+
+// put stores f -> v and returns the record now holding them, and whether
+// f is new.
+func (t *hashTable) put(f, v []byte) (string, bool) {
 	x := fieldHash(f)
 	if i := t.find(f, x); i >= 0 {
 		t.recs[i] = makeRec(f, v)
-		return false
+		return t.recs[i], false
 	}
 	if (t.n + 1) > (1<<t.bits())*3/4 {
 		t.resize(t.bits() + 1)
@@ -542,7 +566,7 @@ func (t *hashTable) set(f, v []byte) bool {
 		t.resize(t.bits() + 1)
 	}
 	t.n++
-	return true
+	return rec, true
 }
 
 // insert places a record known to be absent; false when its cluster runs

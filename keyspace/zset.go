@@ -1,9 +1,10 @@
 package keyspace
 
 import (
-	"maps"
+	"encoding/binary"
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 )
@@ -31,13 +32,17 @@ func zless(a, b zitem) bool {
 }
 
 // ZSet is a sorted set: a B-tree ordered by (score, member) for ranges
-// and ranks, plus a member -> score map for point lookups. The member
-// string is allocated once and shared by both. Ranks are found by binary
+// and ranks, plus a member -> score table for point lookups. The table is
+// the hash type's (see hashTable): one immutable record per member,
+// holding the member and its score's 8 bytes, ordered by the member's
+// hash position, which is what lets ZSCAN keep the SCAN guarantee while
+// the set grows or shrinks. The tree's member strings are views into the
+// records, so a member is allocated once. Ranks are found by binary
 // search over the tree's positional access (GetAt), O(log² n), never by
 // walking.
 type ZSet struct {
 	tree *btree.BTreeG[zitem]
-	dict map[string]float64
+	dict *hashTable
 	// big records that Redis would have converted the set to a skiplist
 	// (OBJECT ENCODING "skiplist"); Redis never converts back on removal.
 	big bool
@@ -49,19 +54,57 @@ func newZTree() *btree.BTreeG[zitem] {
 
 // NewZSet returns an empty sorted set in the small ("listpack") encoding.
 func NewZSet() *ZSet {
-	return &ZSet{tree: newZTree(), dict: make(map[string]float64)}
+	return &ZSet{tree: newZTree(), dict: newHashTable(0)}
+}
+
+// ---- member -> score table ---------------------------------------------------
+
+// bytesOf views a string's bytes without copying; the caller must not
+// change them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func scoreOfRec(v []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(v)) }
+
+// lookup returns member's score.
+func (z *ZSet) lookup(member []byte) (float64, bool) {
+	i := z.dict.find(member, fieldHash(member))
+	if i < 0 {
+		return 0, false
+	}
+	_, v := recSplit(z.dict.recs[i])
+	return scoreOfRec(v), true
+}
+
+// store records member's score and returns the member as a view into its
+// record, for the tree to share.
+func (z *ZSet) store(member []byte, score float64) string {
+	var sb [8]byte
+	binary.LittleEndian.PutUint64(sb[:], math.Float64bits(score))
+	rec, _ := z.dict.put(member, sb[:])
+	f, _ := recSplit(rec)
+	return unsafe.String(unsafe.SliceData(f), len(f))
+}
+
+// rangeDict calls fn for every member and score, in table order.
+func (z *ZSet) rangeDict(fn func(member []byte, score float64)) {
+	for i, r := range z.dict.recs {
+		if z.dict.tags[i] != 0 {
+			f, v := recSplit(r)
+			fn(f, scoreOfRec(v))
+		}
+	}
 }
 
 // Type is TypeZSet.
 func (z *ZSet) Type() Type { return TypeZSet }
 
 // Len is the number of members.
-func (z *ZSet) Len() int { return len(z.dict) }
+func (z *ZSet) Len() int { return z.dict.n }
 
 // Clone returns an isolated copy: the tree is copied on write, the map
 // copied now.
 func (z *ZSet) Clone() Object {
-	return &ZSet{tree: z.tree.Copy(), dict: maps.Clone(z.dict), big: z.big}
+	return &ZSet{tree: z.tree.Copy(), dict: z.dict.clone(), big: z.big}
 }
 
 // Encoding is "listpack" or "skiplist", as OBJECT ENCODING answers.
@@ -80,7 +123,7 @@ func (z *ZSet) IsListpack() bool { return !z.big }
 // added: the set converts to a skiplist when it would exceed maxEntries or
 // when the member is longer than maxValue. Call it before adding member.
 func (z *ZSet) Grow(memberLen, maxEntries, maxValue int) {
-	if !z.big && (len(z.dict)+1 > maxEntries || memberLen > maxValue) {
+	if !z.big && (z.dict.n+1 > maxEntries || memberLen > maxValue) {
 		z.big = true
 	}
 }
@@ -88,22 +131,26 @@ func (z *ZSet) Grow(memberLen, maxEntries, maxValue int) {
 // Fit sets the encoding of a set built as a whole (ZRANGESTORE, ZUNIONSTORE
 // and friends): listpack when it is small enough, skiplist otherwise.
 func (z *ZSet) Fit(maxEntries, maxValue int) {
-	z.big = len(z.dict) > maxEntries
+	z.big = z.dict.n > maxEntries
 	if z.big {
 		return
 	}
-	for m := range z.dict {
+	var negZero [][]byte
+	z.rangeDict(func(m []byte, s float64) {
 		if len(m) > maxValue {
 			z.big = true
-			return
 		}
+		if s == 0 && math.Signbit(s) {
+			negZero = append(negZero, m)
+		}
+	})
+	if z.big {
+		return
 	}
 	// A listpack stores zero scores as 0 (see Set).
-	for m, s := range z.dict {
-		if s == 0 && math.Signbit(s) {
-			z.tree.Set(zitem{0, m})
-			z.dict[m] = 0
-		}
+	for _, m := range negZero {
+		z.tree.Delete(zitem{math.Copysign(0, -1), string(m)})
+		z.tree.Set(zitem{0, z.store(m, 0)})
 	}
 }
 
@@ -113,8 +160,7 @@ func (z *ZSet) MarkBig() { z.big = true }
 
 // Score returns the member's score.
 func (z *ZSet) Score(member []byte) (float64, bool) {
-	s, ok := z.dict[string(member)]
-	return s, ok
+	return z.lookup(member)
 }
 
 // Set gives member the score, adding it when absent. It reports whether
@@ -126,30 +172,27 @@ func (z *ZSet) Set(member []byte, score float64) (added bool) {
 	if score == 0 && !z.big {
 		score = 0
 	}
-	old, ok := z.dict[string(member)]
+	old, ok := z.lookup(member)
 	if ok {
 		if old == score {
 			return false
 		}
-		it, _ := z.tree.Delete(zitem{old, string(member)})
-		z.dict[it.member] = score
-		z.tree.Set(zitem{score, it.member})
+		z.tree.Delete(zitem{old, string(member)})
+		z.tree.Set(zitem{score, z.store(member, score)})
 		return false
 	}
-	m := string(member)
-	z.dict[m] = score
-	z.tree.Set(zitem{score, m})
+	z.tree.Set(zitem{score, z.store(member, score)})
 	return true
 }
 
 // Remove deletes member and reports whether it was there.
 func (z *ZSet) Remove(member []byte) bool {
-	old, ok := z.dict[string(member)]
+	old, ok := z.lookup(member)
 	if !ok {
 		return false
 	}
 	z.tree.Delete(zitem{old, string(member)})
-	delete(z.dict, string(member))
+	z.dict.del(member)
 	return true
 }
 
@@ -164,7 +207,7 @@ func (z *ZSet) search(pred func(zitem) bool) int {
 
 // Rank returns the 0-based position of member in ascending order.
 func (z *ZSet) Rank(member []byte) (int, bool) {
-	s, ok := z.dict[string(member)]
+	s, ok := z.lookup(member)
 	if !ok {
 		return 0, false
 	}
@@ -176,6 +219,22 @@ func (z *ZSet) Rank(member []byte) (int, bool) {
 func (z *ZSet) At(i int) (string, float64) {
 	it, _ := z.tree.GetAt(i)
 	return it.member, it.score
+}
+
+// Scan continues a ZSCAN from cursor. A set in the small encoding is
+// returned whole, in score order, with the next cursor 0, as Redis does
+// for a listpack. A large one is walked in the order of its members' hash
+// positions (see hashTable.scan): a member present for the whole scan is
+// returned at least once, however the set changes in between.
+func (z *ZSet) Scan(cursor uint64, count int, fn func(member []byte, score float64)) uint64 {
+	if !z.big {
+		z.tree.Scan(func(it zitem) bool {
+			fn(bytesOf(it.member), it.score)
+			return true
+		})
+		return 0
+	}
+	return z.dict.scan(cursor, count, func(f, v []byte) { fn(f, scoreOfRec(v)) })
 }
 
 // Ascend calls fn for the items from position i upwards until fn returns
@@ -211,11 +270,11 @@ func (z *ZSet) DeleteRange(start, end int) int {
 	switch {
 	case k == n:
 		z.tree = newZTree()
-		z.dict = make(map[string]float64)
+		z.dict = newHashTable(0)
 	case k < 64 || k < n/4:
 		for i := 0; i < k; i++ {
 			it, _ := z.tree.DeleteAt(start)
-			delete(z.dict, it.member)
+			z.dict.del(bytesOf(it.member))
 		}
 	default:
 		nt := newZTree()
@@ -224,7 +283,7 @@ func (z *ZSet) DeleteRange(start, end int) int {
 			if i < start || i >= end {
 				nt.Load(it)
 			} else {
-				delete(z.dict, it.member)
+				z.dict.del(bytesOf(it.member))
 			}
 			i++
 			return true
@@ -244,7 +303,7 @@ func (z *ZSet) Pop(max bool) (string, float64, bool) {
 		it, ok = z.tree.PopMin()
 	}
 	if ok {
-		delete(z.dict, it.member)
+		z.dict.del(bytesOf(it.member))
 	}
 	return it.member, it.score, ok
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -480,4 +481,46 @@ func TestZSetRandomOps(t *testing.T) {
 		}
 	}
 	d.Do("ZRANGE", "lx", "0", "-1")
+}
+
+// ZSCAN's guarantee: a member present for the whole scan is returned at
+// least once while the set grows and shrinks between the calls, and
+// whatever happens to the members' ranks (removals below the cursor).
+func TestZSetZscanGuarantee(t *testing.T) {
+	z := Dial(t, StartZredis(t).Addr)
+	args := []string{"ZADD", "z"}
+	for i := 0; i < 3000; i++ {
+		args = append(args, strconv.Itoa(1000+i), "keep"+strconv.Itoa(i))
+	}
+	z.Do(args...)
+	seen := map[string]bool{}
+	cursor := "0"
+	for step := 0; ; step++ {
+		raw := z.Do("ZSCAN", "z", cursor, "COUNT", "20")
+		lines := strings.Split(raw, "\r\n")
+		cursor = lines[2]
+		for i, m := range setBulks(t, strings.Join(lines[3:], "\r\n")) {
+			if i%2 == 0 {
+				seen[m] = true
+			}
+		}
+		if cursor == "0" {
+			break
+		}
+		// Members below every kept one come and go (ranks shift), and the
+		// table grows and shrinks.
+		add := []string{"ZADD", "z"}
+		for i := 0; i < 200; i++ {
+			add = append(add, strconv.Itoa(i), "tmp"+strconv.Itoa(step)+"-"+strconv.Itoa(i))
+		}
+		z.Do(add...)
+		if step%3 == 2 {
+			z.Do("ZREMRANGEBYSCORE", "z", "-inf", "(1000")
+		}
+	}
+	for i := 0; i < 3000; i++ {
+		if !seen["keep"+strconv.Itoa(i)] {
+			t.Fatalf("keep%d missed by ZSCAN", i)
+		}
+	}
 }
