@@ -367,7 +367,13 @@ func TestGetRepliesMatchRedis(t *testing.T) {
 		{"[ab]ind"}, {"*delay*"}, {"rdb-key-save-delay"}, {"*max*", "*min*"}, {"?z"}, {"h?"},
 		{"*[^a-z-]*"}, {"*-*-*-*-*"},
 	} {
-		require.Equal(t, r.configMap(t, patterns...), getMap(c, patterns...), "CONFIG GET %q", patterns)
+		got := getMap(c, patterns...)
+		for name := range got {
+			if directives[mustIndex(name)].ZRedis {
+				delete(got, name) // zredis's own directives: Redis has none of them
+			}
+		}
+		require.Equal(t, r.configMap(t, patterns...), got, "CONFIG GET %q", patterns)
 	}
 }
 

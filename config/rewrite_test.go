@@ -104,15 +104,16 @@ latency-tracking-info-percentiles 50 99 99.9
 func TestRewriteRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "redis.conf")
-	require.NoError(t, os.WriteFile(path, []byte("# empty\n"), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte("# empty\nexpiry-zmq-endpoints tcp://a:1\nexpiry-zmq-endpoints tcp://b:2\n"), 0o644))
 	c, err := LoadWith(LoadOptions{File: path, env: testEnv(dir)})
 	require.NoError(t, err)
+	require.Equal(t, []string{"tcp://a:1", "tcp://b:2"}, c.Strings("expiry-zmq-endpoints"))
 	require.NoError(t, c.Set([]string{
 		"maxmemory", "3gb", "maxmemory-clients", "7%", "notify-keyspace-events", "KEg$",
 		"client-output-buffer-limit", "normal 1kb 2mb 3 replica 5 6 7", "oom-score-adj-values", "1 2 3",
 		"latency-tracking-info-percentiles", "", "save", "", "replica-announce-ip", "10.0.0.1",
 		"masterauth", "p\x01\"w\n", "shutdown-on-sigterm", "nosave now", "bind", "0.0.0.0",
-		"expiry-zmq-endpoints", "tcp://a:1 tcp://b:2", "expiry-zmq-hwm", "7", "appendonly", "yes",
+		"expiry-zmq-hwm", "7", "expiry-zmq-types", "string zset", "appendonly", "yes",
 		"rdb-key-save-delay", "-5", "slowlog-log-slower-than", "-1",
 	}))
 	require.NoError(t, c.Rewrite())
@@ -138,7 +139,8 @@ func TestRewriteRoundTrip(t *testing.T) {
 	require.Contains(t, string(got), "\nsave 3600 1\n")
 	require.Contains(t, string(got), "\nsave 300 100\nsave 60 10000\n")
 	require.NotContains(t, string(got), "masterauth")
-	require.NotContains(t, string(got), "expiry-zmq-endpoints")
+	// Immutable, so kept as loaded.
+	require.Contains(t, string(got), "expiry-zmq-endpoints \"tcp://a:1\"\nexpiry-zmq-endpoints \"tcp://b:2\"\n")
 	require.NotContains(t, string(got), "bind")
 	c3, err := LoadWith(LoadOptions{File: path, env: testEnv(dir)})
 	require.NoError(t, err)

@@ -407,8 +407,22 @@ var directives = []Directive{
 
 	// zredis's own directives. Adding one is a single line here; the value
 	// is then available through the typed getters and CONFIG GET/SET/REWRITE.
-	mk("expiry-zmq-endpoints", "", KindList, "", fMulti|fZRedis),
+	mk("expiry-zmq-endpoints", "", KindList, "", fImm|fMulti|fZRedis),
 	intD("expiry-zmq-hwm", "", 0, intMax, "100000", fZRedis),
+	memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", fZRedis),
+	memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", fZRedis),
+	expiryTypes(),
+}
+
+// expiryTypes is expiry-zmq-types: the value types whose expiry is
+// published. Bit i of the value stands for the message type code i
+// (0 string, 1 hash, 2 list, 3 set, 4 zset).
+func expiryTypes() Directive {
+	d := mk("expiry-zmq-types", "", KindFlags, "string hash", fMulti|fZRedis)
+	for i, name := range []string{"string", "hash", "list", "set", "zset"} {
+		d.Enum = append(d.Enum, EnumValue{name, 1 << i})
+	}
+	return d
 }
 
 func shutdownFlags(name string) Directive {

@@ -137,7 +137,7 @@ func parse(st *state, d *Directive, cur *value, args []string) (*value, string) 
 				return nil, enumError(d)
 			}
 		}
-		if flags&ShutdownSave != 0 && flags&ShutdownNoSave != 0 {
+		if d.Enum[0].Name == "default" && flags&ShutdownSave != 0 && flags&ShutdownNoSave != 0 {
 			return nil, "shutdown options SAVE and NOSAVE can't be used simultaneously"
 		}
 		return &value{n: flags, s: flagsName(d, flags)}, ""
