@@ -1,0 +1,186 @@
+// Command zredis-expiry-listen receives zredis's expiry messages and prints
+// each one as a line: JSON by default, or text for a human reading along.
+//
+// It connects a 0MQ PULL socket to every --endpoint the server's
+// expiry-zmq-endpoints binds, reconnecting by itself while the server is
+// down, and prints every message as it arrives:
+//
+//	zredis-expiry-listen --endpoint tcp://127.0.0.1:5555
+//	{"db":0,"type":"hash","key":"meta:1","value":{"sender":"a@example.org"}}
+//
+// The JSON shape is zmqpub.AppendJSON's. A message that does not decode is
+// reported on stderr and skipped. SIGINT and SIGTERM end it cleanly (exit
+// status 0); messages received and not yet printed are lost, as with any
+// PULL socket that closes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/pull"
+)
+
+const name = "zredis-expiry-listen"
+
+const usage = `Usage: zredis-expiry-listen --endpoint ENDPOINT [--endpoint ENDPOINT ...] [options]
+
+Receives zredis expiry messages on a 0MQ PULL socket and prints one line per
+message on stdout. Malformed messages are reported on stderr and skipped.
+
+Options:
+  --endpoint ENDPOINT  tcp://host:port or ipc:///path the server binds
+                       (expiry-zmq-endpoints); repeat for several; required
+  --format json|text   json (default): {"db":0,"type":"string","key":"k","value":"v"};
+                       text: db=0 type=string key="k" value="v", bytes
+                       outside printable ASCII as \xHH, long values and
+                       collections shortened
+  --count N            exit after printing N messages (default 0: run until
+                       SIGINT or SIGTERM)
+  --hwm N              messages received and not yet printed before the
+                       socket stops reading (default 1000)
+  --heartbeat D        send a ZMTP PING every D (e.g. 1s) and reconnect when
+                       the server is silent for 3 of them (default 0: off)
+  --help               print this help
+`
+
+// config is the parsed command line.
+type config struct {
+	endpoints []string
+	format    string
+	count     int
+	hwm       int
+	heartbeat time.Duration
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; it returns the exit status. It stops when
+// ctx is done (status 0), after --count messages (0), or when stdout
+// fails (1).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		io.WriteString(stdout, usage)
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", name, err)
+		return 2
+	}
+	appendLine := zmqpub.AppendJSON
+	if cfg.format == "text" {
+		appendLine = appendText
+	}
+
+	sock := pull.Dial(cfg.endpoints, pull.Options{HWM: cfg.hwm, Heartbeat: cfg.heartbeat})
+	// The closer goroutine ends Recv when a signal arrives; run waits for it
+	// so that the socket's goroutines are gone when run returns.
+	finished := make(chan struct{})
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		select {
+		case <-ctx.Done():
+		case <-finished:
+		}
+		sock.Close()
+	}()
+	defer func() {
+		close(finished)
+		<-closed
+	}()
+
+	var line []byte
+	for printed := 0; cfg.count == 0 || printed < cfg.count; {
+		frames, err := sock.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		d, err := zmqpub.Decode(frames)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: skipped a message: %v\n", name, err)
+			continue
+		}
+		// One Write per message: a reader on a pipe sees whole lines.
+		line = appendLine(line[:0], d)
+		if _, err := stdout.Write(line); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		printed++
+		if cap(line) > maxKeptLine {
+			line = nil
+		}
+	}
+	return 0
+}
+
+// maxKeptLine bounds the line buffer kept between messages, so that one
+// 10 MB value does not pin 10 MB for the rest of the run.
+const maxKeptLine = 1 << 20
+
+// endpointList is a repeatable --endpoint.
+type endpointList []string
+
+func (l *endpointList) String() string { return strings.Join(*l, " ") }
+
+func (l *endpointList) Set(ep string) error {
+	if _, _, err := zmqpub.SplitEndpoint(ep); err != nil {
+		return err
+	}
+	*l = append(*l, ep)
+	return nil
+}
+
+// parseArgs reads the command line. It returns flag.ErrHelp for --help and
+// an error saying what is wrong for anything else it refuses.
+func parseArgs(args []string) (config, error) {
+	var cfg config
+	var endpoints endpointList
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.Var(&endpoints, "endpoint", "")
+	fs.StringVar(&cfg.format, "format", "json", "")
+	fs.IntVar(&cfg.count, "count", 0, "")
+	fs.IntVar(&cfg.hwm, "hwm", 0, "")
+	fs.DurationVar(&cfg.heartbeat, "heartbeat", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.endpoints = endpoints
+	switch {
+	case fs.NArg() > 0:
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case len(cfg.endpoints) == 0:
+		return cfg, errors.New("at least one --endpoint is required")
+	case cfg.format != "json" && cfg.format != "text":
+		return cfg, fmt.Errorf("--format must be json or text, not %q", cfg.format)
+	case cfg.count < 0:
+		return cfg, errors.New("--count must not be negative")
+	case cfg.hwm < 0:
+		return cfg, errors.New("--hwm must not be negative")
+	case cfg.heartbeat < 0:
+		return cfg, errors.New("--heartbeat must not be negative")
+	}
+	return cfg, nil
+}

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/zmqpub"
+)
+
+// listenerBin is the command built once by TestMain.
+var listenerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zredis-expiry-listen-test")
+	if err != nil {
+		panic(err)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		listenerBin = filepath.Join(dir, "zredis-expiry-listen")
+		build := exec.Command(goTool, "build", "-o", listenerBin, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			os.Stderr.WriteString("building zredis-expiry-listen: " + err.Error() + "\n")
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// pushScript is a libzmq PUSH socket: it binds a random loopback port,
+// prints its endpoint, sends the messages of the JSON file argv[1] (each a
+// list of hex frames), then, with "wait", waits for stdin to close, and
+// closes with an infinite linger so that every message reaches the peer.
+const pushScript = `
+import json, sys, zmq
+ctx = zmq.Context()
+sock = ctx.socket(zmq.PUSH)
+sock.setsockopt(zmq.LINGER, -1)
+port = sock.bind_to_random_port("tcp://127.0.0.1")
+print("tcp://127.0.0.1:%d" % port, flush=True)
+for msg in json.load(open(sys.argv[1])):
+    sock.send_multipart([bytes.fromhex(f) for f in msg])
+if len(sys.argv) > 2 and sys.argv[2] == "wait":
+    sys.stdin.read()
+sock.close()
+ctx.term()
+`
+
+// pusher is a running pushScript.
+type pusher struct {
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	endpoint string
+}
+
+// startPusher starts pushScript with msgs; the test's cleanup stops it.
+func startPusher(t *testing.T, ctx context.Context, msgs [][][]byte, wait bool) *pusher {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import zmq").Run(); err != nil {
+		t.Skip("/usr/bin/python3 with zmq (Debian package python3-zmq) is not installed")
+	}
+	hexMsgs := make([][]string, len(msgs))
+	for i, m := range msgs {
+		for _, f := range m {
+			hexMsgs[i] = append(hexMsgs[i], hex.EncodeToString(f))
+		}
+	}
+	raw, err := json.Marshal(hexMsgs)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "messages.json")
+	require.NoError(t, os.WriteFile(file, raw, 0o600))
+
+	args := []string{"-c", pushScript, file}
+	if wait {
+		args = append(args, "wait")
+	}
+	p := &pusher{cmd: exec.CommandContext(ctx, "/usr/bin/python3", args...)}
+	p.cmd.Stderr = os.Stderr
+	p.stdin, err = p.cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := p.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		p.stdin.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	p.endpoint, err = bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	p.endpoint = strings.TrimSpace(p.endpoint)
+	return p
+}
+
+// vectorMessages are the messages of the shared vector file, the generated
+// ones built by their rule.
+func vectorMessages(t *testing.T) [][][]byte {
+	t.Helper()
+	raw, err := os.ReadFile("../../testdata/expiry-vectors.json")
+	require.NoError(t, err)
+	var doc struct {
+		Vectors []struct {
+			Name      string     `json:"name"`
+			FramesHex [3]*string `json:"frames_hex"`
+			ValueGen  *struct {
+				Len int `json:"len"`
+			} `json:"value_gen"`
+			FieldsGen *struct {
+				Count int `json:"count"`
+			} `json:"fields_gen"`
+		} `json:"vectors"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	var msgs [][][]byte
+	for _, v := range doc.Vectors {
+		var frames [][]byte
+		for _, h := range v.FramesHex[:2] {
+			f, err := hex.DecodeString(*h)
+			require.NoError(t, err)
+			frames = append(frames, f)
+		}
+		switch {
+		case v.FramesHex[2] != nil:
+			f, err := hex.DecodeString(*v.FramesHex[2])
+			require.NoError(t, err)
+			frames = append(frames, f)
+		case v.ValueGen != nil:
+			value := make([]byte, v.ValueGen.Len)
+			for i := range value {
+				value[i] = byte(i % 251)
+			}
+			frames = append(frames, zmqpub.Encode(0, zmqpub.TypeString, nil, [][]byte{value})[2])
+		case v.FieldsGen != nil:
+			var parts [][]byte
+			for i := 0; i < v.FieldsGen.Count; i++ {
+				parts = append(parts, []byte("field:"+strconv.Itoa(i)), []byte("value:"+strconv.Itoa(i)))
+			}
+			frames = append(frames, zmqpub.Encode(0, zmqpub.TypeHash, nil, parts)[2])
+		}
+		msgs = append(msgs, frames)
+	}
+	require.NotEmpty(t, msgs)
+	return msgs
+}
+
+// TestListenPrintsVectorsAsJSON sends every vector from a libzmq PUSH
+// socket, with malformed messages in between, and expects exactly the
+// vectors' JSON lines on stdout, a line per malformed message on stderr,
+// and an exit after --count messages.
+func TestListenPrintsVectorsAsJSON(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	good := vectorMessages(t)
+	malformed := [][][]byte{
+		{[]byte{0, 0, 0, 0}, []byte{1, 0, 0, 0, 'k'}},
+		{[]byte{0, 0, 9, 0}, []byte{1, 0, 0, 0, 'k'}, []byte{0, 0, 0, 0}},
+		{[]byte{0, 0, 2, 0}, []byte{1, 0, 0, 0, 'k'}, []byte{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 'a', 0}},
+	}
+	msgs := append([][][]byte{malformed[0]}, good[:3]...)
+	msgs = append(msgs, malformed[1])
+	msgs = append(msgs, good[3:]...)
+	msgs = append(msgs, malformed[2])
+	// The last message shows that the malformed one before it was skipped,
+	// not counted.
+	msgs = append(msgs, good[0])
+	wantMsgs := append(append([][][]byte{}, good...), good[0])
+
+	var want []byte
+	for _, m := range wantMsgs {
+		d, err := zmqpub.Decode(m)
+		require.NoError(t, err)
+		want = zmqpub.AppendJSON(want, d)
+	}
+
+	p := startPusher(t, ctx, msgs, false)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", strconv.Itoa(len(wantMsgs)), "--heartbeat", "1s")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	require.NoError(t, p.cmd.Wait())
+
+	require.True(t, bytes.Equal(want, stdout.Bytes()), "stdout differs from AppendJSON of the vectors")
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	require.Len(t, lines, len(wantMsgs))
+	for _, line := range lines {
+		require.True(t, json.Valid([]byte(line)), "line is JSON: %.200s", line)
+	}
+	assert.JSONEq(t, `{"db":0,"type":"string","key":"key","value":""}`, lines[0])
+	assert.JSONEq(t, `{"db":0,"type":"string","key":{"base64":"AGv/AA=="},"value":{"base64":"AP8B/gCA"}}`, lines[2])
+
+	errLines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	require.Len(t, errLines, len(malformed), "stderr: %s", stderr.String())
+	assert.Contains(t, errLines[0], "skipped a message: malformed expiry message: 2 frames, want 3")
+	assert.Contains(t, errLines[1], "unknown value type 9")
+	assert.Contains(t, errLines[2], "claims 4294967295 items")
+}
+
+func TestListenTextFormat(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	encode := func(db int, typ zmqpub.Type, key string, parts ...string) [][]byte {
+		var ps [][]byte
+		for _, p := range parts {
+			ps = append(ps, []byte(p))
+		}
+		f := zmqpub.Encode(db, typ, []byte(key), ps)
+		return f[:]
+	}
+	msgs := [][][]byte{
+		encode(0, zmqpub.TypeString, "k", "hello\n"),
+		encode(15, zmqpub.TypeHash, "h", "f1", "v1", "f2", ""),
+		encode(0, zmqpub.TypeZSet, "z", "a", "-inf", "b", "1.5"),
+		encode(1, zmqpub.TypeSet, "s\xff", "m"),
+	}
+	p := startPusher(t, ctx, msgs, false)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "4", "--format", "text")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	assert.Equal(t, `db=0 type=string key="k" value="hello\n"
+db=15 type=hash key="h" value=2 {"f1"="v1" "f2"=""}
+db=0 type=zset key="z" value=2 {"a"="-inf" "b"="1.5"}
+db=1 type=set key="s\xff" value=1 {"m"}
+`, stdout.String())
+	assert.Empty(t, stderr.String())
+}
+
+// TestListenExitsCleanlyOnSignal runs the listener without --count, waits
+// for its first line and stops it with SIGINT or SIGTERM: it must exit
+// with status 0.
+func TestListenExitsCleanlyOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			frames := zmqpub.Encode(0, zmqpub.TypeString, []byte("k"), [][]byte{[]byte("v")})
+			p := startPusher(t, ctx, [][][]byte{frames[:]}, true)
+
+			var stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint)
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			require.NoError(t, err)
+			assert.Equal(t, `{"db":0,"type":"string","key":"k","value":"v"}`+"\n", line)
+
+			require.NoError(t, cmd.Process.Signal(sig))
+			require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+			assert.Empty(t, stderr.String())
+		})
+	}
+}
+
+func TestListenCommandLine(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		status   int
+		stdout   string
+		stderr   string
+		noStdout bool
+	}{
+		{name: "help", args: []string{"--help"}, status: 0, stdout: "Usage: zredis-expiry-listen --endpoint"},
+		{name: "no endpoint", args: nil, status: 2, stderr: "at least one --endpoint is required"},
+		{name: "bad endpoint", args: []string{"--endpoint", "localhost:5555"}, status: 2, stderr: `endpoint "localhost:5555"`},
+		{name: "bad format", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--format", "xml"}, status: 2, stderr: `--format must be json or text, not "xml"`},
+		{name: "negative count", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--count", "-1"}, status: 2, stderr: "--count must not be negative"},
+		{name: "bad heartbeat", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--heartbeat", "soon"}, status: 2, stderr: "heartbeat"},
+		{name: "stray argument", args: []string{"--endpoint", "tcp://127.0.0.1:1", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(listenerBin, tc.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if tc.status == 0 {
+				require.NoError(t, err)
+			} else {
+				var exitErr *exec.ExitError
+				require.ErrorAs(t, err, &exitErr)
+				assert.Equal(t, tc.status, exitErr.ExitCode())
+			}
+			assert.Contains(t, stdout.String(), tc.stdout)
+			assert.Contains(t, stderr.String(), tc.stderr)
+		})
+	}
+}
+
+func TestAppendText(t *testing.T) {
+	long := strings.Repeat("x", textMaxBytes+5)
+	var members [][]byte
+	for i := 0; i < textMaxItems+3; i++ {
+		members = append(members, []byte{'a' + byte(i)})
+	}
+	tests := []struct {
+		name string
+		d    zmqpub.Decoded
+		want string
+	}{
+		{
+			"quoting",
+			zmqpub.Decoded{Type: zmqpub.TypeString, Key: []byte("k\"\\"), Parts: [][]byte{[]byte("\n\t\r\x00\x7f é")}},
+			`db=0 type=string key="k\"\\" value="\n\t\x0d\x00\x7f \xc3\xa9"`,
+		},
+		{
+			"long string",
+			zmqpub.Decoded{DB: 2, Type: zmqpub.TypeString, Key: []byte("k"), Parts: [][]byte{[]byte(long)}},
+			`db=2 type=string key="k" value="` + long[:textMaxBytes] + `"...(+5 bytes)`,
+		},
+		{
+			"long list",
+			zmqpub.Decoded{Type: zmqpub.TypeList, Key: []byte("l"), Parts: members},
+			`db=0 type=list key="l" value=19 {"a" "b" "c" "d" "e" "f" "g" "h" "i" "j" "k" "l" "m" "n" "o" "p" ...(+3)}`,
+		},
+		{
+			"empty set",
+			zmqpub.Decoded{Type: zmqpub.TypeSet, Key: []byte("s")},
+			`db=0 type=set key="s" value=0 {}`,
+		},
+		{
+			"hash",
+			zmqpub.Decoded{Type: zmqpub.TypeHash, Key: []byte("h"), Parts: [][]byte{[]byte("f"), []byte("v"), {0xff}, {}}},
+			`db=0 type=hash key="h" value=2 {"f"="v" "\xff"=""}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want+"\n", string(appendText(nil, tc.d)))
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package zmqpub
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeGoldenBytes(t *testing.T) {
+	requireLittleEndian(t)
+	for _, tc := range goldenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decode(tc.frames[:])
+			require.NoError(t, err)
+			assert.Equal(t, tc.db, d.DB)
+			assert.Equal(t, tc.typ, d.Type)
+			assert.Equal(t, tc.key, d.Key)
+			assert.Equal(t, tc.parts, d.Parts)
+		})
+	}
+}
+
+func TestDecodeAliasesFramesWithCappedSlices(t *testing.T) {
+	frames := Encode(0, TypeList, []byte("key"), [][]byte{[]byte("a"), []byte("b")})
+	d, err := Decode(frames[:])
+	require.NoError(t, err)
+
+	assert.Same(t, &frames[1][4], &d.Key[0], "the key aliases frame 2")
+	assert.Same(t, &frames[2][8], &d.Parts[0][0], "a part aliases frame 3")
+	assert.Equal(t, len(d.Key), cap(d.Key))
+	for _, p := range d.Parts {
+		assert.Equal(t, len(p), cap(p))
+	}
+	// Appending to a part copies it instead of overwriting the next item.
+	_ = append(d.Parts[0], 'X')
+	assert.Equal(t, []byte("b"), d.Parts[1])
+}
+
+func TestDecodeErrors(t *testing.T) {
+	requireLittleEndian(t)
+	okHeader := b(0, 0, 0, 0)
+	hashHeader := b(0, 0, 1, 0)
+	listHeader := b(0, 0, 2, 0)
+	zsetHeader := b(0, 0, 4, 0)
+	okKey := b(1, 0, 0, 0, 'k')
+	okValue := b(1, 0, 0, 0, 'v')
+	tests := []struct {
+		name   string
+		frames [][]byte
+		want   string
+	}{
+		{"no frames", nil, "0 frames, want 3"},
+		{"two frames", [][]byte{okHeader, okKey}, "2 frames, want 3"},
+		{"four frames", [][]byte{okHeader, okKey, okValue, okValue}, "4 frames, want 3"},
+		{"header too short", [][]byte{b(0, 0, 0), okKey, okValue}, "header frame of 3 bytes, want 4"},
+		{"header too long", [][]byte{b(0, 0, 0, 0, 0), okKey, okValue}, "header frame of 5 bytes, want 4"},
+		{"unknown type", [][]byte{b(0, 0, 5, 0), okKey, okValue}, "unknown value type 5"},
+		{"unknown high type", [][]byte{b(0, 0, 0, 1), okKey, okValue}, "unknown value type 256"},
+		{"empty key frame", [][]byte{okHeader, {}, okValue}, "key: 0 bytes left, too few for a length"},
+		{"key frame shorter than a length", [][]byte{okHeader, b(1, 0, 0), okValue}, "key: 3 bytes left"},
+		{"key longer than its frame", [][]byte{okHeader, b(2, 0, 0, 0, 'k'), okValue}, "key claims 2 bytes but 1 are left"},
+		{"key shorter than its frame", [][]byte{okHeader, b(1, 0, 0, 0, 'k', 'x'), okValue}, "key frame holds 1 bytes after the 1-byte key"},
+		{"key length 2^32-1", [][]byte{okHeader, b(0xff, 0xff, 0xff, 0xff, 'k'), okValue}, "key claims 4294967295 bytes"},
+		{"empty value frame", [][]byte{okHeader, okKey, {}}, "string value: 0 bytes left"},
+		{"string longer than its frame", [][]byte{okHeader, okKey, b(9, 0, 0, 0, 'v')}, "string value claims 9 bytes but 1 are left"},
+		{"string with trailing bytes", [][]byte{okHeader, okKey, b(1, 0, 0, 0, 'v', 'w')}, "value frame holds 1 bytes after the 1-byte string"},
+		{"hash without a count", [][]byte{hashHeader, okKey, b(2, 0, 0)}, "hash value frame of 3 bytes has no count"},
+		{"hash with odd count", [][]byte{hashHeader, okKey, b(1, 0, 0, 0, 1, 0, 0, 0, 'f')}, "hash value with odd item count 1"},
+		{"zset with odd count", [][]byte{zsetHeader, okKey, b(3, 0, 0, 0)}, "zset value with odd item count 3"},
+		{"hash count beyond the frame", [][]byte{hashHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0)}, "hash value claims 2 items but its frame holds 8 bytes"},
+		{"count 2^32-1 in 10 bytes", [][]byte{listHeader, okKey, b(0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 'a', 0)}, "list value claims 4294967295 items but its frame holds 10 bytes"},
+		{"item longer than the frame", [][]byte{listHeader, okKey, b(1, 0, 0, 0, 5, 0, 0, 0, 'a')}, "list item 0 claims 5 bytes but 1 are left"},
+		{"second item truncated", [][]byte{listHeader, okKey, b(2, 0, 0, 0, 1, 0, 0, 0, 'a', 1, 0, 0, 0)}, "list item 1 claims 1 bytes but 0 are left"},
+		{"second length truncated", [][]byte{listHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0)}, "list value claims 2 items but its frame holds 11 bytes"},
+		{"trailing bytes after items", [][]byte{listHeader, okKey, b(1, 0, 0, 0, 1, 0, 0, 0, 'a', 'b')}, "list value frame holds 1 bytes after its 1 items"},
+		{"zero items and trailing bytes", [][]byte{listHeader, okKey, b(0, 0, 0, 0, 0, 0, 0, 0)}, "list value frame holds 4 bytes after its 0 items"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decode(tc.frames)
+			require.ErrorIs(t, err, ErrMalformed)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, Decoded{}, d)
+		})
+	}
+}
+
+// TestDecodeHugeCountAllocatesNothingBig sends counts and lengths of
+// 2^32-1 in tiny frames: Decode must refuse them from the frame size
+// alone, allocating no more than its error message.
+func TestDecodeHugeCountAllocatesNothingBig(t *testing.T) {
+	requireLittleEndian(t)
+	max32 := b(0xff, 0xff, 0xff, 0xff)
+	messages := [][][]byte{
+		{b(0, 0, 2, 0), b(1, 0, 0, 0, 'k'), append(max32, 0, 0, 0, 0, 'a', 'b')},
+		{b(0, 0, 1, 0), b(1, 0, 0, 0, 'k'), append(b(0xfe, 0xff, 0xff, 0xff), 0, 0, 0, 0, 'a', 'b')},
+		{b(0, 0, 0, 0), b(1, 0, 0, 0, 'k'), append(max32, 'a', 'b', 'c', 'd', 'e', 'f')},
+		{b(0, 0, 0, 0), append(max32, 'k'), b(0, 0, 0, 0)},
+	}
+	for _, frames := range messages {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(frames)
+		runtime.ReadMemStats(&after)
+		require.ErrorIs(t, err, ErrMalformed)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<10), "bytes allocated by a failing Decode")
+	}
+}
+
+func TestDecodeAllocatesOnlyThePartsSlice(t *testing.T) {
+	parts := make([][]byte, 0, 2000)
+	for i := 0; i < 1000; i++ {
+		parts = append(parts, []byte("field"), []byte("value"))
+	}
+	frames := Encode(0, TypeHash, []byte("key"), parts)
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := Decode(frames[:]); err != nil {
+			panic(err)
+		}
+	})
+	assert.Equal(t, 1.0, allocs)
+}
+
+func TestDecodeRoundTripsLargeValues(t *testing.T) {
+	big := bytes.Repeat([]byte{0, 1, 0xff}, 1<<20)
+	many := make([][]byte, 0, 20000)
+	for i := 0; i < 10000; i++ {
+		many = append(many, []byte("f"), nil)
+	}
+	tests := []struct {
+		name  string
+		typ   Type
+		parts [][]byte
+	}{
+		{"3 MB string", TypeString, [][]byte{big}},
+		{"10,000 fields", TypeHash, many},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			frames := Encode(9, tc.typ, []byte("k"), tc.parts)
+			d, err := Decode(frames[:])
+			require.NoError(t, err)
+			assert.Equal(t, 9, d.DB)
+			assert.Equal(t, len(tc.parts), len(d.Parts))
+			assert.Equal(t, frames, Encode(d.DB, d.Type, d.Key, d.Parts))
+		})
+	}
+}
+
+// FuzzDecode feeds arbitrary frames to Decode: it must never panic, and
+// whatever it accepts must encode back to the same bytes.
+func FuzzDecode(f *testing.F) {
+	for _, tc := range goldenCases {
+		frames := Encode(tc.db, tc.typ, tc.key, tc.parts)
+		f.Add(frames[0], frames[1], frames[2])
+	}
+	f.Add(b(0, 0, 2, 0), b(1, 0, 0, 0, 'k'), b(0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 'a', 0))
+	f.Add(b(0, 0, 1, 0), b(0, 0, 0, 0), b(2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+	f.Add(b(0, 0, 9, 0), b(), b())
+	f.Fuzz(func(t *testing.T, header, key, value []byte) {
+		d, err := Decode([][]byte{header, key, value})
+		if err != nil {
+			require.ErrorIs(t, err, ErrMalformed)
+			return
+		}
+		again := Encode(d.DB, d.Type, d.Key, d.Parts)
+		require.Equal(t, header, again[0])
+		require.Equal(t, key, again[1])
+		require.Equal(t, value, again[2])
+		require.True(t, len(AppendJSON(nil, d)) > 0)
+	})
+}
+
+func BenchmarkDecodeHash100(b *testing.B) {
+	frames := Encode(0, TypeHash, []byte("meta:12345"), benchHash())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(frames[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package zmqpub
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Sizes fixed by the wire format.
+const (
+	headerLen = 4 // frame 1: uint16 db, uint16 type
+	lenPrefix = 4 // every length and count: uint32
+	// MaxDB is the largest database number frame 1 can carry.
+	MaxDB = math.MaxUint16
+)
+
+// Encode builds the three frames of the expiry message for one key.
+//
+// parts holds the value: for TypeString exactly one element, the value;
+// for TypeHash field, value, field, value...; for TypeList and TypeSet the
+// members; for TypeZSet member, score, member, score... in score order,
+// each score as the text Redis replies with. The frames are freshly
+// allocated, one allocation each with frame 3 sized exactly up front, and
+// share no memory with key or parts: the caller may reuse those as soon as
+// Encode returns (the server encodes under the keyspace lock and hands the
+// frames to another goroutine).
+//
+// Encode panics on input no caller may pass: db outside 0..MaxDB, a type
+// outside the protocol, a string without exactly one part, an odd number
+// of parts for a hash or sorted set, or a length or count beyond uint32.
+// Redis's own limits (512 MB strings, 2^32-1 elements) keep real values
+// inside these.
+func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
+	if db < 0 || db > MaxDB {
+		panic(fmt.Sprintf("zmqpub.Encode: database %d outside 0..%d", db, MaxDB))
+	}
+	checkParts(t, parts)
+
+	header := make([]byte, headerLen)
+	binary.NativeEndian.PutUint16(header[0:], uint16(db))
+	binary.NativeEndian.PutUint16(header[2:], uint16(t))
+
+	keyFrame := make([]byte, lenPrefix+len(key))
+	putItem(keyFrame, 0, key)
+
+	var value []byte
+	if t == TypeString {
+		value = make([]byte, lenPrefix+len(parts[0]))
+		putItem(value, 0, parts[0])
+	} else {
+		size := lenPrefix
+		for _, p := range parts {
+			size += lenPrefix + len(p)
+		}
+		value = make([]byte, size)
+		binary.NativeEndian.PutUint32(value, uint32(len(parts)))
+		off := lenPrefix
+		for _, p := range parts {
+			off = putItem(value, off, p)
+		}
+	}
+	return [3][]byte{header, keyFrame, value}
+}
+
+// checkParts panics when parts does not have the shape type t requires or
+// more elements than a uint32 counts. putItem checks each length.
+func checkParts(t Type, parts [][]byte) {
+	switch t {
+	case TypeString:
+		if len(parts) != 1 {
+			panic(fmt.Sprintf("zmqpub.Encode: a string takes exactly one part, got %d", len(parts)))
+		}
+	case TypeHash, TypeZSet:
+		if len(parts)%2 != 0 {
+			panic(fmt.Sprintf("zmqpub.Encode: a %s takes pairs of parts, got %d", t, len(parts)))
+		}
+	case TypeList, TypeSet:
+	default:
+		panic(fmt.Sprintf("zmqpub.Encode: unknown %s", t))
+	}
+	if uint64(len(parts)) > math.MaxUint32 {
+		panic(fmt.Sprintf("zmqpub.Encode: %d parts do not fit a uint32 count", len(parts)))
+	}
+}
+
+// putItem writes b's uint32 length and bytes at dst[off:] and returns the
+// offset just past them. dst has room: Encode sized it.
+func putItem(dst []byte, off int, b []byte) int {
+	if uint64(len(b)) > math.MaxUint32 {
+		panic(fmt.Sprintf("zmqpub.Encode: %d bytes do not fit a uint32 length", len(b)))
+	}
+	binary.NativeEndian.PutUint32(dst[off:], uint32(len(b)))
+	return off + lenPrefix + copy(dst[off+lenPrefix:], b)
+}

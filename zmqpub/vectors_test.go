@@ -1,0 +1,258 @@
+package zmqpub
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vectorPath is the shared test-vector file, read by the Go, Perl and
+// Python tests. Regenerate it after changing vectorSpecs:
+//
+//	go test ./zmqpub -run TestVectorFile -update-vectors
+const vectorPath = "../testdata/expiry-vectors.json"
+
+var updateVectors = flag.Bool("update-vectors", false, "rewrite "+vectorPath+" from vectorSpecs")
+
+// vectorSpec is one vector as the encoder's input. Exactly one of parts,
+// valueGen and fieldsGen is set.
+type vectorSpec struct {
+	name      string
+	db        int
+	typ       Type
+	key       []byte
+	parts     [][]byte
+	valueGen  int // string of this many bytes, byte i = i % 251
+	fieldsGen int // hash of this many fields "field:<i>" = "value:<i>"
+}
+
+var vectorSpecs = []vectorSpec{
+	{name: "string-empty", typ: TypeString, key: []byte("key"), parts: bs("")},
+	{name: "string-ascii", typ: TypeString, key: []byte("greeting"), parts: bs("hello world")},
+	{name: "string-binary", typ: TypeString, key: b(0x00, 'k', 0xff, 0x00), parts: [][]byte{b(0x00, 0xff, 0x01, 0xfe, 0x00, 0x80)}},
+	{name: "string-utf8", typ: TypeString, key: []byte("clé"), parts: bs("naïve ☃ \"quoted\"\n")},
+	{name: "string-db15", db: 15, typ: TypeString, key: []byte("lock:q1"), parts: bs("1")},
+	{name: "string-db65535", db: 65535, typ: TypeString, key: []byte("k"), parts: bs("v")},
+	{name: "string-10mb", db: 1, typ: TypeString, key: []byte("body:big"), valueGen: 10 << 20},
+	{name: "hash-one-field", typ: TypeHash, key: []byte("meta:1"), parts: bs("f1", "v1")},
+	{name: "hash-empty-value", db: 2, typ: TypeHash, key: []byte("meta:2"), parts: bs("sender", "a@example.org", "note", "")},
+	{name: "hash-binary", typ: TypeHash, key: []byte("meta:bin"), parts: [][]byte{b(0xff, 0x00), b(0x00, 0xff), []byte("f"), b(0xc3, 0x28)}},
+	{name: "hash-10000-fields", db: 3, typ: TypeHash, key: []byte("meta:big"), fieldsGen: 10000},
+	{name: "list", typ: TypeList, key: []byte("queue"), parts: bs("m1", "m2", "m1", "")},
+	{name: "set", typ: TypeSet, key: []byte("ids"), parts: bs("id:1", "id:2")},
+	{name: "zset", typ: TypeZSet, key: []byte("retry"), parts: bs("a", "-inf", "b", "0", "c", "1.5", "d", "1700000000", "e", "inf")},
+}
+
+// vectorFile is the JSON document; its field order is the file's.
+type vectorFile struct {
+	ByteOrder string   `json:"byte_order"`
+	Vectors   []vector `json:"vectors"`
+}
+
+type vector struct {
+	Name         string      `json:"name"`
+	DB           int         `json:"db"`
+	Type         Type        `json:"type"`
+	TypeName     string      `json:"type_name"`
+	KeyHex       string      `json:"key_hex"`
+	ValueHex     *string     `json:"value_hex,omitempty"`
+	FieldsHex    [][2]string `json:"fields_hex,omitempty"`
+	MembersHex   []string    `json:"members_hex,omitempty"`
+	Pairs        [][2]string `json:"pairs,omitempty"`
+	ValueGen     *valueGen   `json:"value_gen,omitempty"`
+	FieldsGen    *fieldsGen  `json:"fields_gen,omitempty"`
+	FramesHex    [3]*string  `json:"frames_hex"`
+	Frame3Len    *int        `json:"frame3_len,omitempty"`
+	Frame3SHA256 string      `json:"frame3_sha256,omitempty"`
+}
+
+type valueGen struct {
+	Len int `json:"len"`
+}
+
+type fieldsGen struct {
+	Count int `json:"count"`
+}
+
+// genValue is value_gen's string: byte i is i % 251.
+func genValue(n int) []byte {
+	v := make([]byte, n)
+	for i := range v {
+		v[i] = byte(i % 251)
+	}
+	return v
+}
+
+// genFields is fields_gen's hash: field i "field:<i>", value i "value:<i>".
+func genFields(count int) [][]byte {
+	parts := make([][]byte, 0, 2*count)
+	for i := 0; i < count; i++ {
+		parts = append(parts, []byte("field:"+strconv.Itoa(i)), []byte("value:"+strconv.Itoa(i)))
+	}
+	return parts
+}
+
+func hexPtr(b []byte) *string {
+	s := hex.EncodeToString(b)
+	return &s
+}
+
+// buildVector encodes a spec and describes it in the file's schema.
+func buildVector(s vectorSpec) vector {
+	v := vector{Name: s.name, DB: s.db, Type: s.typ, TypeName: s.typ.String(), KeyHex: hex.EncodeToString(s.key)}
+	parts := s.parts
+	switch {
+	case s.valueGen > 0:
+		parts = [][]byte{genValue(s.valueGen)}
+		v.ValueGen = &valueGen{Len: s.valueGen}
+	case s.fieldsGen > 0:
+		parts = genFields(s.fieldsGen)
+		v.FieldsGen = &fieldsGen{Count: s.fieldsGen}
+	case s.typ == TypeString:
+		v.ValueHex = hexPtr(parts[0])
+	case s.typ == TypeHash:
+		for i := 0; i < len(parts); i += 2 {
+			v.FieldsHex = append(v.FieldsHex, [2]string{hex.EncodeToString(parts[i]), hex.EncodeToString(parts[i+1])})
+		}
+	case s.typ == TypeList || s.typ == TypeSet:
+		for _, p := range parts {
+			v.MembersHex = append(v.MembersHex, hex.EncodeToString(p))
+		}
+	case s.typ == TypeZSet:
+		for i := 0; i < len(parts); i += 2 {
+			v.Pairs = append(v.Pairs, [2]string{hex.EncodeToString(parts[i]), string(parts[i+1])})
+		}
+	}
+	frames := Encode(s.db, s.typ, s.key, parts)
+	v.FramesHex[0], v.FramesHex[1] = hexPtr(frames[0]), hexPtr(frames[1])
+	if s.valueGen > 0 || s.fieldsGen > 0 {
+		n, sum := len(frames[2]), sha256.Sum256(frames[2])
+		v.Frame3Len, v.Frame3SHA256 = &n, hex.EncodeToString(sum[:])
+	} else {
+		v.FramesHex[2] = hexPtr(frames[2])
+	}
+	return v
+}
+
+// renderVectorFile is the vector file exactly as it must be committed.
+func renderVectorFile() []byte {
+	doc := vectorFile{ByteOrder: "little"}
+	for _, s := range vectorSpecs {
+		doc.Vectors = append(doc.Vectors, buildVector(s))
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(out, '\n')
+}
+
+// TestVectorFile checks that the committed file is what the encoder
+// produces from vectorSpecs (or rewrites it with -update-vectors).
+func TestVectorFile(t *testing.T) {
+	requireLittleEndian(t)
+	want := renderVectorFile()
+	if *updateVectors {
+		require.NoError(t, os.WriteFile(vectorPath, want, 0o644))
+	}
+	got, err := os.ReadFile(vectorPath)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "%s is stale: run go test ./zmqpub -run TestVectorFile -update-vectors", vectorPath)
+}
+
+// TestVectorFileAsAReaderSeesIt reads the committed file the way the Perl
+// and Python tests do, from its JSON alone: it rebuilds each value from its
+// hex or generated form and checks the frames, and checks that Decode takes
+// the frames back apart into the same value.
+func TestVectorFileAsAReaderSeesIt(t *testing.T) {
+	requireLittleEndian(t)
+	raw, err := os.ReadFile(vectorPath)
+	require.NoError(t, err)
+	var doc vectorFile
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.Equal(t, "little", doc.ByteOrder)
+
+	names := map[string]bool{}
+	for _, v := range doc.Vectors {
+		t.Run(v.Name, func(t *testing.T) {
+			names[v.Name] = true
+			assert.Equal(t, v.Type.String(), v.TypeName)
+			key := mustHex(t, v.KeyHex)
+			parts := vectorParts(t, v)
+
+			frames := Encode(v.DB, v.Type, key, parts)
+			assert.Equal(t, *v.FramesHex[0], hex.EncodeToString(frames[0]))
+			assert.Equal(t, *v.FramesHex[1], hex.EncodeToString(frames[1]))
+			if v.FramesHex[2] != nil {
+				assert.Equal(t, *v.FramesHex[2], hex.EncodeToString(frames[2]))
+				assert.Nil(t, v.Frame3Len)
+			} else {
+				require.NotNil(t, v.Frame3Len, "frame3_len with a generated value")
+				assert.Equal(t, *v.Frame3Len, len(frames[2]))
+				sum := sha256.Sum256(frames[2])
+				assert.Equal(t, v.Frame3SHA256, hex.EncodeToString(sum[:]))
+			}
+
+			d, err := Decode(frames[:])
+			require.NoError(t, err)
+			assert.Equal(t, Decoded{DB: v.DB, Type: v.Type, Key: key, Parts: parts}, d)
+		})
+	}
+	for _, required := range []string{"string-empty", "string-binary", "hash-one-field", "hash-10000-fields",
+		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value"} {
+		assert.True(t, names[required], "vector %s", required)
+	}
+}
+
+// vectorParts rebuilds Encode's parts from the one value form v carries.
+func vectorParts(t *testing.T, v vector) [][]byte {
+	forms := 0
+	var parts [][]byte
+	if v.ValueHex != nil {
+		forms++
+		parts = [][]byte{mustHex(t, *v.ValueHex)}
+	}
+	if v.FieldsHex != nil {
+		forms++
+		for _, fv := range v.FieldsHex {
+			parts = append(parts, mustHex(t, fv[0]), mustHex(t, fv[1]))
+		}
+	}
+	if v.MembersHex != nil {
+		forms++
+		for _, m := range v.MembersHex {
+			parts = append(parts, mustHex(t, m))
+		}
+	}
+	if v.Pairs != nil {
+		forms++
+		for _, p := range v.Pairs {
+			parts = append(parts, mustHex(t, p[0]), []byte(p[1]))
+		}
+	}
+	if v.ValueGen != nil {
+		forms++
+		parts = [][]byte{genValue(v.ValueGen.Len)}
+	}
+	if v.FieldsGen != nil {
+		forms++
+		parts = genFields(v.FieldsGen.Count)
+	}
+	require.Equal(t, 1, forms, "value forms in vector %s", v.Name)
+	return parts
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	out, err := hex.DecodeString(s)
+	require.NoError(t, err)
+	return out
+}
