@@ -19,6 +19,10 @@ import (
 // marks the key ready (listReady, zsetReady); once the command that
 // pushed (or the whole EXEC) is done, the dispatcher serves the waiters of
 // the ready keys in blocking order, under the lock (serveReady).
+// Serving a waiter sends the keyspace events of the pop it makes, as its
+// non-blocking twin would (blocked.c serveClientBlockedOnList,
+// genericZpopCommand): after the events of the command that made the key
+// ready, in the database the waiter blocked in.
 func init() {
 	register(
 		&Command{Name: "blpop", Arity: -3, Flags: Write | NoScript | Blocking, ACL: "@write @list @slow @blocking", FirstKey: 1, LastKey: -2, KeyStep: 1, Group: "list", Run: blpopCommand},
@@ -368,7 +372,7 @@ func bpopGeneric(c *Ctx, front bool) {
 		c.W.Bulk(key)
 		c.W.Bulk(l.Pop(front))
 		c.Dirty(1)
-		listDeleteIfEmpty(c, key, l)
+		listPopped(c, key, l, front)
 	})
 }
 

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/zredis/zredis/commands/metadata"
@@ -343,7 +344,7 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 		c.Error(errGetKeysInvalidCommand)
 		return
 	}
-	if target.FirstKey <= 0 && target.Keys == nil {
+	if target.FirstKey <= 0 && target.Keys == nil || onlyNotKeys(target) {
 		c.Error(errGetKeysNoKeys)
 		return
 	}
@@ -385,6 +386,24 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 		}
 		writeKeyFlags(c, fl)
 	}
+}
+
+// onlyNotKeys reports whether every key specification of cmd is flagged
+// not_key (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH: a shard channel stands
+// where a key would, for cluster routing): COMMAND INFO shows their
+// positions, but COMMAND GETKEYS finds no key there (db.c
+// getKeysUsingKeySpecs skips not_key specs by default).
+func onlyNotKeys(cmd *Command) bool {
+	meta := metadata.Get(cmd.Name)
+	if meta == nil || len(meta.Specs) == 0 {
+		return false
+	}
+	for _, s := range meta.Specs {
+		if !slices.Contains(s.Flags, "not_key") {
+			return false
+		}
+	}
+	return true
 }
 
 // writeKeyFlags writes a key's access flags, without the spec-level

@@ -36,6 +36,9 @@ type Server interface {
 	Pause(endMs int64, all bool)
 	// Unpause ends a pause and lets the postponed commands run.
 	Unpause()
+	// PubSub is the registry of subscriptions and the keyspace
+	// notification switch (pubsub.go, notify.go).
+	PubSub() *Subscriptions
 }
 
 // ShutdownOptions are SHUTDOWN's modifiers.

@@ -85,9 +85,10 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 
 // Resolve finds the command args would run and applies the checks that
 // reject a request before it runs, in Redis's order (processCommand):
-// unknown command (nil), arity, container subcommand, authentication.
-// rejected is the error reply, "" when the command may run; cmd is then
-// the command (or container) the rejection is counted against.
+// unknown command (nil), arity, container subcommand, authentication,
+// RESP2's subscribed mode. rejected is the error reply, "" when the
+// command may run; cmd is then the command (or container) the rejection
+// is counted against.
 func Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
 	cmd = Lookup(args[0])
 	if cmd == nil {
@@ -108,6 +109,11 @@ func Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
 	}
 	if !cl.Authed && cmd.Flags&NoAuth == 0 {
 		return cmd, ErrNoAuth
+	}
+	// A RESP2 connection with subscriptions carries pushed messages: only
+	// the commands whose replies its reader expects may run.
+	if subscribed(cl) && cl.W.Proto() == 2 && !allowedSubscribed(cmd) {
+		return cmd, errSubscribedContext(cmd.Name)
 	}
 	return cmd, ""
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -57,7 +58,7 @@ func hashRead(c *Ctx, key []byte) (*keyspace.Hash, bool) {
 
 // hashWrite looks key up for a change (hashTypeLookupWriteOrCreate). A
 // missing key gives a new empty hash and isNew: the caller stores it with
-// c.DB.Put once it holds fields. ok=false means WRONGTYPE was written.
+// hashAdd once it holds fields. ok=false means WRONGTYPE was written.
 func hashWrite(c *Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
@@ -68,6 +69,13 @@ func hashWrite(c *Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 		return nil, false, false
 	}
 	return e.Obj().(*keyspace.Hash), false, true
+}
+
+// hashAdd stores a hash made by hashWrite under key, with the "new"
+// event Redis's dbAdd sends; the caller then sends its own event.
+func hashAdd(c *Ctx, key []byte, h *keyspace.Hash) {
+	c.DB.Put(key, keyspace.NewObject(h, 0))
+	c.Notify(config.NotifyNew, "new", key)
 }
 
 // hashLimits reads hash-max-listpack-entries and hash-max-listpack-value.
@@ -105,8 +113,9 @@ func hsetGeneric(c *Ctx, okReply bool) {
 		}
 	}
 	if isNew {
-		c.DB.Put(key, keyspace.NewObject(h, 0))
+		hashAdd(c, key, h)
 	}
+	c.Notify(config.NotifyHash, "hset", key)
 	c.Dirty((len(c.Args) - 2) / 2)
 	if okReply {
 		c.W.OK()
@@ -129,8 +138,9 @@ func hsetnxCommand(c *Ctx) {
 	}
 	h.Set(c.Args[2], c.Args[3], hashLimits(c))
 	if isNew {
-		c.DB.Put(key, keyspace.NewObject(h, 0))
+		hashAdd(c, key, h)
 	}
+	c.Notify(config.NotifyHash, "hset", key)
 	c.Dirty(1)
 	c.W.Int(1)
 }
@@ -252,7 +262,8 @@ func hstrlenCommand(c *Ctx) {
 // ---- HDEL ---------------------------------------------------------------------
 
 // hdelCommand is HDEL key field [field ...]: the key goes once its last
-// field does.
+// field does. Events: "hdel" when a field went, then "del" when the key
+// went with it.
 func hdelCommand(c *Ctx) {
 	key := c.Args[1]
 	e := c.DB.LookupWrite(key)
@@ -265,14 +276,21 @@ func hdelCommand(c *Ctx) {
 		return
 	}
 	h := e.Obj().(*keyspace.Hash)
-	deleted := 0
+	deleted, keyRemoved := 0, false
 	for _, f := range c.Args[2:] {
 		if h.Delete(f) {
 			deleted++
 			if h.Len() == 0 {
 				c.DB.Delete(key)
+				keyRemoved = true
 				break
 			}
+		}
+	}
+	if deleted > 0 {
+		c.Notify(config.NotifyHash, "hdel", key)
+		if keyRemoved {
+			c.Notify(config.NotifyGeneric, "del", key)
 		}
 	}
 	c.Dirty(deleted)
@@ -308,8 +326,9 @@ func hincrbyCommand(c *Ctx) {
 	var tmp [20]byte
 	h.Set(field, strconv.AppendInt(tmp[:0], v, 10), hashLimits(c))
 	if isNew {
-		c.DB.Put(key, keyspace.NewObject(h, 0))
+		hashAdd(c, key, h)
 	}
+	c.Notify(config.NotifyHash, "hincrby", key)
 	c.Dirty(1)
 	c.W.Int(v)
 }
@@ -351,8 +370,9 @@ func hincrbyfloatCommand(c *Ctx) {
 	out := formatLongDouble(tmp[:0], sum)
 	h.Set(field, out, hashLimits(c))
 	if isNew {
-		c.DB.Put(key, keyspace.NewObject(h, 0))
+		hashAdd(c, key, h)
 	}
+	c.Notify(config.NotifyHash, "hincrbyfloat", key)
 	c.Dirty(1)
 	c.W.Bulk(out)
 }

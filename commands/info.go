@@ -33,7 +33,15 @@ var infoSections = []struct {
 	{"latencystats", "Latencystats", false},
 	{"cluster", "Cluster", true},
 	{"keyspace", "Keyspace", true},
+	// zredis's own: the 0MQ expiry stream. Only when named (INFO expiry),
+	// so that INFO, INFO all and INFO everything list Redis's sections
+	// and nothing else, for the tools that parse them.
+	{"expiry", "Expiry", false},
 }
+
+// ownSection reports whether a section is zredis's own, shown only when
+// named.
+func ownSection(name string) bool { return name == "expiry" }
 
 // InfoSelection is the set of sections an INFO request names.
 type InfoSelection struct {
@@ -73,7 +81,9 @@ func ParseInfoSelection(args [][]byte) InfoSelection {
 }
 
 // Has reports whether the section is selected.
-func (s InfoSelection) Has(section string) bool { return s.All || s.names[section] }
+func (s InfoSelection) Has(section string) bool {
+	return s.names[section] || s.All && !ownSection(section)
+}
 
 func infoCommand(c *Ctx) {
 	c.W.Verbatim(string(AppendInfo(nil, c, ParseInfoSelection(c.Args[1:]))))

@@ -31,6 +31,8 @@ func TestInfoSectionSelection(t *testing.T) {
 		{nil, def},
 		{[]string{"default"}, def},
 		{[]string{"DEFAULT", "commandstats"}, append(append([]string{}, def[:8]...), "Commandstats", "Errorstats", "Cluster", "Keyspace")},
+		{[]string{"expiry"}, []string{"Expiry"}},
+		{[]string{"all", "expiry"}, append(append([]string{}, all...), "Expiry")},
 		{[]string{"all"}, all},
 		{[]string{"everything"}, all},
 		{[]string{"keyspace", "SERVER", "server"}, []string{"Server", "Keyspace"}},

@@ -67,6 +67,7 @@ func delCommand(c *Ctx) {
 	n := 0
 	for _, key := range c.Args[1:] {
 		if c.DB.Delete(key) {
+			c.Notify(config.NotifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -191,8 +192,10 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	}
 	if when <= c.KS.Now() && !c.KS.Loading() && !c.KS.IsReplica() {
 		c.DB.Delete(key)
+		c.Notify(config.NotifyGeneric, "del", key)
 	} else {
 		c.DB.SetExpire(key, when)
+		c.Notify(config.NotifyGeneric, "expire", key)
 	}
 	c.Dirty(1)
 	c.W.Int(1)
@@ -243,6 +246,7 @@ func persistCommand(c *Ctx) {
 		return
 	}
 	c.Dirty(1)
+	c.Notify(config.NotifyGeneric, "persist", c.Args[1])
 	c.W.Int(1)
 }
 
@@ -274,8 +278,11 @@ func renameGeneric(c *Ctx, nx bool) {
 		c.DB.Delete(dst)
 	}
 	c.DB.Put(dst, c.DB.Take(src))
+	c.Notify(config.NotifyNew, "new", dst) // dbAdd, even over a deleted dst
 	keyReady(c, dst)
 	c.Dirty(1)
+	c.Notify(config.NotifyGeneric, "rename_from", src)
+	c.Notify(config.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.W.Int(1)
 	} else {
@@ -324,8 +331,11 @@ func moveCommand(c *Ctx) {
 		return
 	}
 	dst.Put(key, c.DB.Take(key))
+	c.NotifyIn(dst.ID(), config.NotifyNew, "new", key)
 	keyReadyIn(c, dst, key)
 	c.Dirty(1)
+	c.Notify(config.NotifyGeneric, "move_from", key)
+	c.NotifyIn(dst.ID(), config.NotifyGeneric, "move_to", key)
 	c.W.Int(1)
 }
 
@@ -367,8 +377,10 @@ func copyCommand(c *Ctx) {
 		dst.Delete(dstKey)
 	}
 	dst.Put(dstKey, e.Copy())
+	c.NotifyIn(dst.ID(), config.NotifyNew, "new", dstKey)
 	keyReadyIn(c, dst, dstKey)
 	c.Dirty(1)
+	c.NotifyIn(dst.ID(), config.NotifyGeneric, "copy_to", dstKey)
 	c.W.Int(1)
 }
 

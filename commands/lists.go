@@ -3,6 +3,7 @@ package commands
 import (
 	"math"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -66,23 +67,44 @@ func listWrite(c *Ctx, key []byte) (l *keyspace.List, ok bool) {
 // when l is nil, and returns the list. Every list key that comes into
 // existence is made here, which is where Redis signals a key as ready
 // for the clients blocked on it (db.c dbAdd -> signalKeyAsReady): the
-// blocking layer hooks listReady.
+// blocking layer hooks listReady. Events: "new" when the key is created
+// (dbAdd), then one "lpush" or "rpush" for all of vals.
 func listPush(c *Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *keyspace.List {
 	if l == nil {
 		l = keyspace.NewList()
 		c.DB.Put(key, keyspace.NewObject(l, 0))
+		c.Notify(config.NotifyNew, "new", key)
 	}
 	l.PushCopy(front, vals)
 	listReady(c, key)
+	if front {
+		c.Notify(config.NotifyList, "lpush", key)
+	} else {
+		c.Notify(config.NotifyList, "rpush", key)
+	}
 	return l
 }
 
-// listDeleteIfEmpty removes key when its list became empty: Redis never
-// keeps an empty list.
+// listDeleteIfEmpty removes key when its list became empty, with the
+// "del" event that follows the command's own: Redis never keeps an empty
+// list.
 func listDeleteIfEmpty(c *Ctx, key []byte, l *keyspace.List) {
 	if l.Len() == 0 {
 		c.DB.Delete(key)
+		c.Notify(config.NotifyGeneric, "del", key)
 	}
+}
+
+// listPopped follows elements popped from one end of the list at key
+// (t_list.c listElementsRemoved): an "lpop" or "rpop" event, then the
+// key's deletion, with "del", when the list is empty.
+func listPopped(c *Ctx, key []byte, l *keyspace.List, front bool) {
+	if front {
+		c.Notify(config.NotifyList, "lpop", key)
+	} else {
+		c.Notify(config.NotifyList, "rpop", key)
+	}
+	listDeleteIfEmpty(c, key, l)
 }
 
 // ---- LPUSH, RPUSH, LPUSHX, RPUSHX ---------------------------------------
@@ -150,7 +172,7 @@ func popGeneric(c *Ctx, front bool) {
 	if !hasCount {
 		c.W.Bulk(l.Pop(front))
 		c.Dirty(1)
-		listDeleteIfEmpty(c, key, l)
+		listPopped(c, key, l, front)
 		return
 	}
 	if count == 0 {
@@ -162,7 +184,7 @@ func popGeneric(c *Ctx, front bool) {
 
 // listPopReply pops up to count elements from one end of l, replying
 // with them as an array in popping order, and deletes the key when the
-// list is left empty.
+// list is left empty (listPopped).
 func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64) {
 	n := int(min(count, int64(l.Len())))
 	c.W.Array(n)
@@ -170,7 +192,7 @@ func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64)
 		c.W.Bulk(l.Pop(front))
 	}
 	c.Dirty(n)
-	listDeleteIfEmpty(c, key, l)
+	listPopped(c, key, l, front)
 }
 
 // listEnd parses LEFT or RIGHT: front=true for LEFT. ok=false means the
@@ -375,6 +397,7 @@ func lsetCommand(c *Ctx) {
 	}
 	l.Set(i, c.Args[3])
 	c.Dirty(1)
+	c.Notify(config.NotifyList, "lset", c.Args[1])
 	c.W.OK()
 }
 
@@ -410,11 +433,13 @@ func linsertCommand(c *Ctx) {
 	}
 	l.Insert(i, c.Args[4])
 	c.Dirty(1)
+	c.Notify(config.NotifyList, "linsert", c.Args[1])
 	c.W.Int(int64(l.Len()))
 }
 
 // LREM key count element: removes up to |count| matches, from the tail
-// when count is negative, all of them when it is 0.
+// when count is negative, all of them when it is 0. Events: "lrem" when
+// something was removed, then "del" when the list went.
 func lremCommand(c *Ctx) {
 	count, ok := c.IntArg(2)
 	if !ok {
@@ -440,12 +465,16 @@ func lremCommand(c *Ctx) {
 	}
 	removed := l.Remove(c.Args[3], count, fromTail)
 	c.Dirty(int(removed))
-	listDeleteIfEmpty(c, key, l)
+	if removed > 0 {
+		c.Notify(config.NotifyList, "lrem", key)
+		listDeleteIfEmpty(c, key, l)
+	}
 	c.W.Int(removed)
 }
 
 // LTRIM key start stop: keeps the range, deleting the key when nothing is
-// left; an existing key counts as changed even when nothing is trimmed.
+// left; an existing key counts as changed, and sends "ltrim", even when
+// nothing is trimmed.
 func ltrimCommand(c *Ctx) {
 	start, ok := c.IntArg(2)
 	if !ok {
@@ -466,6 +495,7 @@ func ltrimCommand(c *Ctx) {
 	}
 	s, e := listRange(start, end, l.Len())
 	l.Trim(s, e)
+	c.Notify(config.NotifyList, "ltrim", key)
 	listDeleteIfEmpty(c, key, l)
 	c.Dirty(1)
 	c.W.OK()
@@ -596,7 +626,9 @@ func rpoplpushCommand(c *Ctx) { lmoveGeneric(c, false, true) }
 // lmoveGeneric pops an element from one end of the source list and
 // pushes it onto the destination (the same list when the keys are
 // equal), replying with it; null when the source does not exist. A
-// destination of another type is an error and nothing moves.
+// destination of another type is an error and nothing moves. Events, in
+// t_list.c's order: the push on the destination ("new" first if it is
+// created), then the pop on the source, then "del" if the source went.
 func lmoveGeneric(c *Ctx, from, to bool) {
 	src, dst := c.Args[1], c.Args[2]
 	sl, ok := listWrite(c, src)
@@ -616,7 +648,7 @@ func lmoveGeneric(c *Ctx, from, to bool) {
 	v := sl.Pop(from)
 	c.W.Bulk(v)
 	listPush(c, dst, dl, to, [][]byte{v})
-	listDeleteIfEmpty(c, src, sl)
+	listPopped(c, src, sl, from)
 	c.Dirty(1)
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -112,6 +113,26 @@ func writeSetMembers(c *Ctx, s *keyspace.Set) {
 
 // ---- SADD SREM SMOVE -----------------------------------------------------
 
+// setAdd stores a new set under key (setTypeCreate then dbAdd), with the
+// "new" event dbAdd sends.
+func setAdd(c *Ctx, key []byte, first []byte) *keyspace.Set {
+	s := keyspace.NewSetFor(first)
+	c.DB.Put(key, keyspace.NewObject(s, 0))
+	c.Notify(config.NotifyNew, "new", key)
+	return s
+}
+
+// setDeleteIfEmpty removes key once its set is empty, with the "del"
+// event that follows the command's own (Redis never keeps an empty set).
+func setDeleteIfEmpty(c *Ctx, key []byte, s *keyspace.Set) {
+	if s.Len() == 0 {
+		c.DB.Delete(key)
+		c.Notify(config.NotifyGeneric, "del", key)
+	}
+}
+
+// saddCommand is SADD key member [member ...]: "sadd" when a member was
+// added.
 func saddCommand(c *Ctx) {
 	key := c.Args[1]
 	s, ok := lookupSetWrite(c, key)
@@ -119,8 +140,7 @@ func saddCommand(c *Ctx) {
 		return
 	}
 	if s == nil {
-		s = keyspace.NewSetFor(c.Args[2])
-		c.DB.Put(key, keyspace.NewObject(s, 0))
+		s = setAdd(c, key, c.Args[2])
 	}
 	maxIS := c.maxIntset()
 	added := 0
@@ -129,10 +149,15 @@ func saddCommand(c *Ctx) {
 			added++
 		}
 	}
+	if added > 0 {
+		c.Notify(config.NotifySet, "sadd", key)
+	}
 	c.Dirty(added)
 	c.W.Int(int64(added))
 }
 
+// sremCommand is SREM key member [member ...]: "srem" when a member was
+// removed, then "del" when the set went with it.
 func sremCommand(c *Ctx) {
 	key := c.Args[1]
 	s, ok := lookupSetWrite(c, key)
@@ -145,10 +170,13 @@ func sremCommand(c *Ctx) {
 			if s.Remove(m) {
 				removed++
 				if s.Len() == 0 {
-					c.DB.Delete(key)
 					break
 				}
 			}
+		}
+		if removed > 0 {
+			c.Notify(config.NotifySet, "srem", key)
+			setDeleteIfEmpty(c, key, s)
 		}
 	}
 	c.Dirty(removed)
@@ -158,6 +186,8 @@ func sremCommand(c *Ctx) {
 // smoveCommand is SMOVE source destination member: 1 when member was
 // moved (or, with source = destination, is a member), 0 otherwise. A
 // missing source answers 0 before the destination's type is checked.
+// Events, as t_set.c orders them: "srem" on the source, "del" if it went,
+// "new" if the destination is created, "sadd" if member was not in it.
 func smoveCommand(c *Ctx) {
 	srcKey, dstKey, m := c.Args[1], c.Args[2], c.Args[3]
 	src, ok := lookupSetWrite(c, srcKey)
@@ -184,16 +214,15 @@ func smoveCommand(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	if src.Len() == 0 {
-		c.DB.Delete(srcKey)
-	}
+	c.Notify(config.NotifySet, "srem", srcKey)
+	setDeleteIfEmpty(c, srcKey, src)
 	if dst == nil {
-		dst = keyspace.NewSetFor(m)
-		c.DB.Put(dstKey, keyspace.NewObject(dst, 0))
+		dst = setAdd(c, dstKey, m)
 	}
 	c.Dirty(1)
 	if dst.Add(m, c.maxIntset()) {
 		c.Dirty(1)
+		c.Notify(config.NotifySet, "sadd", dstKey)
 	}
 	c.W.Int(1)
 }
@@ -249,8 +278,9 @@ const spopMoveStrategyMul = 5
 
 // spopCommand is SPOP key [count]. Without count: one random member, or
 // null. With count (Redis 7.0): a set reply of min(count, size) distinct
-// members; the key is deleted when emptied. Replication (SREM per
-// member, DEL when emptied) is the propagation layer's concern.
+// members; the key is deleted when emptied. Either form sends one "spop"
+// event, then "del" when the set went. Replication (SREM per member, DEL
+// when emptied) is the propagation layer's concern.
 func spopCommand(c *Ctx) {
 	if len(c.Args) > 3 {
 		c.Error(ErrSyntax)
@@ -272,9 +302,8 @@ func spopCommand(c *Ctx) {
 	m := s.Random()
 	writeMember(c, m)
 	s.RemoveMember(m)
-	if s.Len() == 0 {
-		c.DB.Delete(key)
-	}
+	c.Notify(config.NotifySet, "spop", key)
+	setDeleteIfEmpty(c, key, s)
 	c.Dirty(1)
 }
 
@@ -293,10 +322,12 @@ func spopWithCount(c *Ctx, key []byte) {
 		return
 	}
 	size := int64(s.Len())
+	c.Notify(config.NotifySet, "spop", key)
 	if n >= size {
 		c.Dirty(int(size))
 		writeUnion(c, []*keyspace.Set{s})
 		c.DB.Delete(key)
+		c.Notify(config.NotifyGeneric, "del", key)
 		return
 	}
 	count := int(n)
@@ -549,20 +580,28 @@ func sinterstoreCommand(c *Ctx) {
 			return true
 		})
 	}
-	storeSet(c, dst, res)
+	storeSet(c, dst, res, "sinterstore")
 }
 
-// storeSet stores res under dst for the STORE commands: an empty result
-// deletes dst. It replies with the result's size.
-func storeSet(c *Ctx, dst []byte, res *keyspace.Set) {
+// storeSet stores res under dst for the STORE commands, replying with
+// the result's size. A non-empty result sends "new" when dst did not
+// exist (setKey's dbAdd), then event; an empty one deletes dst and sends
+// "del" if there was a key to delete.
+func storeSet(c *Ctx, dst []byte, res *keyspace.Set, event string) {
 	if res.Len() == 0 {
 		if c.DB.Delete(dst) {
 			c.Dirty(1)
+			c.Notify(config.NotifyGeneric, "del", dst)
 		}
 		c.W.Int(0)
 		return
 	}
+	existed := c.DB.Exists(dst)
 	c.DB.Put(dst, keyspace.NewObject(res, 0))
+	if !existed {
+		c.Notify(config.NotifyNew, "new", dst)
+	}
+	c.Notify(config.NotifySet, event, dst)
 	c.Dirty(1)
 	c.W.Int(int64(res.Len()))
 }
@@ -680,7 +719,11 @@ func sunionDiffGeneric(c *Ctx, op setOp, store bool) {
 	}
 	res := unionDiff(c, sets, op)
 	if store {
-		storeSet(c, c.Args[1], res)
+		event := "sunionstore"
+		if op == setOpDiff {
+			event = "sdiffstore"
+		}
+		storeSet(c, c.Args[1], res, event)
 		return
 	}
 	writeSetMembers(c, res)

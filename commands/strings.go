@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -175,8 +176,20 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 		}
 		return
 	}
+	// "new" when the key is created (setKey's dbAdd): NX succeeded, or
+	// neither NX nor XX and the key is missing; looked up only when
+	// someone listens for it.
+	fresh := o.flags&setNX != 0 ||
+		o.flags&setXX == 0 && c.Notifies(config.NotifyNew) && !c.DB.Exists(key)
 	c.DB.SetString(key, val, o.flags&setKeepTTL != 0, deadline)
 	c.Dirty(1)
+	if fresh {
+		c.Notify(config.NotifyNew, "new", key)
+	}
+	c.Notify(config.NotifyString, "set", key)
+	if o.expire != nil {
+		c.Notify(config.NotifyGeneric, "expire", key)
+	}
 	if o.flags&setGet == 0 {
 		if okReply != nil {
 			okReply()
@@ -232,8 +245,13 @@ func getsetCommand(c *Ctx) {
 	if !getGeneric(c, c.Args[1]) {
 		return
 	}
+	fresh := c.Notifies(config.NotifyNew) && !c.DB.Exists(c.Args[1])
 	c.DB.SetString(c.Args[1], c.Args[2], false, 0)
 	c.Dirty(1)
+	if fresh {
+		c.Notify(config.NotifyNew, "new", c.Args[1])
+	}
+	c.Notify(config.NotifyString, "set", c.Args[1])
 }
 
 // ---- GETDEL, GETEX ----------------------------------------------------------
@@ -245,6 +263,7 @@ func getdelCommand(c *Ctx) {
 	}
 	if c.DB.Delete(c.Args[1]) {
 		c.Dirty(1)
+		c.Notify(config.NotifyGeneric, "del", c.Args[1])
 	}
 }
 
@@ -282,12 +301,15 @@ func getexCommand(c *Ctx) {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.KS.Now() && !c.KS.IsReplica():
 		c.DB.Delete(key)
 		c.Dirty(1)
+		c.Notify(config.NotifyGeneric, "del", key)
 	case o.expire != nil:
 		c.DB.SetExpire(key, at)
 		c.Dirty(1)
+		c.Notify(config.NotifyGeneric, "expire", key)
 	case o.flags&setPersist != 0:
 		if c.DB.Persist(key) {
 			c.Dirty(1)
+			c.Notify(config.NotifyGeneric, "persist", key)
 		}
 	}
 }
@@ -317,6 +339,8 @@ func appendCommand(c *Ctx) {
 	if e == nil {
 		c.DB.SetString(key, val, false, 0)
 		c.Dirty(1)
+		c.Notify(config.NotifyNew, "new", key)
+		c.Notify(config.NotifyString, "append", key)
 		c.W.Int(int64(len(val)))
 		return
 	}
@@ -330,6 +354,7 @@ func appendCommand(c *Ctx) {
 	e.SetStr(append(e.Str(), val...))
 	e.MarkRaw() // Redis keeps an appended string raw-encoded
 	c.Dirty(1)
+	c.Notify(config.NotifyString, "append", key)
 	c.W.Int(int64(len(e.Str())))
 }
 
@@ -374,6 +399,8 @@ func setrangeCommand(c *Ctx) {
 		ne.MarkRaw() // as Redis's createObject of an sds: raw-encoded
 		c.DB.Put(key, ne)
 		c.Dirty(1)
+		c.Notify(config.NotifyNew, "new", key)
+		c.Notify(config.NotifyString, "setrange", key)
 		c.W.Int(int64(len(buf)))
 		return
 	}
@@ -396,6 +423,7 @@ func setrangeCommand(c *Ctx) {
 	e.SetStr(cur)
 	e.MarkRaw()
 	c.Dirty(1)
+	c.Notify(config.NotifyString, "setrange", key)
 	c.W.Int(int64(len(cur)))
 }
 
@@ -483,8 +511,14 @@ func msetGeneric(c *Ctx, nx bool) {
 			}
 		}
 	}
+	notifyNew := c.Notifies(config.NotifyNew)
 	for j := 1; j < len(c.Args); j += 2 {
+		fresh := notifyNew && !c.DB.Exists(c.Args[j])
 		c.DB.SetString(c.Args[j], c.Args[j+1], false, 0)
+		if fresh {
+			c.Notify(config.NotifyNew, "new", c.Args[j])
+		}
+		c.Notify(config.NotifyString, "set", c.Args[j])
 	}
 	c.Dirty((len(c.Args) - 1) / 2)
 	if nx {
@@ -549,8 +583,10 @@ func incrDecr(c *Ctx, incr int64) {
 	} else {
 		var tmp [20]byte
 		c.DB.SetString(key, strconv.AppendInt(tmp[:0], v, 10), false, 0)
+		c.Notify(config.NotifyNew, "new", key)
 	}
 	c.Dirty(1)
+	c.Notify(config.NotifyString, "incrby", key)
 	c.W.Int(v)
 }
 
@@ -609,9 +645,11 @@ func incrbyfloatCommand(c *Ctx) {
 		ne := keyspace.NewString(out, 0)
 		ne.MarkNoInt()
 		c.DB.Put(key, ne)
+		c.Notify(config.NotifyNew, "new", key)
 		c.W.Bulk(out)
 	}
 	c.Dirty(1)
+	c.Notify(config.NotifyString, "incrbyfloat", key)
 }
 
 // C's long double, emulated. INCRBYFLOAT parses with strtold, adds once

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 )
@@ -368,6 +369,7 @@ options:
 			z.MarkBig()
 		}
 		c.DB.Put(key, keyspace.NewObject(z, 0))
+		c.Notify(config.NotifyNew, "new", key)
 	}
 	for j := 0; j < pairs; j++ {
 		member := c.Args[idx+2*j+1]
@@ -378,6 +380,7 @@ options:
 			}
 			c.Dirty(added + updated)
 			c.Error(ErrZScoreNaN)
+			zaddNotify(c, key, incr, added+updated)
 			return
 		}
 		switch res {
@@ -396,6 +399,21 @@ options:
 		zsetReady(c, key)
 	}
 	zaddReply(c, incr, flags, processed, score, added, updated)
+	zaddNotify(c, key, incr, added+updated)
+}
+
+// zaddNotify sends ZADD's event ("zincr" for INCR and ZINCRBY) when a
+// member was added or its score changed: a score set to its current
+// value, or refused by NX, XX, GT or LT, sends nothing.
+func zaddNotify(c *Ctx, key []byte, incr bool, changed int) {
+	if changed == 0 {
+		return
+	}
+	if incr {
+		c.Notify(config.NotifyZSet, "zincr", key)
+	} else {
+		c.Notify(config.NotifyZSet, "zadd", key)
+	}
 }
 
 func zaddReply(c *Ctx, incr bool, flags zaddFlags, processed int, score float64, added, updated int) {
@@ -470,13 +488,47 @@ func zremCommand(c *Ctx) {
 		if z.Remove(m) {
 			deleted++
 			if z.Len() == 0 {
-				c.DB.Delete(key)
 				break
 			}
 		}
 	}
+	if deleted > 0 {
+		c.Notify(config.NotifyZSet, "zrem", key)
+		zsetDeleteIfEmpty(c, key, z)
+	}
 	c.Dirty(deleted)
 	c.W.Int(int64(deleted))
+}
+
+// zsetDeleteIfEmpty removes key once its sorted set is empty, with the
+// "del" event that follows the command's own.
+func zsetDeleteIfEmpty(c *Ctx, key []byte, z *keyspace.ZSet) {
+	if z.Len() == 0 {
+		c.DB.Delete(key)
+		c.Notify(config.NotifyGeneric, "del", key)
+	}
+}
+
+// zsetStore stores the sorted set result under dst for the STORE
+// commands (setKey): "new" when dst did not exist, then event.
+func zsetStore(c *Ctx, dst []byte, result *keyspace.ZSet, event string) {
+	existed := c.DB.Exists(dst)
+	c.DB.Put(dst, keyspace.NewObject(result, 0))
+	if !existed {
+		c.Notify(config.NotifyNew, "new", dst)
+	}
+	c.Notify(config.NotifyZSet, event, dst)
+	zsetReady(c, dst)
+	c.Dirty(1)
+}
+
+// zsetStoreEmpty is a STORE command's empty result: dst is deleted, with
+// a "del" event if there was a key to delete.
+func zsetStoreEmpty(c *Ctx, dst []byte) {
+	if c.DB.Delete(dst) {
+		c.Dirty(1)
+		c.Notify(config.NotifyGeneric, "del", dst)
+	}
 }
 
 func zscoreCommand(c *Ctx) {
@@ -779,9 +831,7 @@ func zrangeStore(c *Ctx, src *keyspace.ZSet, from, to int) {
 	dst := c.Args[1]
 	if to <= from {
 		c.W.Int(0)
-		if c.DB.Delete(dst) {
-			c.Dirty(1)
-		}
+		zsetStoreEmpty(c, dst)
 		return
 	}
 	// Built as Redis builds it (zsetTypeCreate with the length as a hint,
@@ -796,9 +846,7 @@ func zrangeStore(c *Ctx, src *keyspace.ZSet, from, to int) {
 		out.Set([]byte(m), s)
 		return out.Len() < to-from
 	})
-	c.DB.Put(dst, keyspace.NewObject(out, 0))
-	zsetReady(c, dst)
-	c.Dirty(1)
+	zsetStore(c, dst, out, "zrangestore")
 	c.W.Int(int64(out.Len()))
 }
 
@@ -808,7 +856,15 @@ func zremrangebyrankCommand(c *Ctx)  { zremrangeGeneric(c, zrangeRank) }
 func zremrangebyscoreCommand(c *Ctx) { zremrangeGeneric(c, zrangeScore) }
 func zremrangebylexCommand(c *Ctx)   { zremrangeGeneric(c, zrangeLex) }
 
-// zremrangeGeneric is ZREMRANGEBYRANK/SCORE/LEX (zremrangeGenericCommand).
+// zremrangeEvents are zremrangeGeneric's events, by zrangeType.
+var zremrangeEvents = map[zrangeType]string{
+	zrangeRank:  "zremrangebyrank",
+	zrangeScore: "zremrangebyscore",
+	zrangeLex:   "zremrangebylex",
+}
+
+// zremrangeGeneric is ZREMRANGEBYRANK/SCORE/LEX (zremrangeGenericCommand):
+// its event when a member went, then "del" when the key went with them.
 func zremrangeGeneric(c *Ctx, typ zrangeType) {
 	key := c.Args[1]
 	var start, end int64
@@ -868,8 +924,9 @@ func zremrangeGeneric(c *Ctx, typ zrangeType) {
 	if from < to {
 		deleted = z.DeleteRange(from, to)
 	}
-	if z.Len() == 0 {
-		c.DB.Delete(key)
+	if deleted > 0 {
+		c.Notify(config.NotifyZSet, zremrangeEvents[typ], key)
+		zsetDeleteIfEmpty(c, key, z)
 	}
 	c.Dirty(deleted)
 	c.W.Int(int64(deleted))
@@ -902,7 +959,8 @@ func zpopMinMax(c *Ctx, max bool) {
 // zpopGeneric pops up to count members (count -1: one, flat) from the
 // first non-empty key of keys (genericZpopCommand). emitKey prefixes the
 // reply with the key (ZMPOP); nilWhenEmpty answers a null array when no
-// key exists.
+// key exists. A pop sends one "zpopmin" or "zpopmax" event, then "del"
+// when the key went; served blocked clients send the same.
 func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, nilWhenEmpty bool) {
 	var z *keyspace.ZSet
 	var key []byte
@@ -954,9 +1012,12 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, 
 		c.W.BulkString(m)
 		c.W.Double(s)
 	}
-	if z.Len() == 0 {
-		c.DB.Delete(key)
+	if max {
+		c.Notify(config.NotifyZSet, "zpopmax", key)
+	} else {
+		c.Notify(config.NotifyZSet, "zpopmin", key)
 	}
+	zsetDeleteIfEmpty(c, key, z)
 	c.Dirty(n)
 }
 
@@ -1132,6 +1193,13 @@ const (
 	zopInter
 	zopDiff
 )
+
+// zsetOpStoreEvents are the STORE forms' events, by operation.
+var zsetOpStoreEvents = [...]string{
+	zopUnion: "zunionstore",
+	zopInter: "zinterstore",
+	zopDiff:  "zdiffstore",
+}
 
 // zaggregate is AGGREGATE's function.
 type zaggregate uint8
@@ -1366,16 +1434,12 @@ func zsetOpGeneric(c *Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool)
 		key := c.Args[1]
 		if dst.Len() == 0 {
 			c.W.Int(0)
-			if c.DB.Delete(key) {
-				c.Dirty(1)
-			}
+			zsetStoreEmpty(c, key)
 			return
 		}
 		maxEntries, maxValue := zsetLimits(c)
 		dst.Fit(maxEntries, maxValue)
-		c.DB.Put(key, keyspace.NewObject(dst, 0))
-		zsetReady(c, key)
-		c.Dirty(1)
+		zsetStore(c, key, dst, zsetOpStoreEvents[op])
 		c.W.Int(int64(dst.Len()))
 	case cardOnly:
 		c.W.Int(cardinality)

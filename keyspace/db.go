@@ -122,6 +122,9 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 	e := db.peek(key)
 	if e == nil || db.expireIfNeeded(key, e) {
 		db.ks.stats.KeyspaceMiss++
+		if db.ks.onMiss != nil {
+			db.ks.onMiss(db.id, key)
+		}
 		return nil
 	}
 	db.ks.stats.KeyspaceHits++

@@ -59,6 +59,8 @@ type Keyspace struct {
 
 	wake func(at int64) // expiry engine hook, see SetWakeup
 
+	onMiss func(db int, key []byte) // see SetMissHook
+
 	stats Stats
 
 	watch watchRegistry // WATCHed keys, see watch.go
@@ -228,6 +230,12 @@ func (ks *Keyspace) lfuDecr(e *Entry) uint8 {
 // Freq is the key's LFU counter as OBJECT FREQ reports it, decayed to
 // the current command's time. It is meaningful only with LFU on.
 func (ks *Keyspace) Freq(e *Entry) int64 { return int64(ks.lfuDecr(e)) }
+
+// SetMissHook registers the function told of every read that finds no
+// key (what keyspace_misses counts), after any lazy expiry, for the
+// "keymiss" keyspace notification. It runs under the lock and must not
+// call back into the keyspace. Set it before serving clients.
+func (ks *Keyspace) SetMissHook(fn func(db int, key []byte)) { ks.onMiss = fn }
 
 // SetWakeup registers the expiry engine's hook, called (under the lock)
 // with every new deadline so the engine can wake earlier than planned.

@@ -56,6 +56,9 @@ type conn struct {
 	// waiting for it; past it the connection is closed, as Redis closes a
 	// replica past its hard output buffer limit. Lock.
 	monitorLimit int
+
+	ps        pubsubOutbox // messages for a subscriber (pubsub.go)
+	suspended bool         // loop: a batch is finishing on the worker (suspend)
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
@@ -181,6 +184,7 @@ func (c *conn) finish(err error) bool {
 func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 	s := c.s
 	c.lc.Detach()
+	c.suspended = true
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
@@ -197,7 +201,10 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 				return
 			}
 			c.lc.Attach()
-			if c.finish(err) && c.rd.Unparsed() > 0 {
+			c.suspended = false
+			more := c.finish(err)
+			c.flushPubSub()
+			if more && c.rd.Unparsed() > 0 {
 				c.Readable(c.lc)
 			}
 		})
@@ -234,6 +241,9 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			}
 			if cl.CloseAfterReply {
 				break
+			}
+			if cl.Subs+cl.PSubs+cl.SSubs > 0 {
+				c.takePubSub() // messages published so far precede this reply
 			}
 			mark := cl.W.Mark()
 			offload := s.disp.Exec(cl, batch[i])

@@ -30,6 +30,8 @@ func (s *Server) Info(section string, b []byte) []byte {
 		return s.infoReplication(b)
 	case "cpu":
 		return infoCPU(b)
+	case "expiry":
+		return s.expiry.info(b, s.cfg)
 	}
 	return b
 }

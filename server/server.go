@@ -57,8 +57,15 @@ type Server struct {
 	workers   sync.WaitGroup // connections' goroutines for suspended batches
 	shutdown  chan commands.ShutdownOptions
 
+	pubsub      *commands.Subscriptions            // lock
+	pubsubLimit atomic.Pointer[config.BufferLimit] // client-output-buffer-limit pubsub
+
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
+
+	// expiry publishes expired keys to 0MQ listeners; nil when no
+	// expiry-zmq-endpoints are configured. Set in Run before serving.
+	expiry *expiryStream
 
 	// Ready is closed once the listeners are bound.
 	Ready chan struct{}
@@ -84,7 +91,21 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.engine = expiry.New(s.ks)
-	s.ks.AddExpiredSink(func(keyspace.Expired) { s.stats.ExpiredKeys++ })
+	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
+	s.watchPubSubLimits()
+	s.ks.SetMissHook(func(db int, key []byte) {
+		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
+	})
+	s.ks.AddExpiredSink(func(e keyspace.Expired) {
+		s.stats.ExpiredKeys++
+		if s.pubsub.Notifies(config.NotifyExpired) {
+			s.pubsub.Notify(e.DB, config.NotifyExpired, "expired", []byte(e.Key))
+		}
+	})
+	// A replica (replicaof) never expires keys itself, so it sends no
+	// expiry messages: the rule is the keyspace's (DB.expireIfNeeded).
+	_, _, replica := cfg.ReplicaOf()
+	s.ks.SetReplica(replica)
 	s.watchConfig()
 	commands.TrackLFU(cfg, s.ks)
 	return s
@@ -155,6 +176,18 @@ func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.listen(); err != nil {
 		return err
+	}
+	x, err := openExpiryStream(s.cfg, s.log)
+	if err != nil {
+		for _, ln := range s.listeners {
+			ln.Close()
+		}
+		return err
+	}
+	if x != nil {
+		s.expiry = x
+		x.watch(s.cfg)
+		s.ks.AddExpiredSink(x.sink)
 	}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default
@@ -242,6 +275,11 @@ func (s *Server) Run(ctx context.Context) error {
 	looping.Wait()
 	stopBG()
 	bg.Wait()
+	if s.expiry != nil {
+		if err := s.expiry.close(); err != nil {
+			s.log.Warningf("Closing the expiry stream: %v", err)
+		}
+	}
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
 	return nil
 }
@@ -396,6 +434,7 @@ func (s *Server) drop(c *conn) {
 		delete(s.clients, c.cl.ID)
 	}
 	commands.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
+	s.pubsub.Release(c.cl)       // its subscriptions
 	c.closeNow()
 }
 

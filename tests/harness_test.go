@@ -131,11 +131,18 @@ func startProc(t testing.TB, name, bin string, args ...string) (*Proc, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		port := FreePort(t)
-		dir, err := os.MkdirTemp("", "zredis-proc")
-		if err != nil {
-			return nil, err
+		// A test that restarts a server on the same data passes its own
+		// --dir, and removes it itself.
+		dir := argAfter(args, "--dir")
+		full := append([]string{}, args...)
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "zredis-proc"); err != nil {
+				return nil, err
+			}
+			full = append(full, "--dir", dir)
 		}
-		full := append(append([]string{}, args...), "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir)
+		full = append(full, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
 		if name == "redis" {
 			full = append(full, "--save", "", "--appendonly", "no")
 		}
@@ -151,13 +158,30 @@ func startProc(t testing.TB, name, bin string, args ...string) (*Proc, error) {
 		go func() { p.cmd.Wait(); close(p.done) }()
 		if err := waitReady(p); err != nil {
 			p.Stop()
-			os.RemoveAll(dir)
+			p.removeDir(args)
 			lastErr = fmt.Errorf("%s did not start: %v\n%s", name, err, p.Output())
 			continue
 		}
 		return p, nil
 	}
 	return nil, lastErr
+}
+
+// argAfter returns the argument following name in args, or "".
+func argAfter(args []string, name string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// removeDir removes the process's directory unless the test gave it.
+func (p *Proc) removeDir(args []string) {
+	if argAfter(args, "--dir") == "" {
+		os.RemoveAll(p.Dir)
+	}
 }
 
 func waitReady(p *Proc) error {
@@ -192,7 +216,7 @@ func StartZredis(t testing.TB, args ...string) *Proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(); os.RemoveAll(p.Dir) })
+	t.Cleanup(func() { p.Stop(); p.removeDir(args) })
 	return p
 }
 

@@ -120,6 +120,7 @@ type options struct {
 	pipelines []int
 	tests     []test
 	memory    bool
+	lag       bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -162,6 +163,7 @@ func run() int {
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs")
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated (set,get,incr,mset,setex,sadd,zadd,hset,lpush,rpop,zrangebyscore,hgetall), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
+	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -214,6 +216,16 @@ func run() int {
 	}
 	if o.memory {
 		if err := memoryBench(ctx, o, os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.lag {
+		if err := lagBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/pull"
+)
+
+// The expiry-lag benchmark: how late a listener learns that a key
+// expired. lagKeys keys get deadlines spread evenly over lagSpread, next
+// to lagVolatile keys with a one-hour TTL (the keys an expiry scan must
+// not be slowed by). zredis is measured at a 0MQ PULL listener, redis at
+// a subscriber of its "expired" keyspace notification; the lag of a key
+// is its receive time minus its deadline. PING's p99 is measured idle and
+// while the keys expire, with and without a listener.
+const (
+	lagKeys     = 100000
+	lagVolatile = 1000000
+	lagSpread   = 2 * time.Second
+	lagLead     = time.Second // from the end of loading to the first deadline
+	pingSamples = 2000
+	lagWait     = 30 * time.Second // after the last deadline
+	notReceived = time.Duration(1<<63 - 1)
+)
+
+type lagResult struct {
+	received              int
+	p50, p99, max         time.Duration
+	pingIdle              time.Duration
+	pingListener, pingOff time.Duration
+}
+
+// lagBench runs the benchmark on a fresh pair of servers and prints the
+// table.
+func lagBench(ctx context.Context, o options, w io.Writer) error {
+	zport, err := freePort()
+	if err != nil {
+		return err
+	}
+	endpoint := "tcp://127.0.0.1:" + strconv.Itoa(zport)
+	z, err := startServer(ctx, "zredis", o.zredisBin, "--save", "", "--expiry-zmq-endpoints", endpoint)
+	if err != nil {
+		return err
+	}
+	defer z.stop()
+	r, err := startServer(ctx, "redis", o.redisBin, "--save", "", "--appendonly", "no", "--notify-keyspace-events", "Ex")
+	if err != nil {
+		return err
+	}
+	defer r.stop()
+	fmt.Fprintf(w, "expiry lag: zredis 127.0.0.1:%d (listener on %s)  redis 127.0.0.1:%d\n", z.port, endpoint, r.port)
+
+	zl := func() (*keyFeed, error) { return dialZMQListener(endpoint), nil }
+	rl := func() (*keyFeed, error) { return dialNotificationListener(r) }
+	zres, err := lagRun(z, zl)
+	if err != nil {
+		return fmt.Errorf("zredis: %w", err)
+	}
+	rres, err := lagRun(r, rl)
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	ms := func(d time.Duration) string {
+		if d == notReceived {
+			return fmt.Sprintf("> %d", (lagSpread + lagWait).Milliseconds())
+		}
+		return fmt.Sprintf("%.3f", float64(d)/1e6)
+	}
+	fmt.Fprintf(w, "%d keys with deadlines spread over %v, next to %d keys with a 1-hour TTL\n", lagKeys, lagSpread, lagVolatile)
+	fmt.Fprintln(w, "lag = receive time at the listener - the key's deadline; zredis: 0MQ PULL listener, redis: 'expired' keyspace notification")
+	fmt.Fprintf(w, "a key not received %v after the last deadline counts as later than that\n", lagWait)
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "", "zredis", "redis")
+	fmt.Fprintf(w, "%-40s %14d %14d\n", "messages received", zres.received, rres.received)
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p50 ms", ms(zres.p50), ms(rres.p50))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p99 ms", ms(zres.p99), ms(rres.p99))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag max ms", ms(zres.max), ms(rres.max))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, idle", ms(zres.pingIdle), ms(rres.pingIdle))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, listener", ms(zres.pingListener), ms(rres.pingListener))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, no listener", ms(zres.pingOff), ms(rres.pingOff))
+	fmt.Fprintln(w)
+	return nil
+}
+
+// keyFeed yields the names of expired keys as a listener receives them,
+// with the time each arrived.
+type keyFeed struct {
+	msgs chan keyAt
+	stop func() // makes the producer close msgs
+}
+
+type keyAt struct {
+	key string
+	at  time.Time
+}
+
+func (f *keyFeed) next(timeout time.Duration) (string, time.Time, error) {
+	select {
+	case m, ok := <-f.msgs:
+		if !ok {
+			return "", time.Time{}, errors.New("listener closed")
+		}
+		return m.key, m.at, nil
+	case <-time.After(timeout):
+		return "", time.Time{}, errors.New("timeout")
+	}
+}
+
+func (f *keyFeed) close() {
+	f.stop()
+	for range f.msgs {
+	}
+}
+
+func lagRun(s *server, listen func() (*keyFeed, error)) (lagResult, error) {
+	var res lagResult
+	rc, err := dialServer(s)
+	if err != nil {
+		return res, err
+	}
+	defer rc.Close()
+	if err := rc.load(lagVolatile, func(b []byte, i int) []byte {
+		b = appendArray(b, 5)
+		b = appendBulk(b, "SET")
+		b = appendBulkNum(b, "vol:", i)
+		b = appendBulk(b, "v")
+		b = appendBulk(b, "EX")
+		return appendBulk(b, "3600")
+	}); err != nil {
+		return res, err
+	}
+	ping, err := dialServer(s)
+	if err != nil {
+		return res, err
+	}
+	defer ping.Close()
+	if res.pingIdle, err = pingP99(ping, pingSamples, time.Time{}); err != nil {
+		return res, err
+	}
+
+	l, err := listen()
+	if err != nil {
+		return res, err
+	}
+	// Give the listener time to connect before the first deadline.
+	time.Sleep(200 * time.Millisecond)
+	first, err := loadDeadlines(rc, "lag")
+	if err != nil {
+		l.close()
+		return res, err
+	}
+	var wg sync.WaitGroup
+	var pingErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res.pingListener, pingErr = pingWindow(ping, first)
+	}()
+	// Keys not received lagWait after the last deadline count as lagging
+	// forever (redis's sampling expiry can take hours for them).
+	var lags []time.Duration
+	giveUp := first.Add(lagSpread + lagWait)
+	for len(lags) < lagKeys {
+		key, at, err := l.next(time.Until(giveUp))
+		if err != nil {
+			break
+		}
+		if d, ok := deadlineOf(key); ok {
+			lags = append(lags, at.Sub(d))
+		}
+	}
+	l.close()
+	wg.Wait()
+	if pingErr != nil {
+		return res, pingErr
+	}
+	res.received = len(lags)
+	for len(lags) < lagKeys {
+		lags = append(lags, notReceived)
+	}
+	slices.Sort(lags)
+	res.p50 = lags[len(lags)/2]
+	res.p99 = lags[min(len(lags)-1, len(lags)*99/100)]
+	res.max = lags[len(lags)-1]
+
+	// Again with no listener connected.
+	if first, err = loadDeadlines(rc, "off"); err != nil {
+		return res, err
+	}
+	res.pingOff, err = pingWindow(ping, first)
+	return res, err
+}
+
+// loadDeadlines stores lagKeys keys <prefix>:<deadline ms>:<i>, their
+// deadlines spread over lagSpread from lagLead after now, and returns
+// the first deadline.
+func loadDeadlines(rc *rconn, prefix string) (time.Time, error) {
+	first := time.Now().Add(lagLead).Truncate(time.Millisecond)
+	base := first.UnixMilli()
+	span := lagSpread.Milliseconds()
+	err := rc.load(lagKeys, func(b []byte, i int) []byte {
+		at := strconv.FormatInt(base+span*int64(i)/lagKeys, 10)
+		b = appendArray(b, 5)
+		b = appendBulk(b, "SET")
+		b = appendBulk(b, prefix+":"+at+":"+strconv.Itoa(i))
+		b = appendBulk(b, "v")
+		b = appendBulk(b, "PXAT")
+		return appendBulk(b, at)
+	})
+	if time.Now().After(first) {
+		return first, errors.New("loading the keys took longer than the lead before the first deadline")
+	}
+	return first, err
+}
+
+// deadlineOf reads the deadline out of a key made by loadDeadlines.
+func deadlineOf(key string) (time.Time, bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// pingWindow waits for first, then measures PING over the expiry window.
+func pingWindow(rc *rconn, first time.Time) (time.Duration, error) {
+	time.Sleep(time.Until(first))
+	return pingP99(rc, 0, first.Add(lagSpread))
+}
+
+// pingP99 sends PINGs one at a time, n of them or until the time end,
+// and returns the 99th percentile of their round trips.
+func pingP99(rc *rconn, n int, end time.Time) (time.Duration, error) {
+	var rtts []time.Duration
+	for i := 0; (n > 0 && i < n) || (n == 0 && time.Now().Before(end)); i++ {
+		start := time.Now()
+		if _, err := rc.do("PING"); err != nil {
+			return 0, err
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	if len(rtts) == 0 {
+		return 0, nil
+	}
+	slices.Sort(rtts)
+	return rtts[min(len(rtts)-1, len(rtts)*99/100)], nil
+}
+
+// dialZMQListener is zredis's side: a PULL socket on the expiry
+// endpoint.
+func dialZMQListener(endpoint string) *keyFeed {
+	sock := pull.Dial([]string{endpoint}, pull.Options{HWM: 10000})
+	f := &keyFeed{msgs: make(chan keyAt, lagKeys), stop: func() { sock.Close() }}
+	go func() {
+		defer close(f.msgs)
+		for {
+			frames, err := sock.Recv()
+			if err != nil {
+				return
+			}
+			at := time.Now()
+			if d, err := zmqpub.Decode(frames); err == nil {
+				deliver(f.msgs, keyAt{string(d.Key), at})
+			}
+		}
+	}()
+	return f
+}
+
+// deliver hands m on; the channel holds every key of a run, so it never
+// fills unless a server sends more than asked, which is dropped.
+func deliver(msgs chan keyAt, m keyAt) {
+	select {
+	case msgs <- m:
+	default:
+	}
+}
+
+// dialNotificationListener is redis's side: a subscriber of
+// __keyevent@0__:expired.
+func dialNotificationListener(s *server) (*keyFeed, error) {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(c, 1<<16)
+	if _, err := c.Write(appendCmd(nil, "SUBSCRIBE", "__keyevent@0__:expired")); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := readPush(r); err != nil { // the subscribe confirmation
+		c.Close()
+		return nil, err
+	}
+	f := &keyFeed{msgs: make(chan keyAt, lagKeys), stop: func() { c.Close() }}
+	go func() {
+		defer close(f.msgs)
+		for {
+			items, err := readPush(r)
+			if err != nil {
+				return
+			}
+			if len(items) == 3 && items[0] == "message" {
+				deliver(f.msgs, keyAt{items[2], time.Now()})
+			}
+		}
+	}()
+	return f, nil
+}
+
+// readPush reads one array of bulk strings or integers.
+func readPush(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(line) < 4 || line[0] != '*' {
+		return nil, fmt.Errorf("unexpected %q", line)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil {
+		return nil, err
+	}
+	items := make([]string, n)
+	for i := range items {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		switch h[0] {
+		case ':':
+			items[i] = strings.TrimSpace(h[1:])
+		case '$':
+			size, err := strconv.Atoi(strings.TrimSpace(h[1:]))
+			if err != nil || size < 0 || size > 1<<20 {
+				return nil, fmt.Errorf("bad bulk %q", h)
+			}
+			b := make([]byte, size+2)
+			if _, err := io.ReadFull(r, b); err != nil {
+				return nil, err
+			}
+			items[i] = string(b[:size])
+		default:
+			return nil, fmt.Errorf("unexpected %q", h)
+		}
+	}
+	return items, nil
+}

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/resp"
+	"github.com/zredis/zredis/zmqpub"
+)
+
+// spoolFileName is the expiry spool's file in dir.
+const spoolFileName = "zredis-expiry.spool"
+
+// expiryStream carries expired keys from the keyspace's expiry funnel to
+// the 0MQ listeners. The sink runs under the keyspace lock: it encodes
+// the message and puts it in the outbox, which never blocks (it spills to
+// the spool or drops, counting). The publisher drains the outbox into the
+// listeners' sockets on goroutines of its own, so a listener that is
+// absent, slow or gone never holds a command back.
+//
+// Only a master sends: a replica never expires a key (the replica rule
+// lives in keyspace, DB.expireIfNeeded), so the funnel, and this sink,
+// never run there.
+type expiryStream struct {
+	outbox *zmqpub.Outbox
+	pub    *zmqpub.Publisher
+	types  atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
+	lag    lagWindow
+}
+
+// openExpiryStream opens the outbox (replaying a spool a previous run
+// left) and binds every endpoint. It returns nil, nil when no endpoint
+// is configured: no socket, nothing sent.
+func openExpiryStream(cfg *config.Config, log *Logger) (*expiryStream, error) {
+	endpoints := cfg.Strings("expiry-zmq-endpoints")
+	if len(endpoints) == 0 {
+		return nil, nil
+	}
+	x := &expiryStream{}
+	x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
+	ob, err := zmqpub.OpenOutbox(zmqpub.OutboxConfig{
+		HWM:           int(cfg.Int("expiry-zmq-hwm")),
+		MaxMemBytes:   cfg.Int("expiry-zmq-hwm-bytes"),
+		SpoolPath:     filepath.Join(cfg.String("dir"), spoolFileName),
+		SpoolMaxBytes: cfg.Int("expiry-zmq-spool-max-bytes"),
+		Logf:          log.Warningf,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening the expiry spool: %w", err)
+	}
+	if st := ob.Stats(); st.Spooled > 0 {
+		log.Noticef("Expiry spool holds %d messages (%d bytes) from a previous run: they are sent first", st.Spooled, st.SpooledBytes)
+	}
+	x.outbox = ob
+	pub, err := zmqpub.NewPublisher(zmqpub.PublisherConfig{
+		Endpoints: endpoints,
+		Logf:      log.Noticef,
+		OnSent:    x.lag.record,
+	}, ob)
+	if err != nil {
+		ob.Close()
+		return nil, fmt.Errorf("binding expiry-zmq-endpoints: %w", err)
+	}
+	x.pub = pub
+	log.Noticef("Expiry messages are published on %s", strings.Join(pub.Endpoints(), " "))
+	return x, nil
+}
+
+// watch applies CONFIG SET of the outbox bounds and the types at run time.
+func (x *expiryStream) watch(cfg *config.Config) {
+	limits := func(string) error {
+		x.outbox.SetLimits(int(cfg.Int("expiry-zmq-hwm")), cfg.Int("expiry-zmq-hwm-bytes"), cfg.Int("expiry-zmq-spool-max-bytes"))
+		return nil
+	}
+	cfg.OnChange("expiry-zmq-hwm", limits)
+	cfg.OnChange("expiry-zmq-hwm-bytes", limits)
+	cfg.OnChange("expiry-zmq-spool-max-bytes", limits)
+	cfg.OnChange("expiry-zmq-types", func(string) error {
+		x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
+		return nil
+	})
+}
+
+// close stops the publisher (messages not yet written go back to the
+// outbox) and closes the outbox, which writes what memory holds to the
+// spool and fsyncs it, so the next run sends it.
+func (x *expiryStream) close() error {
+	err := x.pub.Close()
+	if cerr := x.outbox.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sink is the keyspace's expired-key sink. Under the keyspace lock.
+func (x *expiryStream) sink(ev keyspace.Expired) {
+	t, ok := messageType(ev.Entry.Type())
+	if !ok || x.types.Load()&(1<<t) == 0 {
+		return
+	}
+	frames := zmqpub.Encode(ev.DB, t, []byte(ev.Key), entryParts(ev.Entry))
+	x.outbox.Put(zmqpub.Message{Frames: frames, Deadline: ev.Entry.ExpireAt()})
+}
+
+// messageType maps a keyspace type to its wire type code.
+func messageType(t keyspace.Type) (zmqpub.Type, bool) {
+	switch t {
+	case keyspace.TypeString:
+		return zmqpub.TypeString, true
+	case keyspace.TypeHash:
+		return zmqpub.TypeHash, true
+	case keyspace.TypeList:
+		return zmqpub.TypeList, true
+	case keyspace.TypeSet:
+		return zmqpub.TypeSet, true
+	case keyspace.TypeZSet:
+		return zmqpub.TypeZSet, true
+	}
+	return 0, false
+}
+
+// entryParts lists a value's items as zmqpub.Encode takes them. The
+// slices may alias the entry, which is detached and never changes.
+func entryParts(e *keyspace.Entry) [][]byte {
+	switch e.Type() {
+	case keyspace.TypeString:
+		return [][]byte{e.Str()}
+	case keyspace.TypeHash:
+		h := e.Obj().(*keyspace.Hash)
+		parts := make([][]byte, 0, 2*h.Len())
+		h.Range(func(f, v []byte) bool {
+			parts = append(parts, f, v)
+			return true
+		})
+		return parts
+	case keyspace.TypeList:
+		l := e.Obj().(*keyspace.List)
+		parts := make([][]byte, 0, l.Len())
+		l.Each(0, false, func(_ int, v []byte) bool {
+			parts = append(parts, v)
+			return true
+		})
+		return parts
+	case keyspace.TypeSet:
+		s := e.Obj().(*keyspace.Set)
+		parts := make([][]byte, 0, s.Len())
+		s.Each(func(m keyspace.Member) bool {
+			parts = append(parts, m.Bytes(nil))
+			return true
+		})
+		return parts
+	case keyspace.TypeZSet:
+		z := e.Obj().(*keyspace.ZSet)
+		parts := make([][]byte, 0, 2*z.Len())
+		z.Ascend(0, func(m string, s float64) bool {
+			parts = append(parts, []byte(m), resp.AppendDouble(nil, s))
+			return true
+		})
+		return parts
+	}
+	return nil
+}
+
+// info appends the "# Expiry" section's fields.
+func (x *expiryStream) info(b []byte, cfg *config.Config) []byte {
+	b = field(b, "expiry_zmq_endpoints", strings.Join(cfg.Strings("expiry-zmq-endpoints"), ","))
+	b = field(b, "expiry_zmq_types", strings.ReplaceAll(cfg.String("expiry-zmq-types"), " ", ","))
+	if x == nil {
+		b = fieldInt(b, "expiry_zmq_listeners", 0)
+		return b
+	}
+	ps := x.pub.Stats()
+	os := x.outbox.Stats()
+	b = fieldInt(b, "expiry_zmq_listeners", ps.Listeners)
+	b = fieldInt(b, "expiry_zmq_listener_connects", ps.Connects)
+	b = fieldInt(b, "expiry_messages_sent", ps.Sent)
+	b = fieldInt(b, "expiry_messages_queued", os.Queued)
+	b = fieldInt(b, "expiry_messages_queued_bytes", os.QueuedBytes)
+	b = fieldInt(b, "expiry_messages_spooled", os.Spooled)
+	b = fieldInt(b, "expiry_messages_spooled_bytes", os.SpooledBytes)
+	b = fieldInt(b, "expiry_messages_spilled_total", os.SpilledTotal)
+	b = fieldInt(b, "expiry_messages_dropped", os.Dropped)
+	b = fieldInt(b, "expiry_messages_dropped_bytes", os.DroppedBytes)
+	b = fieldInt(b, "expiry_messages_requeued", ps.Requeued)
+	p50, p99, maxLag, n := x.lag.summary(time.Now())
+	b = fieldInt(b, "expiry_lag_samples", int64(n))
+	b = field(b, "expiry_lag_p50_ms", strconv.FormatFloat(p50, 'f', 3, 64))
+	b = field(b, "expiry_lag_p99_ms", strconv.FormatFloat(p99, 'f', 3, 64))
+	b = field(b, "expiry_lag_max_ms", strconv.FormatFloat(maxLag, 'f', 3, 64))
+	return b
+}
+
+// lagWindow keeps the lag (hand-off to a listener's socket minus the
+// key's deadline) of the messages sent in the last minute, up to
+// lagSamples of them, for INFO's percentiles.
+type lagWindow struct {
+	mu   sync.Mutex
+	ring [lagSamples]lagSample
+	next int
+	n    int
+}
+
+const (
+	lagSamples = 1 << 16
+	lagSpan    = time.Minute
+)
+
+type lagSample struct {
+	at  int64 // Unix ns of the hand-off
+	lag int64 // ns
+}
+
+// record is the publisher's OnSent hook (on a listener's writer
+// goroutine).
+func (w *lagWindow) record(m *zmqpub.Message, at time.Time) {
+	if m.Deadline == 0 {
+		return
+	}
+	lag := at.UnixNano() - m.Deadline*int64(time.Millisecond)
+	w.mu.Lock()
+	w.ring[w.next] = lagSample{at.UnixNano(), max(lag, 0)}
+	w.next = (w.next + 1) % lagSamples
+	w.n = min(w.n+1, lagSamples)
+	w.mu.Unlock()
+}
+
+// summary returns p50, p99 and max in ms over the last minute, and the
+// number of samples they are drawn from.
+func (w *lagWindow) summary(now time.Time) (p50, p99, maxLag float64, n int) {
+	since := now.Add(-lagSpan).UnixNano()
+	w.mu.Lock()
+	lags := make([]int64, 0, w.n)
+	for i := 0; i < w.n; i++ {
+		if s := w.ring[i]; s.at >= since {
+			lags = append(lags, s.lag)
+		}
+	}
+	w.mu.Unlock()
+	if len(lags) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(lags)
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	pick := func(q float64) int64 { return lags[min(len(lags)-1, int(q*float64(len(lags))))] }
+	return ms(pick(0.50)), ms(pick(0.99)), ms(lags[len(lags)-1]), len(lags)
+}

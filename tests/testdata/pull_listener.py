@@ -1,0 +1,49 @@
+"""A libzmq PULL listener for the expiry-stream tests.
+
+Connects to every endpoint given, prints each multipart message it
+receives as one line of space-separated hex frames, and exits after
+--count messages or --idle seconds without one. Run it with Debian's
+/usr/bin/python3 (python3-zmq).
+"""
+import argparse
+import sys
+
+import zmq
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("endpoints", nargs="+")
+    ap.add_argument("--count", type=int, default=0)
+    ap.add_argument("--idle", type=float, default=15.0)
+    ap.add_argument("--heartbeat", type=int, default=0, help="ZMQ_HEARTBEAT_IVL in ms")
+    ap.add_argument("--hwm", type=int, default=1000)
+    a = ap.parse_args()
+
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PULL)
+    s.setsockopt(zmq.RCVHWM, a.hwm)
+    s.setsockopt(zmq.LINGER, 0)
+    if a.heartbeat:
+        s.setsockopt(zmq.HEARTBEAT_IVL, a.heartbeat)
+        s.setsockopt(zmq.HEARTBEAT_TIMEOUT, a.heartbeat * 3)
+    for ep in a.endpoints:
+        s.connect(ep)
+    poller = zmq.Poller()
+    poller.register(s, zmq.POLLIN)
+    out = sys.stdout
+    n = 0
+    while a.count == 0 or n < a.count:
+        if not poller.poll(int(a.idle * 1000)):
+            break
+        frames = s.recv_multipart()
+        out.write(" ".join(f.hex() for f in frames))
+        out.write("\n")
+        out.flush()
+        n += 1
+    s.close()
+    ctx.term()
+
+
+if __name__ == "__main__":
+    main()
