@@ -6,10 +6,10 @@
 GO        ?= go
 BIN       := bin
 # Packages whose state is shared between goroutines run under the race detector.
-RACE_PKGS := ./resp/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/...
+RACE_PKGS := ./resp/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./cmd/...
 FUZZTIME  ?= 10s
 
-.PHONY: all build run test deps vet unit integration fuzz bench clean
+.PHONY: all build run test deps vet unit integration perl fuzz bench clean
 
 all: build
 
@@ -33,11 +33,17 @@ unit:
 integration: build
 	$(GO) test -count=1 -timeout 15m ./tests/...
 
+# The Perl expiry listener's tests (clients/perl), end to end with bin/.
+perl: build
+	prove -r clients/perl/t
+
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzReadBatch -fuzztime=$(FUZZTIME) ./resp/
 	$(GO) test -run=NONE -fuzz=FuzzCommandArgs -fuzztime=$(FUZZTIME) ./commands/
+	$(GO) test -run=NONE -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./zmqpub/
+	$(GO) test -run=NONE -fuzz=FuzzSpoolOpen -fuzztime=$(FUZZTIME) ./zmqpub/
 
-test: deps vet unit integration fuzz
+test: deps vet unit integration perl fuzz
 
 bench: deps build
 	$(GO) run ./scripts/bench

@@ -1,0 +1,397 @@
+package ZRedis::ExpiryListener;
+
+# Receives the expiry messages zredis pushes (one three-frame 0MQ message per
+# expired key) on a PULL socket and decodes them.
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use Exporter qw(import);
+use ZMQ::FFI ();
+use ZMQ::FFI::Constants qw(
+    ZMQ_PULL ZMQ_RCVHWM ZMQ_RCVMORE ZMQ_RCVTIMEO ZMQ_RECONNECT_IVL
+    ZMQ_HEARTBEAT_IVL ZMQ_HEARTBEAT_TIMEOUT ZMQ_MAXMSGSIZE
+);
+use POSIX qw(EAGAIN EINTR);
+
+our $VERSION = '1.00';
+
+our @EXPORT_OK = qw(decode type_name TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET);
+
+use constant {
+    TYPE_STRING => 0,
+    TYPE_HASH   => 1,
+    TYPE_LIST   => 2,
+    TYPE_SET    => 3,
+    TYPE_ZSET   => 4,
+};
+
+my @TYPE_NAMES = qw(string hash list set zset);
+
+# How long one blocking receive waits before run() looks at its stop flag:
+# ZMQ::FFI has no poll, so a receive timeout is what lets a signal handler
+# (or a callback in another part of the program) end run() promptly.
+use constant STOP_CHECK_MS => 200;
+
+sub type_name {
+    my ($code) = @_;
+    return $TYPE_NAMES[$code];
+}
+
+# ---------------------------------------------------------------------------
+# Decoding
+# ---------------------------------------------------------------------------
+
+# decode($frames) takes the frames of one message (an array reference of
+# byte strings) and returns a hash reference:
+#   db         database number
+#   type       type name: string, hash, list, set or zset
+#   type_code  the type as sent (0..4)
+#   key        key bytes
+#   value      string: the bytes; hash: a hash reference field => value;
+#              list/set: an array reference of members; zset: an array
+#              reference of [member, score] pairs, score as the text Redis
+#              prints ("1.5", "inf"), in score order
+#   parts      every item of frame 3 in frame order (string: [value]; hash:
+#              field, value, ...; list/set: members; zset: member, score, ...)
+# A malformed message dies with a one-line reason ending in "\n". Every
+# length is checked against the bytes the frame holds before it is used, so
+# no claimed length ever makes this allocate.
+sub decode {
+    my ($frames) = @_;
+    die "not an array reference of frames\n" if ref $frames ne 'ARRAY';
+    die sprintf("expected 3 frames, got %d\n", scalar @$frames) if @$frames != 3;
+    my ($header, $key_frame, $value_frame) = @$frames;
+
+    die sprintf("header frame is %d bytes, expected 4\n", length $header) if length $header != 4;
+    my ($db, $type_code) = unpack 'S S', $header;
+    my $type = $TYPE_NAMES[$type_code];
+    die "unknown value type $type_code\n" if !defined $type;
+
+    my $key_items = _items($key_frame, 1, 'key');
+
+    my $parts = _items($value_frame, $type_code == TYPE_STRING ? 1 : undef, 'value');
+    my $value;
+    if ($type_code == TYPE_STRING) {
+        $value = $parts->[0];
+    }
+    elsif ($type_code == TYPE_HASH) {
+        die sprintf("hash count %d is odd\n", scalar @$parts) if @$parts % 2;
+        $value = {@$parts};
+    }
+    elsif ($type_code == TYPE_ZSET) {
+        die sprintf("zset count %d is odd\n", scalar @$parts) if @$parts % 2;
+        $value = [map { [ $parts->[ 2 * $_ ], $parts->[ 2 * $_ + 1 ] ] } 0 .. @$parts / 2 - 1];
+    }
+    else {
+        $value = [@$parts];
+    }
+
+    return {
+        db        => $db,
+        type      => $type,
+        type_code => $type_code,
+        key       => $key_items->[0],
+        value     => $value,
+        parts     => $parts,
+    };
+}
+
+# _items reads the frames that carry length-prefixed items. The key frame
+# and a string's value frame are one uint32 length and the bytes
+# ($fixed_count 1: no count word); a collection's value frame is a uint32
+# count followed by that many length-prefixed items. The frame must end
+# exactly after the last item.
+sub _items {
+    my ($frame, $fixed_count, $what) = @_;
+    my $size = length $frame;
+    my $pos  = 0;
+    my $count = $fixed_count;
+    if (!defined $count) {
+        die "$what frame is $size bytes, too short for its count\n" if $size < 4;
+        $count = unpack 'L', $frame;
+        $pos = 4;
+    }
+    my @items;
+    for my $i (1 .. $count) {
+        die "$what frame ends inside the length of item $i of $count\n" if $size - $pos < 4;
+        my $len = unpack 'L', substr($frame, $pos, 4);
+        $pos += 4;
+        die "$what item $i of $count claims $len bytes, the frame holds " . ($size - $pos) . "\n"
+            if $len > $size - $pos;
+        push @items, substr($frame, $pos, $len);
+        $pos += $len;
+    }
+    die sprintf("%s frame has %d trailing bytes\n", $what, $size - $pos) if $pos != $size;
+    return \@items;
+}
+
+# ---------------------------------------------------------------------------
+# Socket
+# ---------------------------------------------------------------------------
+
+# new(%options)
+#   endpoints      array reference of endpoints to connect (tcp://host:port,
+#                  ipc:///path); required. Messages from all of them are
+#                  fair-queued.
+#   hwm            receive high-water mark in messages (ZMQ_RCVHWM)
+#   heartbeat      ZMTP heartbeat interval in ms (ZMQ_HEARTBEAT_IVL): a peer
+#                  that stops answering is dropped and reconnected
+#   heartbeat_timeout  ms without traffic before that (default 3 x heartbeat)
+#   reconnect_ivl  ms between reconnection attempts (default 100). libzmq
+#                  reconnects a PULL socket by itself when the server restarts.
+#   max_frame      largest frame accepted in bytes (ZMQ_MAXMSGSIZE); a bigger
+#                  frame drops the connection, which then reconnects.
+#                  Default: no limit (a Redis string can be 512 MB).
+#   on_error       called as on_error->($reason, $frames) for a malformed
+#                  message, which is then skipped; default: warn.
+sub new {
+    my ($class, %opt) = @_;
+    my $endpoints = $opt{endpoints};
+    croak 'endpoints: an array reference with at least one endpoint is required'
+        if ref $endpoints ne 'ARRAY' || !@$endpoints;
+    for my $name (qw(hwm heartbeat heartbeat_timeout reconnect_ivl max_frame)) {
+        croak "$name must be a non-negative integer"
+            if defined $opt{$name} && $opt{$name} !~ /\A[0-9]+\z/;
+    }
+    my $on_error = $opt{on_error} // sub {
+        my ($reason) = @_;
+        warn "zredis expiry listener: skipped a malformed message: $reason";
+    };
+    croak 'on_error must be a code reference' if ref $on_error ne 'CODE';
+
+    my $ctx  = ZMQ::FFI->new;
+    my $sock = $ctx->socket(ZMQ_PULL);
+    $sock->set(ZMQ_RCVHWM, 'int', $opt{hwm}) if defined $opt{hwm};
+    $sock->set(ZMQ_RECONNECT_IVL, 'int', $opt{reconnect_ivl} // 100);
+    if ($opt{heartbeat}) {
+        $sock->set(ZMQ_HEARTBEAT_IVL, 'int', $opt{heartbeat});
+        $sock->set(ZMQ_HEARTBEAT_TIMEOUT, 'int', $opt{heartbeat_timeout} // 3 * $opt{heartbeat});
+    }
+    $sock->set(ZMQ_MAXMSGSIZE, 'int64_t', $opt{max_frame}) if $opt{max_frame};
+    $sock->set(ZMQ_RCVTIMEO, 'int', STOP_CHECK_MS);
+    for my $endpoint (@$endpoints) {
+        eval { $sock->connect($endpoint); 1 }
+            or croak "connect $endpoint: " . ($@ =~ s/\n.*//sr);
+    }
+    # From here on receive errors are read from last_errno: a timeout or an
+    # interrupted call is the normal way for run() to look at its stop flag.
+    $sock->die_on_error(0);
+
+    return bless {
+        ctx       => $ctx,
+        sock      => $sock,
+        more      => _more_function($sock),
+        on_error  => $on_error,
+        endpoints => [@$endpoints],
+        stopping  => 0,
+    }, $class;
+}
+
+sub endpoints { return @{ $_[0]{endpoints} } }
+
+# _more_function returns a function telling whether the frame just received
+# has more frames after it. ZMQ::FFI's get(ZMQ_RCVMORE) costs two foreign
+# calls and a dispatch on the option type, about 1.7 us, three times per
+# message: most of the receive cost. zmq_msg_more on the zmq_msg_t that
+# ZMQ::FFI receives into is one call. That zmq_msg_t is ZMQ::FFI's own
+# attribute (_zmq_msg_t, present in 1.x), so where it or the function
+# cannot be had, the documented get() is used.
+my $msg_more_attached;
+sub _more_function {
+    my ($sock) = @_;
+    my $msg = eval {
+        if (!$msg_more_attached) {
+            require FFI::Platypus;
+            FFI::Platypus->new(api => 1, lib => [ $sock->soname ])
+                ->attach([ zmq_msg_more => '_zmq_msg_more' ] => ['opaque'] => 'int');
+            $msg_more_attached = 1;
+        }
+        $sock->_zmq_msg_t;
+    };
+    return sub { _zmq_msg_more($msg) } if $msg;
+    return sub { $sock->get(ZMQ_RCVMORE, 'int') };
+}
+
+# recv_frames waits for the next message and returns its frames as an array
+# reference, or undef once stop() was called. A message of more than three
+# frames is not kept beyond the count of its frames: it is malformed anyway.
+sub recv_frames {
+    my ($self) = @_;
+    my ($sock, $more) = @$self{qw(sock more)};
+    while (!$self->{stopping}) {
+        my $first = $sock->recv;
+        if (my $errno = $sock->last_errno) {
+            next if $errno == EAGAIN || $errno == EINTR;
+            croak 'receive: ' . $sock->last_strerror;
+        }
+        my @frames = ($first);
+        my $extra  = 0;
+        # The rest of a multipart message is already here: libzmq hands a
+        # message over only once all of its frames arrived.
+        while ($more->()) {
+            my $frame = $sock->recv;
+            croak 'receive: ' . $sock->last_strerror if $sock->last_errno;
+            if (@frames < 3) { push @frames, $frame } else { $extra++ }
+        }
+        push @frames, (undef) x $extra if $extra;
+        return \@frames;
+    }
+    return undef;
+}
+
+# run($callback) receives and decodes messages until stop() is called,
+# calling $callback->($msg) for each (see decode for $msg). A malformed
+# message goes to on_error and is skipped. Returns the number of messages
+# handed to $callback. Safe to call stop() from the callback or from a
+# signal handler: run() returns within STOP_CHECK_MS. A stop() that comes
+# before run() (a signal during start-up) makes it return at once; the
+# request is cleared when run() returns, so a later run() receives again.
+sub run {
+    my ($self, $callback) = @_;
+    croak 'run needs a code reference' if ref $callback ne 'CODE';
+    my $handled = 0;
+    while (defined(my $frames = $self->recv_frames)) {
+        my $msg = eval { decode($frames) };
+        if (!$msg) {
+            $self->{on_error}->($@, $frames);
+            next;
+        }
+        $handled++;
+        $callback->($msg);
+    }
+    $self->{stopping} = 0;
+    return $handled;
+}
+
+sub stop { $_[0]{stopping} = 1; return }
+
+# close disconnects and releases the socket and its context; the object is
+# unusable afterwards. Called by DESTROY too.
+sub close {
+    my ($self) = @_;
+    my $sock = delete $self->{sock} or return;
+    $sock->close;
+    my $ctx = delete $self->{ctx};
+    $ctx->destroy;
+    return;
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    local $@;
+    eval { $self->close };
+    return;
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+ZRedis::ExpiryListener - receive and decode the expired keys zredis pushes over 0MQ
+
+=head1 SYNOPSIS
+
+    use ZRedis::ExpiryListener qw(decode);
+
+    my $listener = ZRedis::ExpiryListener->new(
+        endpoints => ['tcp://127.0.0.1:5555'],
+        hwm       => 10000,
+        heartbeat => 5000,
+        on_error  => sub { my ($reason, $frames) = @_; warn "skipped: $reason" },
+    );
+    local $SIG{INT} = local $SIG{TERM} = sub { $listener->stop };
+    $listener->run(sub {
+        my ($msg) = @_;
+        printf "db %d %s %s\n", $msg->{db}, $msg->{type}, $msg->{key};
+    });
+    $listener->close;
+
+    # Decoding alone (frames from any 0MQ binding):
+    my $msg = eval { decode([$header, $key_frame, $value_frame]) }
+        or warn "malformed: $@";
+
+=head1 DESCRIPTION
+
+zredis sends one 0MQ message of three frames for every key that expires,
+on a PUSH socket bound to each C<expiry-zmq-endpoints> endpoint. This module
+connects a PULL socket (ZMQ::FFI) to those endpoints and decodes the
+messages. All integers are in the server's native byte order, which is the
+byte order this module unpacks (C<S>, C<L>): run the listener on a machine of
+the same byte order as the server (every x86-64 and arm64 machine is
+little-endian).
+
+=over
+
+=item frame 1
+
+4 bytes: uint16 database, uint16 type (0 string, 1 hash, 2 list, 3 set,
+4 zset; 2 to 4 only when the server was told to send them).
+
+=item frame 2
+
+uint32 key length, then the key.
+
+=item frame 3
+
+string: uint32 length and the bytes. hash: uint32 count of fields plus
+values (even), then each field and each value as uint32 length and bytes.
+list/set: uint32 count and each member length-prefixed. zset: uint32 count
+(2 per member), then member and score pairs in score order, each
+length-prefixed, the score as text (C<1.5>, C<inf>).
+
+=back
+
+libzmq reconnects by itself when the server restarts; messages the server
+could not deliver wait in its outbox.
+
+=head1 FUNCTIONS
+
+=head2 decode($frames)
+
+Decodes one message (an array reference of three byte strings) into a hash
+reference with C<db>, C<type> (name), C<type_code>, C<key>, C<value> and
+C<parts> (frame 3's items in order; use it where the order of a hash's
+fields matters). C<value> is the string, a hash reference for a hash, an
+array reference of members for a list or set, an array reference of
+C<[member, score]> for a zset. Dies with a one-line reason for a malformed
+message: a frame count other than 3, a header that is not 4 bytes, an
+unknown type, a length that runs past its frame, trailing bytes, an odd
+count for a hash or zset.
+
+=head2 type_name($code)
+
+The name of a type code, undef for an unknown code.
+
+=head1 METHODS
+
+=head2 new(%options)
+
+C<endpoints> (required, array reference), C<hwm> (ZMQ_RCVHWM), C<heartbeat>
+(ms, ZMQ_HEARTBEAT_IVL), C<heartbeat_timeout> (ms, default 3 x heartbeat),
+C<reconnect_ivl> (ms, default 100), C<max_frame> (bytes, ZMQ_MAXMSGSIZE;
+default no limit), C<on_error> (called with the reason and the frames of a
+malformed message; default: warn).
+
+=head2 run($callback)
+
+Receives until C<stop> is called, calling C<< $callback->($msg) >> for each
+message. Returns the count of messages handled.
+
+=head2 stop
+
+Makes C<run> return (within 200 ms), or the next C<run> return at once
+when none is running; safe in a signal handler.
+
+=head2 recv_frames
+
+The frames of the next message without decoding (undef after C<stop>).
+
+=head2 close
+
+Closes the socket and its context.
+
+=cut
