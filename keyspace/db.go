@@ -98,8 +98,30 @@ func (db *DB) expireIfNeeded(key []byte, e *Entry) bool {
 	if db.ks.replica {
 		return true
 	}
-	db.expireKey(string(key), e)
+	db.expireLazily(string(key), e)
 	return true
+}
+
+// lazyCatchUp bounds the keys a lazy expiry expires ahead of its own (see
+// expireLazily), so that one read never does more than a slice of the
+// engine's work.
+const lazyCatchUp = 1024
+
+// expireLazily expires a key met past its deadline by a command, before
+// the engine got to it. Expiry events must leave in deadline order (the
+// 0MQ stream promises it), so the keys of this database due earlier are
+// expired first, in order, as the engine would have: normally none or a
+// few, since the engine runs at the deadlines; at most lazyCatchUp, past
+// which a backlog the engine is still working off may be overtaken.
+func (db *DB) expireLazily(key string, e *Entry) {
+	for n := 0; n < lazyCatchUp; n++ {
+		d, ok := db.expires.min()
+		if !ok || d.at >= e.expireAt {
+			break
+		}
+		db.expireKey(d.key, db.shards[shardOfString(d.key)].m[d.key])
+	}
+	db.expireKey(key, e)
 }
 
 // Lookup returns the live entry for key, or nil, for a read. It applies
@@ -217,7 +239,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
 		// The old value had expired: it is expired now (with its event,
 		// as Redis's lookup for write does), then the key is created.
-		db.expireKey(string(key), old)
+		db.expireLazily(string(key), old)
 		old = nil
 	}
 	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 {
@@ -295,7 +317,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 		old = t.m[string(key)]
 	}
 	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
-		db.expireKey(string(key), old)
+		db.expireLazily(string(key), old)
 		old = nil
 	}
 	t := db.writable(i)
@@ -462,7 +484,7 @@ func (db *DB) RandomKey() (string, bool) {
 			}
 			continue
 		}
-		db.expireKey(k, e) // progress: one key fewer
+		db.expireLazily(k, e) // progress: one key fewer
 	}
 	return "", false
 }
@@ -508,25 +530,20 @@ func (db *DB) randomEntry() (string, *Entry) {
 	}
 }
 
-// ScanShard calls fn for each live key of shard i. fn must not modify
-// the database. Expired keys met are expired afterwards.
+// ScanShard calls fn for each key of shard i whose deadline has not
+// passed. It changes nothing: keys past their deadline are skipped, not
+// expired (INFO's sampling must not expire keys, as Redis's does not).
+// fn must not modify the database.
 func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
 	t := db.shards[i]
 	if t == nil {
 		return
 	}
-	var expired []string
 	for k, e := range t.m {
 		if e.expireAt != 0 && e.expireAt <= db.ks.now {
-			expired = append(expired, k)
 			continue
 		}
 		fn(k, e)
-	}
-	for _, k := range expired {
-		if e := t.m[k]; e != nil {
-			db.expireIfNeeded([]byte(k), e)
-		}
 	}
 }
 

@@ -623,3 +623,27 @@ func TestRandomKeyUniformSmall(t *testing.T) {
 		assert.Greater(t, counts[k], 600, "%s drawn %d times of 3000", k, counts[k])
 	}
 }
+
+// A key met past its deadline before the engine reached it is expired
+// after the keys of its database due earlier, so that expiry events stay
+// in deadline order; keys due at the same time or later are left to the
+// engine, and INFO's sampling (ScanShard) expires nothing.
+func TestLazyExpiryKeepsDeadlineOrder(t *testing.T) {
+	e := newEnv(t)
+	e.set("first", "1", epoch+10)
+	e.set("second", "2", epoch+20)
+	e.set("third", "3", epoch+30)
+	e.set("twin", "3", epoch+30)
+	e.set("later", "4", epoch+40)
+	e.clock.Advance(35 * time.Millisecond)
+	e.do(func(db *DB) {
+		for i := 0; i < NumShards(); i++ {
+			db.ScanShard(i, func(string, *Entry) {})
+		}
+	})
+	require.Empty(t, e.expired, "ScanShard expires nothing")
+	_, ok := e.get("third")
+	require.False(t, ok)
+	require.Equal(t, []string{"first", "second", "third"}, e.expiredKeys())
+	e.do(func(db *DB) { assert.Equal(t, 2, db.Len(), "twin (same deadline) and later stay for the engine") })
+}
