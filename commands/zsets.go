@@ -753,6 +753,10 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 	if !ok {
 		return
 	}
+	if z != nil && typ == zrangeScore && !rev && !store && offset >= 0 {
+		zrangeScoreForward(c, z, sr, offset, limit, withScores)
+		return
+	}
 	// Positions [from, to) in ascending order, then walked upwards or
 	// downwards.
 	var from, to int
@@ -823,6 +827,30 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 	} else {
 		z.Ascend(from, emit)
 	}
+}
+
+// zrangeScoreForward answers an ascending score range (ZRANGEBYSCORE,
+// ZRANGE BYSCORE) by walking from the range's start, skipping offset
+// items: no rank is computed, so a LIMIT on a large set costs one
+// descent of the tree, as Redis's skiplist walk does.
+func zrangeScoreForward(c *Ctx, z *keyspace.ZSet, sr keyspace.ScoreRange, offset, limit int64, withScores bool) {
+	mark := c.W.DeferArray()
+	n := 0
+	if limit != 0 {
+		z.AscendScores(sr, func(m string, s float64) bool {
+			if offset > 0 {
+				offset--
+				return true
+			}
+			writeScored(c, m, s, withScores)
+			n++
+			return limit < 0 || int64(n) < limit
+		})
+	}
+	if withScores && c.W.Proto() == 2 {
+		n *= 2
+	}
+	c.W.FillArray(mark, n)
 }
 
 // zrangeStore stores positions [from, to) of src at Args[1] as a new

@@ -315,6 +315,21 @@ type ScoreRange struct {
 	MinEx, MaxEx bool
 }
 
+// AscendScores calls fn, in ascending order, for the items whose score
+// lies in r until fn returns false. It descends the tree once, O(log n),
+// where ScoreBounds needs the items' ranks.
+func (z *ZSet) AscendScores(r ScoreRange, fn func(member string, score float64) bool) {
+	z.tree.Ascend(zitem{score: r.Min}, func(it zitem) bool {
+		if r.MinEx && it.score == r.Min {
+			return true
+		}
+		if it.score > r.Max || r.MaxEx && it.score == r.Max {
+			return false
+		}
+		return fn(it.member, it.score)
+	})
+}
+
 // ScoreBounds returns the positions [start, end) of the items whose score
 // lies in r; start >= end means none.
 func (z *ZSet) ScoreBounds(r ScoreRange) (start, end int) {

@@ -221,3 +221,28 @@ func TestZSetDeleteRangeLarge(t *testing.T) {
 		require.Equal(t, 1000-(hi-lo)+1, z.Len())
 	}
 }
+
+// AscendScores visits exactly the items ScoreBounds delimits, in order.
+func TestZSetAscendScoresMatchesScoreBounds(t *testing.T) {
+	z := NewZSet()
+	z.MarkBig()
+	for i := 0; i < 2000; i++ {
+		z.Set([]byte("m"+strconv.Itoa(i)), float64(rand.Intn(300))/2)
+	}
+	for i := 0; i < 200; i++ {
+		r := ScoreRange{Min: float64(rand.Intn(320)-10) / 2, Max: float64(rand.Intn(320)-10) / 2,
+			MinEx: rand.Intn(2) == 0, MaxEx: rand.Intn(2) == 0}
+		from, to := z.ScoreBounds(r)
+		var want []string
+		for j := from; j < to; j++ {
+			m, _ := z.At(j)
+			want = append(want, m)
+		}
+		var got []string
+		z.AscendScores(r, func(m string, _ float64) bool {
+			got = append(got, m)
+			return true
+		})
+		require.Equal(t, want, got, "%+v", r)
+	}
+}
