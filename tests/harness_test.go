@@ -144,7 +144,13 @@ func startProc(t testing.TB, name, bin string, args ...string) (*Proc, error) {
 		}
 		full = append(full, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
 		if name == "redis" {
-			full = append(full, "--save", "", "--appendonly", "no")
+			// No persistence unless the test asks for it.
+			if !hasArg(args, "--save") {
+				full = append(full, "--save", "")
+			}
+			if !hasArg(args, "--appendonly") {
+				full = append(full, "--appendonly", "no")
+			}
 		}
 		p := &Proc{Name: name, Port: port, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir,
 			out: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
@@ -175,6 +181,16 @@ func argAfter(args []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// hasArg reports whether args contains name.
+func hasArg(args []string, name string) bool {
+	for _, a := range args {
+		if a == name {
+			return true
+		}
+	}
+	return false
 }
 
 // removeDir removes the process's directory unless the test gave it.
