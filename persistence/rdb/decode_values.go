@@ -1,0 +1,388 @@
+package rdb
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Values are rebuilt as Redis 7.0's rdbLoadObject rebuilds them: the
+// same conversions to the large encodings under the LoadOptions
+// thresholds, the same refusal of duplicates, NaN scores and bad
+// containers, and values without elements reported as errEmptyKey.
+
+// readObject reads a value of type t (after its key).
+func (d *decoder) readObject(t byte) (keyspace.Object, []byte, error) {
+	switch t {
+	case typeString:
+		v, err := d.readString(nil)
+		if v == nil {
+			v = []byte{}
+		}
+		return nil, v, err
+	case typeList:
+		o, err := d.readLinkedList()
+		return o, nil, err
+	case typeListZiplist, typeListQuicklist, typeListQuicklist2:
+		o, err := d.readPackedList(t)
+		return o, nil, err
+	case typeSet:
+		o, err := d.readSet()
+		return o, nil, err
+	case typeSetIntset:
+		o, err := d.readIntset()
+		return o, nil, err
+	case typeZSet, typeZSet2:
+		o, err := d.readZSet(t == typeZSet2)
+		return o, nil, err
+	case typeZSetZiplist, typeZSetListpack:
+		o, err := d.readPackedZSet(t)
+		return o, nil, err
+	case typeHash:
+		o, err := d.readHash()
+		return o, nil, err
+	case typeHashZipmap, typeHashZiplist, typeHashListpack:
+		o, err := d.readPackedHash(t)
+		return o, nil, err
+	case typeModule, typeModule2:
+		return nil, nil, fmt.Errorf("unsupported type %d (module values need the module that wrote them; zredis loads no modules)", t)
+	case typeStreamListpacks, typeStreamListpacks2:
+		return nil, nil, fmt.Errorf("unsupported type %d (stream: zredis has no stream type)", t)
+	}
+	return nil, nil, fmt.Errorf("unsupported type %d", t)
+}
+
+func (d *decoder) readLinkedList() (keyspace.Object, error) {
+	n, err := d.readCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errEmptyKey
+	}
+	l := keyspace.NewList()
+	for ; n > 0; n-- {
+		if d.a, err = d.readString(d.a[:0]); err != nil {
+			return nil, err
+		}
+		l.Push(false, d.a)
+	}
+	return l, nil
+}
+
+// pushEntry appends a listpack or ziplist element to l.
+func (d *decoder) pushEntry(l *keyspace.List, e lpEntry) {
+	if e.isInt {
+		d.b = strconv.AppendInt(d.b[:0], e.ival, 10)
+		l.Push(false, d.b)
+		return
+	}
+	l.Push(false, e.str)
+}
+
+func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
+	l := keyspace.NewList()
+	push := func(e lpEntry) error {
+		d.pushEntry(l, e)
+		return nil
+	}
+	if t == typeListZiplist {
+		blob, err := d.readString(d.blob[:0])
+		d.blob = blob
+		if err != nil {
+			return nil, err
+		}
+		if _, err := zlEach(blob, push); err != nil {
+			return nil, err
+		}
+		if l.Len() == 0 {
+			return nil, errEmptyKey
+		}
+		return l, nil
+	}
+	nodes, err := d.readCount()
+	if err != nil {
+		return nil, err
+	}
+	if nodes == 0 {
+		return nil, errEmptyKey
+	}
+	for ; nodes > 0; nodes-- {
+		container := uint64(containerPacked)
+		if t == typeListQuicklist2 {
+			if container, err = d.readCount(); err != nil {
+				return nil, err
+			}
+			if container != containerPacked && container != containerPlain {
+				return nil, corrupt("Quicklist integrity check failed.")
+			}
+		}
+		blob, err := d.readString(d.blob[:0])
+		d.blob = blob
+		if err != nil {
+			return nil, err
+		}
+		if len(blob) == 0 {
+			return nil, corrupt("empty quicklist node")
+		}
+		switch {
+		case container == containerPlain:
+			l.Push(false, blob)
+		case t == typeListQuicklist2:
+			_, err = lpEach(blob, push)
+		default:
+			_, err = zlEach(blob, push)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if l.Len() == 0 {
+		return nil, errEmptyKey
+	}
+	return l, nil
+}
+
+func (d *decoder) readSet() (keyspace.Object, error) {
+	n, err := d.readCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errEmptyKey
+	}
+	maxIntset := int(min(d.opt.SetMaxIntsetEntries, 1<<30))
+	s := keyspace.NewSet()
+	if n > uint64(maxIntset) {
+		// Too many members for an intset: a hashtable from the start.
+		s = keyspace.NewSetFor([]byte("-"))
+	}
+	for ; n > 0; n-- {
+		if d.a, err = d.readString(d.a[:0]); err != nil {
+			return nil, err
+		}
+		if !s.Add(d.a, maxIntset) {
+			return nil, corrupt("Duplicate set members detected")
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) readIntset() (keyspace.Object, error) {
+	blob, err := d.readString(d.blob[:0])
+	d.blob = blob
+	if err != nil {
+		return nil, err
+	}
+	vs, err := intsetDecode(blob)
+	if err != nil {
+		return nil, err
+	}
+	maxIntset := int(min(d.opt.SetMaxIntsetEntries, 1<<30))
+	s := keyspace.NewSet()
+	for _, v := range vs {
+		s.AddInt(v, maxIntset)
+	}
+	return s, nil
+}
+
+func (d *decoder) readZSet(binary bool) (keyspace.Object, error) {
+	n, err := d.readCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errEmptyKey
+	}
+	z := keyspace.NewZSet()
+	z.MarkBig()
+	maxLen, total := 0, 0
+	for ; n > 0; n-- {
+		if d.a, err = d.readString(d.a[:0]); err != nil {
+			return nil, err
+		}
+		var score float64
+		if binary {
+			score, err = d.readBinaryDouble()
+		} else {
+			score, err = d.readTextDouble()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if math.IsNaN(score) {
+			return nil, corrupt("Zset with NAN score detected")
+		}
+		maxLen = max(maxLen, len(d.a))
+		total += len(d.a)
+		if !z.Set(d.a, score) {
+			return nil, corrupt("Duplicate zset fields detected")
+		}
+	}
+	// Converted after loading, as Redis does, since the file holds the
+	// members in no particular order.
+	if int64(z.Len()) <= d.opt.ZSetMaxListpackEntries && int64(maxLen) <= d.opt.ZSetMaxListpackValue && total < 1<<30 {
+		z.Fit(int(d.opt.ZSetMaxListpackEntries), int(d.opt.ZSetMaxListpackValue))
+	}
+	return z, nil
+}
+
+// readPairs reads a ziplist or listpack blob of field/value pairs,
+// validates it, and returns it with its element count.
+func (d *decoder) readPairs(t byte) ([]byte, func([]byte, func(lpEntry) error) (int, error), int, error) {
+	blob, err := d.readString(d.blob[:0])
+	d.blob = blob
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	each := lpEach
+	if t == typeZSetZiplist || t == typeHashZiplist {
+		each = zlEach
+	}
+	n, err := each(blob, nil)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if n%2 != 0 {
+		return nil, nil, 0, corrupt("odd number of elements in a field/value encoding")
+	}
+	return blob, each, n / 2, nil
+}
+
+func (d *decoder) readPackedZSet(t byte) (keyspace.Object, error) {
+	blob, each, pairs, err := d.readPairs(t)
+	if err != nil {
+		return nil, err
+	}
+	if pairs == 0 {
+		return nil, errEmptyKey
+	}
+	z := keyspace.NewZSet()
+	if int64(pairs) > d.opt.ZSetMaxListpackEntries {
+		z.MarkBig()
+	}
+	odd := false
+	_, err = each(blob, func(e lpEntry) error {
+		odd = !odd
+		if odd {
+			d.a = e.appendTo(d.a[:0])
+			return nil
+		}
+		score := float64(e.ival)
+		if !e.isInt {
+			// zzlStrtod: at most 127 characters are parsed.
+			s := e.str[:min(len(e.str), 127)]
+			v, err := strconv.ParseFloat(string(s), 64)
+			if err != nil || math.IsNaN(v) {
+				return corrupt("invalid sorted set score %q", s)
+			}
+			score = v
+		}
+		if !z.Set(d.a, score) {
+			return corrupt("Duplicate zset fields detected")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+// noLimits keeps a hash in its small form whatever it holds.
+var noLimits = keyspace.HashLimits{MaxEntries: math.MaxInt64, MaxValue: math.MaxInt64}
+
+// toTable converts h to the hashtable encoding.
+func toTable(h *keyspace.Hash) {
+	h.Convert(keyspace.HashLimits{MaxValue: -1}, nil)
+}
+
+func (d *decoder) readHash() (keyspace.Object, error) {
+	n, err := d.readCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errEmptyKey
+	}
+	h := keyspace.NewHash()
+	if n > uint64(d.opt.HashMaxListpackEntries) {
+		toTable(h) // too many fields: a hashtable from the start
+	}
+	lim := keyspace.HashLimits{MaxEntries: d.opt.HashMaxListpackEntries, MaxValue: d.opt.HashMaxListpackValue}
+	for ; n > 0; n-- {
+		if d.a, err = d.readString(d.a[:0]); err != nil {
+			return nil, err
+		}
+		if d.b, err = d.readString(d.b[:0]); err != nil {
+			return nil, err
+		}
+		if !h.Set(d.a, d.b, lim) {
+			return nil, corrupt("Duplicate hash fields detected")
+		}
+	}
+	return h, nil
+}
+
+func (d *decoder) readPackedHash(t byte) (keyspace.Object, error) {
+	h := keyspace.NewHash()
+	maxLen := 0
+	set := func(f, v []byte) error {
+		maxLen = max(maxLen, len(f), len(v))
+		if !h.Set(f, v, noLimits) {
+			return corrupt("Duplicate hash fields detected")
+		}
+		return nil
+	}
+	if t == typeHashZipmap {
+		blob, err := d.readString(d.blob[:0])
+		d.blob = blob
+		if err != nil {
+			return nil, err
+		}
+		// Count first so that a large zipmap is built as a hashtable.
+		n, err := zipmapEach(blob, func(f, v []byte) error { return nil })
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, errEmptyKey
+		}
+		if int64(n) > d.opt.HashMaxListpackEntries {
+			toTable(h)
+		}
+		if _, err := zipmapEach(blob, set); err != nil {
+			return nil, err
+		}
+		if int64(maxLen) > d.opt.HashMaxListpackValue {
+			toTable(h)
+		}
+		return h, nil
+	}
+	blob, each, pairs, err := d.readPairs(t)
+	if err != nil {
+		return nil, err
+	}
+	if pairs == 0 {
+		return nil, errEmptyKey
+	}
+	if int64(pairs) > d.opt.HashMaxListpackEntries {
+		toTable(h)
+	}
+	odd := false
+	_, err = each(blob, func(e lpEntry) error {
+		odd = !odd
+		if odd {
+			d.a = e.appendTo(d.a[:0])
+			return nil
+		}
+		d.b = e.appendTo(d.b[:0])
+		return set(d.a, d.b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}

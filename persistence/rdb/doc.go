@@ -1,0 +1,32 @@
+// Package rdb reads and writes Redis RDB files and DUMP payloads,
+// interchangeable with redis-server 7.0.
+//
+// Writing (Writer, Dump) produces version 10, the format of Redis 7.0,
+// with the encodings Redis 7.0 itself writes for the same values, so
+// that redis-server loads a file we wrote with the same OBJECT ENCODING
+// for every key and redis-check-rdb accepts it:
+//
+//   - strings: integers in 8, 16 or 32 bits when the string is the
+//     canonical form of one, LZF when compression is on and saves space,
+//     else verbatim;
+//   - lists: QUICKLIST_2 with listpack nodes filled as list-max-listpack-size
+//     -2 fills them (8 kB), elements of 1 GB or more in plain nodes;
+//   - sets: INTSET for an intset, else SET;
+//   - sorted sets: ZSET_LISTPACK for a small set, else ZSET_2 with binary
+//     scores from the greatest element down (Redis's skiplist order);
+//   - hashes: HASH_LISTPACK for a small hash, else HASH.
+//
+// Reading (Load, Restore) accepts versions 1 to 10, as Redis 7.0 does,
+// with every encoding older Redis versions wrote: linked lists, ziplists,
+// zipmaps, intsets, quicklists of ziplists or listpacks, text and binary
+// scores. Values are rebuilt in the encodings Redis would give them under
+// the thresholds of LoadOptions. Streams and module values are refused
+// with an error that names them.
+//
+// Input is not trusted: every length is checked against what the input
+// can still hold (or, on a stream of unknown size, memory grows only as
+// bytes arrive), the packed encodings are validated as Redis's deep
+// sanitization does (header sizes, entry bounds, counts, ordering,
+// duplicates), and the CRC-64 footer is verified when it is not zero.
+// Malformed input gives an error, never a panic.
+package rdb

@@ -1,0 +1,165 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// RedisVersion is the redis-ver aux field of the files we write: the
+// version whose behaviour zredis reproduces.
+const RedisVersion = "7.0.15"
+
+// WriterOptions are the settings of a file.
+type WriterOptions struct {
+	// Compress LZF-compresses strings longer than 20 bytes when that
+	// saves space (rdbcompression).
+	Compress bool
+	// Checksum ends the file with its CRC-64 (rdbchecksum); without it
+	// the file ends with 8 zero bytes, which loaders accept unchecked.
+	Checksum bool
+	// UsedMem is the used-mem aux field (bytes of memory in use).
+	UsedMem int64
+	// AOFBase marks the file as the RDB preamble of an AOF base file
+	// (the aof-base aux field is 1).
+	AOFBase bool
+	// Aux are extra aux fields (such as repl-stream-db, repl-id,
+	// repl-offset), written after ctime and used-mem.
+	Aux [][2]string
+}
+
+// flushAt is the buffered size from which a Writer hands its bytes to
+// the underlying writer.
+const flushAt = 64 << 10
+
+// Writer writes an RDB file of version 10, as redis-server 7.0 does:
+// the header and aux fields, then for each database SELECTDB, RESIZEDB
+// and its keys, then EOF and the checksum. It is not safe for concurrent
+// use.
+type Writer struct {
+	w        io.Writer
+	enc      encoder
+	crc      uint64
+	checksum bool
+	err      error
+	closed   bool
+}
+
+// NewWriter writes the header and the aux fields Redis 7.0 writes
+// (redis-ver, redis-bits, ctime, used-mem, then opt.Aux, then aof-base)
+// to w.
+func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
+	wr := &Writer{w: w, checksum: opt.Checksum}
+	wr.enc.compress = opt.Compress
+	wr.enc.buf = make([]byte, 0, 2*flushAt)
+	wr.enc.buf = fmt.Appendf(wr.enc.buf, "REDIS%04d", Version)
+	aux := [][2]string{
+		{"redis-ver", RedisVersion},
+		{"redis-bits", "64"},
+		{"ctime", strconv.FormatInt(time.Now().Unix(), 10)},
+		{"used-mem", strconv.FormatInt(opt.UsedMem, 10)},
+	}
+	aux = append(aux, opt.Aux...)
+	aof := "0"
+	if opt.AOFBase {
+		aof = "1"
+	}
+	aux = append(aux, [2]string{"aof-base", aof})
+	for _, kv := range aux {
+		wr.enc.buf = append(wr.enc.buf, opAux)
+		wr.enc.writeStringFromString(kv[0])
+		wr.enc.writeStringFromString(kv[1])
+	}
+	return wr, wr.maybeFlush()
+}
+
+// SelectDB starts database db, which holds keys keys of which expires
+// have a deadline (RESIZEDB's sizing hints). Redis writes nothing for an
+// empty database.
+func (w *Writer) SelectDB(db, keys, expires int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if db < 0 || keys < 0 || expires < 0 {
+		return errors.New("rdb: negative database number or size")
+	}
+	w.enc.buf = append(w.enc.buf, opSelectDB)
+	w.enc.writeLen(uint64(db))
+	w.enc.buf = append(w.enc.buf, opResizeDB)
+	w.enc.writeLen(uint64(keys))
+	w.enc.writeLen(uint64(expires))
+	return w.maybeFlush()
+}
+
+// WriteEntry writes one key of the current database: its deadline
+// (EXPIRETIME_MS) when it has one, then its type, key and value. The
+// entry is only read.
+func (w *Writer) WriteEntry(key string, e *keyspace.Entry) error {
+	if w.err != nil {
+		return w.err
+	}
+	if o := e.Obj(); o != nil && o.Len() == 0 {
+		// Redis would skip it, or refuse an empty intset outright.
+		return fmt.Errorf("rdb: key %q holds an empty %s", key, e.Type())
+	}
+	if at := e.ExpireAt(); at != 0 {
+		w.enc.buf = append(w.enc.buf, opExpireTimeMS)
+		w.enc.buf = binary.LittleEndian.AppendUint64(w.enc.buf, uint64(at))
+	}
+	w.enc.buf = append(w.enc.buf, typeOf(e))
+	w.enc.writeStringFromString(key)
+	w.enc.writeObject(e)
+	return w.maybeFlush()
+}
+
+// Close writes EOF and the checksum and flushes. It does not close the
+// underlying writer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	w.enc.buf = append(w.enc.buf, opEOF)
+	w.sum()
+	var sum uint64
+	if w.checksum {
+		sum = w.crc
+	}
+	w.enc.buf = binary.LittleEndian.AppendUint64(w.enc.buf, sum)
+	return w.flush()
+}
+
+func (w *Writer) sum() {
+	if w.checksum {
+		w.crc = crc64Update(w.crc, w.enc.buf)
+	}
+}
+
+func (w *Writer) maybeFlush() error {
+	if len(w.enc.buf) < flushAt {
+		return nil
+	}
+	w.sum()
+	return w.flush()
+}
+
+// flush writes the buffer, whose bytes are already in the checksum.
+func (w *Writer) flush() error {
+	if _, err := w.w.Write(w.enc.buf); err != nil {
+		w.err = err
+		return err
+	}
+	if cap(w.enc.buf) > 4*flushAt {
+		w.enc.buf = make([]byte, 0, 2*flushAt) // a large value passed
+	}
+	w.enc.buf = w.enc.buf[:0]
+	return nil
+}
