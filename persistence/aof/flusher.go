@@ -1,0 +1,265 @@
+package aof
+
+import (
+	"os"
+	"runtime"
+	"time"
+)
+
+// Retry delays after a failed write or fsync: Redis retries on every event
+// loop turn; we back off so that a full disk is not hammered by each Append.
+const (
+	retryMin = 10 * time.Millisecond
+	retryMax = time.Second
+)
+
+// maxSpare bounds the buffer kept between batches.
+const maxSpare = 4 << 20
+
+// flushLoop is the flusher goroutine: it writes whatever Append queued (one
+// write per batch), fsyncs per the policy, and wakes the waiters. While it
+// writes and fsyncs, new commands accumulate for the next batch: that is the
+// group commit.
+func (w *Writer) flushLoop(cur *os.File) {
+	defer close(w.done)
+	curGen := 0
+	var tick <-chan time.Time
+	if w.opt.Policy == EverySec {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	}
+	var retry <-chan time.Time
+	backoff := retryMin
+	for {
+		syncDue := false
+		if retry != nil {
+			// After a failure only the retry timer (or Close) restarts work.
+			select {
+			case <-retry:
+			case <-tick:
+			}
+			retry = nil
+		} else {
+			select {
+			case <-w.kick:
+			case <-tick:
+				syncDue = true
+			}
+		}
+		w.mu.Lock()
+		closing := w.closing
+		w.mu.Unlock()
+		var ok bool
+		cur, curGen, ok = w.flushOnce(cur, curGen, syncDue, closing)
+		if !ok {
+			if closing {
+				w.waitBackgroundSync()
+				cur.Close()
+				w.stop()
+				return
+			}
+			retry = time.After(backoff)
+			backoff = min(backoff*2, retryMax)
+			continue
+		}
+		backoff = retryMin
+		if closing {
+			w.waitBackgroundSync()
+			cur.Close()
+			w.stop()
+			return
+		}
+	}
+}
+
+// stop marks the flusher gone and wakes every waiter.
+func (w *Writer) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.progress.Broadcast()
+	w.mu.Unlock()
+}
+
+// flushOnce writes every queued chunk, switching to the next incremental
+// file where a rewrite cut the stream, then fsyncs: under Always, and at
+// Close, before returning; on the everysec tick, in the background (as
+// Redis's bio thread does), so that writes go on meanwhile. It returns the
+// file now current and false when a write or fsync failed (the unwritten
+// bytes are queued again).
+func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.File, int, bool) {
+	if w.opt.Policy == Always {
+		w.gather()
+	}
+	w.mu.Lock()
+	w.lastBatch, w.pending = w.pending, 0
+	chunks := w.chunks
+	w.chunks = nil
+	start := w.written
+	end := w.appended
+	needSync := w.synced < end
+	w.mu.Unlock()
+
+	fail := func(rest []chunk, written uint64, err error, what string) (*os.File, int, bool) {
+		w.mu.Lock()
+		w.chunks = append(rest, w.chunks...)
+		w.written = written
+		if w.lastErr == nil {
+			w.logf("Error %s the AOF file: %v", what, err)
+		}
+		w.lastErr = err
+		w.failedAt = end
+		w.progress.Broadcast()
+		w.mu.Unlock()
+		return cur, curGen, false
+	}
+
+	pos := start
+	for i := range chunks {
+		c := &chunks[i]
+		if c.gen != curGen {
+			// The rewrite cut: what was before it is complete in the old
+			// file; make it durable before leaving it.
+			w.waitBackgroundSync()
+			if err := fdatasync(cur); err != nil {
+				return fail(chunks[i:], pos, err, "fsyncing")
+			}
+			w.fsyncs.Add(1)
+			cur.Close()
+			w.mu.Lock()
+			next := w.files[c.gen]
+			delete(w.files, c.gen)
+			w.mu.Unlock()
+			cur, curGen = next, c.gen
+		}
+		if len(c.data) == 0 {
+			continue
+		}
+		n, err := cur.Write(c.data)
+		w.writes.Add(1)
+		if err != nil {
+			// Remove a partial write so the file ends with whole commands;
+			// if that fails, keep what was written and queue the rest.
+			if n > 0 {
+				if fi, serr := cur.Stat(); serr == nil && cur.Truncate(fi.Size()-int64(n)) == nil {
+					n = 0
+				}
+			}
+			pos += uint64(n)
+			w.addSize(int64(n))
+			c.data = c.data[n:]
+			return fail(chunks[i:], pos, err, "writing to")
+		}
+		pos += uint64(n)
+		w.addSize(int64(n))
+	}
+	syncNow := w.opt.Policy == Always || closing // Close is the only sync under No
+	if syncNow {
+		w.waitBackgroundSync()
+		if needSync {
+			if err := fdatasync(cur); err != nil {
+				return fail(nil, pos, err, "fsyncing")
+			}
+			w.fsyncs.Add(1)
+		}
+	} else if tick && w.opt.Policy == EverySec {
+		w.startBackgroundSync(cur, pos)
+	}
+	w.mu.Lock()
+	// Keep one buffer for the next batch, unless a burst made it huge.
+	if len(chunks) > 0 && w.spare == nil && cap(chunks[0].data) <= maxSpare {
+		w.spare = chunks[0].data[:0]
+	}
+	w.written = pos
+	if syncNow {
+		w.synced = pos
+		w.lastFsync = time.Now().Unix()
+	}
+	if w.lastErr != nil {
+		w.logf("AOF write error looks solved, Redis can write again.")
+		w.lastErr = nil
+	}
+	w.progress.Broadcast()
+	w.mu.Unlock()
+	return cur, curGen, true
+}
+
+func (w *Writer) addSize(n int64) {
+	if n == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.totalSize += n
+	w.mu.Unlock()
+}
+
+// gatherYields bounds how long gather lets writers catch up.
+const gatherYields = 8
+
+// gather, under Always, lets the writers woken by the previous fsync append
+// their next command before the batch is taken: it yields the processor a
+// few times while fewer commands are queued than the last batch held. This
+// keeps batches (and so the commands per fsync) large when many clients
+// write at once, and costs a few scheduler yields when one client writes.
+func (w *Writer) gather() {
+	for i := 0; i < gatherYields; i++ {
+		w.mu.Lock()
+		enough := w.pending >= w.lastBatch || w.closing
+		w.mu.Unlock()
+		if enough {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// startBackgroundSync fsyncs f up to the logical offset upTo in another
+// goroutine, unless the previous one is still running (its successor
+// will cover these bytes a second later). Only the flusher calls it.
+func (w *Writer) startBackgroundSync(f *os.File, upTo uint64) {
+	if w.bgSync != nil {
+		select {
+		case <-w.bgSync:
+			w.bgSync = nil
+		default:
+			return
+		}
+	}
+	w.mu.Lock()
+	needed := w.synced < upTo
+	w.mu.Unlock()
+	if !needed {
+		return
+	}
+	done := make(chan struct{})
+	w.bgSync = done
+	go func() {
+		defer close(done)
+		err := fdatasync(f)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil {
+			if w.fsyncErr == nil {
+				w.logf("Fail to fsync the AOF file: %v", err)
+			}
+			w.fsyncErr = err
+			return
+		}
+		w.fsyncs.Add(1)
+		w.fsyncErr = nil
+		if upTo > w.synced {
+			w.synced = upTo
+		}
+		w.lastFsync = time.Now().Unix()
+		w.progress.Broadcast()
+	}()
+}
+
+// waitBackgroundSync waits for a background fsync to end, before the file
+// it syncs is closed or synced in the foreground. Only the flusher calls it.
+func (w *Writer) waitBackgroundSync() {
+	if w.bgSync != nil {
+		<-w.bgSync
+		w.bgSync = nil
+	}
+}

@@ -1,0 +1,149 @@
+package aof
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// rewriteItemsPerCmd is AOF_REWRITE_ITEMS_PER_CMD: the most elements one
+// RPUSH, SADD, ZADD or HMSET of a rewritten base carries.
+const rewriteItemsPerCmd = 64
+
+// WriteCommands writes a snapshot as the commands that rebuild it, as
+// rewriteAppendOnlyFileRio does for a base when aof-use-rdb-preamble is no:
+// for each non-empty database a SELECT, then per key a SET, or RPUSH, SADD,
+// ZADD (scores as %.17g) or HMSET commands of at most 64 elements, and a
+// PEXPIREAT for a key with a deadline. Keys past their deadline that expiry
+// had not removed yet are written too (with their past PEXPIREAT, which
+// deletes them at load), as Redis writes them. It reads the snapshot
+// without the keyspace lock.
+func WriteCommands(w io.Writer, snap *keyspace.Snapshot, databases int) error {
+	bw, buffered := w.(*bufio.Writer)
+	if !buffered {
+		bw = bufio.NewWriterSize(w, 64<<10)
+	}
+	cw := &cmdWriter{w: bw}
+	for db := 0; db < databases && cw.err == nil; db++ {
+		selected := false
+		snap.ForEachAll(db, func(key string, e *keyspace.Entry) bool {
+			if !selected {
+				cw.buf = appendSelect(cw.buf, db)
+				selected = true
+			}
+			cw.entry(key, e)
+			if at := e.ExpireAt(); at != 0 {
+				cw.buf = AppendCommand(cw.buf, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10))
+			}
+			cw.flush(false)
+			return cw.err == nil
+		})
+	}
+	cw.flush(true)
+	if cw.err == nil && !buffered {
+		cw.err = bw.Flush()
+	}
+	return cw.err
+}
+
+// cmdWriter accumulates commands and hands them to w in large writes.
+type cmdWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (c *cmdWriter) flush(all bool) {
+	if c.err == nil && len(c.buf) > 0 && (all || len(c.buf) >= 32<<10) {
+		_, c.err = c.w.Write(c.buf)
+		c.buf = c.buf[:0]
+	}
+}
+
+// item starts a variadic command for the next item when the previous
+// command is full: left counts the items still to come for the key, inCmd
+// those still to come in the current command.
+func (c *cmdWriter) item(cmd, key string, left, width int, inCmd *int) {
+	if *inCmd == 0 {
+		n := min(left, rewriteItemsPerCmd)
+		c.buf = append(c.buf, '*')
+		c.buf = strconv.AppendInt(c.buf, int64(2+n*width), 10)
+		c.buf = append(c.buf, '\r', '\n')
+		c.buf = appendBulk(c.buf, []byte(cmd))
+		c.buf = appendBulk(c.buf, []byte(key))
+		*inCmd = n
+		c.flush(false)
+	}
+	*inCmd--
+}
+
+func appendBulk(dst, s []byte) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(s)), 10)
+	dst = append(dst, '\r', '\n')
+	dst = append(dst, s...)
+	return append(dst, '\r', '\n')
+}
+
+// formatScore is %.17g, with C's spelling of the infinities.
+func formatScore(f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return []byte("inf")
+	case math.IsInf(f, -1):
+		return []byte("-inf")
+	}
+	return strconv.AppendFloat(nil, f, 'g', 17, 64)
+}
+
+// entry appends the commands that rebuild one key's value.
+func (c *cmdWriter) entry(key string, e *keyspace.Entry) {
+	inCmd := 0
+	switch e.Type() {
+	case keyspace.TypeString:
+		c.buf = AppendCommand(c.buf, []byte("SET"), []byte(key), e.Str())
+	case keyspace.TypeList:
+		l := e.Obj().(*keyspace.List)
+		left := l.Len()
+		l.Each(0, false, func(_ int, v []byte) bool {
+			c.item("RPUSH", key, left, 1, &inCmd)
+			left--
+			c.buf = appendBulk(c.buf, v)
+			return true
+		})
+	case keyspace.TypeSet:
+		s := e.Obj().(*keyspace.Set)
+		left := s.Len()
+		var tmp []byte
+		s.Each(func(m keyspace.Member) bool {
+			c.item("SADD", key, left, 1, &inCmd)
+			left--
+			tmp = m.Bytes(tmp[:0])
+			c.buf = appendBulk(c.buf, tmp)
+			return true
+		})
+	case keyspace.TypeZSet:
+		z := e.Obj().(*keyspace.ZSet)
+		left := z.Len()
+		z.Ascend(0, func(member string, score float64) bool {
+			c.item("ZADD", key, left, 2, &inCmd)
+			left--
+			c.buf = appendBulk(c.buf, formatScore(score))
+			c.buf = appendBulk(c.buf, []byte(member))
+			return true
+		})
+	case keyspace.TypeHash:
+		h := e.Obj().(*keyspace.Hash)
+		left := h.Len()
+		h.Range(func(f, v []byte) bool {
+			c.item("HMSET", key, left, 2, &inCmd)
+			left--
+			c.buf = appendBulk(c.buf, f)
+			c.buf = appendBulk(c.buf, v)
+			return true
+		})
+	}
+}

@@ -1,0 +1,381 @@
+package aof
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrClosed is returned by Wait for a command appended after Close, or not
+// written when the writer stopped.
+var ErrClosed = errors.New("aof: writer closed")
+
+// Ticket identifies the end of an appended command in the writer's stream;
+// Wait(t) returns once everything up to t is written (and, under Always,
+// fsynced).
+type Ticket uint64
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	Policy Policy
+	// Timestamps is aof-timestamp-enabled: a "#TS:<unix>" annotation is
+	// written before the first command of every second.
+	Timestamps bool
+	// RDBBase is aof-use-rdb-preamble: the initial base, when OpenWriter
+	// creates one with WriteBase, is an RDB (.base.rdb) rather than commands.
+	RDBBase bool
+	// WriteBase writes the initial base file when the manifest lists no file
+	// at all (Redis writes one on start-up with an empty dataset). nil
+	// creates an empty base of commands.
+	WriteBase func(w io.Writer) error
+	// Logf receives Redis's log lines (nil: discarded).
+	Logf func(format string, args ...any)
+}
+
+// Status is the writer's state for INFO persistence.
+type Status struct {
+	LastWriteErr  error  // nil: aof_last_write_status:ok (write and background fsync)
+	CurrentSize   int64  // aof_current_size: base plus incremental bytes written
+	BaseSize      int64  // aof_base_size
+	BufferLength  int64  // aof_buffer_length: appended, not yet written
+	PendingFsync  bool   // written bytes not yet fsynced
+	Fsyncs        uint64 // fsyncs of the incremental files so far
+	Writes        uint64 // write batches so far
+	LastFsyncUnix int64  // time of the last successful fsync
+}
+
+// chunk is appended bytes bound for the incremental file of generation gen
+// (a rewrite's Cut starts a new generation).
+type chunk struct {
+	gen  int
+	data []byte
+}
+
+// Writer appends commands to the last incremental file of an AOF directory.
+// Append only buffers; one goroutine (the flusher) writes what has
+// accumulated, fsyncs it under Always, and wakes the waiters: concurrent
+// writers share one write and one fsync (group commit).
+type Writer struct {
+	dir, prefix string
+	opt         WriterOptions
+
+	// opMu serializes manifest changes (rewrites, Close).
+	opMu    sync.Mutex
+	m       *Manifest
+	rewrite *Rewrite
+
+	// mu guards the fields below; Append holds it only to copy bytes.
+	mu         sync.Mutex
+	progress   *sync.Cond // signalled when written, synced or lastErr change
+	chunks     []chunk
+	spare      []byte // a written chunk's buffer, reused by the next chunk
+	gen        int
+	files      map[int]*os.File // opened incremental files the flusher has not switched to yet
+	appended   uint64
+	pending    int // commands appended since the flusher took the last batch
+	lastBatch  int // commands in the last batch
+	written    uint64
+	synced     uint64
+	failedAt   uint64 // end of the last failed write or fsync attempt
+	lastErr    error
+	fsyncErr   error // the last background (everysec) fsync failed
+	selectedDB int
+	lastTS     int64
+	closing    bool
+	stopped    bool
+	baseSize   int64
+	totalSize  int64
+	lastFsync  int64
+
+	fsyncs atomic.Uint64
+	writes atomic.Uint64
+
+	kick chan struct{}
+	done chan struct{}
+	// bgSync is closed when the running background fsync ends (flusher only).
+	bgSync chan struct{}
+
+	// crashAt, in tests, stops a rewrite at a named step as a crash would.
+	crashAt func(step string) bool
+}
+
+func (w *Writer) logf(format string, args ...any) {
+	if w.opt.Logf != nil {
+		w.opt.Logf(format, args...)
+	}
+}
+
+// errCrashed is what a rewrite returns when a test stopped it at a step.
+var errCrashed = errors.New("aof: simulated crash")
+
+func (w *Writer) step(name string) error {
+	if w.crashAt != nil && w.crashAt(name) {
+		return errCrashed
+	}
+	return nil
+}
+
+// OpenWriter prepares dir (appenddirname) for appending, as
+// aofOpenIfNeededOnServerStart does after loading: it creates the directory,
+// a base file when m lists no file at all, and an incremental file when m
+// lists none, opens the last incremental file for appending and persists
+// the manifest (named from prefix, appendfilename). m is not modified; a
+// nil m is an empty manifest.
+func OpenWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, error) {
+	if m == nil {
+		m = &Manifest{}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("can't open or create append-only dir %s: %w", dir, err)
+	}
+	tm := m.Clone()
+	before := m.String()
+	if tm.Empty() {
+		rdb := opt.RDBBase && opt.WriteBase != nil
+		name := tm.newBase(prefix, rdb)
+		write := opt.WriteBase
+		if write == nil {
+			write = func(io.Writer) error { return nil }
+		}
+		if err := writeBaseFile(dir, name, write); err != nil {
+			return nil, err
+		}
+		if opt.Logf != nil {
+			opt.Logf("Creating AOF base file %s on server start", name)
+		}
+	}
+	created := len(tm.Incr) == 0
+	var incr string
+	if created {
+		incr = tm.addIncr(prefix)
+	} else {
+		incr = tm.Incr[len(tm.Incr)-1].Name
+	}
+	f, err := os.OpenFile(filepath.Join(dir, incr), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("can't open the append-only file %s: %w", incr, err)
+	}
+	if tm.String() != before {
+		if err := tm.Write(dir, ManifestName(prefix)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if opt.Logf != nil {
+		if created {
+			opt.Logf("Creating AOF incr file %s on server start", incr)
+		} else {
+			opt.Logf("Opening AOF incr file %s on server start", incr)
+		}
+	}
+	w := &Writer{
+		dir: dir, prefix: prefix, opt: opt, m: tm,
+		files:      map[int]*os.File{},
+		selectedDB: -1,
+		kick:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		lastFsync:  time.Now().Unix(),
+	}
+	w.progress = sync.NewCond(&w.mu)
+	w.baseSize, w.totalSize = filesSize(dir, tm)
+	go w.flushLoop(f)
+	return w, nil
+}
+
+// filesSize returns the base's size and the total of base and incremental
+// files (missing files count as empty).
+func filesSize(dir string, m *Manifest) (base, total int64) {
+	size := func(name string) int64 {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	if m.Base != nil {
+		base = size(m.Base.Name)
+	}
+	total = base
+	for _, fi := range m.Incr {
+		total += size(fi.Name)
+	}
+	return base, total
+}
+
+// writeBaseFile writes a base through a temp file in dir: written, fsynced,
+// then renamed to name, so a base is never seen half written.
+func writeBaseFile(dir, name string, write func(io.Writer) error) error {
+	tmp := filepath.Join(dir, fmt.Sprintf("temp-rewriteaof-%d.aof", os.Getpid()))
+	if err := writeSynced(tmp, write); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("error moving temp append only file on the final destination: %w", err)
+	}
+	return nil
+}
+
+// writeSynced creates path, fills it with write through a buffer and fsyncs it.
+func writeSynced(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening the temp file for AOF rewrite: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = fdatasync(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write error writing append only file on disk: %w", err)
+	}
+	return nil
+}
+
+// Append queues one command, in its propagated (deterministic) form, for
+// database db: a SELECT precedes it when db differs from the previous
+// command's (db < 0: no SELECT, for commands outside any database). It is
+// called under the server's keyspace lock, so that the AOF order is the
+// execution order, and only copies bytes. Under Always the caller must not
+// acknowledge the write before Wait(ticket) returns nil.
+func (w *Writer) Append(db int, argv [][]byte) Ticket {
+	w.mu.Lock()
+	n := len(w.chunks)
+	if n == 0 || w.chunks[n-1].gen != w.gen {
+		w.chunks = append(w.chunks, chunk{gen: w.gen, data: w.spare[:0]})
+		w.spare = nil
+		n++
+	}
+	c := &w.chunks[n-1]
+	before := len(c.data)
+	if w.opt.Timestamps {
+		if now := time.Now().Unix(); now > w.lastTS {
+			c.data = appendTimestamp(c.data, now)
+			w.lastTS = now
+		}
+	}
+	if db >= 0 && db != w.selectedDB {
+		c.data = appendSelect(c.data, db)
+		w.selectedDB = db
+	}
+	c.data = AppendCommand(c.data, argv...)
+	w.appended += uint64(len(c.data) - before)
+	w.pending++
+	t := Ticket(w.appended)
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	return t
+}
+
+// Wait blocks until everything up to t is written to the incremental file
+// (write(2) done), and under Always also fsynced. It returns the write or
+// fsync error of the attempt that covered t; the bytes stay queued and are
+// retried, and Status reports the error until a write succeeds again.
+func (w *Writer) Wait(t Ticket) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		done := w.written
+		if w.opt.Policy == Always {
+			done = w.synced
+		}
+		if uint64(t) <= done {
+			return nil
+		}
+		if w.lastErr != nil && w.failedAt >= uint64(t) {
+			return w.lastErr
+		}
+		if w.stopped {
+			return ErrClosed
+		}
+		w.progress.Wait()
+	}
+}
+
+// Err is the current write error, or the error of the last background
+// fsync (nil when both succeeded): while it is set, Redis refuses writes
+// with "-MISCONF Errors writing to the AOF file: <err>".
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.errLocked()
+}
+
+func (w *Writer) errLocked() error {
+	if w.lastErr != nil {
+		return w.lastErr
+	}
+	return w.fsyncErr
+}
+
+// Status reports the writer's counters for INFO.
+func (w *Writer) Status() Status {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Status{
+		LastWriteErr:  w.errLocked(),
+		CurrentSize:   w.totalSize,
+		BaseSize:      w.baseSize,
+		BufferLength:  int64(w.appended - w.written),
+		PendingFsync:  w.synced < w.written,
+		Fsyncs:        w.fsyncs.Load(),
+		Writes:        w.writes.Load(),
+		LastFsyncUnix: w.lastFsync,
+	}
+}
+
+// Manifest returns a copy of the current manifest.
+func (w *Writer) Manifest() *Manifest {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	return w.m.Clone()
+}
+
+// Close writes and fsyncs everything appended, closes the files and stops
+// the flusher. It returns the last write error if data could not be written.
+func (w *Writer) Close() error {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	w.mu.Lock()
+	if w.closing {
+		w.mu.Unlock()
+		<-w.done
+		return nil
+	}
+	w.closing = true
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range w.files {
+		f.Close()
+	}
+	w.files = map[int]*os.File{}
+	if w.written < w.appended || w.synced < w.written {
+		if w.lastErr != nil {
+			return w.lastErr
+		}
+		return ErrClosed
+	}
+	return nil
+}
