@@ -6,7 +6,7 @@
 GO        ?= go
 BIN       := bin
 # Packages whose state is shared between goroutines run under the race detector.
-RACE_PKGS := ./resp/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./cmd/...
+RACE_PKGS := ./resp/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./persistence/... ./cmd/...
 FUZZTIME  ?= 10s
 
 .PHONY: all build run test deps vet unit integration perl fuzz bench clean
@@ -42,6 +42,10 @@ fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzCommandArgs -fuzztime=$(FUZZTIME) ./commands/
 	$(GO) test -run=NONE -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./zmqpub/
 	$(GO) test -run=NONE -fuzz=FuzzSpoolOpen -fuzztime=$(FUZZTIME) ./zmqpub/
+	$(GO) test -run=NONE -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./persistence/rdb/
+	$(GO) test -run=NONE -fuzz=FuzzRestore -fuzztime=$(FUZZTIME) ./persistence/rdb/
+	$(GO) test -run=NONE -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./persistence/aof/
+	$(GO) test -run=NONE -fuzz=FuzzCheck -fuzztime=$(FUZZTIME) ./persistence/aof/
 
 test: deps vet unit integration perl fuzz
 

@@ -123,11 +123,14 @@ func keyReadyIn(c *Ctx, db *keyspace.DB, key []byte) {
 // serveReady serves the waiters of the keys made ready, in the order the
 // keys became ready and, per key, in blocking order, while the key holds
 // data. Serving a BLMOVE may make its destination ready in turn. Under the
-// lock, after a top-level command (a whole EXEC) is done.
-func serveReady(ks *keyspace.Keyspace, srv Server) {
+// lock, after a top-level command (a whole EXEC) is done. Serving one
+// waiter is a propagation unit of its own: its pop propagates the
+// non-blocking form (blocked.c serveClientBlockedOnList).
+func serveReady(d *Dispatcher) {
 	if blockedTotal.Load() == 0 {
 		return
 	}
+	ks, srv := d.KS, d.Srv
 	r := regFor(ks, false)
 	if r == nil {
 		return
@@ -148,7 +151,15 @@ func serveReady(ks *keyspace.Keyspace, srv Server) {
 				break
 			}
 			ic := &Ctx{Args: [][]byte{[]byte(w.cmd.Name)}, Cmd: w.cmd, Client: w.cl, W: w.cl.W, KS: ks, DB: db, Srv: srv}
+			p := d.propagating()
+			if p != nil {
+				p.beginUnit()
+				p.beforeCall()
+			}
 			w.pop(ic, key)
+			if p != nil {
+				p.endUnit()
+			}
 			srv.Stats().Dirty += int64(ic.dirty)
 			r.finish(w)
 		}
@@ -372,6 +383,7 @@ func bpopGeneric(c *Ctx, front bool) {
 		c.W.Bulk(key)
 		c.W.Bulk(l.Pop(front))
 		c.Dirty(1)
+		c.Propagate(listPopName(front), key) // LPOP|RPOP key
 		listPopped(c, key, l, front)
 	})
 }
@@ -403,8 +415,12 @@ func blmoveGeneric(c *Ctx, from, to bool, timeoutArg []byte) {
 	blockingPop(c, c.Args[1:2], keyspace.TypeList, timeout, true, func(c *Ctx, key []byte) {
 		saved := c.Args
 		c.Args = [][]byte{saved[0], key, dst}
+		dirty := c.dirty
 		lmoveGeneric(c, from, to)
 		c.Args = saved
+		if c.dirty > dirty {
+			propagateBlmove(c, key, dst, from, to)
+		}
 	})
 }
 
@@ -450,7 +466,8 @@ func blmpopCommand(c *Ctx) {
 		l := c.DB.LookupWrite(key).Obj().(*keyspace.List)
 		c.W.Array(2)
 		c.W.Bulk(key)
-		listPopReply(c, key, l, front, count)
+		n := listPopReply(c, key, l, front, count)
+		propagatePop(c, listPopName(front), key, n) // [LR]POP key n
 	})
 }
 
@@ -470,7 +487,9 @@ func bzmpopCommand(c *Ctx) {
 		return
 	}
 	blockingPop(c, keys, keyspace.TypeZSet, timeout, false, func(c *Ctx, key []byte) {
-		zpopGeneric(c, [][]byte{key}, max, true, count, true, true)
+		if _, n := zpopGeneric(c, [][]byte{key}, max, true, count, true, true); n > 0 {
+			propagatePop(c, zpopName(max), key, n) // ZPOPMIN|ZPOPMAX key n
+		}
 	})
 }
 
@@ -486,6 +505,8 @@ func bzpopGeneric(c *Ctx, max bool) {
 		return
 	}
 	blockingPop(c, c.Args[1:len(c.Args)-1], keyspace.TypeZSet, timeout, false, func(c *Ctx, key []byte) {
-		zpopGeneric(c, [][]byte{key}, max, true, -1, false, true)
+		if _, n := zpopGeneric(c, [][]byte{key}, max, true, -1, false, true); n > 0 {
+			c.Propagate(zpopName(max), key) // ZPOPMIN|ZPOPMAX key
+		}
 	})
 }

@@ -23,10 +23,13 @@ type Client struct {
 	LibVer  string
 	DB      int
 	Authed  bool
-	NoEvict bool
-	NoTouch bool
-	LastCmd string
-	Monitor bool
+	// Replaying marks the client that replays the AOF at start-up: it
+	// runs while the dataset loads.
+	Replaying bool
+	NoEvict   bool
+	NoTouch   bool
+	LastCmd   string
+	Monitor   bool
 
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer

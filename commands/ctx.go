@@ -39,6 +39,9 @@ type Server interface {
 	// PubSub is the registry of subscriptions and the keyspace
 	// notification switch (pubsub.go, notify.go).
 	PubSub() *Subscriptions
+	// Persistence saves and reports the dataset on disk (SAVE, BGSAVE,
+	// LASTSAVE, stop-writes-on-bgsave-error).
+	Persistence() Persistence
 }
 
 // ShutdownOptions are SHUTDOWN's modifiers.

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/zredis/zredis/keyspace"
@@ -16,6 +17,14 @@ type Dispatcher struct {
 	// Hooks run after every executed command, under the lock (slow log,
 	// latency, MONITOR). Set before serving clients.
 	AfterCall []func(c *Ctx, dur time.Duration)
+
+	// Loading is set while the dataset loads: commands without the
+	// loading flag are refused with LOADING.
+	Loading atomic.Bool
+
+	// prop hands changes to the AOF and replicas (propagate.go,
+	// SetPropagator).
+	prop propagation
 }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
@@ -41,6 +50,16 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		rejectCommand(c, cmd, rejected)
 		return nil
 	}
+	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
+		flagTransaction(cl)
+		c.Error(ErrLoading)
+		return nil
+	}
+	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {
+		flagTransaction(cl)
+		c.Error(refused)
+		return nil
+	}
 	c.Cmd = cmd
 	if cl.InMulti && d.queue(c) {
 		return nil
@@ -54,9 +73,31 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	startOff := cl.batchOff
 	d.KS.BeginCommandAt(cl.batchStartMs+int64(startOff/time.Millisecond), cl.NoTouch)
+	// The command (a whole EXEC) is one propagation unit; the clients it
+	// unblocks are served after it, each a unit of its own.
+	p := d.propagating()
+	if p != nil {
+		p.beginUnit()
+	}
 	offload := d.call(c, startOff)
-	serveReady(d.KS, d.Srv)
+	if p != nil {
+		p.endUnit()
+	}
+	serveReady(d)
 	return offload
+}
+
+// writeRefused is the MISCONF error when the dataset cannot be persisted
+// (stop-writes-on-bgsave-error) and cmd would write: a write command, an
+// EXEC of queued writes, or PING (as processCommand counts it, so that a
+// monitoring client notices), else "".
+func (d *Dispatcher) writeRefused(cl *Client, cmd *Command) string {
+	writes := cmd.Flags&Write != 0 || cmd.Name == "ping" ||
+		cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0
+	if !writes {
+		return ""
+	}
+	return d.Srv.Persistence().WritesRefused()
 }
 
 // call runs c.Cmd, whose time snapshot is taken, and accounts for it
@@ -65,7 +106,14 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 	cl := c.Client
 	cmd := c.Cmd
+	p := d.propagating()
+	if p != nil {
+		p.beforeCall()
+	}
 	cmd.Run(c)
+	if p != nil {
+		p.afterCall(c)
+	}
 	d.KS.EndCommand(c.dirty > 0)
 	endOff := time.Since(cl.batchStart)
 	cl.batchOff = endOff

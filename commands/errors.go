@@ -100,6 +100,9 @@ const (
 	ErrSecondDBIndex   = "ERR invalid second DB index"
 	ErrSlowlogCount    = "ERR count should be greater than or equal to -1"
 	ErrNoShutdown      = "ERR No shutdown in progress."
+	ErrBusyKey         = "BUSYKEY Target key name already exists."
+	ErrBadDump         = "ERR DUMP payload version or checksum are wrong"
+	ErrBadDataFormat   = "ERR Bad data format"
 	ErrMonitorDenied   = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 )
 

@@ -374,6 +374,8 @@ func hincrbyfloatCommand(c *Ctx) {
 	}
 	c.Notify(config.NotifyHash, "hincrbyfloat", key)
 	c.Dirty(1)
+	// Propagated as the result, which replays exactly on any machine.
+	c.Propagate(propHSET, key, field, out)
 	c.W.Bulk(out)
 }
 

@@ -192,9 +192,11 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	}
 	if when <= c.KS.Now() && !c.KS.Loading() && !c.KS.IsReplica() {
 		c.DB.Delete(key)
+		propagateDelete(c, key, "lazyfree-lazy-expire") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", key)
 	} else {
 		c.DB.SetExpire(key, when)
+		propagateExpire(c, when) // PEXPIREAT, absolute
 		c.Notify(config.NotifyGeneric, "expire", key)
 	}
 	c.Dirty(1)

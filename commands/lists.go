@@ -184,8 +184,9 @@ func popGeneric(c *Ctx, front bool) {
 
 // listPopReply pops up to count elements from one end of l, replying
 // with them as an array in popping order, and deletes the key when the
-// list is left empty (listPopped).
-func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64) {
+// list is left empty (listPopped). It returns how many it popped (what
+// LMPOP propagates as the count of LPOP or RPOP).
+func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64) (popped int) {
 	n := int(min(count, int64(l.Len())))
 	c.W.Array(n)
 	for i := 0; i < n; i++ {
@@ -193,6 +194,7 @@ func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64)
 	}
 	c.Dirty(n)
 	listPopped(c, key, l, front)
+	return n
 }
 
 // listEnd parses LEFT or RIGHT: front=true for LEFT. ok=false means the
@@ -241,7 +243,8 @@ func lmpopCommand(c *Ctx) {
 		}
 		c.W.Array(2)
 		c.W.Bulk(key)
-		listPopReply(c, key, l, front, count)
+		n := listPopReply(c, key, l, front, count)
+		propagatePop(c, listPopName(front), key, n) // [LR]POP key n
 		return
 	}
 	c.W.NullArray()
@@ -494,10 +497,15 @@ func ltrimCommand(c *Ctx) {
 		return
 	}
 	s, e := listRange(start, end, l.Len())
+	before := l.Len()
 	l.Trim(s, e)
+	trimmed := before - l.Len()
 	c.Notify(config.NotifyList, "ltrim", key)
 	listDeleteIfEmpty(c, key, l)
 	c.Dirty(1)
+	if trimmed == 0 {
+		c.PreventPropagation() // Redis counts no change: nothing to replay
+	}
 	c.W.OK()
 }
 

@@ -302,6 +302,7 @@ func spopCommand(c *Ctx) {
 	m := s.Random()
 	writeMember(c, m)
 	s.RemoveMember(m)
+	propagateSpop(c, key, m) // SREM key member
 	c.Notify(config.NotifySet, "spop", key)
 	setDeleteIfEmpty(c, key, s)
 	c.Dirty(1)
@@ -327,6 +328,7 @@ func spopWithCount(c *Ctx, key []byte) {
 		c.Dirty(int(size))
 		writeUnion(c, []*keyspace.Set{s})
 		c.DB.Delete(key)
+		c.Propagate(propDEL, key) // 7.0: DEL whatever lazyfree says
 		c.Notify(config.NotifyGeneric, "del", key)
 		return
 	}
@@ -339,6 +341,7 @@ func spopWithCount(c *Ctx, key []byte) {
 			m := s.Random()
 			writeMember(c, m)
 			s.RemoveMember(m)
+			propagateSpop(c, key, m)
 		}
 		return
 	}
@@ -356,6 +359,7 @@ func spopWithCount(c *Ctx, key []byte) {
 	}
 	s.Each(func(m keyspace.Member) bool {
 		writeMember(c, m)
+		propagateSpop(c, key, m)
 		return true
 	})
 	s.Replace(keep)

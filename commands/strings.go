@@ -183,6 +183,7 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 		o.flags&setXX == 0 && c.Notifies(config.NotifyNew) && !c.DB.Exists(key)
 	c.DB.SetString(key, val, o.flags&setKeepTTL != 0, deadline)
 	c.Dirty(1)
+	propagateSet(c, o, key, val, deadline) // absolute expire, no GET
 	if fresh {
 		c.Notify(config.NotifyNew, "new", key)
 	}
@@ -248,6 +249,7 @@ func getsetCommand(c *Ctx) {
 	fresh := c.Notifies(config.NotifyNew) && !c.DB.Exists(c.Args[1])
 	c.DB.SetString(c.Args[1], c.Args[2], false, 0)
 	c.Dirty(1)
+	c.Propagate(propSET, c.Args[1], c.Args[2]) // propagated as SET
 	if fresh {
 		c.Notify(config.NotifyNew, "new", c.Args[1])
 	}
@@ -263,6 +265,7 @@ func getdelCommand(c *Ctx) {
 	}
 	if c.DB.Delete(c.Args[1]) {
 		c.Dirty(1)
+		propagateDelete(c, c.Args[1], "lazyfree-lazy-user-del") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", c.Args[1])
 	}
 }
@@ -301,14 +304,17 @@ func getexCommand(c *Ctx) {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.KS.Now() && !c.KS.IsReplica():
 		c.DB.Delete(key)
 		c.Dirty(1)
+		propagateDelete(c, key, "lazyfree-lazy-expire") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", key)
 	case o.expire != nil:
 		c.DB.SetExpire(key, at)
 		c.Dirty(1)
+		propagatePexpireat(c, key, at) // absolute
 		c.Notify(config.NotifyGeneric, "expire", key)
 	case o.flags&setPersist != 0:
 		if c.DB.Persist(key) {
 			c.Dirty(1)
+			c.Propagate(propPERSIST, key)
 			c.Notify(config.NotifyGeneric, "persist", key)
 		}
 	}
@@ -635,13 +641,14 @@ func incrbyfloatCommand(c *Ctx) {
 		c.Error(ErrIncrFloatNaN)
 		return
 	}
+	var out []byte
 	if e != nil {
-		out := formatLongDouble(reuseBuf(e.Str(), 24), sum)
+		out = formatLongDouble(reuseBuf(e.Str(), 24), sum)
 		e.SetStr(out)
 		e.MarkNoInt() // createStringObject: embstr or raw, never int
 		c.W.Bulk(out)
 	} else {
-		out := formatLongDouble(nil, sum)
+		out = formatLongDouble(nil, sum)
 		ne := keyspace.NewString(out, 0)
 		ne.MarkNoInt()
 		c.DB.Put(key, ne)
@@ -649,6 +656,8 @@ func incrbyfloatCommand(c *Ctx) {
 		c.W.Bulk(out)
 	}
 	c.Dirty(1)
+	// Propagated as the result, which replays exactly on any machine.
+	c.Propagate(propSET, key, out, propKEEPTTL)
 	c.Notify(config.NotifyString, "incrbyfloat", key)
 }
 

@@ -988,15 +988,16 @@ func zpopMinMax(c *Ctx, max bool) {
 // first non-empty key of keys (genericZpopCommand). emitKey prefixes the
 // reply with the key (ZMPOP); nilWhenEmpty answers a null array when no
 // key exists. A pop sends one "zpopmin" or "zpopmax" event, then "del"
-// when the key went; served blocked clients send the same.
-func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, nilWhenEmpty bool) {
+// when the key went; served blocked clients send the same. It returns
+// the key popped from and how many members it popped, for the callers
+// that propagate the pop as ZPOPMIN or ZPOPMAX.
+func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, nilWhenEmpty bool) (key []byte, popped int) {
 	var z *keyspace.ZSet
-	var key []byte
 	for _, k := range keys {
 		var ok bool
 		z, ok = zsetWrite(c, k)
 		if !ok {
-			return
+			return nil, 0
 		}
 		if z != nil {
 			key = k
@@ -1009,11 +1010,11 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, 
 		} else {
 			c.W.Array(0)
 		}
-		return
+		return nil, 0
 	}
 	if count == 0 {
 		c.W.Array(0)
-		return
+		return key, 0
 	}
 	if count == -1 {
 		count = 1
@@ -1047,6 +1048,7 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, 
 	}
 	zsetDeleteIfEmpty(c, key, z)
 	c.Dirty(n)
+	return key, n
 }
 
 // zmpopCommand is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
@@ -1078,7 +1080,9 @@ func zmpopCommand(c *Ctx) {
 	if !ok {
 		return
 	}
-	zpopGeneric(c, c.Args[2:whereIdx], max, true, count, true, true)
+	if key, n := zpopGeneric(c, c.Args[2:whereIdx], max, true, count, true, true); n > 0 {
+		propagatePop(c, zpopName(max), key, n) // ZPOPMIN|ZPOPMAX key n
+	}
 }
 
 // ---- ZSCAN ------------------------------------------------------------------

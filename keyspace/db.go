@@ -92,7 +92,9 @@ func (db *DB) peek(key []byte) *Entry {
 // expiry). A replica answers as if the key were gone but keeps it until
 // the master's DEL arrives, so that master and replica never diverge.
 func (db *DB) expireIfNeeded(key []byte, e *Entry) bool {
-	if e.expireAt == 0 || e.expireAt > db.ks.now {
+	if e.expireAt == 0 || e.expireAt > db.ks.now || db.ks.loading {
+		// Nothing expires while a data set loads (keyIsExpired): the
+		// AOF being replayed holds the DEL of every key that expired.
 		return false
 	}
 	if db.ks.replica {

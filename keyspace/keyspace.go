@@ -297,3 +297,20 @@ func (ks *Keyspace) FlushAll() {
 func (ks *Keyspace) shared(e *Entry) bool {
 	return ks.liveMax != 0 && e.gen <= ks.liveMax
 }
+
+// SetAccess applies RESTORE's IDLETIME and FREQ as Redis's
+// objectSetLRUOrLFU does: with LFU tracking on, a frequency (when given,
+// >= 0) becomes the entry's counter; otherwise an idle time in seconds
+// (when given, >= 0) dates its last access back. Under the lock.
+func (ks *Keyspace) SetAccess(e *Entry, idleSeconds, freq int64) {
+	if ks.lfu {
+		if freq >= 0 {
+			e.freq = uint8(min(freq, 255))
+			e.atime = ks.lru
+		}
+		return
+	}
+	if idleSeconds >= 0 {
+		e.atime = ks.lru - uint32(min(idleSeconds, int64(ks.lru)))
+	}
+}

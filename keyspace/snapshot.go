@@ -5,10 +5,12 @@ package keyspace
 // any entry the snapshot may read) before changing it. Taking one costs
 // O(databases × shards) under the lock; reading it needs no lock.
 type Snapshot struct {
-	ks     *Keyspace
-	gen    uint32
-	now    int64
-	tables [][]*table
+	ks       *Keyspace
+	gen      uint32
+	now      int64
+	tables   [][]*table
+	keys     []int // per database, at the time of the snapshot
+	volatile []int
 }
 
 // Snapshot takes a snapshot of every database. Call with the lock held
@@ -17,6 +19,7 @@ func (ks *Keyspace) Snapshot() *Snapshot {
 	s := ks.newSnapshot()
 	for i, db := range ks.dbs {
 		s.tables[i] = db.pin()
+		s.keys[i], s.volatile[i] = db.keys, db.expires.len()
 	}
 	return s
 }
@@ -26,11 +29,13 @@ func (ks *Keyspace) Snapshot() *Snapshot {
 func (ks *Keyspace) SnapshotDB(i int) *Snapshot {
 	s := ks.newSnapshot()
 	s.tables[i] = ks.dbs[i].pin()
+	s.keys[i], s.volatile[i] = ks.dbs[i].keys, ks.dbs[i].expires.len()
 	return s
 }
 
 func (ks *Keyspace) newSnapshot() *Snapshot {
-	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, tables: make([][]*table, len(ks.dbs))}
+	n := len(ks.dbs)
+	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, tables: make([][]*table, n), keys: make([]int, n), volatile: make([]int, n)}
 	ks.gen++
 	ks.live[s.gen]++
 	if s.gen > ks.liveMax {
@@ -71,6 +76,24 @@ func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
 		}
 	}
 }
+
+// ForEachAll is ForEach including the keys already past their deadline
+// that expiry had not removed yet: what a save writes, so that a restart
+// expires them and sends their expiry messages (as Redis's rdbSave writes
+// them and a master drops them at load).
+func (s *Snapshot) ForEachAll(db int, fn func(key string, e *Entry) bool) {
+	for _, t := range s.tables[db] {
+		for k, e := range t.m {
+			if !fn(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// Counts are database db's number of keys and of keys with a deadline
+// when the snapshot was taken (the sizes RDB's RESIZEDB announces).
+func (s *Snapshot) Counts(db int) (keys, volatile int) { return s.keys[db], s.volatile[db] }
 
 // Release ends the snapshot: pinned shards become writable in place
 // again once the next holder of the keyspace lock applies it (at its

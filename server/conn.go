@@ -11,6 +11,7 @@ import (
 
 	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/netloop"
+	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -51,6 +52,11 @@ type conn struct {
 	killed bool          // lock: CLIENT KILL, idle timeout or shutdown: run nothing more
 	gone   chan struct{} // closed when killed
 	paused bool          // lock: held back by CLIENT PAUSE (exempt from the idle timeout)
+
+	// aofWait is the AOF ticket the replies of the running batch wait for
+	// under appendfsync always (0: none): a write is acknowledged only once
+	// it is on disk. Loop (or the connection's worker while detached).
+	aofWait aof.Ticket
 
 	// monitorLimit, once the client is a MONITOR, bounds the output
 	// waiting for it; past it the connection is closed, as Redis closes a
@@ -122,6 +128,12 @@ func (c *conn) Readable(lc *netloop.Conn) {
 		if len(batch) > 0 {
 			cl.LastInteraction.Store(time.Now().UnixMilli())
 			i, resume := c.run(batch, 0, false)
+			if resume == nil && c.aofWait != 0 {
+				// The replies go out once the writes are on disk; the
+				// wait happens off the loop, so other clients' writes
+				// join the same fsync (group commit).
+				resume = func() {}
+			}
 			if resume != nil {
 				c.suspend(batch, i, resume)
 				return
@@ -195,6 +207,12 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 			}
 			i, resume = c.run(batch, i, true)
 		}
+		if t := c.aofWait; t != 0 {
+			c.aofWait = 0
+			if err := s.aof.w.Wait(t); err != nil {
+				s.log.Warningf("Writing the append only file: %v", err)
+			}
+		}
 		err := c.rd.Err()
 		c.loop.Submit(func() {
 			if c.lc.IsClosed() {
@@ -222,12 +240,14 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	cl := c.cl
 	for i < len(batch) {
 		s.ks.Lock()
+		aofBefore := s.aof.last
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
 			switch s.pauseCheck(c, batch[i], mayBlock) {
 			case pauseStop:
 				cl.CloseAfterReply = true
 			case pauseWait:
+				c.noteAOF(aofBefore)
 				s.ks.Unlock()
 				args := batch[i]
 				return i, func() {
@@ -249,6 +269,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			offload := s.disp.Exec(cl, batch[i])
 			i++
 			if offload != nil {
+				c.noteAOF(aofBefore)
 				s.ks.Unlock()
 				return i, func() {
 					offload()
@@ -264,12 +285,22 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			cl.CloseAfterReply = true
 		}
 		c.authed = cl.Authed
+		c.noteAOF(aofBefore)
 		s.ks.Unlock()
 		if cl.CloseAfterReply {
 			return len(batch), nil
 		}
 	}
 	return i, nil
+}
+
+// noteAOF records, under appendfsync always, that the commands run since
+// the AOF ticket was before appended to the AOF: the batch's replies wait
+// for them to be on disk. Under the lock.
+func (c *conn) noteAOF(before aof.Ticket) {
+	if a := &c.s.aof; a.always && a.last != before {
+		c.aofWait = a.last
+	}
 }
 
 // afterReply applies CLIENT REPLY to the reply just written from mark on.

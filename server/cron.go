@@ -70,6 +70,8 @@ func (s *Server) cron(ctx context.Context) {
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
 			}
+			s.checkSavePoints(now)
+			s.checkAOFRewrite()
 		})
 	}
 }

@@ -36,6 +36,20 @@ func (s *Server) Info(section string, b []byte) []byte {
 	return b
 }
 
+func boolInt(v bool) int64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}
+
 func field(b []byte, name, value string) []byte {
 	b = append(b, name...)
 	b = append(b, ':')
@@ -197,7 +211,7 @@ func (s *Server) infoMemory(b []byte) []byte {
 }
 
 func (s *Server) infoPersistence(b []byte) []byte {
-	b = fieldInt(b, "loading", 0)
+	b = fieldInt(b, "loading", boolInt(s.disp.Loading.Load()))
 	b = fieldInt(b, "async_loading", 0)
 	b = fieldInt(b, "current_cow_peak", 0)
 	b = fieldInt(b, "current_cow_size", 0)
@@ -206,27 +220,21 @@ func (s *Server) infoPersistence(b []byte) []byte {
 	b = fieldInt(b, "current_save_keys_processed", 0)
 	b = fieldInt(b, "current_save_keys_total", 0)
 	b = fieldInt(b, "rdb_changes_since_last_save", s.stats.Dirty)
-	b = fieldInt(b, "rdb_bgsave_in_progress", 0)
-	b = fieldInt(b, "rdb_last_save_time", s.start.Unix())
-	b = field(b, "rdb_last_bgsave_status", "ok")
-	b = fieldInt(b, "rdb_last_bgsave_time_sec", -1)
-	b = fieldInt(b, "rdb_current_bgsave_time_sec", -1)
-	b = fieldInt(b, "rdb_saves", 0)
+	r := &s.rdb
+	b = fieldInt(b, "rdb_bgsave_in_progress", boolInt(r.bgRunning))
+	b = fieldInt(b, "rdb_last_save_time", r.lastSave)
+	b = field(b, "rdb_last_bgsave_status", okErr(r.lastOK))
+	b = fieldInt(b, "rdb_last_bgsave_time_sec", r.lastBgSeconds)
+	current := int64(-1)
+	if r.bgRunning {
+		current = int64(time.Since(r.bgStart).Seconds())
+	}
+	b = fieldInt(b, "rdb_current_bgsave_time_sec", current)
+	b = fieldInt(b, "rdb_saves", r.saves)
 	b = fieldInt(b, "rdb_last_cow_size", 0)
-	b = fieldInt(b, "rdb_last_load_keys_expired", 0)
-	b = fieldInt(b, "rdb_last_load_keys_loaded", 0)
-	b = fieldInt(b, "aof_enabled", 0)
-	b = fieldInt(b, "aof_rewrite_in_progress", 0)
-	b = fieldInt(b, "aof_rewrite_scheduled", 0)
-	b = fieldInt(b, "aof_last_rewrite_time_sec", -1)
-	b = fieldInt(b, "aof_current_rewrite_time_sec", -1)
-	b = field(b, "aof_last_bgrewrite_status", "ok")
-	b = fieldInt(b, "aof_rewrites", 0)
-	b = fieldInt(b, "aof_rewrites_consecutive_failures", 0)
-	b = field(b, "aof_last_write_status", "ok")
-	b = fieldInt(b, "aof_last_cow_size", 0)
-	b = fieldInt(b, "module_fork_in_progress", 0)
-	b = fieldInt(b, "module_fork_last_cow_size", 0)
+	b = fieldInt(b, "rdb_last_load_keys_expired", r.loadedExpired)
+	b = fieldInt(b, "rdb_last_load_keys_loaded", r.loadedKeys)
+	b = s.infoAOF(b)
 	return b
 }
 

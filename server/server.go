@@ -63,6 +63,9 @@ type Server struct {
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
 
+	rdb rdbState // RDB saves; lock
+	aof aofState // the append only file; lock
+
 	// expiry publishes expired keys to 0MQ listeners; nil when no
 	// expiry-zmq-endpoints are configured. Set in Run before serving.
 	expiry *expiryStream
@@ -87,6 +90,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		Ready:    make(chan struct{}),
 	}
 	s.pause.wake = make(chan struct{})
+	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
+	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
@@ -214,17 +219,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.stats.StartupMemory = commands.ReadMemory().Used
 	s.log.Noticef("Server initialized")
-	bgCtx, stopBG := context.WithCancel(context.Background())
-	var bg sync.WaitGroup
-	bg.Add(2)
-	go func() {
-		defer bg.Done()
-		s.engine.Run(bgCtx)
-	}()
-	go func() {
-		defer bg.Done()
-		s.cron(bgCtx)
-	}()
 	var accepting sync.WaitGroup
 	for _, ln := range s.listeners {
 		accepting.Add(1)
@@ -233,15 +227,39 @@ func (s *Server) Run(ctx context.Context) error {
 			s.acceptLoop(ln)
 		}(ln)
 	}
-	s.log.Noticef("Ready to accept connections tcp")
-	close(s.Ready)
+	// Clients connected while the dataset loads get LOADING. It is loaded
+	// before the expiry engine starts, so keys whose deadline passed while
+	// the server was down expire right after, each with its expiry
+	// message.
+	s.disp.Loading.Store(true)
+	loadErr := s.loadData()
+	s.disp.Loading.Store(false)
 
-	select {
-	case <-ctx.Done():
-		s.log.Warningf("Received shutdown request, scheduling shutdown...")
-	case <-s.shutdown:
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	var shutdownOpts commands.ShutdownOptions
+	if loadErr == nil {
+		bg.Add(2)
+		go func() {
+			defer bg.Done()
+			s.engine.Run(bgCtx)
+		}()
+		go func() {
+			defer bg.Done()
+			s.cron(bgCtx)
+		}()
+		s.log.Noticef("Ready to accept connections tcp")
+		close(s.Ready)
+
+		select {
+		case <-ctx.Done():
+			s.log.Warningf("Received shutdown request, scheduling shutdown...")
+		case shutdownOpts = <-s.shutdown:
+		}
+		s.log.Warningf("User requested shutdown...")
+	} else {
+		s.log.Warningf("%v", loadErr)
 	}
-	s.log.Warningf("User requested shutdown...")
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
@@ -275,10 +293,20 @@ func (s *Server) Run(ctx context.Context) error {
 	looping.Wait()
 	stopBG()
 	bg.Wait()
+	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
+	if loadErr == nil {
+		if err := s.shutdownSave(shutdownOpts); err != nil {
+			s.log.Warningf("Exiting without a final save: %v", err)
+		}
+	}
+	s.closeAOF()
 	if s.expiry != nil {
 		if err := s.expiry.close(); err != nil {
 			s.log.Warningf("Closing the expiry stream: %v", err)
 		}
+	}
+	if loadErr != nil {
+		return loadErr
 	}
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
 	return nil

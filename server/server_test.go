@@ -52,7 +52,9 @@ func startServer(t *testing.T, directives ...string) *testServer {
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	lines := append([]string{"port " + strconv.Itoa(port), "bind 127.0.0.1"}, directives...)
+	// Its own directory: with Redis's default save points the server
+	// saves dump.rdb there at shutdown.
+	lines := append([]string{"port " + strconv.Itoa(port), "bind 127.0.0.1", "dir " + t.TempDir()}, directives...)
 	cfg, err := config.Load("", strings.Join(lines, "\n"))
 	require.NoError(t, err)
 	out := &syncBuffer{}

@@ -121,6 +121,7 @@ type options struct {
 	tests     []test
 	memory    bool
 	lag       bool
+	persist   bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -164,6 +165,7 @@ func run() int {
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated (set,get,incr,mset,setex,sadd,zadd,hset,lpush,rpop,zrangebyscore,hgetall), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
+	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmark (BGSAVE, start-up) on fresh servers")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -216,6 +218,16 @@ func run() int {
 	}
 	if o.memory {
 		if err := memoryBench(ctx, o, os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.persist {
+		if err := persistBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130
@@ -601,15 +613,24 @@ func freePort() (int, error) {
 // directory and waits until it answers PING. Another process may take
 // the port between the probe and the bind, so it retries.
 func startServer(ctx context.Context, name, bin string, extra ...string) (*server, error) {
+	return startServerIn(ctx, name, bin, "", extra...)
+}
+
+// startServerIn is startServer in directory dir ("" for a fresh
+// temporary one), which stop removes.
+func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) (*server, error) {
 	var lastErr error
+	given := dir
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		dir, err := os.MkdirTemp("", "zredis-bench-"+name)
-		if err != nil {
-			return nil, err
+		dir := given
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "zredis-bench-"+name); err != nil {
+				return nil, err
+			}
 		}
 		abs, err := filepath.Abs(bin)
 		if err != nil {
@@ -625,10 +646,15 @@ func startServer(ctx context.Context, name, bin string, extra ...string) (*serve
 		// the server down should this program die without cleaning up.
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if err := s.cmd.Start(); err != nil {
-			os.RemoveAll(dir)
+			if given == "" {
+				os.RemoveAll(dir)
+			}
 			return nil, fmt.Errorf("starting %s: %v", name, err)
 		}
 		go func() { s.cmd.Wait(); close(s.done) }()
+		if given != "" {
+			s.dir = "" // the caller's: stop leaves it
+		}
 		if err := waitReady(ctx, s); err != nil {
 			s.stop()
 			lastErr = fmt.Errorf("%s did not start: %v\n%s", name, err, s.out)

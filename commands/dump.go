@@ -1,0 +1,130 @@
+package commands
+
+import (
+	"errors"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/persistence/rdb"
+)
+
+// DUMP and RESTORE (cluster.c): a value in RDB's serialization, with the
+// RDB version and a CRC64, interchangeable with redis-server's.
+func init() {
+	register(
+		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, ACL: "@keyspace", Group: "generic",
+			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: dumpCommand},
+		&Command{Name: "restore", Arity: -4, Flags: Write | DenyOOM, ACL: "@keyspace @dangerous", Group: "generic",
+			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: restoreCommand},
+	)
+}
+
+func dumpCommand(c *Ctx) {
+	e := c.DB.Lookup(c.Args[1])
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	c.W.Bulk(rdb.Dump(e))
+}
+
+// restoreOptions are RESTORE's modifiers.
+type restoreOptions struct {
+	replace, absTTL bool
+	idle, freq      int64 // -1: not given
+}
+
+// parseRestoreOptions reads RESTORE's options in restoreCommand's order
+// and with its errors; ok=false means the reply was written.
+func parseRestoreOptions(c *Ctx) (o restoreOptions, ok bool) {
+	o.idle, o.freq = -1, -1
+	for j := 4; j < len(c.Args); j++ {
+		a := c.Args[j]
+		more := j+1 < len(c.Args)
+		switch {
+		case EqualFold(a, "replace"):
+			o.replace = true
+		case EqualFold(a, "absttl"):
+			o.absTTL = true
+		case EqualFold(a, "idletime") && more && o.freq == -1:
+			v, ok := c.IntArg(j + 1)
+			if !ok {
+				return o, false
+			}
+			if v < 0 {
+				c.Error("ERR Invalid IDLETIME value, must be >= 0")
+				return o, false
+			}
+			o.idle = v
+			j++
+		case EqualFold(a, "freq") && more && o.idle == -1:
+			v, ok := c.IntArg(j + 1)
+			if !ok {
+				return o, false
+			}
+			if v < 0 || v > 255 {
+				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return o, false
+			}
+			o.freq = v
+			j++
+		default:
+			c.Error(ErrSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// restoreCommand is RESTORE key ttl serialized-value [REPLACE] [ABSTTL]
+// [IDLETIME seconds] [FREQ frequency]. A deadline already past stores
+// nothing (deleting the key REPLACE would have replaced), as Redis does.
+func restoreCommand(c *Ctx) {
+	key := c.Args[1]
+	o, ok := parseRestoreOptions(c)
+	if !ok {
+		return
+	}
+	if !o.replace && c.DB.LookupWrite(key) != nil {
+		c.Error(ErrBusyKey)
+		return
+	}
+	ttl, ok := c.IntArg(2)
+	if !ok {
+		return
+	}
+	if ttl < 0 {
+		c.Error("ERR Invalid TTL value, must be >= 0")
+		return
+	}
+	e, err := rdb.Restore(c.Args[3], rdb.DefaultLoadOptions())
+	if errors.Is(err, rdb.ErrDumpPayload) {
+		c.Error(ErrBadDump)
+		return
+	}
+	if err != nil {
+		c.Error(ErrBadDataFormat)
+		return
+	}
+	deleted := o.replace && c.DB.Delete(key)
+	if ttl > 0 && !o.absTTL {
+		ttl += c.KS.Now()
+	}
+	if ttl > 0 && ttl <= c.KS.Now() && !c.KS.Loading() {
+		if deleted {
+			c.Notify(config.NotifyGeneric, "del", key)
+			c.Propagate(propDEL, key) // 7.0 writes DEL here, whatever lazyfree says
+			c.Dirty(1)
+		}
+		c.W.OK()
+		return
+	}
+	c.DB.Put(key, e)
+	if ttl > 0 {
+		c.DB.SetExpire(key, ttl)
+	}
+	propagateRestore(c, ttl, o.absTTL)
+	c.KS.SetAccess(e, o.idle, o.freq)
+	c.Notify(config.NotifyGeneric, "restore", key)
+	c.Dirty(1)
+	c.W.OK()
+}

@@ -1,0 +1,72 @@
+package commands
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// fakePersistence records what the persistence commands ask.
+type fakePersistence struct {
+	saved    int
+	refused  string
+	lastSave int64
+	misconf  string
+}
+
+func (p *fakePersistence) Save(snap *keyspace.Snapshot) (func() error, string) {
+	if p.refused != "" {
+		return nil, p.refused
+	}
+	return func() error { snap.Release(); p.saved++; return nil }, ""
+}
+func (p *fakePersistence) BGSave(schedule bool) string {
+	if schedule {
+		return "Background saving scheduled"
+	}
+	return "Background saving started"
+}
+func (p *fakePersistence) LastSave() int64       { return p.lastSave }
+func (p *fakePersistence) RewriteAOF() string    { return "Background append only file rewriting started" }
+func (p *fakePersistence) WritesRefused() string { return p.misconf }
+
+var fakePersistences = map[*fakeServer]*fakePersistence{}
+
+func (s *fakeServer) Persistence() Persistence {
+	p := fakePersistences[s]
+	if p == nil {
+		p = &fakePersistence{lastSave: 1700000000}
+		fakePersistences[s] = p
+	}
+	return p
+}
+
+func TestPersistenceCommands(t *testing.T) {
+	e := newTestEnv(t)
+	assert.Equal(t, ":1700000000\r\n", e.run("LASTSAVE"))
+	assert.Equal(t, "+Background saving started\r\n", e.run("BGSAVE"))
+	assert.Equal(t, "+Background saving scheduled\r\n", e.run("BGSAVE", "schedule"))
+	assert.Equal(t, "-ERR syntax error\r\n", e.run("BGSAVE", "now"))
+	p := e.Srv.Persistence().(*fakePersistence)
+	p.misconf = "MISCONF test"
+	assert.Equal(t, "-MISCONF test\r\n", e.run("SET", "k", "v"))
+	assert.Equal(t, "-MISCONF test\r\n", e.run("PING"))
+	assert.Equal(t, "$-1\r\n", e.run("GET", "k"))
+	e.run("MULTI")
+	assert.Equal(t, "-MISCONF test\r\n", e.run("SET", "k", "v"))
+	assert.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", e.run("EXEC"))
+}
+
+// While the dataset loads, commands without the loading flag answer
+// LOADING; INFO and the like still work.
+func TestLoadingRefusesCommands(t *testing.T) {
+	e := newTestEnv(t)
+	e.D.Loading.Store(true)
+	assert.Equal(t, "-LOADING Redis is loading the dataset in memory\r\n", e.run("GET", "k"))
+	assert.Equal(t, "-LOADING Redis is loading the dataset in memory\r\n", e.run("PING"))
+	assert.Equal(t, ":1700000000\r\n", e.run("LASTSAVE"))
+	e.D.Loading.Store(false)
+	assert.Equal(t, "+PONG\r\n", e.run("PING"))
+}

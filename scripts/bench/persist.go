@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"context"
+)
+
+// The persistence benchmark: a BGSAVE of persistKeys keys while another
+// client measures SET round trips (p99 idle and during the save) and the
+// server's memory is sampled (peak growth during the save), then the
+// start-up time of each server loading the file it wrote.
+const (
+	persistKeys  = 1000000
+	persistValue = 100 // bytes per value
+)
+
+type persistResult struct {
+	idleP99, saveP99 time.Duration
+	saveTime         time.Duration
+	extraMem         int64 // peak used_memory growth during the save (zredis); rdb_last_cow_size (redis)
+	dataMem          int64 // used_memory growth from loading the keys
+	fileSize         int64
+	loadTime         time.Duration
+}
+
+func persistBench(ctx context.Context, o options, w io.Writer) error {
+	var res [2]persistResult
+	for i, name := range []string{"zredis", "redis"} {
+		bin := o.zredisBin
+		if name == "redis" {
+			bin = o.redisBin
+		}
+		r, err := persistRun(ctx, name, bin)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		res[i] = r
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
+	mb := func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
+	fmt.Fprintf(w, "persistence: BGSAVE of %d keys (%d-byte values) while one client SETs; then a restart loading the file\n", persistKeys, persistValue)
+	fmt.Fprintln(w, "extra memory: zredis = peak growth of used_memory during the save; redis = rdb_last_cow_size of the forked child")
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "", "zredis", "redis")
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "SET p99 ms, idle", ms(res[0].idleP99), ms(res[1].idleP99))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "SET p99 ms, during BGSAVE", ms(res[0].saveP99), ms(res[1].saveP99))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "BGSAVE duration ms", ms(res[0].saveTime), ms(res[1].saveTime))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "data loaded, MB (used_memory)", mb(res[0].dataMem), mb(res[1].dataMem))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "extra memory during BGSAVE, MB", mb(res[0].extraMem), mb(res[1].extraMem))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "RDB file, MB", mb(res[0].fileSize), mb(res[1].fileSize))
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "start-up loading the RDB, ms", ms(res[0].loadTime), ms(res[1].loadTime))
+	fmt.Fprintln(w)
+	return nil
+}
+
+func persistRun(ctx context.Context, name, bin string) (persistResult, error) {
+	var res persistResult
+	s, err := startServer(ctx, name, bin, "--save", "", "--appendonly", "no")
+	if err != nil {
+		return res, err
+	}
+	defer s.stop()
+	rc, err := dialServer(s)
+	if err != nil {
+		return res, err
+	}
+	defer rc.Close()
+	before, err := usedMemory(rc)
+	if err != nil {
+		return res, err
+	}
+	value := string(make([]byte, persistValue))
+	if err := rc.load(persistKeys, func(b []byte, i int) []byte {
+		b = appendArray(b, 3)
+		b = appendBulk(b, "SET")
+		b = appendBulkNum(b, "key:", i)
+		return appendBulk(b, value)
+	}); err != nil {
+		return res, err
+	}
+	after, err := usedMemory(rc)
+	if err != nil {
+		return res, err
+	}
+	res.dataMem = after - before
+	setter, err := dialServer(s)
+	if err != nil {
+		return res, err
+	}
+	defer setter.Close()
+	if res.idleP99, err = setP99(setter, 2000, nil); err != nil {
+		return res, err
+	}
+
+	// BGSAVE, with SETs timed until it ends and memory sampled.
+	if _, err := rc.do("BGSAVE"); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var peak int64
+	var sampleErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for {
+			info, err := rc.do("INFO", "everything")
+			if err != nil {
+				sampleErr = err
+				return
+			}
+			if used, err := infoField(info, "used_memory"); err == nil {
+				peak = max(peak, used)
+			}
+			if v, _ := infoField(info, "rdb_bgsave_in_progress"); v == 0 {
+				if cow, err := infoField(info, "rdb_last_cow_size"); err == nil && name == "redis" {
+					res.extraMem = cow
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res.saveP99, err = setP99(setter, 0, done)
+	wg.Wait()
+	res.saveTime = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	if sampleErr != nil {
+		return res, sampleErr
+	}
+	if name == "zredis" {
+		res.extraMem = max(peak-after, 0)
+	}
+	if fi, err := os.Stat(filepath.Join(s.dir, "dump.rdb")); err == nil {
+		res.fileSize = fi.Size()
+	}
+
+	// Start-up: a new server on the same file, timed to its first PONG.
+	dir := s.dir
+	s.dir = "" // keep the file for the restart; removed below
+	s.stop()
+	defer os.RemoveAll(dir)
+	t0 := time.Now()
+	s2, err := startServerIn(ctx, name, bin, dir, "--save", "", "--appendonly", "no")
+	if err != nil {
+		return res, err
+	}
+	res.loadTime = time.Since(t0)
+	defer s2.stop()
+	rc2, err := dialServer(s2)
+	if err != nil {
+		return res, err
+	}
+	defer rc2.Close()
+	n, err := rc2.do("DBSIZE")
+	if err != nil {
+		return res, err
+	}
+	// The keys plus the probes SET during the save.
+	if got, _ := strconv.Atoi(n); got < persistKeys {
+		return res, fmt.Errorf("%s loaded %s keys of %d", name, n, persistKeys)
+	}
+	return res, nil
+}
+
+// setP99 times SETs one at a time: n of them, or until done is closed.
+func setP99(rc *rconn, n int, done <-chan struct{}) (time.Duration, error) {
+	var rtts []time.Duration
+	for i := 0; ; i++ {
+		if n > 0 && i >= n {
+			break
+		}
+		if done != nil {
+			select {
+			case <-done:
+				n = -1
+			default:
+			}
+			if n < 0 {
+				break
+			}
+		}
+		start := time.Now()
+		if _, err := rc.do("SET", "probe:"+strconv.Itoa(i%1000), "v"); err != nil {
+			return 0, err
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	if len(rtts) == 0 {
+		return 0, nil
+	}
+	slices.Sort(rtts)
+	return rtts[min(len(rtts)-1, len(rtts)*99/100)], nil
+}

@@ -1,0 +1,285 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/persistence/aof"
+	"github.com/zredis/zredis/resp"
+)
+
+// aofState is the append only file at run time: the writer every change
+// is propagated to, and what INFO persistence reports. Fields are used
+// under the keyspace lock unless noted.
+type aofState struct {
+	w      *aof.Writer
+	always bool       // appendfsync always: a write is acknowledged once on disk
+	last   aof.Ticket // the ticket of the last command appended
+
+	rewriting      bool
+	rewriteStart   time.Time
+	lastRewriteSec int64 // -1 before the first
+	lastRewriteOK  bool
+	rewrites       int64
+	rewriteFails   int64
+	baseSize       int64 // aof_base_size after the last load or rewrite
+	loaded         aof.Stats
+}
+
+// Propagate implements commands.Propagator: every change goes to the AOF
+// writer's buffer (no I/O here; the writer's goroutine writes it).
+func (a *aofState) Propagate(db int, argv [][]byte) { a.last = a.w.Append(db, argv) }
+
+// aofDir is dir/appenddirname.
+func (s *Server) aofDir() string {
+	return filepath.Join(s.cfg.String("dir"), s.cfg.String("appenddirname"))
+}
+
+// loadData loads the dataset at start-up: the AOF when appendonly is on
+// (migrating a Redis 6 style appendonly.aof first, as 7.0 does), the RDB
+// file otherwise, or when there is no AOF yet. With appendonly on it then
+// opens the AOF for appending, its first base written from what was
+// loaded.
+func (s *Server) loadData() error {
+	if !s.cfg.Bool("appendonly") {
+		return s.loadRDB()
+	}
+	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
+	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		m = nil
+	}
+	m, _, err = aof.UpgradeOldStyle(filepath.Join(s.cfg.String("dir"), prefix), dir, prefix, m, s.log.Noticef)
+	if err != nil {
+		return err
+	}
+	if m == nil || m.Empty() {
+		if err := s.loadRDB(); err != nil {
+			return err
+		}
+	} else if err := s.replayAOF(dir, m); err != nil {
+		return err
+	}
+	return s.openAOF(dir, prefix, m)
+}
+
+// replayAOF loads the AOF directory: its base (RDB or commands) and its
+// incremental files, each command run as a client would run it, with
+// nothing propagated.
+func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
+	start := time.Now()
+	cl := &commands.Client{W: resp.NewWriter(), Authed: true, Replaying: true}
+	stats, err := aof.LoadManifest(dir, m, aof.LoadOptions{
+		LoadTruncated: s.cfg.Bool("aof-load-truncated"),
+		Logf:          s.log.Warningf,
+		LoadRDB: func(r io.Reader) (int64, error) {
+			info, err := s.loadRDBFrom(r)
+			return info.Size, err
+		},
+		Exec: func(argv [][]byte) error {
+			if commands.Lookup(argv[0]) == nil {
+				return fmt.Errorf("%w '%s'", aof.ErrUnknownCommand, argv[0])
+			}
+			s.ks.Exec(func() {
+				s.ks.SetLoading(true)
+				s.disp.BeginBatch(cl)
+				s.disp.Exec(cl, argv)
+				s.ks.SetLoading(false)
+			})
+			cl.W.Reset()
+			return nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.ks.Exec(func() { s.aof.loaded, s.aof.baseSize = stats, stats.BaseSize })
+	s.log.Noticef("DB loaded from append only file: %.3f seconds (%d commands)", time.Since(start).Seconds(), stats.Commands)
+	return nil
+}
+
+// openAOF opens the AOF for appending and makes it the propagation
+// target. Called before the expiry engine starts, so the keys expired
+// right after loading are propagated too.
+func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
+	policy, err := aof.ParsePolicy(s.cfg.String("appendfsync"))
+	if err != nil {
+		return err
+	}
+	w, err := aof.OpenWriter(dir, prefix, m, aof.WriterOptions{
+		Policy:     policy,
+		Timestamps: s.cfg.Bool("aof-timestamp-enabled"),
+		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
+		WriteBase:  s.writeBase,
+		Logf:       s.log.Noticef,
+	})
+	if err != nil {
+		return err
+	}
+	s.ks.Exec(func() {
+		s.aof.w = w
+		s.aof.always = policy == aof.Always
+		s.disp.SetPropagator(&s.aof)
+	})
+	return nil
+}
+
+// writeBase writes the current dataset as an AOF base: RDB when
+// aof-use-rdb-preamble is on, commands otherwise.
+func (s *Server) writeBase(w io.Writer) error {
+	var snap *keyspace.Snapshot
+	s.ks.Exec(func() { snap = s.ks.Snapshot() })
+	defer snap.Release()
+	return s.encodeBase(w, snap)
+}
+
+func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var err error
+	if s.cfg.Bool("aof-use-rdb-preamble") {
+		err = s.encodeSnapshot(bw, snap, true)
+	} else {
+		err = aof.WriteCommands(bw, snap, s.ks.NumDBs())
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// startAOFRewrite is BGREWRITEAOF: the new incremental file is opened, the
+// snapshot taken at the cut, and the base written from it, all on a
+// goroutine the server waits for at shutdown. Under the lock.
+func (s *Server) startAOFRewrite() string {
+	a := &s.aof
+	if a.w == nil {
+		return "ERR Background append only file rewriting is only possible with appendonly yes"
+	}
+	if a.rewriting {
+		return "ERR Background append only file rewriting already in progress"
+	}
+	a.rewriting, a.rewriteStart = true, time.Now()
+	s.log.Noticef("Background append only file rewriting started")
+	s.rdb.saving.Add(1)
+	go func() {
+		defer s.rdb.saving.Done()
+		err := s.rewriteAOF()
+		s.ks.Exec(func() {
+			a.rewriting = false
+			a.lastRewriteSec = int64(time.Since(a.rewriteStart).Seconds())
+			a.lastRewriteOK = err == nil
+			if err != nil {
+				a.rewriteFails++
+				s.log.Warningf("Background AOF rewrite failed: %v", err)
+				return
+			}
+			a.rewrites++
+			a.baseSize = a.w.Status().BaseSize
+			s.log.Noticef("Background AOF rewrite finished successfully")
+		})
+	}()
+	return "Background append only file rewriting started"
+}
+
+func (s *Server) rewriteAOF() error {
+	rw, err := s.aof.w.StartRewrite()
+	if err != nil {
+		return err
+	}
+	var snap *keyspace.Snapshot
+	s.ks.Exec(func() {
+		rw.Cut()
+		snap = s.ks.Snapshot()
+	})
+	defer snap.Release()
+	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
+	if err := rw.Commit(rdbBase, func(w io.Writer) error { return s.encodeBase(w, snap) }); err != nil {
+		rw.Abort()
+		return err
+	}
+	return nil
+}
+
+// checkAOFRewrite starts a rewrite when the AOF grew by
+// auto-aof-rewrite-percentage over its base and is at least
+// auto-aof-rewrite-min-size (serverCron). Under the lock.
+func (s *Server) checkAOFRewrite() {
+	a := &s.aof
+	pct := s.cfg.Int("auto-aof-rewrite-percentage")
+	if a.w == nil || a.rewriting || pct == 0 || s.closing {
+		return
+	}
+	st := a.w.Status()
+	if st.CurrentSize < s.cfg.Int("auto-aof-rewrite-min-size") {
+		return
+	}
+	base := max(a.baseSize, 1)
+	if (st.CurrentSize-base)*100/base >= pct {
+		s.log.Noticef("Starting automatic rewriting of AOF on %d%% growth", (st.CurrentSize-base)*100/base)
+		s.startAOFRewrite()
+	}
+}
+
+// aofRefused is the MISCONF error while the AOF cannot be written.
+func (s *Server) aofRefused() string {
+	if s.aof.w == nil {
+		return ""
+	}
+	if err := s.aof.w.Err(); err != nil {
+		return "MISCONF Errors writing to the AOF file: " + strings.TrimSpace(err.Error())
+	}
+	return ""
+}
+
+// closeAOF flushes, fsyncs and closes the AOF at shutdown.
+func (s *Server) closeAOF() {
+	if s.aof.w == nil {
+		return
+	}
+	if err := s.aof.w.Close(); err != nil {
+		s.log.Warningf("Closing the append only file: %v", err)
+	}
+}
+
+// infoAOF appends INFO persistence's AOF fields.
+func (s *Server) infoAOF(b []byte) []byte {
+	a := &s.aof
+	b = fieldInt(b, "aof_enabled", boolInt(a.w != nil))
+	b = fieldInt(b, "aof_rewrite_in_progress", boolInt(a.rewriting))
+	b = fieldInt(b, "aof_rewrite_scheduled", 0)
+	b = fieldInt(b, "aof_last_rewrite_time_sec", a.lastRewriteSec)
+	current := int64(-1)
+	if a.rewriting {
+		current = int64(time.Since(a.rewriteStart).Seconds())
+	}
+	b = fieldInt(b, "aof_current_rewrite_time_sec", current)
+	b = field(b, "aof_last_bgrewrite_status", okErr(a.lastRewriteOK))
+	b = fieldInt(b, "aof_rewrites", a.rewrites)
+	b = fieldInt(b, "aof_rewrites_consecutive_failures", a.rewriteFails)
+	writeOK := a.w == nil || a.w.Err() == nil
+	b = field(b, "aof_last_write_status", okErr(writeOK))
+	b = fieldInt(b, "aof_last_cow_size", 0)
+	b = fieldInt(b, "module_fork_in_progress", 0)
+	b = fieldInt(b, "module_fork_last_cow_size", 0)
+	if a.w != nil {
+		st := a.w.Status()
+		b = fieldInt(b, "aof_current_size", st.CurrentSize)
+		b = fieldInt(b, "aof_base_size", st.BaseSize)
+		b = fieldInt(b, "aof_pending_rewrite", 0)
+		b = fieldInt(b, "aof_buffer_length", st.BufferLength)
+		b = fieldInt(b, "aof_pending_bio_fsync", boolInt(st.PendingFsync))
+		b = fieldInt(b, "aof_delayed_fsync", 0)
+	}
+	return b
+}

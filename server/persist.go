@@ -1,0 +1,321 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/persistence/rdb"
+)
+
+// loadBatch is how many loaded keys go into the keyspace per acquisition
+// of the lock.
+const loadBatch = 1024
+
+// rdbRetryDelay is how long after a failed background save the save
+// points wait before trying again (CONFIG_BGSAVE_RETRY_DELAY).
+const rdbRetryDelay = 5 * time.Second
+
+// ErrBGSaveInProgress is SAVE's and BGSAVE's reply while a background save
+// runs.
+const errBGSaveInProgress = "ERR Background save already in progress"
+
+// misconfRDB is the reply to writes after a failed background save with
+// stop-writes-on-bgsave-error yes (shared.bgsaveerr).
+const misconfRDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// rdbState is what the server knows of its RDB saves, for INFO
+// persistence and the save points. Fields are read and written under the
+// keyspace lock.
+type rdbState struct {
+	lastSave      int64 // Unix s of the last successful save (start time until one)
+	lastOK        bool  // the last background save succeeded
+	lastTry       time.Time
+	bgRunning     bool
+	bgStart       time.Time
+	bgDirty       int64 // s.stats.Dirty when the running save took its snapshot
+	lastBgSeconds int64 // -1 before the first
+	saves         int64
+	loadedKeys    int64
+	loadedExpired int64
+	saving        sync.WaitGroup // the running background save's goroutine
+}
+
+// persister implements commands.Persistence for the server.
+type persister struct{ s *Server }
+
+// Persistence implements commands.Server.
+func (s *Server) Persistence() commands.Persistence { return persister{s} }
+
+func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
+	s := p.s
+	if s.rdb.bgRunning {
+		return nil, errBGSaveInProgress
+	}
+	dirty := s.stats.Dirty
+	return func() error {
+		err := s.writeRDB(snap)
+		snap.Release()
+		s.ks.Exec(func() { s.rdbSaved(err, dirty, false) })
+		return err
+	}, ""
+}
+
+func (p persister) BGSave(schedule bool) string {
+	s := p.s
+	if s.rdb.bgRunning {
+		return errBGSaveInProgress
+	}
+	s.startBGSave()
+	return "Background saving started"
+}
+
+func (p persister) LastSave() int64 { return p.s.rdb.lastSave }
+
+func (p persister) RewriteAOF() string { return p.s.startAOFRewrite() }
+
+func (p persister) WritesRefused() string {
+	s := p.s
+	if msg := s.aofRefused(); msg != "" {
+		return msg
+	}
+	if !s.rdb.lastOK && len(s.cfg.SaveParams()) > 0 && s.cfg.Bool("stop-writes-on-bgsave-error") {
+		return misconfRDB
+	}
+	return ""
+}
+
+// startBGSave takes a snapshot and writes it on a goroutine the server
+// waits for at shutdown. Under the lock.
+func (s *Server) startBGSave() {
+	snap := s.ks.Snapshot()
+	s.rdb.bgRunning = true
+	s.rdb.bgStart = time.Now()
+	s.rdb.bgDirty = s.stats.Dirty
+	s.rdb.lastTry = s.rdb.bgStart
+	s.log.Noticef("Background saving started")
+	s.rdb.saving.Add(1)
+	go func() {
+		defer s.rdb.saving.Done()
+		err := s.writeRDB(snap)
+		snap.Release()
+		s.ks.Exec(func() { s.rdbSaved(err, s.rdb.bgDirty, true) })
+	}()
+}
+
+// rdbSaved records the end of a save. Under the lock.
+func (s *Server) rdbSaved(err error, dirtyBefore int64, background bool) {
+	if background {
+		s.rdb.bgRunning = false
+		s.rdb.lastBgSeconds = int64(time.Since(s.rdb.bgStart).Seconds())
+		s.rdb.lastOK = err == nil
+	}
+	if err != nil {
+		// As in Redis, only a failed background save sets the status
+		// that MISCONF reads; a failed SAVE is reported to its caller.
+		s.log.Warningf("Failed saving the DB: %v", err)
+		return
+	}
+	s.rdb.lastOK = true
+	s.rdb.lastSave = time.Now().Unix()
+	s.rdb.saves++
+	s.stats.Dirty -= dirtyBefore
+	if background {
+		s.log.Noticef("Background saving terminated with success")
+	} else {
+		s.log.Noticef("DB saved on disk")
+	}
+}
+
+// rdbPath is dir/dbfilename.
+func (s *Server) rdbPath() string {
+	return filepath.Join(s.cfg.String("dir"), s.cfg.String("dbfilename"))
+}
+
+// writeRDB writes snap to a temporary file in dir, fsyncs it and renames
+// it over dbfilename (rdbSave): a crash leaves the previous file whole.
+// It runs without the lock.
+func (s *Server) writeRDB(snap *keyspace.Snapshot) error {
+	dir := s.cfg.String("dir")
+	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", tmp, err)
+	}
+	err = s.encodeRDB(f, snap)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.rdbPath())
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot) error {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := s.encodeSnapshot(bw, snap, false); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// encodeSnapshot writes snap as an RDB stream (aofBase: as the preamble
+// of an AOF base). It reads the snapshot without the lock.
+func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase bool) error {
+	w, err := rdb.NewWriter(out, rdb.WriterOptions{
+		Compress: s.cfg.Bool("rdbcompression"),
+		Checksum: s.cfg.Bool("rdbchecksum"),
+		UsedMem:  commands.ReadMemory().Used,
+		AOFBase:  aofBase,
+	})
+	if err != nil {
+		return err
+	}
+	for db := 0; db < s.ks.NumDBs(); db++ {
+		keys, volatile := snap.Counts(db)
+		if keys == 0 {
+			continue
+		}
+		if err := w.SelectDB(db, keys, volatile); err != nil {
+			return err
+		}
+		snap.ForEachAll(db, func(key string, e *keyspace.Entry) bool {
+			err = w.WriteEntry(key, e)
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// syncDir fsyncs a directory so that a rename in it is durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// loadRDB loads dir/dbfilename if it exists, before clients are served.
+// Keys already past their deadline are loaded too: the expiry engine
+// expires them right after, with their expiry messages.
+func (s *Server) loadRDB() error {
+	path := s.rdbPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	start := time.Now()
+	info, err := s.loadRDBFrom(f)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	s.log.Noticef("DB loaded from disk: %.3f seconds (%d keys)", time.Since(start).Seconds(), info.Keys)
+	return nil
+}
+
+// loadRDBFrom loads an RDB stream into the keyspace: a file (given as
+// such, so the decoder bounds every length by its size) or an AOF's RDB
+// preamble.
+func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
+	var loaded, expired int64
+	now := time.Now().UnixMilli()
+	// Keys go in by batches, each under the lock, so that clients
+	// connected meanwhile are answered (LOADING) between them.
+	type loadedKey struct {
+		db  int
+		key string
+		e   *keyspace.Entry
+	}
+	batch := make([]loadedKey, 0, loadBatch)
+	flush := func() {
+		s.ks.Exec(func() {
+			s.ks.SetLoading(true)
+			for _, k := range batch {
+				s.ks.DB(k.db).Put([]byte(k.key), k.e)
+			}
+			s.ks.SetLoading(false)
+		})
+		batch = batch[:0]
+	}
+	info, err := rdb.Load(r, rdb.DefaultLoadOptions(), func(db int, key string, e *keyspace.Entry) error {
+		if db < 0 || db >= s.ks.NumDBs() {
+			return fmt.Errorf("database %d out of range (databases %d)", db, s.ks.NumDBs())
+		}
+		if at := e.ExpireAt(); at != 0 && at <= now {
+			expired++
+		}
+		loaded++
+		if batch = append(batch, loadedKey{db, key, e}); len(batch) == loadBatch {
+			flush()
+		}
+		return nil
+	})
+	flush()
+	if err != nil {
+		return info, err
+	}
+	s.ks.Exec(func() { s.rdb.loadedKeys, s.rdb.loadedExpired = loaded, expired })
+	return info, nil
+}
+
+// checkSavePoints starts a background save when a save point is reached
+// (serverCron's "save <seconds> <changes>" check). Under the lock.
+func (s *Server) checkSavePoints(now time.Time) {
+	if s.rdb.bgRunning || s.closing {
+		return
+	}
+	for _, sp := range s.cfg.SaveParams() {
+		elapsed := now.Unix() - s.rdb.lastSave
+		if s.stats.Dirty >= int64(sp.Changes) && elapsed > int64(sp.Seconds) &&
+			(s.rdb.lastOK || now.Sub(s.rdb.lastTry) > rdbRetryDelay) {
+			s.log.Noticef("%d changes in %d seconds. Saving...", sp.Changes, sp.Seconds)
+			s.startBGSave()
+			return
+		}
+	}
+}
+
+// shutdownSave saves the dataset at shutdown when asked (SHUTDOWN SAVE) or
+// when save points are set and NOSAVE was not given. It runs after the
+// clients and the expiry engine have stopped.
+func (s *Server) shutdownSave(opts commands.ShutdownOptions) error {
+	if opts.NoSave || (!opts.Save && len(s.cfg.SaveParams()) == 0) {
+		return nil
+	}
+	s.log.Noticef("Saving the final RDB snapshot before exiting.")
+	var snap *keyspace.Snapshot
+	s.ks.Exec(func() { snap = s.ks.Snapshot() })
+	err := s.writeRDB(snap)
+	snap.Release()
+	if err != nil {
+		s.log.Warningf("Error trying to save the DB, can't exit: %v", err)
+		return err
+	}
+	s.log.Noticef("DB saved on disk")
+	return nil
+}

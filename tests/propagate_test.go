@@ -1,0 +1,206 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// End-to-end write propagation: the same commands sent to zredis and to
+// a real redis-server 7.0, both writing their AOF with appendfsync
+// always; after every step the commands the step added to zredis's
+// incremental AOF file must be those redis-server added to its own (the
+// deterministic, absolute forms: SET ... PXAT, PEXPIREAT, SREM for SPOP,
+// LPOP for a served BLPOP, MULTI ... EXEC around several). The in-process
+// differential (commands/propagate_test.go) covers expired keys, which
+// both servers' active expiry would make time-dependent here.
+
+// aofPropScript: "@block cmd..." sends a blocking command from a second
+// client, "@served" reads its reply once a later step served it;
+// "@random cmd..." has a random reply (SPOP).
+var aofPropScript = [][]string{
+	{"set", "k", "v"}, {"set", "k", "v", "ex", "100"}, {"set", "k", "v", "keepttl", "GET"},
+	{"setex", "k", "1000", "v"}, {"psetex", "k", "500000", "w"}, {"getset", "k", "x"},
+	{"getex", "k", "ex", "1000"}, {"getex", "k", "persist"}, {"getex", "k", "exat", "1"}, {"getdel", "k"},
+	{"set", "k", "v"}, {"getdel", "k"}, {"incrbyfloat", "f", "1.5"}, {"hincrbyfloat", "h", "x", "0.25"},
+	{"set", "e", "v"}, {"expire", "e", "100", "nx"}, {"pexpire", "e", "300000", "gt"},
+	{"expireat", "e", "2000000000"}, {"pexpireat", "e", "2000000000001"}, {"persist", "e"},
+	{"expire", "e", "-1"}, {"expire", "e", "10"},
+	{"sadd", "s", "a"}, {"spop", "s"}, {"sadd", "s", "1", "2", "3", "4", "5", "6"}, {"@random", "spop", "s", "2"},
+	{"@random", "spop", "s", "9"},
+	{"rpush", "l", "a", "b", "c", "d", "e"}, {"lmpop", "1", "l", "left"}, {"blpop", "l", "0"},
+	{"blmove", "l", "d", "RIGHT", "left", "0"}, {"blmpop", "0", "1", "l", "right", "count", "9"},
+	{"ltrim", "d", "0", "-1"}, {"ltrim", "d", "1", "-1"},
+	{"zadd", "z", "1", "a", "2", "b", "3", "c"}, {"zmpop", "1", "z", "max"}, {"bzpopmin", "z", "0"},
+	{"@block", "blpop", "q1", "5"}, {"rpush", "q1", "x"}, {"@served"},
+	{"@block", "blmove", "q2", "d2", "LEFT", "Right", "5"}, {"rpush", "q2", "x"}, {"@served"},
+	{"@block", "bzmpop", "5", "1", "z2", "MAX", "COUNT", "5"}, {"zadd", "z2", "1", "a", "2", "b"}, {"@served"},
+	{"multi"}, {"set", "t", "1"}, {"get", "t"}, {"exec"},
+	{"multi"}, {"select", "3"}, {"set", "x", "1"}, {"select", "0"}, {"incr", "t"}, {"exec"},
+	{"move", "t", "5"}, {"swapdb", "0", "1"}, {"flushdb"}, {"flushall"},
+}
+
+func TestAOFPropagationMatchesRedis(t *testing.T) {
+	args := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	r := newAOFProp(t, StartRedis(t, args...))
+	z := newAOFProp(t, StartZredis(t, args...))
+	for i, step := range aofPropScript {
+		name := fmt.Sprintf("step %d %q", i, step)
+		random := false
+		switch step[0] {
+		case "@block":
+			r.block(step[1:])
+			z.block(step[1:])
+			continue
+		case "@served":
+			if rr, zr := r.blocker.Read(), z.blocker.Read(); rr != zr {
+				t.Fatalf("%s: blocked client's replies differ: redis %q, zredis %q", name, rr, zr)
+			}
+			continue
+		case "@random":
+			random = true
+			step = step[1:]
+		}
+		rr, zr := r.main.Do(step...), z.main.Do(step...)
+		if !random && rr != zr {
+			t.Fatalf("%s: replies differ: redis %q, zredis %q", name, rr, zr)
+		}
+		ra, za := r.appended(), z.appended()
+		if !aofPropSame(ra, za) {
+			t.Fatalf("%s:\nredis-server AOF: %q\nzredis AOF:       %q", name, ra, za)
+		}
+	}
+}
+
+// aofProp is a server writing an AOF, a client and a client for
+// blocking commands.
+type aofProp struct {
+	t             *testing.T
+	main, blocker *Conn
+	aof           string // the incremental file
+	consumed      int    // bytes of it already parsed
+}
+
+func newAOFProp(t *testing.T, p *Proc) *aofProp {
+	t.Helper()
+	a := &aofProp{t: t, main: Dial(t, p.Addr), blocker: Dial(t, p.Addr)}
+	dir := filepath.Join(p.Dir, "appendonlydir")
+	manifest, err := os.ReadFile(filepath.Join(dir, "appendonly.aof.manifest"))
+	if err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	for _, line := range strings.Split(string(manifest), "\n") {
+		if f := strings.Fields(line); len(f) == 6 && f[0] == "file" && f[5] == "i" {
+			a.aof = filepath.Join(dir, f[1])
+		}
+	}
+	if a.aof == "" {
+		t.Fatalf("%s: no incremental file in the manifest:\n%s", p.Name, manifest)
+	}
+	return a
+}
+
+// block sends a blocking command from the second client and waits until
+// the server counts it blocked.
+func (a *aofProp) block(args []string) {
+	a.t.Helper()
+	a.blocker.Send(Encode(args...))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(a.main.Do("INFO", "clients"), "blocked_clients:1\r\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("%q never blocked", args)
+		}
+	}
+}
+
+// appended parses the commands added to the AOF since the last call,
+// one line each.
+func (a *aofProp) appended() []string {
+	a.t.Helper()
+	data, err := os.ReadFile(a.aof)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	rd := bufio.NewReader(bytes.NewReader(data[a.consumed:]))
+	out := []string{}
+	for {
+		args, err := aofPropRead(rd)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			a.t.Fatalf("%s at byte %d: %v", a.aof, a.consumed, err)
+		}
+		out = append(out, strings.Join(args, " "))
+	}
+	a.consumed = len(data)
+	return out
+}
+
+// aofPropRead reads one command (an array of bulk strings) of an AOF.
+func aofPropRead(rd *bufio.Reader) ([]string, error) {
+	line, err := rd.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(line, "*"), "\r\n"))
+	if err != nil || line[0] != '*' {
+		return nil, fmt.Errorf("not a command: %q", line)
+	}
+	args := make([]string, n)
+	for i := range args {
+		if line, err = rd.ReadString('\n'); err != nil {
+			return nil, err
+		}
+		size, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(line, "$"), "\r\n"))
+		if err != nil || line[0] != '$' || size < 0 {
+			return nil, fmt.Errorf("not a bulk string: %q", line)
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		args[i] = string(buf[:size])
+	}
+	return args, nil
+}
+
+// aofPropSame compares two runs of propagated commands: exactly, but for
+// absolute deadlines (after PXAT, the time of PEXPIREAT), which differ by
+// the time between the two executions, and the members of the SREMs a
+// SPOP made (upper-case SREM: the script types commands in lower case).
+func aofPropSame(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := strings.Split(a[i], " "), strings.Split(b[i], " ")
+		if len(x) != len(y) {
+			return false
+		}
+		for j := range x {
+			switch {
+			case x[j] == y[j]:
+			case x[0] == "SREM" && j == 2:
+			case (j > 0 && x[j-1] == "PXAT") || (x[0] == "PEXPIREAT" && j == 2):
+				m, err1 := strconv.ParseInt(x[j], 10, 64)
+				n, err2 := strconv.ParseInt(y[j], 10, 64)
+				if err1 != nil || err2 != nil || m-n > 2000 || n-m > 2000 {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
