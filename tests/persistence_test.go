@@ -339,22 +339,47 @@ func TestAOFCrashUnderLoad(t *testing.T) {
 	if testing.Short() {
 		rounds = 3
 	}
+	checked, lost, lostWrites := crashRounds(t, "always", rounds)
+	t.Logf("appendfsync always: %d rounds, %d acknowledged counters checked, %d behind (%d writes)", rounds, checked, lost, lostWrites)
+	if lost != 0 {
+		t.Fatalf("%d acknowledged counters lost writes", lost)
+	}
+}
+
+// appendfsync everysec: a kill -9 (the machine stays up) may lose what the
+// writer had not yet handed to the kernel; the loss is counted and
+// logged, not asserted.
+func TestAOFCrashEverysec(t *testing.T) {
+	checked, lost, lostWrites := crashRounds(t, "everysec", 5)
+	t.Logf("appendfsync everysec: 5 rounds, %d acknowledged counters checked, %d behind (%d writes)", checked, lost, lostWrites)
+}
+
+// crashRounds runs rounds of: start zredis on the same AOF, check every
+// counter acknowledged so far, have 50 clients INCR their own counter,
+// kill -9 the server after 50-300 ms. It returns the counters checked,
+// those found behind their acknowledged value, and by how many writes.
+func crashRounds(t *testing.T, policy string, rounds int) (checked, lost int, lostWrites int64) {
 	dir := t.TempDir()
-	args := []string{"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	args := []string{"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", policy}
 	acked := map[string]int64{} // counter key -> highest acknowledged INCR result
-	var lost, checked int
-	for round := 0; round < rounds; round++ {
+	for round := 0; round <= rounds; round++ {
 		z := StartZredis(t, args...)
 		ctx := context.Background()
-		// Every acknowledged value must be there after the restart.
 		c := goRedis(t, z.Addr, 0)
 		for k, v := range acked {
 			got, err := c.Get(ctx, k).Int64()
-			if err != nil || got < v {
+			if err != nil && err != redis.Nil {
+				t.Fatalf("round %d: GET %s: %v", round, k, err)
+			}
+			if got < v {
 				lost++
-				t.Errorf("round %d: %s = %d (%v), acknowledged %d", round, k, got, err, v)
+				lostWrites += v - got
+				acked[k] = got // what a client would see from now on
 			}
 			checked++
+		}
+		if round == rounds {
+			break
 		}
 		var mu sync.Mutex
 		var stop atomic.Bool
@@ -385,7 +410,7 @@ func TestAOFCrashUnderLoad(t *testing.T) {
 		wg.Wait()
 		<-z.done
 	}
-	t.Logf("%d rounds, %d acknowledged counters checked, %d lost", rounds, checked, lost)
+	return checked, lost, lostWrites
 }
 
 // zredis's AOF directory loads in redis-server and redis-check-aof accepts

@@ -165,7 +165,7 @@ func run() int {
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated (set,get,incr,mset,setex,sadd,zadd,hset,lpush,rpop,zrangebyscore,hgetall), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
-	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmark (BGSAVE, start-up) on fresh servers")
+	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -227,7 +227,11 @@ func run() int {
 		}
 	}
 	if o.persist {
-		if err := persistBench(ctx, o, os.Stdout); err != nil {
+		err := aofBench(ctx, o, os.Stdout)
+		if err == nil {
+			err = persistBench(ctx, o, os.Stdout)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130

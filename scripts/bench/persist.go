@@ -203,3 +203,62 @@ func setP99(rc *rconn, n int, done <-chan struct{}) (time.Duration, error) {
 	slices.Sort(rtts)
 	return rtts[min(len(rtts)-1, len(rtts)*99/100)], nil
 }
+
+// aofBench runs redis-benchmark's SET (50 clients, pipeline 1) against
+// both servers with appendonly yes, under appendfsync always and
+// everysec, rounds times in alternation, and prints the median rps and
+// their ratio. Under always a write is acknowledged once on disk: zredis
+// shares one fsync among the clients waiting (group commit).
+func aofBench(ctx context.Context, o options, w io.Writer) error {
+	fmt.Fprintf(w, "AOF: SET, %d clients, pipeline 1, appendonly yes; median of %d round(s)\n", o.clients, o.rounds)
+	fmt.Fprintf(w, "%-10s %12s %12s %9s %11s %11s\n", "appendfsync", "zredis rps", "redis rps", "ratio", "zredis p99", "redis p99")
+	for _, policy := range []struct {
+		name string
+		n    int
+	}{{"always", 100000}, {"everysec", 300000}} {
+		var servers [2]*server
+		for i, name := range []string{"zredis", "redis"} {
+			bin := o.zredisBin
+			if name == "redis" {
+				bin = o.redisBin
+			}
+			s, err := startServer(ctx, name, bin, "--save", "", "--appendonly", "yes", "--appendfsync", policy.name)
+			if err != nil {
+				for _, s := range servers[:i] {
+					s.stop()
+				}
+				return err
+			}
+			servers[i] = s
+		}
+		c := &cell{pipeline: 1, test: test{name: "SET", args: []string{"-t", "set"}}}
+		var zr, rr []float64
+		var zp, rp []float64
+		for round := 0; round < o.rounds; round++ {
+			for i, s := range servers {
+				res, err := runBench(ctx, o, s, c, policy.n)
+				if err != nil {
+					servers[0].stop()
+					servers[1].stop()
+					return err
+				}
+				if res.err != "" {
+					servers[0].stop()
+					servers[1].stop()
+					return fmt.Errorf("%s appendfsync %s: %s", s.name, policy.name, res.err)
+				}
+				if i == 0 {
+					zr, zp = append(zr, res.rps), append(zp, res.p99)
+				} else {
+					rr, rp = append(rr, res.rps), append(rp, res.p99)
+				}
+			}
+		}
+		servers[0].stop()
+		servers[1].stop()
+		z, r := median(zr), median(rr)
+		fmt.Fprintf(w, "%-10s %12.0f %12.0f %9.2f %11.3f %11.3f\n", policy.name, z, r, z/r, median(zp), median(rp))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
