@@ -13,6 +13,10 @@ const (
 	retryMax = time.Second
 )
 
+// coalesceDelay is how long, under everysec and no, the flusher lets
+// appended commands accumulate before writing them.
+const coalesceDelay = time.Millisecond
+
 // maxSpare bounds the buffer kept between batches.
 const maxSpare = 4 << 20
 
@@ -90,7 +94,14 @@ func (w *Writer) stop() {
 func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.File, int, bool) {
 	if w.opt.Policy == Always {
 		w.gather()
+	} else if !closing && !tick {
+		// Nobody waits for these bytes: let a millisecond of commands
+		// accumulate, so that the writes (and the flusher's wake-ups)
+		// are a thousand a second at most, not one per command, as
+		// Redis writes once per event-loop iteration.
+		time.Sleep(coalesceDelay)
 	}
+	w.kicked.Store(false)
 	w.mu.Lock()
 	w.lastBatch, w.pending = w.pending, 0
 	chunks := w.chunks

@@ -96,8 +96,9 @@ type Writer struct {
 	fsyncs atomic.Uint64
 	writes atomic.Uint64
 
-	kick chan struct{}
-	done chan struct{}
+	kick   chan struct{}
+	kicked atomic.Bool // a kick is pending: Append need not send another (not Always)
+	done   chan struct{}
 	// bgSync is closed when the running background fsync ends (flusher only).
 	bgSync chan struct{}
 
@@ -276,9 +277,13 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 	w.pending++
 	t := Ticket(w.appended)
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
+	// Under everysec and no, one kick per flush is enough (the flusher
+	// gathers what follows); under always every waiter needs its fsync.
+	if w.opt.Policy == Always || !w.kicked.Swap(true) {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
 	}
 	return t
 }
