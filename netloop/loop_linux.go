@@ -59,6 +59,11 @@ type Loop struct {
 	mu    sync.Mutex
 	tasks []func()
 	stop  bool
+
+	// AfterEvents, when set, runs on the loop after the connections that
+	// one poll reported were handled and before the loop polls again
+	// (Redis's beforeSleep). Set it before Run.
+	AfterEvents func()
 }
 
 // New makes a loop.
@@ -163,6 +168,9 @@ func (l *Loop) Run() {
 			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && len(c.out) == 0 {
 				c.handler.Readable(c)
 			}
+		}
+		if l.AfterEvents != nil {
+			l.AfterEvents()
 		}
 		l.mu.Lock()
 		tasks, l.tasks = l.tasks, tasks[:0]

@@ -123,6 +123,9 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
 		WriteBase:  s.writeBase,
 		Logf:       s.log.Noticef,
+		// The event loops wait once per round of clients (releaseHeld),
+		// so one fsync covers the round, as in Redis's beforeSleep.
+		WaitKicks: true,
 	})
 	if err != nil {
 		return err

@@ -57,6 +57,8 @@ type conn struct {
 	// under appendfsync always (0: none): a write is acknowledged only once
 	// it is on disk. Loop (or the connection's worker while detached).
 	aofWait aof.Ticket
+	heldErr error        // what ended the held batch (see hold); loop
+	held    *heldReplies // its loop's held connections
 
 	// monitorLimit, once the client is a MONITOR, bounds the output
 	// waiting for it; past it the connection is closed, as Redis closes a
@@ -68,7 +70,7 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
-	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{})}
+	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{}), held: s.held[loop]}
 	now := time.Now().UnixMilli()
 	cl := &commands.Client{
 		Addr:    nc.RemoteAddr().String(),
@@ -129,10 +131,11 @@ func (c *conn) Readable(lc *netloop.Conn) {
 			cl.LastInteraction.Store(time.Now().UnixMilli())
 			i, resume := c.run(batch, 0, false)
 			if resume == nil && c.aofWait != 0 {
-				// The replies go out once the writes are on disk; the
-				// wait happens off the loop, so other clients' writes
-				// join the same fsync (group commit).
-				resume = func() {}
+				// The replies go out once the writes are on disk: held
+				// until the loop has run every ready client, then one
+				// fsync covers them all (see releaseHeld).
+				c.hold(c.rd.Err())
+				return
 			}
 			if resume != nil {
 				c.suspend(batch, i, resume)
@@ -292,6 +295,47 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 		}
 	}
 	return i, nil
+}
+
+// hold keeps the batch's replies until its AOF records are on disk: the
+// connection joins its loop's held list, released at the end of the
+// loop's round of events. On the loop.
+func (c *conn) hold(err error) {
+	c.heldErr = err
+	c.held.conns = append(c.held.conns, c)
+}
+
+// heldReplies are one loop's connections whose replies wait for the AOF
+// fsync (appendfsync always). Loop.
+type heldReplies struct {
+	conns []*conn
+}
+
+// releaseHeld is a loop's AfterEvents hook under appendfsync always: one
+// fsync covers the writes of every connection held in this round, as
+// Redis fsyncs once per event-loop iteration before replying; then the
+// replies go out and each connection goes on with the input it has.
+func (s *Server) releaseHeld(h *heldReplies) {
+	for len(h.conns) > 0 {
+		conns := h.conns
+		h.conns = nil
+		var t aof.Ticket
+		for _, c := range conns {
+			t = max(t, c.aofWait)
+		}
+		if err := s.aof.w.Wait(t); err != nil {
+			s.log.Warningf("Writing the append only file: %v", err)
+		}
+		for _, c := range conns {
+			c.aofWait = 0
+			if c.lc.IsClosed() {
+				continue
+			}
+			if c.finish(c.heldErr) && c.rd.Unparsed() > 0 {
+				c.Readable(c.lc)
+			}
+		}
+	}
 }
 
 // noteAOF records, under appendfsync always, that the commands run since

@@ -63,6 +63,10 @@ type Server struct {
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
 
+	// held are, per event loop, the connections whose replies wait for
+	// the AOF fsync; each is used on its loop only. Set in Run.
+	held map[*netloop.Loop]*heldReplies
+
 	rdb rdbState // RDB saves; lock
 	aof aofState // the append only file; lock
 
@@ -194,6 +198,7 @@ func (s *Server) Run(ctx context.Context) error {
 		x.watch(s.cfg)
 		s.ks.AddExpiredSink(x.sink)
 	}
+	s.held = map[*netloop.Loop]*heldReplies{}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default
 	// of one serves a small machine best, where the clients share the
@@ -211,6 +216,13 @@ func (s *Server) Run(ctx context.Context) error {
 			return fmt.Errorf("creating event loop: %w", err)
 		}
 		s.loops = append(s.loops, l)
+		h := &heldReplies{}
+		s.held[l] = h
+		l.AfterEvents = func() {
+			if len(h.conns) > 0 {
+				s.releaseHeld(h)
+			}
+		}
 		looping.Add(1)
 		go func() {
 			defer looping.Done()

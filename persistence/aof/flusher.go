@@ -13,6 +13,10 @@ const (
 	retryMax = time.Second
 )
 
+// waitKickTick bounds how long, under Always with WaitKicks, an append no
+// one waits for (an expired key's DEL) stays unwritten.
+const waitKickTick = 100 * time.Millisecond
+
 // coalesceDelay is how long, under everysec and no, the flusher lets
 // appended commands accumulate before writing them.
 const coalesceDelay = time.Millisecond
@@ -28,8 +32,13 @@ func (w *Writer) flushLoop(cur *os.File) {
 	defer close(w.done)
 	curGen := 0
 	var tick <-chan time.Time
-	if w.opt.Policy == EverySec {
+	switch {
+	case w.opt.Policy == EverySec:
 		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
+	case w.opt.Policy == Always && w.opt.WaitKicks:
+		t := time.NewTicker(waitKickTick)
 		defer t.Stop()
 		tick = t.C
 	}
@@ -92,9 +101,9 @@ func (w *Writer) stop() {
 // file now current and false when a write or fsync failed (the unwritten
 // bytes are queued again).
 func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.File, int, bool) {
-	if w.opt.Policy == Always {
+	if w.opt.Policy == Always && !w.opt.WaitKicks {
 		w.gather()
-	} else if !closing && !tick {
+	} else if w.opt.Policy != Always && !closing && !tick {
 		// Nobody waits for these bytes: let a millisecond of commands
 		// accumulate, so that the writes (and the flusher's wake-ups)
 		// are a thousand a second at most, not one per command, as

@@ -36,6 +36,11 @@ type WriterOptions struct {
 	WriteBase func(w io.Writer) error
 	// Logf receives Redis's log lines (nil: discarded).
 	Logf func(format string, args ...any)
+	// WaitKicks, under Always, leaves the flush to Wait: Append only
+	// buffers, so a caller that appends for many clients and then waits
+	// once (an event loop's round) gets them all in one fsync. Appends
+	// nobody waits for are flushed within waitKickTick.
+	WaitKicks bool
 }
 
 // Status is the writer's state for INFO persistence.
@@ -278,8 +283,9 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 	t := Ticket(w.appended)
 	w.mu.Unlock()
 	// Under everysec and no, one kick per flush is enough (the flusher
-	// gathers what follows); under always every waiter needs its fsync.
-	if w.opt.Policy == Always || !w.kicked.Swap(true) {
+	// gathers what follows); under always every waiter needs its fsync,
+	// and with WaitKicks the waiter asks for it itself.
+	if w.opt.Policy == Always && !w.opt.WaitKicks || w.opt.Policy != Always && !w.kicked.Swap(true) {
 		select {
 		case w.kick <- struct{}{}:
 		default:
@@ -293,6 +299,12 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 // fsync error of the attempt that covered t; the bytes stay queued and are
 // retried, and Status reports the error until a write succeeds again.
 func (w *Writer) Wait(t Ticket) error {
+	if w.opt.WaitKicks {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {

@@ -182,3 +182,28 @@ func TestWriterEverySec(t *testing.T) {
 	require.False(t, w.Status().PendingFsync)
 	require.NoError(t, w.Status().LastWriteErr)
 }
+
+// With WaitKicks, appends wait for a Wait: a round of appends followed by
+// one Wait is one fsync; an append nobody waits for is still written
+// within waitKickTick.
+func TestWriterWaitKicks(t *testing.T) {
+	dir := t.TempDir()
+	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always, WaitKicks: true})
+	before := w.Status().Fsyncs
+	var last Ticket
+	for i := 0; i < 100; i++ {
+		last = w.Append(0, argvOf(command{"SET", fmt.Sprintf("k%d", i), "v"}))
+	}
+	require.NoError(t, w.Wait(last))
+	require.Equal(t, before+1, w.Status().Fsyncs, "one fsync for the round")
+
+	path := filepath.Join(dir, IncrName(prefix, 1))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	size := fi.Size()
+	w.Append(0, argvOf(command{"DEL", "k0"}))
+	require.Eventually(t, func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > size
+	}, 5*time.Second, 10*time.Millisecond, "an unwaited append is written by the tick")
+}
