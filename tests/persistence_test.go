@@ -452,3 +452,57 @@ func TestAOFInterchangeWithRedis(t *testing.T) {
 	z2 := StartZredis(t, "--dir", zdir2, "--save", "", "--appendonly", "yes")
 	requireSameDataset(t, want, dataset(t, z2.Addr))
 }
+
+// A background save that fails leaves the server up; with save points and
+// stop-writes-on-bgsave-error (Redis's defaults) writes answer MISCONF
+// until a save succeeds again. The failure is made with a directory in
+// the way of dbfilename, which stops even root.
+func TestFailedBGSAVEMisconf(t *testing.T) {
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--save", "3600 1")
+	c := Dial(t, z.Addr)
+	if err := os.Mkdir(filepath.Join(dir, "dump.rdb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.Do("SET", "k", "v")
+	if got := c.Do("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	waitInfo(t, c, "rdb_last_bgsave_status", "err", 10*time.Second)
+	for _, cmd := range [][]string{{"SET", "k", "v2"}, {"PING"}} {
+		if got := c.Do(cmd...); !strings.HasPrefix(got, "-MISCONF Redis is configured to save RDB snapshots") {
+			t.Fatalf("%v after a failed save: %q", cmd, got)
+		}
+	}
+	if got := c.Do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "dump.rdb")); err != nil {
+		t.Fatal(err)
+	}
+	c.Do("BGSAVE")
+	waitInfo(t, c, "rdb_last_bgsave_status", "ok", 10*time.Second)
+	if got := c.Do("SET", "k", "v3"); got != "+OK\r\n" {
+		t.Fatalf("SET after a good save: %q", got)
+	}
+}
+
+// The check tools, through zredis-server too, accept what zredis wrote.
+func TestCheckToolsAcceptOurFiles(t *testing.T) {
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+	fillDataset(t, z.Addr)
+	if got := Dial(t, z.Addr).Do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	z.Stop()
+	for _, args := range [][]string{
+		{"--check-rdb", filepath.Join(dir, "dump.rdb")},
+		{"--check-aof", filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")},
+	} {
+		out, err := exec.Command(zredisBin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zredis-server %v: %v\n%s", args, err, out)
+		}
+	}
+}

@@ -17,14 +17,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "Usage: %s <rdb-file-name>\n", os.Args[0])
 		os.Exit(1)
 	}
-	path := os.Args[1]
-	f, err := os.Open(path)
-	if err != nil {
-		fmt.Printf("Fatal error: can't open the RDB file %s for reading: %v\n", path, err)
-		os.Exit(1)
-	}
-	defer f.Close()
-	if _, err := rdb.Check(f, path, os.Stdout); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(rdb.CheckFile(os.Args[1], os.Stdout))
 }

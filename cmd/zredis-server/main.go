@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/persistence/aof"
+	"github.com/zredis/zredis/persistence/rdb"
 	"github.com/zredis/zredis/server"
 )
 
@@ -39,6 +41,21 @@ func main() {
 }
 
 func run(args []string) int {
+	// The check tools, also reachable through the server binary.
+	if len(args) >= 1 {
+		switch args[0] {
+		case "--check-aof":
+			return aof.Check(append([]string{"zredis-check-aof"}, args[1:]...), aof.CheckOptions{
+				Stdout: os.Stdout, Stdin: os.Stdin, CheckRDB: rdb.Check,
+			})
+		case "--check-rdb":
+			if len(args) != 2 {
+				fmt.Fprintln(os.Stderr, "Usage: zredis-server --check-rdb <rdb-file-name>")
+				return 1
+			}
+			return rdb.CheckFile(args[1], os.Stdout)
+		}
+	}
 	if len(args) == 1 {
 		switch args[0] {
 		case "-v", "--version":

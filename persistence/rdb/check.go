@@ -3,6 +3,7 @@ package rdb
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/zredis/zredis/keyspace"
@@ -38,4 +39,19 @@ func Check(r io.Reader, path string, out io.Writer) (int64, error) {
 	fmt.Fprintf(out, "[offset %d] \\o/ RDB looks OK! \\o/\n", info.Size)
 	fmt.Fprintf(out, "[info] %d keys read\n[info] %d expires\n[info] %d already expired\n", info.Keys, expires, expired)
 	return info.Size, nil
+}
+
+// CheckFile is redis-check-rdb: it checks the file at path, reporting to
+// out, and returns the exit status (0 valid, 1 not).
+func CheckFile(path string, out io.Writer) int {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintf(out, "Fatal error: can't open the RDB file %s for reading: %v\n", path, err)
+		return 1
+	}
+	defer f.Close()
+	if _, err := Check(f, path, out); err != nil {
+		return 1
+	}
+	return 0
 }
