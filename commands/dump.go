@@ -27,15 +27,28 @@ func dumpCommand(c *Ctx) {
 	c.W.Bulk(rdb.Dump(e))
 }
 
-// restoreOptions are RESTORE's modifiers.
-type restoreOptions struct {
+// RDBLoadOptions are the encoding thresholds a value read from RDB (a
+// RESTORE payload, a loaded file) is built with, as for any value written
+// by a command.
+func RDBLoadOptions(cfg *config.Config) rdb.LoadOptions {
+	return rdb.LoadOptions{
+		HashMaxListpackEntries: cfg.Int("hash-max-listpack-entries"),
+		HashMaxListpackValue:   cfg.Int("hash-max-listpack-value"),
+		SetMaxIntsetEntries:    cfg.Int("set-max-intset-entries"),
+		ZSetMaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
+		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
+	}
+}
+
+// restoreModifiers are RESTORE's modifiers.
+type restoreModifiers struct {
 	replace, absTTL bool
 	idle, freq      int64 // -1: not given
 }
 
 // parseRestoreOptions reads RESTORE's options in restoreCommand's order
 // and with its errors; ok=false means the reply was written.
-func parseRestoreOptions(c *Ctx) (o restoreOptions, ok bool) {
+func parseRestoreOptions(c *Ctx) (o restoreModifiers, ok bool) {
 	o.idle, o.freq = -1, -1
 	for j := 4; j < len(c.Args); j++ {
 		a := c.Args[j]
@@ -96,7 +109,7 @@ func restoreCommand(c *Ctx) {
 		c.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	e, err := rdb.Restore(c.Args[3], rdb.DefaultLoadOptions())
+	e, err := rdb.Restore(c.Args[3], RDBLoadOptions(c.Config()))
 	if errors.Is(err, rdb.ErrDumpPayload) {
 		c.Error(ErrBadDump)
 		return

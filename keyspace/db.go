@@ -462,6 +462,22 @@ func (db *DB) expireKey(key string, e *Entry) {
 	}
 }
 
+// Reserve sizes an empty database's tables for about n keys (an RDB's
+// RESIZEDB announcement), so that loading them does not grow each map
+// step by step. Small announcements are ignored: every shard would get a
+// map for a few keys.
+func (db *DB) Reserve(n int) {
+	if db.keys != 0 || n < numShards*8 {
+		return
+	}
+	per := n/numShards + n/numShards/4
+	for i := range db.shards {
+		if db.shards[i] == nil {
+			db.shards[i] = &table{m: make(map[string]*Entry, per)}
+		}
+	}
+}
+
 // Flush removes every key. Snapshots keep what they pinned.
 func (db *DB) Flush() {
 	db.ks.watch.flushing(db, nil)

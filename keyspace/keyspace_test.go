@@ -647,3 +647,17 @@ func TestLazyExpiryKeepsDeadlineOrder(t *testing.T) {
 	require.Equal(t, []string{"first", "second", "third"}, e.expiredKeys())
 	e.do(func(db *DB) { assert.Equal(t, 2, db.Len(), "twin (same deadline) and later stay for the engine") })
 }
+
+// Reserve sizes an empty database's shards for a large announced load
+// and leaves small or non-empty databases alone.
+func TestReserve(t *testing.T) {
+	e := newEnv(t)
+	e.do(func(db *DB) {
+		db.Reserve(10)
+		assert.Nil(t, db.shards[0], "small announcements are ignored")
+		db.Reserve(numShards * 100)
+		assert.NotNil(t, db.shards[0])
+		db.SetString([]byte("k"), []byte("v"), false, 0)
+		assert.Equal(t, 1, db.Len())
+	})
+}

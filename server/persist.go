@@ -262,7 +262,13 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 		})
 		batch = batch[:0]
 	}
-	info, err := rdb.Load(r, rdb.DefaultLoadOptions(), func(db int, key string, e *keyspace.Entry) error {
+	opt := commands.RDBLoadOptions(s.cfg)
+	opt.OnResize = func(db, keys, _ int) {
+		if db >= 0 && db < s.ks.NumDBs() {
+			s.ks.Exec(func() { s.ks.DB(db).Reserve(keys) })
+		}
+	}
+	info, err := rdb.Load(r, opt, func(db int, key string, e *keyspace.Entry) error {
 		if db < 0 || db >= s.ks.NumDBs() {
 			return fmt.Errorf("database %d out of range (databases %d)", db, s.ks.NumDBs())
 		}

@@ -21,7 +21,14 @@ type LoadOptions struct {
 	SetMaxIntsetEntries    int64 // set-max-intset-entries
 	ZSetMaxListpackEntries int64 // zset-max-listpack-entries
 	ZSetMaxListpackValue   int64 // zset-max-listpack-value
+	// OnResize, when set, receives each RESIZEDB record: the number of
+	// keys and of keys with a deadline the database is announced to hold
+	// (at most maxResizeHint), so that the caller can size its tables.
+	OnResize func(db, keys, expires int)
 }
+
+// maxResizeHint caps what OnResize passes on from a RESIZEDB record.
+const maxResizeHint = 1 << 28
 
 // DefaultLoadOptions returns Redis 7.0's default thresholds.
 func DefaultLoadOptions() LoadOptions {
@@ -186,10 +193,17 @@ func load(src *source, opt LoadOptions, fn func(db int, key string, e *keyspace.
 			db = int(n)
 			continue
 		case opResizeDB:
-			for i := 0; i < 2; i++ {
-				if _, err := d.readCount(); err != nil {
+			var sizes [2]uint64
+			for i := range sizes {
+				n, err := d.readCount()
+				if err != nil {
 					return info, err
 				}
+				sizes[i] = n
+			}
+			if opt.OnResize != nil {
+				// A hint only: bounded, since the file may lie.
+				opt.OnResize(db, int(min(sizes[0], maxResizeHint)), int(min(sizes[1], maxResizeHint)))
 			}
 			continue
 		case opAux:

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/keyspace"
 )
 
 func TestCRC64(t *testing.T) {
@@ -182,4 +184,21 @@ func TestLZFRandomRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, in, back)
 	}
+}
+
+// OnResize receives the RESIZEDB announcement of each database.
+func TestLoadOnResize(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{Checksum: true})
+	require.NoError(t, err)
+	require.NoError(t, w.SelectDB(3, 2, 1))
+	require.NoError(t, w.WriteEntry("a", keyspace.NewString([]byte("1"), 0)))
+	require.NoError(t, w.WriteEntry("b", keyspace.NewString([]byte("2"), 4102444800000)))
+	require.NoError(t, w.Close())
+	var got [][3]int
+	opt := DefaultLoadOptions()
+	opt.OnResize = func(db, keys, expires int) { got = append(got, [3]int{db, keys, expires}) }
+	_, err = Load(bytes.NewReader(buf.Bytes()), opt, func(int, string, *keyspace.Entry) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, [][3]int{{3, 2, 1}}, got)
 }
