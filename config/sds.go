@@ -2,12 +2,13 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"syscall"
 	"unicode"
+
+	"github.com/zredis/zredis/sds"
 )
 
 // The helpers in this file reproduce the byte-level behaviour of the C
@@ -20,150 +21,19 @@ func cIsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-func isHexDigit(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func hexDigitToInt(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
-
-// SplitArgs splits a line the way Redis's sdssplitargs does: blanks separate
-// arguments, "double quotes" support \n \r \t \b \a \xHH and \<any> escapes,
-// 'single quotes' support only \'. A closing quote must be followed by a
-// blank or the end of the line. ok is false on unbalanced quotes, which
-// Redis reports as "Unbalanced quotes in configuration line".
+// SplitArgs splits a configuration line as Redis's sdssplitargs does (see
+// package sds), after cutting it at a NUL byte as Redis's C string does.
+// ok is false on unbalanced quotes, which Redis reports as "Unbalanced
+// quotes in configuration line".
 func SplitArgs(line string) (args []string, ok bool) {
 	if i := strings.IndexByte(line, 0); i >= 0 {
 		line = line[:i]
 	}
-	p := 0
-	n := len(line)
-	at := func(i int) byte {
-		if i < n {
-			return line[i]
-		}
-		return 0
-	}
-	args = []string{}
-	for {
-		for p < n && cIsSpace(line[p]) {
-			p++
-		}
-		if p >= n {
-			return args, true
-		}
-		var cur []byte
-		inq, insq, done := false, false, false
-		for !done {
-			c := at(p)
-			switch {
-			case inq:
-				switch {
-				case c == '\\' && at(p+1) == 'x' && isHexDigit(at(p+2)) && isHexDigit(at(p+3)):
-					cur = append(cur, hexDigitToInt(at(p+2))*16+hexDigitToInt(at(p+3)))
-					p += 3
-				case c == '\\' && at(p+1) != 0:
-					p++
-					switch at(p) {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, at(p))
-					}
-				case c == '"':
-					if at(p+1) != 0 && !cIsSpace(at(p+1)) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(p+1) == '\'':
-					p++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if at(p+1) != 0 && !cIsSpace(at(p+1)) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			default:
-				switch c {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if p < n {
-				p++
-			}
-		}
-		args = append(args, string(cur))
-	}
+	return sds.SplitArgs(line)
 }
 
-// Repr quotes s the way Redis's sdscatrepr does; the result is always
-// readable back by SplitArgs.
-func Repr(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// Repr quotes s the way Redis's sdscatrepr does.
+func Repr(s string) string { return sds.Repr(s) }
 
 // trimSet trims the given bytes from both ends, like sdstrim.
 func trimSet(s, cset string) string {

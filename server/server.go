@@ -23,6 +23,7 @@ import (
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/resp"
+	"github.com/zredis/zredis/sds"
 )
 
 // Version is zredis's own version.
@@ -591,38 +592,9 @@ func appendMonitorLine(line []byte, now time.Time, db int, addr string, args [][
 	line = append(line, ']')
 	for _, a := range args {
 		line = append(line, ' ')
-		line = appendRepr(line, a)
+		line = sds.AppendRepr(line, a)
 	}
 	return append(line, '\r', '\n')
-}
-
-// appendRepr quotes b as Redis's sdscatrepr does.
-func appendRepr(dst, b []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, ch := range b {
-		switch ch {
-		case '\\', '"':
-			dst = append(dst, '\\', ch)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\a':
-			dst = append(dst, '\\', 'a')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch < 0x7f {
-				dst = append(dst, ch)
-			} else {
-				dst = append(dst, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 // Pause implements commands.Server.
