@@ -20,9 +20,8 @@ import (
 // is propagated to, and what INFO persistence reports. Fields are used
 // under the keyspace lock unless noted.
 type aofState struct {
-	w      *aof.Writer
-	always bool       // appendfsync always: a write is acknowledged once on disk
-	last   aof.Ticket // the ticket of the last command appended
+	w    *aof.Writer
+	last aof.Ticket // the ticket of the last command appended
 
 	rewriting      bool
 	rewriteStart   time.Time
@@ -124,7 +123,8 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 		WriteBase:  s.writeBase,
 		Logf:       s.log.Noticef,
 		// The event loops wait once per round of clients (releaseHeld),
-		// so one fsync covers the round, as in Redis's beforeSleep.
+		// so one write (one fsync under always) covers the round, as in
+		// Redis's beforeSleep.
 		WaitKicks: true,
 	})
 	if err != nil {
@@ -132,8 +132,17 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 	}
 	s.ks.Exec(func() {
 		s.aof.w = w
-		s.aof.always = policy == aof.Always
 		s.disp.SetPropagator(&s.aof)
+	})
+	// CONFIG SET appendfsync applies at once (under the lock, like every
+	// hook): connections check the policy as they finish a batch.
+	s.cfg.OnChange("appendfsync", func(v string) error {
+		p, err := aof.ParsePolicy(v)
+		if err != nil {
+			return err
+		}
+		w.SetPolicy(p)
+		return nil
 	})
 	return nil
 }

@@ -54,8 +54,8 @@ type conn struct {
 	paused bool          // lock: held back by CLIENT PAUSE (exempt from the idle timeout)
 
 	// aofWait is the AOF ticket the replies of the running batch wait for
-	// under appendfsync always (0: none): a write is acknowledged only once
-	// it is on disk. Loop (or the connection's worker while detached).
+	// (0: none): a write is acknowledged once the AOF has it (see
+	// noteAOF). Loop (or the connection's worker while detached).
 	aofWait aof.Ticket
 	heldErr error        // what ended the held batch (see hold); loop
 	held    *heldReplies // its loop's held connections
@@ -297,7 +297,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	return i, nil
 }
 
-// hold keeps the batch's replies until its AOF records are on disk: the
+// hold keeps the batch's replies until the AOF has its records: the
 // connection joins its loop's held list, released at the end of the
 // loop's round of events. On the loop.
 func (c *conn) hold(err error) {
@@ -311,10 +311,11 @@ type heldReplies struct {
 	conns []*conn
 }
 
-// releaseHeld is a loop's AfterEvents hook under appendfsync always: one
-// fsync covers the writes of every connection held in this round, as
-// Redis fsyncs once per event-loop iteration before replying; then the
-// replies go out and each connection goes on with the input it has.
+// releaseHeld is a loop's AfterEvents hook with the AOF on: one write
+// (and under always one fsync) covers every connection held in this
+// round, as Redis writes the AOF once per event-loop iteration before
+// replying; then the replies go out and each connection goes on with the
+// input it has.
 func (s *Server) releaseHeld(h *heldReplies) {
 	for len(h.conns) > 0 {
 		conns := h.conns
@@ -338,11 +339,13 @@ func (s *Server) releaseHeld(h *heldReplies) {
 	}
 }
 
-// noteAOF records, under appendfsync always, that the commands run since
-// the AOF ticket was before appended to the AOF: the batch's replies wait
-// for them to be on disk. Under the lock.
+// noteAOF records that the commands run since the AOF ticket was before
+// were appended to the AOF: the batch's replies wait until the AOF has
+// them, as Redis writes the AOF before replying — written to the file
+// (everysec, no: a crash of the process loses no acknowledged write), and
+// fsynced under always. Under the lock.
 func (c *conn) noteAOF(before aof.Ticket) {
-	if a := &c.s.aof; a.always && a.last != before {
+	if a := &c.s.aof; a.w != nil && a.last != before {
 		c.aofWait = a.last
 	}
 }

@@ -31,17 +31,13 @@ const maxSpare = 4 << 20
 func (w *Writer) flushLoop(cur *os.File) {
 	defer close(w.done)
 	curGen := 0
-	var tick <-chan time.Time
-	switch {
-	case w.opt.Policy == EverySec:
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
-	case w.opt.Policy == Always && w.opt.WaitKicks:
-		t := time.NewTicker(waitKickTick)
-		defer t.Stop()
-		tick = t.C
-	}
+	// One ticker serves every policy, which may change at run time
+	// (SetPolicy): everysec fsyncs on every tenth tick; with WaitKicks
+	// every tick writes what no one waited for.
+	ticker := time.NewTicker(waitKickTick)
+	defer ticker.Stop()
+	tick := ticker.C
+	lastSecond := time.Now()
 	var retry <-chan time.Time
 	backoff := retryMin
 	for {
@@ -56,8 +52,19 @@ func (w *Writer) flushLoop(cur *os.File) {
 		} else {
 			select {
 			case <-w.kick:
-			case <-tick:
-				syncDue = true
+			case now := <-tick:
+				secondDue := now.Sub(lastSecond) >= time.Second
+				if secondDue {
+					lastSecond = now
+				}
+				switch {
+				case w.Policy() == EverySec && secondDue:
+					syncDue = true // write and fsync in the background
+				case w.opt.WaitKicks:
+					// write what no one waited for
+				default:
+					continue
+				}
 			}
 		}
 		w.mu.Lock()
@@ -101,9 +108,12 @@ func (w *Writer) stop() {
 // file now current and false when a write or fsync failed (the unwritten
 // bytes are queued again).
 func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.File, int, bool) {
-	if w.opt.Policy == Always && !w.opt.WaitKicks {
+	policy := w.Policy()
+	if w.opt.WaitKicks {
+		// The waiter kicked once its round of appends was complete.
+	} else if policy == Always {
 		w.gather()
-	} else if w.opt.Policy != Always && !closing && !tick {
+	} else if !closing && !tick {
 		// Nobody waits for these bytes: let a millisecond of commands
 		// accumulate, so that the writes (and the flusher's wake-ups)
 		// are a thousand a second at most, not one per command, as
@@ -173,7 +183,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 		pos += uint64(n)
 		w.addSize(int64(n))
 	}
-	syncNow := w.opt.Policy == Always || closing // Close is the only sync under No
+	syncNow := policy == Always || closing // Close is the only sync under No
 	if syncNow {
 		w.waitBackgroundSync()
 		if needSync {
@@ -182,7 +192,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 			}
 			w.fsyncs.Add(1)
 		}
-	} else if tick && w.opt.Policy == EverySec {
+	} else if tick && policy == EverySec {
 		w.startBackgroundSync(cur, pos)
 	}
 	w.mu.Lock()

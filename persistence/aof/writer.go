@@ -36,10 +36,11 @@ type WriterOptions struct {
 	WriteBase func(w io.Writer) error
 	// Logf receives Redis's log lines (nil: discarded).
 	Logf func(format string, args ...any)
-	// WaitKicks, under Always, leaves the flush to Wait: Append only
-	// buffers, so a caller that appends for many clients and then waits
-	// once (an event loop's round) gets them all in one fsync. Appends
-	// nobody waits for are flushed within waitKickTick.
+	// WaitKicks leaves the flush to Wait: Append only buffers, so a
+	// caller that appends for many clients and then waits once (an event
+	// loop's round) gets them all in one write, and under Always one
+	// fsync, as Redis writes in beforeSleep before replying. Appends
+	// nobody waits for are written within waitKickTick.
 	WaitKicks bool
 }
 
@@ -102,7 +103,8 @@ type Writer struct {
 	writes atomic.Uint64
 
 	kick   chan struct{}
-	kicked atomic.Bool // a kick is pending: Append need not send another (not Always)
+	kicked atomic.Bool  // a kick is pending: Append need not send another (not Always)
+	policy atomic.Int32 // the Policy in force, see SetPolicy
 	done   chan struct{}
 	// bgSync is closed when the running background fsync ends (flusher only).
 	bgSync chan struct{}
@@ -189,6 +191,7 @@ func OpenWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, er
 		lastFsync:  time.Now().Unix(),
 	}
 	w.progress = sync.NewCond(&w.mu)
+	w.policy.Store(int32(opt.Policy))
 	w.baseSize, w.totalSize = filesSize(dir, tm)
 	go w.flushLoop(f)
 	return w, nil
@@ -285,7 +288,7 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 	// Under everysec and no, one kick per flush is enough (the flusher
 	// gathers what follows); under always every waiter needs its fsync,
 	// and with WaitKicks the waiter asks for it itself.
-	if w.opt.Policy == Always && !w.opt.WaitKicks || w.opt.Policy != Always && !w.kicked.Swap(true) {
+	if policy := w.Policy(); !w.opt.WaitKicks && (policy == Always || !w.kicked.Swap(true)) {
 		select {
 		case w.kick <- struct{}{}:
 		default:
@@ -309,7 +312,7 @@ func (w *Writer) Wait(t Ticket) error {
 	defer w.mu.Unlock()
 	for {
 		done := w.written
-		if w.opt.Policy == Always {
+		if w.Policy() == Always {
 			done = w.synced
 		}
 		if uint64(t) <= done {
@@ -322,6 +325,20 @@ func (w *Writer) Wait(t Ticket) error {
 			return ErrClosed
 		}
 		w.progress.Wait()
+	}
+}
+
+// Policy is the fsync policy in force.
+func (w *Writer) Policy() Policy { return Policy(w.policy.Load()) }
+
+// SetPolicy changes the fsync policy at run time (CONFIG SET
+// appendfsync). Tickets stay valid: under Always, a Wait from now on
+// returns once its bytes are fsynced.
+func (w *Writer) SetPolicy(p Policy) {
+	w.policy.Store(int32(p))
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 }
 

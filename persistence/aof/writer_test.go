@@ -207,3 +207,18 @@ func TestWriterWaitKicks(t *testing.T) {
 		return err == nil && fi.Size() > size
 	}, 5*time.Second, 10*time.Millisecond, "an unwaited append is written by the tick")
 }
+
+// SetPolicy switches the fsync policy of a running writer: after a switch
+// to Always, a Wait returns once its bytes are fsynced.
+func TestWriterSetPolicy(t *testing.T) {
+	dir := t.TempDir()
+	w := openTestWriter(t, dir, nil, WriterOptions{Policy: No})
+	require.NoError(t, w.Wait(w.Append(0, argvOf(command{"SET", "a", "1"}))))
+	w.SetPolicy(Always)
+	require.Equal(t, Always, w.Policy())
+	before := w.Status().Fsyncs
+	require.NoError(t, w.Wait(w.Append(0, argvOf(command{"SET", "b", "2"}))))
+	require.Greater(t, w.Status().Fsyncs, before, "a wait under Always fsyncs")
+	w.SetPolicy(EverySec)
+	require.NoError(t, w.Wait(w.Append(0, argvOf(command{"SET", "c", "3"}))))
+}
