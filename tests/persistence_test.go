@@ -530,3 +530,38 @@ func TestConfigSetAppendfsync(t *testing.T) {
 	z2 := StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
 	requireSameDataset(t, want, dataset(t, z2.Addr))
 }
+
+// A disk that refuses the AOF's writes (the incremental file made a link
+// to /dev/full, where every write fails with ENOSPC) never takes the
+// server down: writes answer MISCONF, reads go on, and it still shuts
+// down when asked.
+func TestAOFWriteFailureMisconf(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--save", "", "--appendonly", "yes"}
+	z := StartZredis(t, args...)
+	z.Stop()
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	if err := os.Remove(incr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", incr); err != nil {
+		t.Fatal(err)
+	}
+	z2 := StartZredis(t, args...)
+	c := Dial(t, z2.Addr)
+	c.Do("SET", "a", "1") // its write fails in the background
+	waitInfo(t, c, "aof_last_write_status", "err", 10*time.Second)
+	if got := c.Do("SET", "b", "2"); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file:") {
+		t.Fatalf("SET with a failing AOF: %q", got)
+	}
+	if got := c.Do("GET", "a"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	z2.Stop()
+	if code, ok := z2.Wait(10 * time.Second); !ok || code != 0 {
+		t.Fatalf("exit %d (exited %v)", code, ok)
+	}
+}
