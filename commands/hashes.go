@@ -516,34 +516,15 @@ func sortInts(a []int) {
 // hashtable is walked in hash-position order (keyspace.Hash.Scan), which
 // returns a field present for the whole scan at least once.
 func hscanCommand(c *Ctx) {
-	cursor, ok := cursorArg(c, 2)
+	cursor, h, o, ok := beginScan(c, hashRead)
 	if !ok {
 		return
 	}
-	h, ok := hashRead(c, c.Args[1])
-	if !ok {
-		return
-	}
-	if h == nil {
-		writeEmptyScan(c)
-		return
-	}
-	o, ok := parseScanOptions(c, 3, false)
-	if !ok {
-		return
-	}
-	count, pattern := o.count, o.pattern
 	var out [][]byte
-	next := h.Scan(cursor, int(count), func(f, v []byte) {
-		if pattern != nil && !Match(pattern, f, false) {
-			return
+	next := h.Scan(cursor, int(o.count), func(f, v []byte) {
+		if o.pattern == nil || Match(o.pattern, f, false) {
+			out = append(out, f, v)
 		}
-		out = append(out, f, v)
 	})
-	c.W.Array(2)
-	c.W.BulkUint(next)
-	c.W.Array(len(out))
-	for _, b := range out {
-		c.W.Bulk(b)
-	}
+	writeScanReply(c, next, out)
 }

@@ -468,6 +468,36 @@ func writeEmptyScan(c *Ctx) {
 	c.W.Array(0)
 }
 
+// beginScan reads the arguments of HSCAN, SSCAN and ZSCAN in
+// scanGenericCommand's order: the cursor, then the key through lookup (a
+// missing key answers an empty, complete scan before the options are
+// read), then the options. ok=false means the reply was written.
+func beginScan[T any](c *Ctx, lookup func(*Ctx, []byte) (*T, bool)) (cursor uint64, v *T, o scanOptions, ok bool) {
+	if cursor, ok = cursorArg(c, 2); !ok {
+		return
+	}
+	if v, ok = lookup(c, c.Args[1]); !ok {
+		return
+	}
+	if v == nil {
+		writeEmptyScan(c)
+		return cursor, nil, o, false
+	}
+	o, ok = parseScanOptions(c, 3, false)
+	return
+}
+
+// writeScanReply writes a scan's reply: the next cursor, then the
+// elements.
+func writeScanReply(c *Ctx, next uint64, elems [][]byte) {
+	c.W.Array(2)
+	c.W.BulkUint(next)
+	c.W.Array(len(elems))
+	for _, b := range elems {
+		c.W.Bulk(b)
+	}
+}
+
 // scanOptions are the options of SCAN, HSCAN, SSCAN and ZSCAN.
 type scanOptions struct {
 	count   int64  // COUNT, capped to what an int holds on any platform

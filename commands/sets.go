@@ -747,29 +747,16 @@ func sdiffstoreCommand(c *Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
 // (keyspace.Set.Scan), which returns every member present for the whole
 // scan at least once.
 func sscanCommand(c *Ctx) {
-	cursor, ok := cursorArg(c, 2)
+	cursor, set, o, ok := beginScan(c, lookupSet)
 	if !ok {
 		return
 	}
-	s, ok := lookupSet(c, c.Args[1])
-	if !ok {
-		return
-	}
-	if s == nil {
-		writeEmptyScan(c)
-		return
-	}
-	o, ok := parseScanOptions(c, 3, false)
-	if !ok {
-		return
-	}
-	count, pattern := o.count, o.pattern
 	var out []keyspace.Member
 	var buf []byte
-	next := s.Scan(cursor, int(count), func(m keyspace.Member) {
-		if pattern != nil {
+	next := set.Scan(cursor, int(o.count), func(m keyspace.Member) {
+		if o.pattern != nil {
 			buf = m.Bytes(buf[:0])
-			if !Match(pattern, buf, false) {
+			if !Match(o.pattern, buf, false) {
 				return
 			}
 		}

@@ -1093,35 +1093,17 @@ func zmpopCommand(c *Ctx) {
 // cursor is the position reached (ZSet.Scan), so a member present for the
 // whole scan is returned at least once while the set grows or shrinks.
 func zscanCommand(c *Ctx) {
-	cursor, ok := cursorArg(c, 2)
-	if !ok {
-		return
-	}
-	z, ok := zsetRead(c, c.Args[1])
-	if !ok {
-		return
-	}
-	if z == nil {
-		writeEmptyScan(c)
-		return
-	}
-	o, ok := parseScanOptions(c, 3, false)
+	cursor, z, o, ok := beginScan(c, zsetRead)
 	if !ok {
 		return
 	}
 	var out [][]byte
 	next := z.Scan(cursor, int(o.count), func(m []byte, s float64) {
-		if o.pattern != nil && !Match(o.pattern, m, false) {
-			return
+		if o.pattern == nil || Match(o.pattern, m, false) {
+			out = append(out, m, resp.AppendDouble(nil, s))
 		}
-		out = append(out, m, resp.AppendDouble(nil, s))
 	})
-	c.W.Array(2)
-	c.W.BulkUint(next)
-	c.W.Array(len(out))
-	for _, b := range out {
-		c.W.Bulk(b)
-	}
+	writeScanReply(c, next, out)
 }
 
 // ---- ZRANDMEMBER ---------------------------------------------------------------
