@@ -674,18 +674,24 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint
 	return next
 }
 
+// positioned is a scan item that carries its hash position.
+type positioned interface{ position() uint64 }
+
+func (it scanItem) position() uint64 { return it.pos }
+
 // selectPos returns the k-th smallest position of items (0-based),
-// reordering items (quickselect).
-func selectPos(items []scanItem, k int) uint64 {
+// reordering items (quickselect). The SCAN family uses it to cut a call
+// at the count-th position without sorting.
+func selectPos[T positioned](items []T, k int) uint64 {
 	lo, hi := 0, len(items)-1
 	for lo < hi {
-		p := items[lo+(hi-lo)/2].pos
+		p := items[lo+(hi-lo)/2].position()
 		i, j := lo, hi
 		for i <= j {
-			for items[i].pos < p {
+			for items[i].position() < p {
 				i++
 			}
-			for items[j].pos > p {
+			for items[j].position() > p {
 				j--
 			}
 			if i <= j {
@@ -700,10 +706,10 @@ func selectPos(items []scanItem, k int) uint64 {
 		case k >= i:
 			lo = i
 		default:
-			return items[k].pos
+			return items[k].position()
 		}
 	}
-	return items[k].pos
+	return items[k].position()
 }
 
 // ExpireDue expires keys whose deadline has passed, at most max of them,

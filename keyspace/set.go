@@ -717,7 +717,7 @@ func (h *hashSet) scan(cursor uint64, count int, fn func(m Member)) uint64 {
 			// Take every member up to the need-th position, ties included
 			// (a position is never split across calls), and resume at the
 			// smallest position left.
-			limit := selectMemberPos(items, need-1)
+			limit := selectPos(items, need-1)
 			resume := uint64(0)
 			more := false
 			for _, it := range items {
@@ -746,34 +746,4 @@ func (h *hashSet) scan(cursor uint64, count int, fn func(m Member)) uint64 {
 	}
 }
 
-// selectMemberPos returns the k-th smallest position of items (0-based),
-// reordering items (quickselect).
-func selectMemberPos(items []scanMember, k int) uint64 {
-	lo, hi := 0, len(items)-1
-	for lo < hi {
-		p := items[lo+(hi-lo)/2].pos
-		i, j := lo, hi
-		for i <= j {
-			for items[i].pos < p {
-				i++
-			}
-			for items[j].pos > p {
-				j--
-			}
-			if i <= j {
-				items[i], items[j] = items[j], items[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return items[k].pos
-		}
-	}
-	return items[k].pos
-}
+func (m scanMember) position() uint64 { return m.pos }
