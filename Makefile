@@ -6,7 +6,7 @@
 GO        ?= go
 BIN       := bin
 # Packages whose state is shared between goroutines run under the race detector.
-RACE_PKGS := ./resp/... ./sds/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./persistence/... ./cmd/...
+RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./persistence/... ./cmd/...
 FUZZTIME  ?= 10s
 
 .PHONY: all build run test deps vet unit integration perl fuzz bench clean

@@ -3,52 +3,13 @@ package commands
 import (
 	"math"
 	"strconv"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // ParseInt parses a signed 64-bit integer as strictly as Redis's
-// string2ll: optional '-', no '+', no spaces, no leading zeros, no "-0".
-func ParseInt(b []byte) (int64, bool) {
-	n := len(b)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if n == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// string2ll (redisconv.ParseInt).
+func ParseInt(b []byte) (int64, bool) { return redisconv.ParseInt(b) }
 
 // ParseFloat parses a double as Redis's string2d/strtold-based parsers
 // accept it: no leading space, nothing trailing, "inf"/"-inf" allowed, NaN

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // testEnv is the real filesystem with the working directory set to cwd.
@@ -226,12 +228,12 @@ func TestString2ll(t *testing.T) {
 	good := map[string]int64{"0": 0, "1": 1, "-1": -1, "9223372036854775807": math.MaxInt64,
 		"-9223372036854775808": math.MinInt64}
 	for s, want := range good {
-		got, ok := string2ll(s)
+		got, ok := redisconv.ParseInt(s)
 		require.True(t, ok, s)
 		require.Equal(t, want, got, s)
 	}
 	for _, s := range []string{"", "-", "-0", "01", "+1", " 1", "1 ", "1.0", "0x1", "9223372036854775808", "99999999999999999999"} {
-		_, ok := string2ll(s)
+		_, ok := redisconv.ParseInt(s)
 		require.False(t, ok, s)
 	}
 }

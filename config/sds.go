@@ -40,55 +40,6 @@ func trimSet(s, cset string) string {
 	return strings.Trim(s, cset)
 }
 
-// string2ll mirrors Redis's strict integer parser: no blanks, no '+', no
-// leading zeros, no "-0", at most 20 characters, no overflow.
-func string2ll(s string) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if s == "0" {
-		return 0, true
-	}
-	neg := false
-	p := 0
-	if s[0] == '-' {
-		neg = true
-		p++
-		if p == len(s) {
-			return 0, false
-		}
-	}
-	if s[p] < '1' || s[p] > '9' {
-		return 0, false
-	}
-	var v uint64 = uint64(s[p] - '0')
-	p++
-	for ; p < len(s); p++ {
-		c := s[p]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > math.MaxUint64-uint64(c-'0') {
-			return 0, false
-		}
-		v += uint64(c - '0')
-	}
-	if neg {
-		if v > uint64(math.MaxInt64)+1 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
-
 // strtoll mirrors C strtoll: optional leading blanks and sign, then digits
 // in the given base; it saturates on overflow. rest is what follows the
 // digits (the C end pointer); an input without digits yields 0 and rest == s.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // SaveParam is one "save <seconds> <changes>" point.
@@ -289,7 +291,7 @@ func parseNumeric(d *Directive, s string) (*value, string) {
 			parsed = true
 		}
 		if !parsed && d.Percent && len(s) > 1 && s[len(s)-1] == '%' {
-			if n, ok := string2ll(s[:len(s)-1]); ok && n >= 0 {
+			if n, ok := redisconv.ParseInt(s[:len(s)-1]); ok && n >= 0 {
 				ll = -n
 				parsed = true
 			}
@@ -307,7 +309,7 @@ func parseNumeric(d *Directive, s string) (*value, string) {
 		}
 		ll = n
 	} else {
-		n, ok := string2ll(s)
+		n, ok := redisconv.ParseInt(s)
 		if !ok {
 			return nil, "argument couldn't be parsed into an integer"
 		}

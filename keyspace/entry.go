@@ -1,6 +1,6 @@
 package keyspace
 
-import "strconv"
+import "github.com/zredis/zredis/redisconv"
 
 // Type is the type of a stored value, as TYPE names it.
 type Type uint8
@@ -135,7 +135,7 @@ func (e *Entry) Encoding() string {
 		case strEncRaw:
 			return "raw"
 		case strEncAuto, strEncIntOwned:
-			if _, ok := canonicalInt(e.str); ok {
+			if _, ok := redisconv.ParseInt(e.str); ok {
 				return "int"
 			}
 		}
@@ -168,33 +168,11 @@ func defaultEncoding(t Type) string {
 // 1 otherwise.
 func (e *Entry) Refcount(sharedInts bool) int64 {
 	if sharedInts && e.typ == TypeString && e.strEnc == strEncAuto {
-		if n, ok := canonicalInt(e.str); ok && n >= 0 && n < sharedIntegers {
+		if n, ok := redisconv.ParseInt(e.str); ok && n >= 0 && n < sharedIntegers {
 			return SharedRefcount
 		}
 	}
 	return 1
-}
-
-// canonicalInt parses b as Redis's string2l does for encoding purposes:
-// at most 20 bytes, the exact decimal form of an int64 (no sign '+', no
-// leading zeros, no "-0", no spaces).
-func canonicalInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	c := b[0]
-	if c != '-' && (c < '0' || c > '9') {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	var tmp [24]byte
-	if string(strconv.AppendInt(tmp[:0], n, 10)) != string(b) {
-		return 0, false
-	}
-	return n, true
 }
 
 func (e *Entry) clone() *Entry {

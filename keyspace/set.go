@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // Set is a set value. Like Redis 7.0 it has two encodings:
@@ -35,7 +37,7 @@ func NewSet() *Set { return &Set{} }
 // chooses for a set whose first member is m: intset when m is an
 // integer, hashtable otherwise.
 func NewSetFor(m []byte) *Set {
-	if _, ok := setInt(m); ok {
+	if _, ok := redisconv.ParseInt(m); ok {
 		return &Set{}
 	}
 	return &Set{ht: newHashSet(0)}
@@ -87,7 +89,7 @@ func (s *Set) Add(m []byte, maxIntset int) bool {
 	if s.ht != nil {
 		return s.ht.add(m)
 	}
-	v, ok := setInt(m)
+	v, ok := redisconv.ParseInt(m)
 	if !ok {
 		s.toHashtable()
 		return s.ht.add(m)
@@ -126,7 +128,7 @@ func (s *Set) Remove(m []byte) bool {
 	if s.ht != nil {
 		return s.ht.remove(m)
 	}
-	v, ok := setInt(m)
+	v, ok := redisconv.ParseInt(m)
 	if !ok {
 		return false
 	}
@@ -143,7 +145,7 @@ func (s *Set) Has(m []byte) bool {
 	if s.ht != nil {
 		return s.ht.has(m)
 	}
-	v, ok := setInt(m)
+	v, ok := redisconv.ParseInt(m)
 	if !ok {
 		return false
 	}
@@ -158,7 +160,7 @@ func (s *Set) HasMember(m Member) bool {
 		if !m.IsInt {
 			// A hashtable member may still be an integer ("5" added to a
 			// set that held "a" once).
-			v, ok := setInt(m.Str)
+			v, ok := redisconv.ParseInt(m.Str)
 			if !ok {
 				return false
 			}
@@ -269,51 +271,6 @@ func (s *Set) Scan(cursor uint64, count int, fn func(m Member)) uint64 {
 		return 0
 	}
 	return s.ht.scan(cursor, count, fn)
-}
-
-// setInt parses m as Redis's isSdsRepresentableAsLongLong (string2ll):
-// the canonical decimal form of an int64, at most 20 bytes.
-func setInt[T string | []byte](b T) (int64, bool) {
-	n := len(b)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		if n == 1 {
-			return 0, false
-		}
-		neg = true
-		i = 1
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (1<<64-1-9)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 // ---- hashtable encoding ---------------------------------------------------

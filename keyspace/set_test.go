@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 func setMembers(s *Set) []string {
@@ -73,10 +75,10 @@ func TestSetIntParse(t *testing.T) {
 		{"+1", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"1a", 0, false},
 		{"123456789012345678901", 0, false},
 	} {
-		v, ok := setInt(tc.in)
+		v, ok := redisconv.ParseInt(tc.in)
 		assert.Equal(t, tc.ok, ok, tc.in)
 		assert.Equal(t, tc.v, v, tc.in)
-		vb, okb := setInt([]byte(tc.in))
+		vb, okb := redisconv.ParseInt([]byte(tc.in))
 		assert.Equal(t, ok, okb)
 		assert.Equal(t, v, vb)
 	}

@@ -13,6 +13,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // Redis defaults and hard-coded protocol limits.
@@ -542,7 +544,7 @@ func (r *Reader) parseCount(buf []byte) (done bool, err error) {
 		if !ok {
 			return false, err
 		}
-		ll, ok = string2ll(b[1:cr])
+		ll, ok = redisconv.ParseInt(b[1:cr])
 		if !ok {
 			return false, errInvalidMultibulk
 		}
@@ -582,7 +584,7 @@ func (r *Reader) parseBulkLen(buf []byte) (done bool, err error) {
 		if b[0] != '$' {
 			return false, errExpectedDollar(b[0])
 		}
-		ll, ok = string2ll(b[1:cr])
+		ll, ok = redisconv.ParseInt(b[1:cr])
 		if !ok || ll < 0 {
 			return false, errInvalidBulk
 		}
@@ -773,54 +775,4 @@ func quotedToken(line []byte, i int) (o, next int, ok bool) {
 		}
 		i++
 	}
-}
-
-// string2ll parses a decimal integer with Redis's string2ll rules: an optional
-// '-', no '+', no leading zeros, no spaces, no overflow, fewer than 21 bytes.
-func string2ll(b []byte) (int64, bool) {
-	n := len(b)
-	if n == 0 || n >= 21 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	i := 0
-	neg := false
-	if b[0] == '-' {
-		neg = true
-		i++
-		if i == n {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	v := uint64(b[i] - '0')
-	for i++; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > math.MaxUint64-d {
-			return 0, false
-		}
-		v += d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
 }

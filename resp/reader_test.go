@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // chunkReader returns at most n bytes per Read (all it has when n <= 0).
@@ -543,7 +545,7 @@ func TestString2ll(t *testing.T) {
 		{"-", 0, false}, {"+1", 0, false}, {"01", 0, false}, {"-0", 0, false}, {" 1", 0, false},
 		{"1 ", 0, false}, {"1a", 0, false}, {"000000000000000000001", 0, false},
 	} {
-		v, ok := string2ll([]byte(tc.in))
+		v, ok := redisconv.ParseInt([]byte(tc.in))
 		require.Equal(t, tc.ok, ok, tc.in)
 		require.Equal(t, tc.v, v, tc.in)
 	}

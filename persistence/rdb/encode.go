@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/redisconv"
 )
 
 // encoder serializes values into buf, in the encodings redis-server 7.0
@@ -40,7 +41,7 @@ func (e *encoder) writeLen(n uint64) {
 // and compressing saves at least 4 bytes, else verbatim.
 func (e *encoder) writeString(s []byte) {
 	if len(s) <= 11 {
-		if v, ok := parseInt(s); ok && v >= math.MinInt32 && v <= math.MaxInt32 {
+		if v, ok := redisconv.ParseInt(s); ok && v >= math.MinInt32 && v <= math.MaxInt32 {
 			e.writeInt(v)
 			return
 		}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/redisconv"
 )
 
 // The encodings of Redis before 7.0 (ziplist, zipmap, quicklist of
@@ -32,7 +34,7 @@ func buildZiplist(elems []string) []byte {
 			body = append(body, 0xFE)
 			body = binary.LittleEndian.AppendUint32(body, uint32(prev))
 		}
-		if v, ok := parseInt([]byte(e)); ok {
+		if v, ok := redisconv.ParseInt([]byte(e)); ok {
 			switch {
 			case v >= 0 && v <= 12:
 				body = append(body, 0xF1+byte(v))

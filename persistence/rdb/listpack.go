@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+
+	"github.com/zredis/zredis/redisconv"
 )
 
 // Listpack, Redis's packed list of strings and integers (listpack.c):
@@ -88,7 +90,7 @@ func lpIntEncodedSize(v int64) int {
 // included, as lpAppend would encode it.
 func lpEntrySize(s []byte) int {
 	var l int
-	if v, ok := parseInt(s); ok {
+	if v, ok := redisconv.ParseInt(s); ok {
 		l = lpIntEncodedSize(v)
 	} else {
 		l = lpStrEncodedSize(len(s))
@@ -144,7 +146,7 @@ func (lb *lpBuilder) appendInt(v int64) {
 }
 
 func (lb *lpBuilder) append(s []byte) {
-	if v, ok := parseInt(s); ok {
+	if v, ok := redisconv.ParseInt(s); ok {
 		lb.appendInt(v)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/redisconv"
 )
 
 func TestCRC64(t *testing.T) {
@@ -88,7 +89,7 @@ func TestParseInt(t *testing.T) {
 		{"", 0, false}, {"-", 0, false}, {" 1", 0, false}, {"1a", 0, false}, {"99999999999999999999", 0, false},
 	}
 	for _, tc := range cases {
-		v, ok := parseInt([]byte(tc.in))
+		v, ok := redisconv.ParseInt([]byte(tc.in))
 		assert.Equal(t, tc.ok, ok, tc.in)
 		if ok {
 			assert.Equal(t, tc.v, v, tc.in)
