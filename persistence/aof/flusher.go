@@ -138,6 +138,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 			w.logf("Error %s the AOF file: %v", what, err)
 		}
 		w.lastErr = err
+		w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
 		w.failedAt = end
 		w.progress.Broadcast()
 		w.mu.Unlock()
@@ -208,6 +209,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 	if w.lastErr != nil {
 		w.logf("AOF write error looks solved, Redis can write again.")
 		w.lastErr = nil
+		w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
 	}
 	w.progress.Broadcast()
 	w.mu.Unlock()
@@ -273,10 +275,12 @@ func (w *Writer) startBackgroundSync(f *os.File, upTo uint64) {
 				w.logf("Fail to fsync the AOF file: %v", err)
 			}
 			w.fsyncErr = err
+			w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
 			return
 		}
 		w.fsyncs.Add(1)
 		w.fsyncErr = nil
+		w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
 		if upTo > w.synced {
 			w.synced = upTo
 		}

@@ -102,10 +102,11 @@ type Writer struct {
 	fsyncs atomic.Uint64
 	writes atomic.Uint64
 
-	kick   chan struct{}
-	kicked atomic.Bool  // a kick is pending: Append need not send another (not Always)
-	policy atomic.Int32 // the Policy in force, see SetPolicy
-	done   chan struct{}
+	kick    chan struct{}
+	kicked  atomic.Bool  // a kick is pending: Append need not send another (not Always)
+	policy  atomic.Int32 // the Policy in force, see SetPolicy
+	failing atomic.Bool  // lastErr or fsyncErr is set (Err's fast path); written under mu
+	done    chan struct{}
 	// bgSync is closed when the running background fsync ends (flusher only).
 	bgSync chan struct{}
 
@@ -346,6 +347,9 @@ func (w *Writer) SetPolicy(p Policy) {
 // fsync (nil when both succeeded): while it is set, Redis refuses writes
 // with "-MISCONF Errors writing to the AOF file: <err>".
 func (w *Writer) Err() error {
+	if !w.failing.Load() {
+		return nil // the common case, checked before every write command
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.errLocked()
