@@ -7,7 +7,6 @@ GO        ?= go
 BIN       := bin
 # Packages whose state is shared between goroutines run under the race detector.
 RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./commands/... ./server/... ./zmqpub/... ./persistence/... ./cmd/...
-FUZZTIME  ?= 10s
 
 .PHONY: all build run test deps vet unit integration perl fuzz bench clean
 
@@ -37,15 +36,19 @@ integration: build
 perl: build
 	prove -r clients/perl/t
 
+# Fuzz budgets are execution counts, not durations: with a duration, Go 1.26's
+# fuzz coordinator can end a clean run with "context deadline exceeded"
+# (golang/go#75804). Each count is about 10 s of fuzzing on a 2-core machine;
+# FUZZTIME=2m (or 1000000x) overrides them all for a longer run.
 fuzz:
-	$(GO) test -run=NONE -fuzz=FuzzReadBatch -fuzztime=$(FUZZTIME) ./resp/
-	$(GO) test -run=NONE -fuzz=FuzzCommandArgs -fuzztime=$(FUZZTIME) ./commands/
-	$(GO) test -run=NONE -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./zmqpub/
-	$(GO) test -run=NONE -fuzz=FuzzSpoolOpen -fuzztime=$(FUZZTIME) ./zmqpub/
-	$(GO) test -run=NONE -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./persistence/rdb/
-	$(GO) test -run=NONE -fuzz=FuzzRestore -fuzztime=$(FUZZTIME) ./persistence/rdb/
-	$(GO) test -run=NONE -fuzz=FuzzLoad -fuzztime=$(FUZZTIME) ./persistence/aof/
-	$(GO) test -run=NONE -fuzz=FuzzCheck -fuzztime=$(FUZZTIME) ./persistence/aof/
+	$(GO) test -run=NONE -fuzz=^FuzzReadBatch$$ -fuzztime=$(or $(FUZZTIME),40000x) ./resp/
+	$(GO) test -run=NONE -fuzz=^FuzzCommandArgs$$ -fuzztime=$(or $(FUZZTIME),20000x) ./commands/
+	$(GO) test -run=NONE -fuzz=^FuzzDecode$$ -fuzztime=$(or $(FUZZTIME),200000x) ./zmqpub/
+	$(GO) test -run=NONE -fuzz=^FuzzSpoolOpen$$ -fuzztime=$(or $(FUZZTIME),5000x) ./zmqpub/
+	$(GO) test -run=NONE -fuzz=^FuzzLoad$$ -fuzztime=$(or $(FUZZTIME),50000x) ./persistence/rdb/
+	$(GO) test -run=NONE -fuzz=^FuzzRestore$$ -fuzztime=$(or $(FUZZTIME),80000x) ./persistence/rdb/
+	$(GO) test -run=NONE -fuzz=^FuzzLoad$$ -fuzztime=$(or $(FUZZTIME),80000x) ./persistence/aof/
+	$(GO) test -run=NONE -fuzz=^FuzzCheck$$ -fuzztime=$(or $(FUZZTIME),25000x) ./persistence/aof/
 
 test: deps vet unit integration perl fuzz
 
