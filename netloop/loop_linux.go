@@ -61,8 +61,8 @@ type Loop struct {
 	stop  bool
 
 	// AfterEvents, when set, runs on the loop after the connections that
-	// one poll reported were handled and before the loop polls again
-	// (Redis's beforeSleep). Set it before Run.
+	// one poll reported were handled and the submitted tasks were run,
+	// before the loop polls again (Redis's beforeSleep). Set it before Run.
 	AfterEvents func()
 }
 
@@ -169,9 +169,6 @@ func (l *Loop) Run() {
 				c.handler.Readable(c)
 			}
 		}
-		if l.AfterEvents != nil {
-			l.AfterEvents()
-		}
 		l.mu.Lock()
 		tasks, l.tasks = l.tasks, tasks[:0]
 		stop := l.stop
@@ -179,6 +176,9 @@ func (l *Loop) Run() {
 		for i, fn := range tasks {
 			fn()
 			tasks[i] = nil
+		}
+		if l.AfterEvents != nil {
+			l.AfterEvents()
 		}
 		if stop {
 			break

@@ -108,6 +108,13 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 	return nil
 }
 
+// aofProgressed is the AOF writer's OnProgress hook, on its flusher.
+func (s *Server) aofProgressed() {
+	for _, h := range s.heldList {
+		h.progressed()
+	}
+}
+
 // openAOF opens the AOF for appending and makes it the propagation
 // target. Called before the expiry engine starts, so the keys expired
 // right after loading are propagated too.
@@ -122,10 +129,11 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
 		WriteBase:  s.writeBase,
 		Logf:       s.log.Noticef,
-		// The event loops wait once per round of clients (releaseHeld),
+		// The event loops kick once per round of clients (heldReplies),
 		// so one write (one fsync under always) covers the round, as in
 		// Redis's beforeSleep.
-		WaitKicks: true,
+		WaitKicks:  true,
+		OnProgress: s.aofProgressed,
 	})
 	if err != nil {
 		return err

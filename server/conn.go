@@ -56,9 +56,10 @@ type conn struct {
 	// aofWait is the AOF ticket the replies of the running batch wait for
 	// (0: none): a write is acknowledged once the AOF has it (see
 	// noteAOF). Loop (or the connection's worker while detached).
-	aofWait aof.Ticket
-	heldErr error        // what ended the held batch (see hold); loop
-	held    *heldReplies // its loop's held connections
+	aofWait      aof.Ticket
+	heldErr      error        // what ended the held batch (see hold); loop
+	held         *heldReplies // its loop's held connections
+	heldDetached bool         // input came while held: detached until released; loop
 
 	// monitorLimit, once the client is a MONITOR, bounds the output
 	// waiting for it; past it the connection is closed, as Redis closes a
@@ -119,6 +120,14 @@ func (c *conn) attach() {
 // Readable implements netloop.Handler. It runs every batch the input
 // already holds: more input may never come to make the loop call again.
 func (c *conn) Readable(lc *netloop.Conn) {
+	if c.aofWait != 0 {
+		// Replies are held for the AOF (held.go): the input that came
+		// meanwhile waits until they are out, so that no later reply
+		// overtakes the AOF.
+		lc.Detach()
+		c.heldDetached = true
+		return
+	}
 	cl := c.cl
 	for {
 		batch, err := c.rd.ReadBatch(c.batch[:0])
@@ -131,9 +140,10 @@ func (c *conn) Readable(lc *netloop.Conn) {
 			cl.LastInteraction.Store(time.Now().UnixMilli())
 			i, resume := c.run(batch, 0, false)
 			if resume == nil && c.aofWait != 0 {
-				// The replies go out once the writes are on disk: held
+				// The replies go out once the AOF has the writes: held
 				// until the loop has run every ready client, then one
-				// fsync covers them all (see releaseHeld).
+				// write (one fsync under always) covers them all (see
+				// heldReplies).
 				c.hold(c.rd.Err())
 				return
 			}
@@ -210,15 +220,18 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 			}
 			i, resume = c.run(batch, i, true)
 		}
+		durable := true
 		if t := c.aofWait; t != 0 {
 			c.aofWait = 0
-			if err := s.aof.w.Wait(t); err != nil {
-				s.log.Warningf("Writing the append only file: %v", err)
-			}
+			durable = s.waitAOF(t)
 		}
 		err := c.rd.Err()
 		c.loop.Submit(func() {
 			if c.lc.IsClosed() {
+				return
+			}
+			if !durable {
+				c.lc.Close()
 				return
 			}
 			c.lc.Attach()
@@ -295,48 +308,6 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 		}
 	}
 	return i, nil
-}
-
-// hold keeps the batch's replies until the AOF has its records: the
-// connection joins its loop's held list, released at the end of the
-// loop's round of events. On the loop.
-func (c *conn) hold(err error) {
-	c.heldErr = err
-	c.held.conns = append(c.held.conns, c)
-}
-
-// heldReplies are one loop's connections whose replies wait for the AOF
-// fsync (appendfsync always). Loop.
-type heldReplies struct {
-	conns []*conn
-}
-
-// releaseHeld is a loop's AfterEvents hook with the AOF on: one write
-// (and under always one fsync) covers every connection held in this
-// round, as Redis writes the AOF once per event-loop iteration before
-// replying; then the replies go out and each connection goes on with the
-// input it has.
-func (s *Server) releaseHeld(h *heldReplies) {
-	for len(h.conns) > 0 {
-		conns := h.conns
-		h.conns = nil
-		var t aof.Ticket
-		for _, c := range conns {
-			t = max(t, c.aofWait)
-		}
-		if err := s.aof.w.Wait(t); err != nil {
-			s.log.Warningf("Writing the append only file: %v", err)
-		}
-		for _, c := range conns {
-			c.aofWait = 0
-			if c.lc.IsClosed() {
-				continue
-			}
-			if c.finish(c.heldErr) && c.rd.Unparsed() > 0 {
-				c.Readable(c.lc)
-			}
-		}
-	}
 }
 
 // noteAOF records that the commands run since the AOF ticket was before

@@ -65,8 +65,9 @@ type Server struct {
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
 
 	// held are, per event loop, the connections whose replies wait for
-	// the AOF fsync; each is used on its loop only. Set in Run.
-	held map[*netloop.Loop]*heldReplies
+	// the AOF (held.go). Set in Run.
+	held     map[*netloop.Loop]*heldReplies
+	heldList []*heldReplies // the same, for the AOF flusher's progress hook
 
 	rdb rdbState // RDB saves; lock
 	aof aofState // the append only file; lock
@@ -217,13 +218,10 @@ func (s *Server) Run(ctx context.Context) error {
 			return fmt.Errorf("creating event loop: %w", err)
 		}
 		s.loops = append(s.loops, l)
-		h := &heldReplies{}
+		h := newHeldReplies(s, l)
 		s.held[l] = h
-		l.AfterEvents = func() {
-			if len(h.conns) > 0 {
-				s.releaseHeld(h)
-			}
-		}
+		s.heldList = append(s.heldList, h)
+		l.AfterEvents = h.afterEvents
 		looping.Add(1)
 		go func() {
 			defer looping.Done()

@@ -357,7 +357,8 @@ func TestAOFCrashEverysec(t *testing.T) {
 }
 
 // crashRounds runs rounds of: start zredis on the same AOF, check every
-// counter acknowledged so far, have 50 clients INCR their own counter,
+// counter acknowledged so far, have 50 clients INCR their own counter
+// (half of them 8 at a time in a pipeline),
 // kill -9 the server after 50-300 ms. It returns the counters checked,
 // those found behind their acknowledged value, and by how many writes.
 func crashRounds(t *testing.T, policy string, rounds int) (checked, lost int, lostWrites int64) {
@@ -394,7 +395,24 @@ func crashRounds(t *testing.T, policy string, rounds int) (checked, lost int, lo
 				defer cl.Close()
 				key := "ctr:" + strconv.Itoa(w)
 				for !stop.Load() {
-					n, err := cl.Incr(ctx, key).Result()
+					var n int64
+					var err error
+					if w%2 == 0 {
+						n, err = cl.Incr(ctx, key).Result()
+					} else {
+						// Half the clients pipeline 8 INCRs: their next
+						// input arrives while replies wait for the AOF.
+						var cmds []redis.Cmder
+						cmds, err = cl.Pipelined(ctx, func(p redis.Pipeliner) error {
+							for range 8 {
+								p.Incr(ctx, key)
+							}
+							return nil
+						})
+						if err == nil {
+							n = cmds[len(cmds)-1].(*redis.IntCmd).Val()
+						}
+					}
 					if err != nil {
 						return
 					}
@@ -562,4 +580,44 @@ func TestAOFWriteFailureMisconf(t *testing.T) {
 	if code, ok := z2.Wait(10 * time.Second); !ok || code != 0 {
 		t.Fatalf("exit %d (exited %v)", code, ok)
 	}
+}
+
+// Under appendfsync always a write is acknowledged only once it is on
+// disk: when the AOF cannot be written, its reply is held (the write is
+// retried) while other writes are refused with MISCONF, and a shutdown
+// closes the connection without ever acknowledging it.
+func TestAOFAlwaysWriteFailureHoldsReply(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	z := StartZredis(t, args...)
+	z.Stop()
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	if err := os.Remove(incr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", incr); err != nil {
+		t.Fatal(err)
+	}
+	z2 := StartZredis(t, args...)
+	held := Dial(t, z2.Addr)
+	held.Send(Encode("SET", "a", "1"))
+	if got, err := held.ReadErr(300 * time.Millisecond); err == nil {
+		t.Fatalf("SET answered %q although the AOF cannot be written", got)
+	}
+	c := Dial(t, z2.Addr)
+	waitInfo(t, c, "aof_last_write_status", "err", 10*time.Second)
+	if got := c.Do("SET", "b", "2"); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file:") {
+		t.Fatalf("SET with a failing AOF: %q", got)
+	}
+	if got := c.Do("GET", "c"); got != "$-1\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	z2.Stop()
+	if got, err := held.ReadErr(10 * time.Second); err == nil {
+		t.Fatalf("the held SET was answered %q at shutdown", got)
+	}
+	z2.Wait(10 * time.Second)
 }

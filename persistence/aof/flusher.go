@@ -27,10 +27,10 @@ const maxSpare = 4 << 20
 // flushLoop is the flusher goroutine: it writes whatever Append queued (one
 // write per batch), fsyncs per the policy, and wakes the waiters. While it
 // writes and fsyncs, new commands accumulate for the next batch: that is the
-// group commit.
-func (w *Writer) flushLoop(cur *os.File) {
+// group commit. Flush does the same work on its caller's goroutine; flushMu
+// makes the two take turns.
+func (w *Writer) flushLoop() {
 	defer close(w.done)
-	curGen := 0
 	// One ticker serves every policy, which may change at run time
 	// (SetPolicy): everysec fsyncs on every tenth tick; with WaitKicks
 	// every tick writes what no one waited for.
@@ -70,27 +70,53 @@ func (w *Writer) flushLoop(cur *os.File) {
 		w.mu.Lock()
 		closing := w.closing
 		w.mu.Unlock()
-		var ok bool
-		cur, curGen, ok = w.flushOnce(cur, curGen, syncDue, closing)
+		w.flushMu.Lock()
+		ok := w.flushOnce(syncDue, closing, true)
+		if closing {
+			w.waitBackgroundSync()
+			w.cur.close()
+			w.cur = nil
+		}
+		w.flushMu.Unlock()
+		if closing {
+			w.stop()
+			return
+		}
+		w.notify()
 		if !ok {
-			if closing {
-				w.waitBackgroundSync()
-				cur.Close()
-				w.stop()
-				return
-			}
 			retry = time.After(backoff)
 			backoff = min(backoff*2, retryMax)
 			continue
 		}
 		backoff = retryMin
-		if closing {
-			w.waitBackgroundSync()
-			cur.Close()
-			w.stop()
-			return
-		}
 	}
+}
+
+// Flush writes what was appended, and under Always fsyncs it, on the
+// calling goroutine, unless ticket t is settled already: an event loop
+// that flushes its round itself, as Redis does in beforeSleep, saves the
+// two hand-offs to the flusher goroutine and back. While writes are
+// failing it leaves the retries to the flusher, which backs off.
+func (w *Writer) Flush(t Ticket) {
+	if w.failing.Load() {
+		return
+	}
+	w.flushMu.Lock()
+	w.mu.Lock()
+	skip := w.closing || w.cur == nil
+	if !skip {
+		skip, _ = w.settledLocked(t)
+	}
+	w.mu.Unlock()
+	ok := true
+	if !skip {
+		ok = w.flushOnce(false, false, false)
+	}
+	w.flushMu.Unlock()
+	if !ok {
+		w.Kick() // the flusher takes over the retries
+	}
+	w.notify()
 }
 
 // stop marks the flusher gone and wakes every waiter.
@@ -99,17 +125,28 @@ func (w *Writer) stop() {
 	w.stopped = true
 	w.progress.Broadcast()
 	w.mu.Unlock()
+	w.notify()
+}
+
+// notify tells OnProgress that Settled may answer differently now.
+func (w *Writer) notify() {
+	if w.opt.OnProgress != nil {
+		w.opt.OnProgress()
+	}
 }
 
 // flushOnce writes every queued chunk, switching to the next incremental
 // file where a rewrite cut the stream, then fsyncs: under Always, and at
 // Close, before returning; on the everysec tick, in the background (as
-// Redis's bio thread does), so that writes go on meanwhile. It returns the
-// file now current and false when a write or fsync failed (the unwritten
-// bytes are queued again).
-func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.File, int, bool) {
+// Redis's bio thread does), so that writes go on meanwhile. It returns
+// false when a write or fsync failed (the unwritten bytes are queued
+// again). gather is false when the caller flushes its own appends (Flush)
+// and nobody else's are worth waiting for. Under flushMu.
+func (w *Writer) flushOnce(tick, closing, gather bool) bool {
 	policy := w.Policy()
-	if w.opt.WaitKicks {
+	cur, curGen := w.cur, w.curGen
+	defer func() { w.cur, w.curGen = cur, curGen }()
+	if w.opt.WaitKicks || !gather {
 		// The waiter kicked once its round of appends was complete.
 	} else if policy == Always {
 		w.gather()
@@ -130,7 +167,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 	needSync := w.synced < end
 	w.mu.Unlock()
 
-	fail := func(rest []chunk, written uint64, err error, what string) (*os.File, int, bool) {
+	fail := func(rest []chunk, written uint64, err error, what string) bool {
 		w.mu.Lock()
 		w.chunks = append(rest, w.chunks...)
 		w.written = written
@@ -142,7 +179,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 		w.failedAt = end
 		w.progress.Broadcast()
 		w.mu.Unlock()
-		return cur, curGen, false
+		return false
 	}
 
 	pos := start
@@ -152,30 +189,25 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 			// The rewrite cut: what was before it is complete in the old
 			// file; make it durable before leaving it.
 			w.waitBackgroundSync()
-			if err := fdatasync(cur); err != nil {
+			if err := fdatasync(cur.f); err != nil {
 				return fail(chunks[i:], pos, err, "fsyncing")
 			}
 			w.fsyncs.Add(1)
-			cur.Close()
+			cur.close()
 			w.mu.Lock()
 			next := w.files[c.gen]
 			delete(w.files, c.gen)
 			w.mu.Unlock()
-			cur, curGen = next, c.gen
+			cur, curGen = newAppendFile(next), c.gen
 		}
 		if len(c.data) == 0 {
 			continue
 		}
-		n, err := cur.Write(c.data)
+		n, err := cur.write(c.data)
 		w.writes.Add(1)
 		if err != nil {
-			// Remove a partial write so the file ends with whole commands;
-			// if that fails, keep what was written and queue the rest.
-			if n > 0 {
-				if fi, serr := cur.Stat(); serr == nil && cur.Truncate(fi.Size()-int64(n)) == nil {
-					n = 0
-				}
-			}
+			// What stays of a partial write (when it could not be
+			// removed) is kept; the rest is queued again.
 			pos += uint64(n)
 			w.addSize(int64(n))
 			c.data = c.data[n:]
@@ -188,13 +220,13 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 	if syncNow {
 		w.waitBackgroundSync()
 		if needSync {
-			if err := fdatasync(cur); err != nil {
+			if err := fdatasync(cur.f); err != nil {
 				return fail(nil, pos, err, "fsyncing")
 			}
 			w.fsyncs.Add(1)
 		}
 	} else if tick && policy == EverySec {
-		w.startBackgroundSync(cur, pos)
+		w.startBackgroundSync(cur.f, pos)
 	}
 	w.mu.Lock()
 	// Keep one buffer for the next batch, unless a burst made it huge.
@@ -213,7 +245,7 @@ func (w *Writer) flushOnce(cur *os.File, curGen int, tick, closing bool) (*os.Fi
 	}
 	w.progress.Broadcast()
 	w.mu.Unlock()
-	return cur, curGen, true
+	return true
 }
 
 func (w *Writer) addSize(n int64) {
@@ -247,7 +279,7 @@ func (w *Writer) gather() {
 
 // startBackgroundSync fsyncs f up to the logical offset upTo in another
 // goroutine, unless the previous one is still running (its successor
-// will cover these bytes a second later). Only the flusher calls it.
+// will cover these bytes a second later). Under flushMu.
 func (w *Writer) startBackgroundSync(f *os.File, upTo uint64) {
 	if w.bgSync != nil {
 		select {
@@ -267,30 +299,35 @@ func (w *Writer) startBackgroundSync(f *os.File, upTo uint64) {
 	w.bgSync = done
 	go func() {
 		defer close(done)
-		err := fdatasync(f)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if err != nil {
-			if w.fsyncErr == nil {
-				w.logf("Fail to fsync the AOF file: %v", err)
-			}
-			w.fsyncErr = err
-			w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
-			return
-		}
-		w.fsyncs.Add(1)
-		w.fsyncErr = nil
-		w.failing.Store(w.lastErr != nil || w.fsyncErr != nil)
-		if upTo > w.synced {
-			w.synced = upTo
-		}
-		w.lastFsync = time.Now().Unix()
-		w.progress.Broadcast()
+		w.backgroundSynced(upTo, fdatasync(f))
+		w.notify()
 	}()
 }
 
+// backgroundSynced records the outcome of a background fsync up to upTo.
+func (w *Writer) backgroundSynced(upTo uint64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if w.fsyncErr == nil {
+			w.logf("Fail to fsync the AOF file: %v", err)
+		}
+		w.fsyncErr = err
+		w.failing.Store(true)
+		return
+	}
+	w.fsyncs.Add(1)
+	w.fsyncErr = nil
+	w.failing.Store(w.lastErr != nil)
+	if upTo > w.synced {
+		w.synced = upTo
+	}
+	w.lastFsync = time.Now().Unix()
+	w.progress.Broadcast()
+}
+
 // waitBackgroundSync waits for a background fsync to end, before the file
-// it syncs is closed or synced in the foreground. Only the flusher calls it.
+// it syncs is closed or synced in the foreground. Under flushMu.
 func (w *Writer) waitBackgroundSync() {
 	if w.bgSync != nil {
 		<-w.bgSync

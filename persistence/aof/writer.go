@@ -42,6 +42,11 @@ type WriterOptions struct {
 	// fsync, as Redis writes in beforeSleep before replying. Appends
 	// nobody waits for are written within waitKickTick.
 	WaitKicks bool
+	// OnProgress, when set, is called by the flusher (holding no lock)
+	// after every batch it wrote, fsync it ended or attempt that failed,
+	// and when it stops: a caller that does not block in Wait checks
+	// Settled then.
+	OnProgress func()
 }
 
 // Status is the writer's state for INFO persistence.
@@ -107,7 +112,12 @@ type Writer struct {
 	policy  atomic.Int32 // the Policy in force, see SetPolicy
 	failing atomic.Bool  // lastErr or fsyncErr is set (Err's fast path); written under mu
 	done    chan struct{}
-	// bgSync is closed when the running background fsync ends (flusher only).
+	// flushMu is held while a batch is written and fsynced, by the
+	// flusher or by Flush; it guards the three fields below.
+	flushMu sync.Mutex
+	cur     *appendFile // the incremental file written to; nil once closed
+	curGen  int         // its generation (see chunk)
+	// bgSync is closed when the running background fsync ends.
 	bgSync chan struct{}
 
 	// crashAt, in tests, stops a rewrite at a named step as a crash would.
@@ -194,7 +204,8 @@ func OpenWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, er
 	w.progress = sync.NewCond(&w.mu)
 	w.policy.Store(int32(opt.Policy))
 	w.baseSize, w.totalSize = filesSize(dir, tm)
-	go w.flushLoop(f)
+	w.cur = newAppendFile(f)
+	go w.flushLoop()
 	return w, nil
 }
 
@@ -298,32 +309,53 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 	return t
 }
 
+// Kick asks the flusher to write (and under Always fsync) what was
+// appended, without waiting for it: with WaitKicks, the end of a round of
+// appends whose completion Settled will tell.
+func (w *Writer) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Settled reports whether Wait(t) would return at once, and what it would
+// return.
+func (w *Writer) Settled(t Ticket) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.settledLocked(t)
+}
+
+func (w *Writer) settledLocked(t Ticket) (bool, error) {
+	done := w.written
+	if w.Policy() == Always {
+		done = w.synced
+	}
+	switch {
+	case uint64(t) <= done:
+		return true, nil
+	case w.stopped:
+		return true, ErrClosed
+	case w.lastErr != nil && w.failedAt >= uint64(t):
+		return true, w.lastErr
+	}
+	return false, nil
+}
+
 // Wait blocks until everything up to t is written to the incremental file
 // (write(2) done), and under Always also fsynced. It returns the write or
 // fsync error of the attempt that covered t; the bytes stay queued and are
 // retried, and Status reports the error until a write succeeds again.
 func (w *Writer) Wait(t Ticket) error {
 	if w.opt.WaitKicks {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+		w.Kick()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
-		done := w.written
-		if w.Policy() == Always {
-			done = w.synced
-		}
-		if uint64(t) <= done {
-			return nil
-		}
-		if w.lastErr != nil && w.failedAt >= uint64(t) {
-			return w.lastErr
-		}
-		if w.stopped {
-			return ErrClosed
+		if ok, err := w.settledLocked(t); ok {
+			return err
 		}
 		w.progress.Wait()
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,4 +223,50 @@ func TestWriterSetPolicy(t *testing.T) {
 	require.Greater(t, w.Status().Fsyncs, before, "a wait under Always fsyncs")
 	w.SetPolicy(EverySec)
 	require.NoError(t, w.Wait(w.Append(0, argvOf(command{"SET", "c", "3"}))))
+}
+
+// Flush writes (and under Always fsyncs) on the caller's goroutine; the
+// incremental file keeps disk blocks reserved ahead of its end while it is
+// written and gives them back when closed, its size always that of the
+// commands in it.
+func TestWriterFlushAndReserve(t *testing.T) {
+	dir := t.TempDir()
+	var progress atomic.Int32
+	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always, WaitKicks: true,
+		OnProgress: func() { progress.Add(1) }})
+	var tk Ticket
+	for i := range 100 {
+		tk = w.Append(0, argvOf(command{"SET", fmt.Sprint("k", i), "v"}))
+	}
+	ok, err := w.Settled(tk)
+	require.False(t, ok)
+	require.NoError(t, err)
+	w.Flush(tk)
+	ok, err = w.Settled(tk)
+	require.True(t, ok, "Flush settles what was appended before it")
+	require.NoError(t, err)
+	require.Positive(t, progress.Load())
+
+	path := filepath.Join(dir, IncrName(prefix, 1))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	size := fi.Size()
+	require.Equal(t, int64(tk), size, "the file holds exactly the commands")
+	allocated := func() int64 {
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			t.Skip("no block counts here")
+		}
+		return st.Blocks * 512
+	}
+	if allocated() < size+reserveStep {
+		t.Skip("this file system does not reserve blocks (fallocate KEEP_SIZE)")
+	}
+	require.NoError(t, w.Close())
+	require.LessOrEqual(t, allocated(), size+4096, "Close gives the reserved blocks back")
+	rec, _, err := loadDir(t, dir, false)
+	require.NoError(t, err)
+	require.Len(t, rec.cmds, 101) // SELECT and the 100 SETs
 }

@@ -122,6 +122,7 @@ type options struct {
 	memory    bool
 	lag       bool
 	persist   bool
+	bgsave    bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -166,6 +167,7 @@ func run() int {
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
+	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
@@ -228,7 +230,7 @@ func run() int {
 	}
 	if o.persist {
 		err := aofBench(ctx, o, os.Stdout)
-		if err == nil {
+		if err == nil && o.bgsave {
 			err = persistBench(ctx, o, os.Stdout)
 		}
 		if err != nil {

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/zredis/zredis/netloop"
+	"github.com/zredis/zredis/persistence/aof"
+)
+
+// heldReplies are one event loop's connections whose replies wait for the
+// AOF, as Redis writes the AOF in beforeSleep before any reply of the
+// round goes out: written to the file under everysec and no (a crash of
+// the process loses no acknowledged write), fsynced under always.
+//
+// At the end of a round of events (AfterEvents) the round's held
+// connections become one group and the loop writes (and under always
+// fsyncs) the AOF itself, as Redis does: one write and one fsync cover
+// the round, and no hand-off to another goroutine and back adds its
+// wake-up latency to every round. The fsync is cheap enough for that
+// because the AOF keeps disk blocks reserved ahead of its end (see
+// persistence/aof's appendFile). A group the write did not settle (the
+// flusher was busy with it, or the write failed and the flusher retries)
+// waits, while the loop goes on serving; the flusher's progress hook
+// queues its release on the loop.
+type heldReplies struct {
+	s    *Server
+	loop *netloop.Loop
+
+	round   []*conn     // held in this round of events; loop
+	groups  []heldGroup // handed to the AOF, oldest first; loop
+	waiting atomic.Bool // groups is not empty
+	queued  atomic.Bool // a release is queued on the loop
+	release func()      // the queued task (one closure for the loop's life)
+}
+
+// heldGroup is one round's held connections and the AOF ticket that
+// covers all their writes.
+type heldGroup struct {
+	upTo  aof.Ticket
+	conns []*conn
+}
+
+func newHeldReplies(s *Server, loop *netloop.Loop) *heldReplies {
+	h := &heldReplies{s: s, loop: loop}
+	h.release = func() {
+		h.queued.Store(false)
+		h.releaseSettled()
+	}
+	return h
+}
+
+// hold keeps the batch's replies until the AOF has its records; err is
+// what ended the batch, handled when the replies go out. On the loop.
+func (c *conn) hold(err error) {
+	c.heldErr = err
+	c.held.round = append(c.held.round, c)
+}
+
+// afterEvents is the loop's AfterEvents hook with the AOF on: the round's
+// held connections are handed to the AOF as one group.
+func (h *heldReplies) afterEvents() {
+	for len(h.round) > 0 {
+		var upTo aof.Ticket
+		for _, c := range h.round {
+			upTo = max(upTo, c.aofWait)
+		}
+		h.groups = append(h.groups, heldGroup{upTo: upTo, conns: h.round})
+		h.round = nil
+		h.s.aof.w.Flush(upTo)
+		h.releaseSettled()
+		if len(h.groups) > 0 {
+			// waiting is set before the flusher is kicked, and the
+			// groups are checked once more after: a flusher that
+			// finished before it saw waiting has already made that
+			// check succeed.
+			h.waiting.Store(true)
+			h.s.aof.w.Kick()
+			h.releaseSettled()
+		}
+	}
+}
+
+// progressed is the AOF writer's OnProgress hook, on the flusher: it
+// queues a release on the loop if groups wait and none is queued.
+func (h *heldReplies) progressed() {
+	if h.waiting.Load() && !h.queued.Swap(true) {
+		h.loop.Submit(h.release)
+	}
+}
+
+// releaseSettled sends the replies of the groups the AOF covers now, in
+// order, and lets each connection go on with the input it has. Under
+// always a group whose write failed stays held (the writer retries; a
+// write is acknowledged only once it is on disk, and new writes are
+// refused with MISCONF meanwhile), until shutdown closes the connections;
+// under everysec and no its replies go out, as Redis's do. On the loop.
+func (h *heldReplies) releaseSettled() {
+	w := h.s.aof.w
+	n := 0
+	for ; n < len(h.groups); n++ {
+		g := h.groups[n]
+		ok, err := w.Settled(g.upTo)
+		if !ok || (err != nil && w.Policy() == aof.Always) {
+			break
+		}
+		for _, c := range g.conns {
+			c.aofWait = 0
+			if c.lc.IsClosed() {
+				continue
+			}
+			if c.heldDetached {
+				c.heldDetached = false
+				c.lc.Attach()
+			}
+			if c.finish(c.heldErr) && c.rd.Unparsed() > 0 {
+				c.Readable(c.lc)
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	rest := copy(h.groups, h.groups[n:])
+	clear(h.groups[rest:])
+	h.groups = h.groups[:rest]
+	if rest == 0 {
+		h.waiting.Store(false)
+	}
+}
+
+// aofRetryPoll is how often a connection off the loop (see waitAOF)
+// checks again whether a failed AOF write has been retried.
+const aofRetryPoll = 10 * time.Millisecond
+
+// waitAOF waits, off the event loop, until the AOF covers ticket t, with
+// the rule of releaseSettled: under always, through failed attempts until
+// the write is on disk. It reports false when the replies must not go out
+// (always, and the AOF was closed without the write on disk).
+func (s *Server) waitAOF(t aof.Ticket) bool {
+	w := s.aof.w
+	for {
+		err := w.Wait(t)
+		switch {
+		case err == nil || w.Policy() != aof.Always:
+			return true
+		case err == aof.ErrClosed:
+			return false
+		}
+		time.Sleep(aofRetryPoll)
+	}
+}
