@@ -39,7 +39,9 @@ type Persistence interface {
 
 // saveCommand is SAVE: the dataset as of now, written before the reply.
 // Unlike Redis, which blocks every client for the whole save, only the
-// caller waits: the file is written from a snapshot without the lock.
+// caller waits: the file is written from a snapshot without the lock
+// (SAVE is refused inside MULTI, so it never runs under EXEC's lock, which
+// the streaming snapshot's reader takes shard by shard).
 func saveCommand(c *Ctx) {
 	snap := c.KS.Snapshot()
 	write, refused := c.Srv.Persistence().Save(snap)

@@ -1,41 +1,66 @@
 package keyspace
 
 // Snapshot is a point-in-time view of every database, taken without
-// copying: it pins each shard's map, and writers copy a pinned shard (and
-// any entry the snapshot may read) before changing it. Taking one costs
-// O(databases × shards) under the lock; reading it needs no lock.
+// copying. Taking one costs O(databases × shards) under the lock. Entries
+// it may read are copied by writers before they change them (see
+// Keyspace.shared); the shards' maps are handled in one of two ways (see
+// table):
+//
+//   - A streaming snapshot (Snapshot) attaches an undo log to each shard:
+//     writers go on changing the maps in place, recording once per key
+//     what the snapshot must see. Its ForEach takes the lock for one shard
+//     at a time, so the caller must not hold the lock. BGSAVE and the AOF
+//     rewrite read such snapshots: the memory a save costs is about the
+//     data written meanwhile.
+//   - A frozen snapshot (SnapshotDB, for KEYS) pins the maps: a writer
+//     copies a pinned shard first. It is read without the lock, and may
+//     be read by a caller that holds it (KEYS inside a transaction).
 type Snapshot struct {
 	ks       *Keyspace
 	gen      uint32
 	now      int64
+	frozen   bool
 	tables   [][]*table
-	keys     []int // per database, at the time of the snapshot
+	logs     [][]undoLog // streaming: per database, the log attached to each of tables
+	keys     []int       // per database, at the time of the snapshot
 	volatile []int
+	buf      []snapItem // streaming: one shard's items, collected under the lock
 }
 
-// Snapshot takes a snapshot of every database. Call with the lock held
-// (inside Exec); read it outside, then Release it.
+type snapItem struct {
+	key string
+	e   *Entry
+}
+
+// Snapshot takes a streaming snapshot of every database. Call with the
+// lock held (inside Exec); read it without the lock, then Release it.
 func (ks *Keyspace) Snapshot() *Snapshot {
-	s := ks.newSnapshot()
+	s := ks.newSnapshot(false)
+	s.logs = make([][]undoLog, len(ks.dbs))
 	for i, db := range ks.dbs {
-		s.tables[i] = db.pin()
+		s.tables[i] = db.tablesInUse()
+		logs := make([]undoLog, len(s.tables[i]))
+		for j, t := range s.tables[i] {
+			t.logs = append(t.logs, &logs[j])
+		}
+		s.logs[i] = logs
 		s.keys[i], s.volatile[i] = db.keys, db.expires.len()
 	}
 	return s
 }
 
-// SnapshotDB takes a snapshot of database i only (KEYS): O(shards) under
-// the lock. The other databases read as empty in it.
+// SnapshotDB takes a frozen snapshot of database i only (KEYS): O(shards)
+// under the lock. The other databases read as empty in it.
 func (ks *Keyspace) SnapshotDB(i int) *Snapshot {
-	s := ks.newSnapshot()
+	s := ks.newSnapshot(true)
 	s.tables[i] = ks.dbs[i].pin()
 	s.keys[i], s.volatile[i] = ks.dbs[i].keys, ks.dbs[i].expires.len()
 	return s
 }
 
-func (ks *Keyspace) newSnapshot() *Snapshot {
+func (ks *Keyspace) newSnapshot(frozen bool) *Snapshot {
 	n := len(ks.dbs)
-	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, tables: make([][]*table, n), keys: make([]int, n), volatile: make([]int, n)}
+	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, frozen: frozen, tables: make([][]*table, n), keys: make([]int, n), volatile: make([]int, n)}
 	ks.gen++
 	ks.live[s.gen]++
 	if s.gen > ks.liveMax {
@@ -44,15 +69,23 @@ func (ks *Keyspace) newSnapshot() *Snapshot {
 	return s
 }
 
-// pin marks the database's non-empty shards as read by a snapshot and
-// returns them.
-func (db *DB) pin() []*table {
+// tablesInUse returns the database's non-empty shards.
+func (db *DB) tablesInUse() []*table {
 	ts := make([]*table, 0, numShards)
 	for _, t := range db.shards {
 		if t != nil && len(t.m) > 0 {
-			t.pins++
 			ts = append(ts, t)
 		}
+	}
+	return ts
+}
+
+// pin marks the database's non-empty shards as read by a frozen snapshot
+// and returns them.
+func (db *DB) pin() []*table {
+	ts := db.tablesInUse()
+	for _, t := range ts {
+		t.pins++
 	}
 	return ts
 }
@@ -62,19 +95,16 @@ func (db *DB) pin() []*table {
 func (s *Snapshot) NowMs() int64 { return s.now }
 
 // ForEach calls fn for every key of database db that was live when the
-// snapshot was taken, in no particular order, until fn returns false. It
-// needs no lock. fn must not modify the entry.
+// snapshot was taken, in no particular order, until fn returns false. fn
+// must not modify the entry. A streaming snapshot takes the lock for each
+// shard (not while fn runs); the caller must not hold it.
 func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
-	for _, t := range s.tables[db] {
-		for k, e := range t.m {
-			if e.expireAt != 0 && e.expireAt <= s.now {
-				continue
-			}
-			if !fn(k, e) {
-				return
-			}
+	s.each(db, func(k string, e *Entry) bool {
+		if e.expireAt != 0 && e.expireAt <= s.now {
+			return true
 		}
-	}
+		return fn(k, e)
+	})
 }
 
 // ForEachAll is ForEach including the keys already past their deadline
@@ -82,13 +112,54 @@ func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
 // expires them and sends their expiry messages (as Redis's rdbSave writes
 // them and a master drops them at load).
 func (s *Snapshot) ForEachAll(db int, fn func(key string, e *Entry) bool) {
-	for _, t := range s.tables[db] {
-		for k, e := range t.m {
-			if !fn(k, e) {
+	s.each(db, fn)
+}
+
+func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
+	if s.frozen {
+		for _, t := range s.tables[db] {
+			for k, e := range t.m {
+				if !fn(k, e) {
+					return
+				}
+			}
+		}
+		return
+	}
+	for j, t := range s.tables[db] {
+		items := s.collect(t, &s.logs[db][j])
+		for i := range items {
+			if !fn(items[i].key, items[i].e) {
 				return
 			}
 		}
 	}
+}
+
+// collect reads one table as the snapshot sees it: the live map with the
+// undo log's entries in place of the keys changed since, and the keys
+// deleted since. It holds the lock while it copies them out.
+func (s *Snapshot) collect(t *table, log *undoLog) []snapItem {
+	items := s.buf[:0]
+	clear(s.buf[:cap(s.buf)]) // drop the previous shard's references
+	s.ks.Lock()
+	for k, e := range t.m {
+		if pre, changed := log.pre[k]; changed {
+			if pre == nil {
+				continue // created after the snapshot
+			}
+			e = pre
+		}
+		items = append(items, snapItem{k, e})
+	}
+	for k, pre := range log.pre {
+		if _, live := t.m[k]; pre != nil && !live {
+			items = append(items, snapItem{k, pre}) // deleted since
+		}
+	}
+	s.ks.Unlock()
+	s.buf = items
+	return items
 }
 
 // Counts are database db's number of keys and of keys with a deadline
@@ -96,10 +167,11 @@ func (s *Snapshot) ForEachAll(db int, fn func(key string, e *Entry) bool) {
 func (s *Snapshot) Counts(db int) (keys, volatile int) { return s.keys[db], s.volatile[db] }
 
 // Release ends the snapshot: pinned shards become writable in place
-// again once the next holder of the keyspace lock applies it (at its
-// Lock or Exec). It never waits for the lock, so it is safe both with
-// and without it: an offloaded reader may end up running inside a
-// transaction that holds the lock. The snapshot must not be read after.
+// again, and undo logs are detached, once the next holder of the keyspace
+// lock applies it (at its Lock or Exec). It never waits for the lock, so
+// it is safe both with and without it: an offloaded reader may end up
+// running inside a transaction that holds the lock. The snapshot must not
+// be read after.
 func (s *Snapshot) Release() {
 	ks := s.ks
 	ks.relMu.Lock()
@@ -113,12 +185,25 @@ func (s *Snapshot) ReleaseLocked() { s.release() }
 
 func (s *Snapshot) release() {
 	ks := s.ks
-	for _, ts := range s.tables {
-		for _, t := range ts {
-			t.pins--
+	for db, ts := range s.tables {
+		for j, t := range ts {
+			if s.frozen {
+				t.pins--
+				continue
+			}
+			log := &s.logs[db][j]
+			for i, l := range t.logs {
+				if l == log {
+					t.logs = append(t.logs[:i], t.logs[i+1:]...)
+					break
+				}
+			}
+			if len(t.logs) == 0 {
+				t.logs = nil
+			}
 		}
 	}
-	s.tables = nil
+	s.tables, s.logs, s.buf = nil, nil, nil
 	if ks.live[s.gen]--; ks.live[s.gen] == 0 {
 		delete(ks.live, s.gen)
 	}

@@ -203,6 +203,49 @@ func TestNestedSnapshots(t *testing.T) {
 	assert.Equal(t, "4", v)
 }
 
+// A write under a streaming snapshot changes its shard in place and
+// records one entry in the snapshot's undo log: a save costs about the
+// data written meanwhile, not a copy of each shard written to.
+func TestStreamingSnapshotRecordsOnlyWhatChanges(t *testing.T) {
+	e := newEnv(t)
+	e.do(func(db *DB) {
+		for i := 0; i < 10*numShards; i++ {
+			db.SetString([]byte(fmt.Sprint("k", i)), []byte("old"), false, 0)
+		}
+	})
+	var snap *Snapshot
+	var before [numShards]*table
+	e.ks.Exec(func() {
+		snap = e.ks.Snapshot()
+		before = e.ks.DB(0).shards
+	})
+	e.do(func(db *DB) {
+		db.SetString([]byte("k1"), []byte("new"), false, 0)
+		db.SetString([]byte("k1"), []byte("newer"), false, 0)
+		db.Delete([]byte("k2"))
+		db.SetString([]byte("fresh"), []byte("x"), false, 0)
+	})
+	logged := 0
+	e.ks.Exec(func() {
+		assert.Equal(t, before, e.ks.DB(0).shards, "no shard was copied")
+		for _, l := range snap.logs[0] {
+			logged += len(l.pre)
+		}
+	})
+	assert.Equal(t, 3, logged, "k1 once, k2, fresh")
+	got := contents(snap, 0)
+	assert.Len(t, got, 10*numShards)
+	assert.Equal(t, "old", got["k1"])
+	assert.Equal(t, "old", got["k2"])
+	assert.NotContains(t, got, "fresh")
+	snap.Release()
+	e.ks.Exec(func() {
+		for _, tb := range e.ks.DB(0).shards {
+			assert.Empty(t, tb.logs, "released: no log left")
+		}
+	})
+}
+
 // Readers iterate snapshots without the lock while writers change every
 // kind of thing under it; run with -race. Each snapshot must read exactly
 // what the keyspace held at its instant.
@@ -271,11 +314,13 @@ func TestSnapshotConcurrentWrites(t *testing.T) {
 		}(uint64(w))
 	}
 
-	for round := 0; round < 20; round++ {
-		var snap *Snapshot
-		var want map[string]string
+	take := func(frozen bool) (snap *Snapshot, want map[string]string) {
 		e.ks.Exec(func() {
-			snap = e.ks.Snapshot()
+			if frozen {
+				snap = e.ks.SnapshotDB(0)
+			} else {
+				snap = e.ks.Snapshot()
+			}
 			want = map[string]string{}
 			d := e.ks.DB(0)
 			for _, t := range d.shards {
@@ -287,13 +332,24 @@ func TestSnapshotConcurrentWrites(t *testing.T) {
 				}
 			}
 		})
+		return snap, want
+	}
+	for round := 0; round < 20; round++ {
+		// A streaming snapshot, and a frozen one taken while it is
+		// read: the two kinds share tables and entries.
+		snap, want := take(false)
+		time.Sleep(200 * time.Microsecond)
+		frozen, wantFrozen := take(true)
 		// Read twice, slowly enough for writers to interleave.
 		got := contents(snap, 0)
 		time.Sleep(time.Millisecond)
 		again := contents(snap, 0)
+		gotFrozen := contents(frozen, 0)
 		snap.Release()
+		frozen.Release()
 		require.Equal(t, want, got, "round %d", round)
 		require.Equal(t, want, again, "round %d", round)
+		require.Equal(t, wantFrozen, gotFrozen, "round %d (frozen)", round)
 	}
 	close(stop)
 	wg.Wait()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +15,10 @@ import (
 )
 
 // The persistence benchmark: a BGSAVE of persistKeys keys while another
-// client measures SET round trips (p99 idle and during the save) and the
-// server's memory is sampled (peak growth during the save), then the
-// start-up time of each server loading the file it wrote.
+// client measures SET round trips (p99 idle and during the save), a second
+// BGSAVE while keys are overwritten for the memory it keeps alive (see
+// saveMemory), then the start-up time of each server loading the file it
+// wrote.
 const (
 	persistKeys  = 1000000
 	persistValue = 100 // bytes per value
@@ -25,7 +27,9 @@ const (
 type persistResult struct {
 	idleP99, saveP99 time.Duration
 	saveTime         time.Duration
-	extraMem         int64 // peak used_memory growth during the save (zredis); rdb_last_cow_size (redis)
+	extraMem         int64 // see saveMemory
+	written          int64 // memory of the keys overwritten during that save (see saveMemory)
+	writtenKeys      int
 	dataMem          int64 // used_memory growth from loading the keys
 	fileSize         int64
 	loadTime         time.Duration
@@ -47,13 +51,23 @@ func persistBench(ctx context.Context, o options, w io.Writer) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
 	mb := func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
 	fmt.Fprintf(w, "persistence: BGSAVE of %d keys (%d-byte values) while one client SETs; then a restart loading the file\n", persistKeys, persistValue)
-	fmt.Fprintln(w, "extra memory: zredis = peak growth of used_memory during the save; redis = rdb_last_cow_size of the forked child")
+	fmt.Fprintln(w, "extra memory: a second BGSAVE while one client overwrites random keys; zredis = peak growth of used_memory")
+	fmt.Fprintln(w, "after a full GC (MEMORY PURGE every 50 ms), redis = rdb_last_cow_size; data written = keys overwritten x memory per key")
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "", "zredis", "redis")
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "SET p99 ms, idle", ms(res[0].idleP99), ms(res[1].idleP99))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "SET p99 ms, during BGSAVE", ms(res[0].saveP99), ms(res[1].saveP99))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "BGSAVE duration ms", ms(res[0].saveTime), ms(res[1].saveTime))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "data loaded, MB (used_memory)", mb(res[0].dataMem), mb(res[1].dataMem))
+	fmt.Fprintf(w, "%-36s %12d %12d\n", "keys overwritten during BGSAVE", res[0].writtenKeys, res[1].writtenKeys)
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "data written during BGSAVE, MB", mb(res[0].written), mb(res[1].written))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "extra memory during BGSAVE, MB", mb(res[0].extraMem), mb(res[1].extraMem))
+	ratio := func(r persistResult) string {
+		if r.written == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", float64(r.extraMem)/float64(r.written))
+	}
+	fmt.Fprintf(w, "%-36s %12s %12s\n", "extra memory / data written", ratio(res[0]), ratio(res[1]))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "RDB file, MB", mb(res[0].fileSize), mb(res[1].fileSize))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "start-up loading the RDB, ms", ms(res[0].loadTime), ms(res[1].loadTime))
 	fmt.Fprintln(w)
@@ -105,30 +119,13 @@ func persistRun(ctx context.Context, name, bin string) (persistResult, error) {
 	}
 	start := time.Now()
 	done := make(chan struct{})
-	var peak int64
 	var sampleErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(done)
-		for {
-			info, err := rc.do("INFO", "everything")
-			if err != nil {
-				sampleErr = err
-				return
-			}
-			if used, err := infoField(info, "used_memory"); err == nil {
-				peak = max(peak, used)
-			}
-			if v, _ := infoField(info, "rdb_bgsave_in_progress"); v == 0 {
-				if cow, err := infoField(info, "rdb_last_cow_size"); err == nil && name == "redis" {
-					res.extraMem = cow
-				}
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		sampleErr = waitBGSave(rc, 10*time.Millisecond, nil)
 	}()
 	res.saveP99, err = setP99(setter, 0, done)
 	wg.Wait()
@@ -139,11 +136,11 @@ func persistRun(ctx context.Context, name, bin string) (persistResult, error) {
 	if sampleErr != nil {
 		return res, sampleErr
 	}
-	if name == "zredis" {
-		res.extraMem = max(peak-after, 0)
-	}
 	if fi, err := os.Stat(filepath.Join(s.dir, "dump.rdb")); err == nil {
 		res.fileSize = fi.Size()
+	}
+	if err := saveMemory(rc, setter, name, &res); err != nil {
+		return res, err
 	}
 
 	// Start-up: a new server on the same file, timed to its first PONG.
@@ -172,6 +169,93 @@ func persistRun(ctx context.Context, name, bin string) (persistResult, error) {
 		return res, fmt.Errorf("%s loaded %s keys of %d", name, n, persistKeys)
 	}
 	return res, nil
+}
+
+// waitBGSave polls INFO persistence every interval until no background
+// save runs, calling sample (when set) before each poll.
+func waitBGSave(rc *rconn, interval time.Duration, sample func() error) error {
+	for {
+		if sample != nil {
+			if err := sample(); err != nil {
+				return err
+			}
+		}
+		info, err := rc.do("INFO", "persistence")
+		if err != nil {
+			return err
+		}
+		if v, _ := infoField(info, "rdb_bgsave_in_progress"); v == 0 {
+			return nil
+		}
+		time.Sleep(interval)
+	}
+}
+
+// saveMemory measures what a BGSAVE keeps alive for its point-in-time
+// view: a second save while setter overwrites existing keys (same value
+// size) as fast as it can. zredis: the peak of used_memory sampled after
+// a full collection (MEMORY PURGE), every 50 ms, above its value before
+// the save, so that garbage not yet collected does not count; redis:
+// rdb_last_cow_size, what the forked child's pages cost. The data written
+// is the keys overwritten times the memory one key takes (from loading).
+func saveMemory(rc, setter *rconn, name string, res *persistResult) error {
+	base, err := usedMemory(rc)
+	if err != nil {
+		return err
+	}
+	if _, err := rc.do("BGSAVE"); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	var written int
+	var setErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		value := string(make([]byte, persistValue))
+		r := rand.New(rand.NewPCG(1, 2))
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, setErr = setter.do("SET", "key:"+strconv.Itoa(r.IntN(persistKeys)), value); setErr != nil {
+				return
+			}
+			written++
+		}
+	}()
+	var peak int64
+	err = waitBGSave(rc, 50*time.Millisecond, func() error {
+		if name != "zredis" {
+			return nil
+		}
+		used, err := usedMemory(rc)
+		peak = max(peak, used)
+		return err
+	})
+	close(done)
+	wg.Wait()
+	if err == nil {
+		err = setErr
+	}
+	if err != nil {
+		return err
+	}
+	if name == "zredis" {
+		res.extraMem = max(peak-base, 0)
+	} else {
+		info, err := rc.do("INFO", "persistence")
+		if err != nil {
+			return err
+		}
+		res.extraMem, _ = infoField(info, "rdb_last_cow_size")
+	}
+	res.written = int64(written) * res.dataMem / persistKeys
+	res.writtenKeys = written
+	return nil
 }
 
 // setP99 times SETs one at a time: n of them, or until done is closed.
