@@ -304,9 +304,23 @@ func TestKilledListenerRequeues(t *testing.T) {
 	first := startPyPull(t, p.Endpoints()[0], 1, 0, 100)
 	firstLines := collectLines(t, 100, first)[0]
 
-	// The listener stopped reading: wait until its socket buffers and
-	// our queue for it are full, then kill it.
-	for stable := 0; stable < 30; {
+	// The listener stopped reading: wait until its socket buffers are
+	// full (nothing written for a while) and our queue for it holds
+	// messages, then kill it. A busy machine can stall the writer for a
+	// while too, hence the second condition.
+	queued := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.peers) == 0 {
+			return 0
+		}
+		return len(p.peers[0].queue)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for stable := 0; stable < 30 || queued() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the listener's queue never filled (sent %d)", p.Stats().Sent)
+		}
 		before := p.Stats().Sent
 		time.Sleep(10 * time.Millisecond)
 		if p.Stats().Sent == before {
