@@ -23,7 +23,7 @@ type aofState struct {
 	w    *aof.Writer
 	last aof.Ticket // the ticket of the last command appended
 
-	rewriting      bool
+	rewriting      bool // BGREWRITEAOF, or the first base after CONFIG SET appendonly yes
 	rewriteStart   time.Time
 	lastRewriteSec int64 // -1 before the first
 	lastRewriteOK  bool
@@ -119,40 +119,140 @@ func (s *Server) aofProgressed() {
 // target. Called before the expiry engine starts, so the keys expired
 // right after loading are propagated too.
 func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
-	policy, err := aof.ParsePolicy(s.cfg.String("appendfsync"))
+	opt, err := s.aofWriterOptions()
 	if err != nil {
 		return err
 	}
-	w, err := aof.OpenWriter(dir, prefix, m, aof.WriterOptions{
+	opt.WriteBase = s.writeBase
+	w, err := aof.OpenWriter(dir, prefix, m, opt)
+	if err != nil {
+		return err
+	}
+	s.ks.Exec(func() { s.setAOFWriter(w) })
+	return nil
+}
+
+func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
+	policy, err := aof.ParsePolicy(s.cfg.String("appendfsync"))
+	if err != nil {
+		return aof.WriterOptions{}, err
+	}
+	return aof.WriterOptions{
 		Policy:     policy,
 		Timestamps: s.cfg.Bool("aof-timestamp-enabled"),
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
-		WriteBase:  s.writeBase,
 		Logf:       s.log.Noticef,
-		// The event loops kick once per round of clients (heldReplies),
+		// The event loops flush once per round of clients (heldReplies),
 		// so one write (one fsync under always) covers the round, as in
 		// Redis's beforeSleep.
 		WaitKicks:  true,
 		OnProgress: s.aofProgressed,
-	})
-	if err != nil {
-		return err
-	}
-	s.ks.Exec(func() {
-		s.aof.w = w
+	}, nil
+}
+
+// setAOFWriter makes w (nil: none) the propagation target. Tickets are
+// the writer's own: the last one starts over. Under the lock.
+func (s *Server) setAOFWriter(w *aof.Writer) {
+	s.aof.w, s.aof.last = w, 0
+	if w == nil {
+		s.disp.SetPropagator(nil)
+	} else {
 		s.disp.SetPropagator(&s.aof)
-	})
-	// CONFIG SET appendfsync applies at once (under the lock, like every
-	// hook): connections check the policy as they finish a batch.
+	}
+}
+
+// watchAOFConfig applies CONFIG SET appendfsync (at once: connections
+// check the policy as they finish a batch) and appendonly.
+func (s *Server) watchAOFConfig() {
 	s.cfg.OnChange("appendfsync", func(v string) error {
 		p, err := aof.ParsePolicy(v)
 		if err != nil {
 			return err
 		}
-		w.SetPolicy(p)
+		if s.aof.w != nil {
+			s.aof.w.SetPolicy(p)
+		}
 		return nil
 	})
+	s.cfg.OnChange("appendonly", func(v string) error {
+		switch on := v == "yes"; {
+		case s.disp.Loading.Load():
+			return errors.New("the dataset is loading")
+		case on && s.aof.w == nil:
+			return s.startAOF()
+		case !on && s.aof.w != nil:
+			s.stopAOF()
+		}
+		return nil
+	})
+}
+
+// startAOF turns the AOF on at run time, as Redis's startAppendOnly: a new
+// incremental file receives every change from now on, and the first base
+// is written from a snapshot of this instant on a goroutine (a rewrite:
+// aof_rewrite_in_progress meanwhile). The manifest on disk lists the two
+// once the base is written. Under the lock (a CONFIG SET hook); the file
+// and directory are created here.
+func (s *Server) startAOF() error {
+	a := &s.aof
+	if a.rewriting {
+		return errors.New("a previous AOF is still being written")
+	}
+	opt, err := s.aofWriterOptions()
+	if err != nil {
+		return err
+	}
+	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
+	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
+	if errors.Is(err, os.ErrNotExist) {
+		m, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	w, rw, err := aof.StartWriter(dir, prefix, m, opt)
+	if err != nil {
+		s.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
+		return err
+	}
+	snap := s.ks.Snapshot()
+	s.setAOFWriter(w)
+	a.rewriting, a.rewriteStart = true, time.Now()
+	s.log.Noticef("Background append only file rewriting started")
+	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
+	s.rdb.saving.Add(1)
+	go func() {
+		defer s.rdb.saving.Done()
+		err := rw.Commit(rdbBase, func(out io.Writer) error { return s.encodeBase(out, snap) })
+		snap.Release()
+		s.ks.Exec(func() {
+			s.rewriteDone(err)
+			if err != nil && s.aof.w == w {
+				// The new file is listed nowhere: the AOF cannot stay on.
+				s.log.Warningf("The AOF stays off: its first base could not be written")
+				s.stopAOF()
+			}
+		})
+	}()
 	return nil
+}
+
+// stopAOF turns the AOF off (CONFIG SET appendonly no), as Redis's
+// stopAppendOnly: changes are no longer propagated, and what was appended
+// is written and fsynced by a goroutine the shutdown waits for (a rewrite
+// in progress finishes first: its directory stays loadable). Replies held
+// for the AOF go out once their writes are on disk. Under the lock.
+func (s *Server) stopAOF() {
+	w := s.aof.w
+	s.setAOFWriter(nil)
+	s.log.Noticef("Calling fsync() on the AOF file.")
+	s.rdb.saving.Add(1)
+	go func() {
+		defer s.rdb.saving.Done()
+		if err := w.Close(); err != nil {
+			s.log.Warningf("Closing the append only file: %v", err)
+		}
+	}()
 }
 
 // writeBase writes the current dataset as an AOF base: RDB when
@@ -191,29 +291,35 @@ func (s *Server) startAOFRewrite() string {
 	}
 	a.rewriting, a.rewriteStart = true, time.Now()
 	s.log.Noticef("Background append only file rewriting started")
+	w := a.w
 	s.rdb.saving.Add(1)
 	go func() {
 		defer s.rdb.saving.Done()
-		err := s.rewriteAOF()
-		s.ks.Exec(func() {
-			a.rewriting = false
-			a.lastRewriteSec = int64(time.Since(a.rewriteStart).Seconds())
-			a.lastRewriteOK = err == nil
-			if err != nil {
-				a.rewriteFails++
-				s.log.Warningf("Background AOF rewrite failed: %v", err)
-				return
-			}
-			a.rewrites++
-			a.baseSize = a.w.Status().BaseSize
-			s.log.Noticef("Background AOF rewrite finished successfully")
-		})
+		err := s.rewriteAOF(w)
+		s.ks.Exec(func() { s.rewriteDone(err) })
 	}()
 	return "Background append only file rewriting started"
 }
 
-func (s *Server) rewriteAOF() error {
-	rw, err := s.aof.w.StartRewrite()
+// rewriteDone records the end of a rewrite. Under the lock.
+func (s *Server) rewriteDone(err error) {
+	a := &s.aof
+	a.rewriting = false
+	a.lastRewriteSec = int64(time.Since(a.rewriteStart).Seconds())
+	a.lastRewriteOK = err == nil
+	if err != nil {
+		a.rewriteFails++
+		s.log.Warningf("Background AOF rewrite failed: %v", err)
+		return
+	}
+	a.rewrites++
+	if a.w != nil {
+		a.baseSize = a.w.Status().BaseSize
+	}
+}
+
+func (s *Server) rewriteAOF(w *aof.Writer) error {
+	rw, err := w.StartRewrite()
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ type conn struct {
 	// (0: none): a write is acknowledged once the AOF has it (see
 	// noteAOF). Loop (or the connection's worker while detached).
 	aofWait      aof.Ticket
+	aofW         *aof.Writer  // the writer aofWait belongs to
 	heldErr      error        // what ended the held batch (see hold); loop
 	held         *heldReplies // its loop's held connections
 	heldDetached bool         // input came while held: detached until released; loop
@@ -223,7 +224,8 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 		durable := true
 		if t := c.aofWait; t != 0 {
 			c.aofWait = 0
-			durable = s.waitAOF(t)
+			durable = waitAOF(c.aofW, t)
+			c.aofW = nil
 		}
 		err := c.rd.Err()
 		c.loop.Submit(func() {
@@ -317,7 +319,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 // fsynced under always. Under the lock.
 func (c *conn) noteAOF(before aof.Ticket) {
 	if a := &c.s.aof; a.w != nil && a.last != before {
-		c.aofWait = a.last
+		c.aofWait, c.aofW = a.last, a.w
 	}
 }
 

@@ -34,9 +34,10 @@ type heldReplies struct {
 	release func()      // the queued task (one closure for the loop's life)
 }
 
-// heldGroup is one round's held connections and the AOF ticket that
+// heldGroup is one round's held connections and the AOF ticket of w that
 // covers all their writes.
 type heldGroup struct {
+	w     *aof.Writer
 	upTo  aof.Ticket
 	conns []*conn
 }
@@ -61,13 +62,19 @@ func (c *conn) hold(err error) {
 // held connections are handed to the AOF as one group.
 func (h *heldReplies) afterEvents() {
 	for len(h.round) > 0 {
-		var upTo aof.Ticket
-		for _, c := range h.round {
-			upTo = max(upTo, c.aofWait)
-		}
-		h.groups = append(h.groups, heldGroup{upTo: upTo, conns: h.round})
+		g := heldGroup{w: h.round[0].aofW, conns: h.round}
 		h.round = nil
-		h.s.aof.w.Flush(upTo)
+		for i, c := range g.conns {
+			if c.aofW != g.w {
+				// The AOF was turned off or on during the round
+				// (CONFIG SET appendonly): the rest is another group.
+				h.round, g.conns = g.conns[i:], g.conns[:i]
+				break
+			}
+			g.upTo = max(g.upTo, c.aofWait)
+		}
+		h.groups = append(h.groups, g)
+		g.w.Flush(g.upTo)
 		h.releaseSettled()
 		if len(h.groups) > 0 {
 			// waiting is set before the flusher is kicked, and the
@@ -75,7 +82,7 @@ func (h *heldReplies) afterEvents() {
 			// finished before it saw waiting has already made that
 			// check succeed.
 			h.waiting.Store(true)
-			h.s.aof.w.Kick()
+			g.w.Kick()
 			h.releaseSettled()
 		}
 	}
@@ -96,16 +103,15 @@ func (h *heldReplies) progressed() {
 // refused with MISCONF meanwhile), until shutdown closes the connections;
 // under everysec and no its replies go out, as Redis's do. On the loop.
 func (h *heldReplies) releaseSettled() {
-	w := h.s.aof.w
 	n := 0
 	for ; n < len(h.groups); n++ {
 		g := h.groups[n]
-		ok, err := w.Settled(g.upTo)
-		if !ok || (err != nil && w.Policy() == aof.Always) {
+		ok, err := g.w.Settled(g.upTo)
+		if !ok || (err != nil && g.w.Policy() == aof.Always) {
 			break
 		}
 		for _, c := range g.conns {
-			c.aofWait = 0
+			c.aofWait, c.aofW = 0, nil
 			if c.lc.IsClosed() {
 				continue
 			}
@@ -137,8 +143,7 @@ const aofRetryPoll = 10 * time.Millisecond
 // the rule of releaseSettled: under always, through failed attempts until
 // the write is on disk. It reports false when the replies must not go out
 // (always, and the AOF was closed without the write on disk).
-func (s *Server) waitAOF(t aof.Ticket) bool {
-	w := s.aof.w
+func waitAOF(w *aof.Writer, t aof.Ticket) bool {
 	for {
 		err := w.Wait(t)
 		switch {

@@ -118,6 +118,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	_, _, replica := cfg.ReplicaOf()
 	s.ks.SetReplica(replica)
 	s.watchConfig()
+	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
 	return s
 }

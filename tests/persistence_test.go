@@ -621,3 +621,63 @@ func TestAOFAlwaysWriteFailureHoldsReply(t *testing.T) {
 	}
 	z2.Wait(10 * time.Second)
 }
+
+// CONFIG SET appendonly yes turns the AOF on while clients write, as
+// Redis's does: a base from that instant plus every change after it, in a
+// directory redis-server loads; appendonly no turns it off, and what was
+// written after that is not in the AOF. An AOF directory from an earlier
+// time is replaced, not loaded.
+func TestConfigSetAppendonly(t *testing.T) {
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+	Dial(t, z.Addr).Do("SET", "stale", "from an earlier AOF")
+	z.Stop()
+
+	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "no")
+	fillDataset(t, z.Addr)
+	c := Dial(t, z.Addr)
+	c.Do("DEL", "stale")
+	stop := make(chan struct{})
+	var writes sync.WaitGroup
+	writes.Add(1)
+	go func() { // writes go on while the base is written
+		defer writes.Done()
+		w := goRedis(t, z.Addr, 2)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := w.Set(context.Background(), fmt.Sprint("during:", i%500), i, 0).Err(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	if got := c.Do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly yes: %q", got)
+	}
+	waitInfo(t, c, "aof_rewrite_in_progress", "0", 30*time.Second)
+	close(stop)
+	writes.Wait()
+	if got := infoExpiry(t, c)["aof_enabled"]; got != "1" {
+		t.Fatalf("aof_enabled %q", got)
+	}
+	c.Do("HSET", "after:on", "f", "v")
+	want := dataset(t, z.Addr)
+	if got := c.Do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly no: %q", got)
+	}
+	c.Do("SET", "after:off", "not in the AOF")
+	if got := infoExpiry(t, c)["aof_enabled"]; got != "0" {
+		t.Fatalf("aof_enabled %q after appendonly no", got)
+	}
+	z.Stop()
+
+	r := StartRedis(t, "--dir", dir, "--appendonly", "yes")
+	requireSameDataset(t, want, dataset(t, r.Addr))
+	r.Stop()
+	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+	requireSameDataset(t, want, dataset(t, z.Addr))
+}

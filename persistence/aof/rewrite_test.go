@@ -194,3 +194,47 @@ func TestRewriteSizes(t *testing.T) {
 	require.Equal(t, st.BaseSize+size(IncrName(prefix, 2)), w.Status().CurrentSize)
 	require.Equal(t, "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n", w.Manifest().String())
 }
+
+// StartWriter (CONFIG SET appendonly yes) over a directory holding an AOF
+// from an earlier time: a crash at any step of the first base leaves the
+// earlier AOF as it was; once committed, the directory is the new base
+// plus the new incremental file, and the earlier files are gone.
+func TestStartWriterCrashAtEveryStep(t *testing.T) {
+	for _, crash := range []string{"base-written", "base-renamed", "manifest-base", "history-removed", "none"} {
+		t.Run(crash, func(t *testing.T) {
+			dir := t.TempDir()
+			earlier := newModel()
+			w, err := OpenWriter(dir, prefix, nil, WriterOptions{Policy: Always})
+			require.NoError(t, err)
+			writeSome(t, w, earlier, "old", 10)
+			require.NoError(t, w.Close())
+			m, err := ReadManifest(filepath.Join(dir, ManifestName(prefix)))
+			require.NoError(t, err)
+
+			mod := newModel() // the dataset when the AOF is turned on
+			mod.data["0/k"] = "at the snapshot"
+			w, rw, err := StartWriter(dir, prefix, m, WriterOptions{Policy: Always})
+			require.NoError(t, err)
+			snap := mod.base()
+			writeSome(t, w, mod, "new", 10)
+			w.crashAt = func(step string) bool { return step == crash }
+			commitErr := rw.Commit(false, func(out io.Writer) error { _, err := out.Write(snap); return err })
+			w.crashAt = nil
+			require.NoError(t, w.Close())
+
+			got := newModel()
+			_, err = Load(dir, ManifestName(prefix), LoadOptions{Exec: got.exec})
+			require.NoError(t, err)
+			if crash == "base-written" || crash == "base-renamed" {
+				require.ErrorIs(t, commitErr, errCrashed)
+				require.Equal(t, earlier.data, got.data, "the earlier AOF, untouched")
+				return
+			}
+			require.Equal(t, mod.data, got.data)
+			checkWithRedis(t, filepath.Join(dir, ManifestName(prefix)))
+			m, err = ReadManifest(filepath.Join(dir, ManifestName(prefix)))
+			require.NoError(t, err)
+			require.Len(t, m.Incr, 1)
+		})
+	}
+}

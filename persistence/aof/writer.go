@@ -193,8 +193,15 @@ func OpenWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, er
 			opt.Logf("Opening AOF incr file %s on server start", incr)
 		}
 	}
+	w := newWriter(dir, prefix, tm, f, opt)
+	w.baseSize, w.totalSize = filesSize(dir, tm)
+	go w.flushLoop()
+	return w, nil
+}
+
+func newWriter(dir, prefix string, m *Manifest, f *os.File, opt WriterOptions) *Writer {
 	w := &Writer{
-		dir: dir, prefix: prefix, opt: opt, m: tm,
+		dir: dir, prefix: prefix, opt: opt, m: m,
 		files:      map[int]*os.File{},
 		selectedDB: -1,
 		kick:       make(chan struct{}, 1),
@@ -203,10 +210,42 @@ func OpenWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, er
 	}
 	w.progress = sync.NewCond(&w.mu)
 	w.policy.Store(int32(opt.Policy))
-	w.baseSize, w.totalSize = filesSize(dir, tm)
 	w.cur = newAppendFile(f)
+	return w
+}
+
+// StartWriter turns the AOF on while the server runs (CONFIG SET
+// appendonly yes), as Redis's startAppendOnly does with a rewrite: it
+// creates a new incremental file in dir, numbered after those of m (the
+// manifest dir holds from an earlier time, or nil), and returns a writer
+// appending to it together with a Rewrite that is already cut. The caller
+// takes the keyspace snapshot under the same hold of the lock as it makes
+// the writer the propagation target, then commits the first base from
+// that snapshot in the background. The manifest on disk does not change
+// until that commit, so a crash before it leaves dir as it was (Redis
+// appends to a temp file meanwhile for the same reason); the commit lists
+// the new base and incremental file and drops the older files. If the
+// rewrite is aborted instead, the writer must be closed: its file is
+// listed nowhere.
+func StartWriter(dir, prefix string, m *Manifest, opt WriterOptions) (*Writer, *Rewrite, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("can't open or create append-only dir %s: %w", dir, err)
+	}
+	tm := &Manifest{}
+	if m != nil {
+		tm = m.Clone()
+	}
+	incr := tm.addIncr(prefix)
+	f, err := os.OpenFile(filepath.Join(dir, incr), os.O_WRONLY|os.O_APPEND|os.O_TRUNC|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("can't open the append-only file %s: %w", incr, err)
+	}
+	w := newWriter(dir, prefix, tm, f, opt)
+	rw := &Rewrite{w: w, gen: 0, incrSeq: tm.IncrSeq, incrName: incr, cut: true}
+	w.rewrite = rw
+	w.logf("Creating AOF incr file %s to turn the AOF on", incr)
 	go w.flushLoop()
-	return w, nil
+	return w, rw, nil
 }
 
 // filesSize returns the base's size and the total of base and incremental
