@@ -22,15 +22,17 @@ type Persistence interface {
 	// the lock) and returns the work that writes it, to run without the
 	// lock; or an error reply when a save cannot start now.
 	Save(snap *keyspace.Snapshot) (write func() error, refused string)
-	// BGSave starts a background save (schedule: or schedules it once an
-	// AOF rewrite ends) and returns the reply: a status, or an error
-	// starting with "ERR".
-	BGSave(schedule bool) string
+	// BGSave starts a background save and returns the reply: a status, or
+	// an error starting with "ERR". Inside EXEC (inTx) it schedules the
+	// save for after the transaction, as Redis does, so that the file
+	// never holds half of one.
+	BGSave(inTx bool) string
 	// LastSave is the Unix time of the last successful save.
 	LastSave() int64
-	// RewriteAOF starts a background AOF rewrite (BGREWRITEAOF) and
-	// returns the reply: a status, or an error starting with "ERR".
-	RewriteAOF() string
+	// RewriteAOF starts a background AOF rewrite (BGREWRITEAOF), or
+	// schedules it inside EXEC, and returns the reply: a status, or an
+	// error starting with "ERR".
+	RewriteAOF(inTx bool) string
 	// WritesRefused is the error reply for commands that write while the
 	// last background save failed and stop-writes-on-bgsave-error is on
 	// (MISCONF), or "".
@@ -61,16 +63,15 @@ func saveCommand(c *Ctx) {
 }
 
 // bgsaveCommand is BGSAVE [SCHEDULE].
+// bgsaveCommand is BGSAVE [SCHEDULE]. With no fork there is no child
+// process for a save to wait for, so SCHEDULE only matters where Redis
+// would wait: nowhere but inside EXEC, where every BGSAVE is scheduled.
 func bgsaveCommand(c *Ctx) {
-	schedule := false
-	if len(c.Args) > 1 {
-		if len(c.Args) > 2 || !EqualFold(c.Args[1], "schedule") {
-			c.Error(ErrSyntax)
-			return
-		}
-		schedule = true
+	if len(c.Args) > 1 && (len(c.Args) > 2 || !EqualFold(c.Args[1], "schedule")) {
+		c.Error(ErrSyntax)
+		return
 	}
-	reply := c.Srv.Persistence().BGSave(schedule)
+	reply := c.Srv.Persistence().BGSave(c.Client.InMulti)
 	if len(reply) >= 3 && reply[:3] == "ERR" {
 		c.Error(reply)
 		return
@@ -81,7 +82,7 @@ func bgsaveCommand(c *Ctx) {
 func lastsaveCommand(c *Ctx) { c.W.Int(c.Srv.Persistence().LastSave()) }
 
 func bgrewriteaofCommand(c *Ctx) {
-	reply := c.Srv.Persistence().RewriteAOF()
+	reply := c.Srv.Persistence().RewriteAOF(c.Client.InMulti)
 	if len(reply) >= 3 && reply[:3] == "ERR" {
 		c.Error(reply)
 		return

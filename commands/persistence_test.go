@@ -22,14 +22,19 @@ func (p *fakePersistence) Save(snap *keyspace.Snapshot) (func() error, string) {
 	}
 	return func() error { snap.Release(); p.saved++; return nil }, ""
 }
-func (p *fakePersistence) BGSave(schedule bool) string {
-	if schedule {
+func (p *fakePersistence) BGSave(inTx bool) string {
+	if inTx {
 		return "Background saving scheduled"
 	}
 	return "Background saving started"
 }
-func (p *fakePersistence) LastSave() int64       { return p.lastSave }
-func (p *fakePersistence) RewriteAOF() string    { return "Background append only file rewriting started" }
+func (p *fakePersistence) LastSave() int64 { return p.lastSave }
+func (p *fakePersistence) RewriteAOF(inTx bool) string {
+	if inTx {
+		return "Background append only file rewriting scheduled"
+	}
+	return "Background append only file rewriting started"
+}
 func (p *fakePersistence) WritesRefused() string { return p.misconf }
 
 var fakePersistences = map[*fakeServer]*fakePersistence{}
@@ -47,8 +52,12 @@ func TestPersistenceCommands(t *testing.T) {
 	e := newTestEnv(t)
 	assert.Equal(t, ":1700000000\r\n", e.run("LASTSAVE"))
 	assert.Equal(t, "+Background saving started\r\n", e.run("BGSAVE"))
-	assert.Equal(t, "+Background saving scheduled\r\n", e.run("BGSAVE", "schedule"))
+	assert.Equal(t, "+Background saving started\r\n", e.run("BGSAVE", "schedule"), "nothing to wait for")
 	assert.Equal(t, "-ERR syntax error\r\n", e.run("BGSAVE", "now"))
+	e.run("MULTI")
+	e.run("BGSAVE")
+	e.run("BGREWRITEAOF")
+	assert.Equal(t, "*2\r\n+Background saving scheduled\r\n+Background append only file rewriting scheduled\r\n", e.run("EXEC"))
 	p := e.Srv.Persistence().(*fakePersistence)
 	p.misconf = "MISCONF test"
 	assert.Equal(t, "-MISCONF test\r\n", e.run("SET", "k", "v"))

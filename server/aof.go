@@ -24,6 +24,7 @@ type aofState struct {
 	last aof.Ticket // the ticket of the last command appended
 
 	rewriting      bool // BGREWRITEAOF, or the first base after CONFIG SET appendonly yes
+	scheduled      bool // BGREWRITEAOF inside EXEC: the cron starts it
 	rewriteStart   time.Time
 	lastRewriteSec int64 // -1 before the first
 	lastRewriteOK  bool
@@ -283,22 +284,49 @@ func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot) error {
 // goroutine the server waits for at shutdown. Under the lock.
 func (s *Server) startAOFRewrite() string {
 	a := &s.aof
-	if a.w == nil {
-		return "ERR Background append only file rewriting is only possible with appendonly yes"
-	}
 	if a.rewriting {
-		return "ERR Background append only file rewriting already in progress"
+		return errRewriteInProgress
 	}
-	a.rewriting, a.rewriteStart = true, time.Now()
+	a.rewriting, a.rewriteStart, a.scheduled = true, time.Now(), false
 	s.log.Noticef("Background append only file rewriting started")
 	w := a.w
+	var snap *keyspace.Snapshot
+	if w == nil {
+		// With the AOF off Redis 7.0 still rewrites: the directory gets a
+		// base of the dataset as of now and a manifest listing only it.
+		snap = s.ks.Snapshot()
+	}
 	s.rdb.saving.Add(1)
 	go func() {
 		defer s.rdb.saving.Done()
-		err := s.rewriteAOF(w)
+		var err error
+		if w != nil {
+			err = s.rewriteAOF(w)
+		} else {
+			err = s.writeAOFBaseOnly(snap)
+			snap.Release()
+		}
 		s.ks.Exec(func() { s.rewriteDone(err) })
 	}()
 	return "Background append only file rewriting started"
+}
+
+// errRewriteInProgress is BGREWRITEAOF's reply while a rewrite runs.
+const errRewriteInProgress = "ERR Background append only file rewriting already in progress"
+
+// writeAOFBaseOnly is BGREWRITEAOF with the AOF off: the directory's
+// manifest ends up listing a new base written from snap and nothing else.
+func (s *Server) writeAOFBaseOnly(snap *keyspace.Snapshot) error {
+	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
+	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
+	if errors.Is(err, os.ErrNotExist) {
+		m, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	return aof.WriteBaseOnly(dir, prefix, m, s.cfg.Bool("aof-use-rdb-preamble"),
+		func(w io.Writer) error { return s.encodeBase(w, snap) }, s.log.Noticef)
 }
 
 // rewriteDone records the end of a rewrite. Under the lock.
@@ -342,8 +370,15 @@ func (s *Server) rewriteAOF(w *aof.Writer) error {
 // auto-aof-rewrite-min-size (serverCron). Under the lock.
 func (s *Server) checkAOFRewrite() {
 	a := &s.aof
+	if a.rewriting || s.closing {
+		return
+	}
+	if a.scheduled {
+		s.startAOFRewrite()
+		return
+	}
 	pct := s.cfg.Int("auto-aof-rewrite-percentage")
-	if a.w == nil || a.rewriting || pct == 0 || s.closing {
+	if a.w == nil || pct == 0 {
 		return
 	}
 	st := a.w.Status()
@@ -383,7 +418,7 @@ func (s *Server) infoAOF(b []byte) []byte {
 	a := &s.aof
 	b = fieldInt(b, "aof_enabled", boolInt(a.w != nil))
 	b = fieldInt(b, "aof_rewrite_in_progress", boolInt(a.rewriting))
-	b = fieldInt(b, "aof_rewrite_scheduled", 0)
+	b = fieldInt(b, "aof_rewrite_scheduled", boolInt(a.scheduled))
 	b = fieldInt(b, "aof_last_rewrite_time_sec", a.lastRewriteSec)
 	current := int64(-1)
 	if a.rewriting {

@@ -41,6 +41,7 @@ type rdbState struct {
 	lastOK        bool  // the last background save succeeded
 	lastTry       time.Time
 	bgRunning     bool
+	scheduled     bool // BGSAVE inside EXEC: the cron starts it
 	bgStart       time.Time
 	bgDirty       int64 // s.stats.Dirty when the running save took its snapshot
 	lastBgSeconds int64 // -1 before the first
@@ -70,10 +71,14 @@ func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 	}, ""
 }
 
-func (p persister) BGSave(schedule bool) string {
+func (p persister) BGSave(inTx bool) string {
 	s := p.s
 	if s.rdb.bgRunning {
 		return errBGSaveInProgress
+	}
+	if inTx {
+		s.rdb.scheduled = true // started by the cron (checkSavePoints)
+		return "Background saving scheduled"
 	}
 	s.startBGSave()
 	return "Background saving started"
@@ -81,7 +86,17 @@ func (p persister) BGSave(schedule bool) string {
 
 func (p persister) LastSave() int64 { return p.s.rdb.lastSave }
 
-func (p persister) RewriteAOF() string { return p.s.startAOFRewrite() }
+func (p persister) RewriteAOF(inTx bool) string {
+	s := p.s
+	if s.aof.rewriting {
+		return errRewriteInProgress
+	}
+	if inTx {
+		s.aof.scheduled = true // started by the cron (checkAOFRewrite)
+		return "Background append only file rewriting scheduled"
+	}
+	return s.startAOFRewrite()
+}
 
 func (p persister) WritesRefused() string {
 	s := p.s
@@ -97,6 +112,7 @@ func (p persister) WritesRefused() string {
 // startBGSave takes a snapshot and writes it on a goroutine the server
 // waits for at shutdown. Under the lock.
 func (s *Server) startBGSave() {
+	s.rdb.scheduled = false
 	snap := s.ks.Snapshot()
 	s.rdb.bgRunning = true
 	s.rdb.bgStart = time.Now()
@@ -293,6 +309,10 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 // (serverCron's "save <seconds> <changes>" check). Under the lock.
 func (s *Server) checkSavePoints(now time.Time) {
 	if s.rdb.bgRunning || s.closing {
+		return
+	}
+	if s.rdb.scheduled {
+		s.startBGSave()
 		return
 	}
 	for _, sp := range s.cfg.SaveParams() {

@@ -681,3 +681,58 @@ func TestConfigSetAppendonly(t *testing.T) {
 	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
 	requireSameDataset(t, want, dataset(t, z.Addr))
 }
+
+// BGSAVE and BGREWRITEAOF inside MULTI are scheduled for after the
+// transaction, and BGREWRITEAOF with the AOF off writes a directory with
+// a base alone, as redis-server 7.0 does; both servers load it.
+func TestScheduledSaveAndRewriteWithAOFOff(t *testing.T) {
+	for _, name := range []string{"redis", "zredis"} {
+		dir := t.TempDir()
+		start := StartZredis
+		if name == "redis" {
+			start = StartRedis
+		}
+		p := start(t, "--dir", dir, "--save", "", "--appendonly", "no")
+		c := Dial(t, p.Addr)
+		c.Do("SET", "k", "v")
+		c.Do("HSET", "h", "f", "v")
+		c.Do("MULTI")
+		c.Do("BGSAVE")
+		c.Do("BGREWRITEAOF")
+		if got := c.Do("EXEC"); got != "*2\r\n+Background saving scheduled\r\n+Background append only file rewriting scheduled\r\n" {
+			t.Fatalf("%s: EXEC: %q", name, got)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		manifest := filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")
+		for {
+			info := infoExpiry(t, c)
+			_, errRDB := os.Stat(filepath.Join(dir, "dump.rdb"))
+			_, errAOF := os.Stat(manifest)
+			if errRDB == nil && errAOF == nil && info["rdb_bgsave_in_progress"] == "0" && info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the scheduled save and rewrite did not happen", name)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := c.Do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+			t.Fatalf("%s: BGREWRITEAOF with the AOF off: %q", name, got)
+		}
+		waitInfo(t, c, "aof_rewrite_in_progress", "0", 30*time.Second)
+		data, err := os.ReadFile(manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(data); got != "file appendonly.aof.2.base.rdb seq 2 type b\n" {
+			t.Fatalf("%s: manifest %q", name, got)
+		}
+		want := dataset(t, p.Addr)
+		p.Stop()
+		for _, loader := range []func(testing.TB, ...string) *Proc{StartRedis, StartZredis} {
+			l := loader(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+			requireSameDataset(t, want, dataset(t, l.Addr))
+			l.Stop()
+		}
+	}
+}

@@ -182,10 +182,7 @@ func (w *Writer) deleteHistory() {
 	if len(w.m.History) == 0 {
 		return
 	}
-	for _, fi := range w.m.History {
-		w.logf("Removing the history file %s in the background", fi.Name)
-		os.Remove(filepath.Join(w.dir, fi.Name))
-	}
+	removeHistory(w.dir, w.m, w.logf)
 	if w.step("history-removed") != nil {
 		return
 	}
@@ -193,6 +190,14 @@ func (w *Writer) deleteHistory() {
 	tm.History = nil
 	if err := tm.Write(w.dir, ManifestName(w.prefix)); err == nil {
 		w.m = tm
+	}
+}
+
+// removeHistory deletes the history files m lists.
+func removeHistory(dir string, m *Manifest, logf func(string, ...any)) {
+	for _, fi := range m.History {
+		logf("Removing the history file %s in the background", fi.Name)
+		os.Remove(filepath.Join(dir, fi.Name))
 	}
 }
 
@@ -208,4 +213,35 @@ func (rw *Rewrite) Abort() {
 		rw.done = true
 		w.rewrite = nil
 	}
+}
+
+// WriteBaseOnly is a rewrite with the AOF off (BGREWRITEAOF under
+// appendonly no, as Redis 7.0 does it): it writes a new base with write
+// (an RDB when rdb is true) into dir through a temp file, then persists a
+// manifest listing only that base, the files m listed becoming history,
+// which is then deleted. m is the manifest dir holds, or nil. A crash
+// leaves either m or the new manifest in place.
+func WriteBaseOnly(dir, prefix string, m *Manifest, rdb bool, write func(w io.Writer) error, logf func(string, ...any)) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("can't open or create append-only dir %s: %w", dir, err)
+	}
+	tm := &Manifest{}
+	if m != nil {
+		tm = m.Clone()
+	}
+	name := tm.newBase(prefix, rdb)
+	if err := writeBaseFile(dir, name, write); err != nil {
+		return err
+	}
+	tm.incrToHistory(0)
+	if err := tm.Write(dir, ManifestName(prefix)); err != nil {
+		os.Remove(filepath.Join(dir, name))
+		return err
+	}
+	if len(tm.History) > 0 {
+		removeHistory(dir, tm, logf)
+		tm.History = nil
+		tm.Write(dir, ManifestName(prefix)) // a failure only leaves history listed
+	}
+	return nil
 }
