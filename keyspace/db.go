@@ -356,6 +356,35 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 	db.touched(key)
 }
 
+// Insert stores e under key while a data set loads (SetLoading): Put
+// without Put's lazy expiry of an old value (nothing expires while
+// loading), keeping the key string itself in the map and the deadline
+// index rather than a copy. A key the file holds twice ends with the
+// later value.
+func (db *DB) Insert(key string, e *Entry) {
+	if e.gen == 0 {
+		e.gen = db.ks.gen
+		e.freq = lfuInitVal
+	}
+	if !db.ks.shared(e) {
+		e.atime = db.ks.lru
+	}
+	t := db.writable(shardOfString(key))
+	if old := t.m[key]; old != nil {
+		if old.expireAt != 0 {
+			db.expires.delString(old.expireAt, key)
+		}
+	} else {
+		db.keys++
+	}
+	t.putString(key, e)
+	if e.expireAt != 0 {
+		db.expires.addString(e.expireAt, key)
+		db.ks.scheduled(e.expireAt)
+	}
+	db.touchedString(key)
+}
+
 // Put stores e under key, replacing any value. The entry's deadline is
 // taken from e.expireAt (set through NewEntry's argument). The keyspace
 // takes ownership of e. An old value past its deadline is expired first

@@ -661,3 +661,24 @@ func TestReserve(t *testing.T) {
 		assert.Equal(t, 1, db.Len())
 	})
 }
+
+// Insert (loading) keeps the key string, counts the key once however
+// often the file holds it, and indexes the deadline of the value kept.
+func TestInsert(t *testing.T) {
+	e := newEnv(t)
+	e.ks.Exec(func() {
+		e.ks.SetLoading(true)
+		db := e.ks.DB(0)
+		db.Insert("k", NewString([]byte("first"), epoch+1000))
+		db.Insert("k", NewString([]byte("second"), epoch+2000))
+		db.Insert("j", NewString([]byte("v"), 0))
+		e.ks.SetLoading(false)
+		assert.Equal(t, 2, db.Len())
+		assert.Equal(t, 1, db.Volatile())
+		at, ok := db.Deadline([]byte("k"))
+		assert.True(t, ok)
+		assert.Equal(t, epoch+2000, at)
+	})
+	v, _ := e.get("k")
+	assert.Equal(t, "second", v)
+}
