@@ -43,6 +43,17 @@ func (s *Server) aofDir() string {
 	return filepath.Join(s.cfg.String("dir"), s.cfg.String("appenddirname"))
 }
 
+// readAOFManifest reads the manifest of the AOF directory; m is nil when
+// there is none.
+func (s *Server) readAOFManifest() (dir, prefix string, m *aof.Manifest, err error) {
+	dir, prefix = s.aofDir(), s.cfg.String("appendfilename")
+	m, err = aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
+	if errors.Is(err, os.ErrNotExist) {
+		m, err = nil, nil
+	}
+	return dir, prefix, m, err
+}
+
 // loadData loads the dataset at start-up: the AOF when appendonly is on
 // (migrating a Redis 6 style appendonly.aof first, as 7.0 does), the RDB
 // file otherwise, or when there is no AOF yet. With appendonly on it then
@@ -52,13 +63,9 @@ func (s *Server) loadData() error {
 	if !s.cfg.Bool("appendonly") {
 		return s.loadRDB()
 	}
-	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
-	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	dir, prefix, m, err := s.readAOFManifest()
+	if err != nil {
 		return err
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		m = nil
 	}
 	m, _, err = aof.UpgradeOldStyle(filepath.Join(s.cfg.String("dir"), prefix), dir, prefix, m, s.log.Noticef)
 	if err != nil {
@@ -203,11 +210,7 @@ func (s *Server) startAOF() error {
 	if err != nil {
 		return err
 	}
-	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
-	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
-	if errors.Is(err, os.ErrNotExist) {
-		m, err = nil, nil
-	}
+	dir, prefix, m, err := s.readAOFManifest()
 	if err != nil {
 		return err
 	}
@@ -317,11 +320,7 @@ const errRewriteInProgress = "ERR Background append only file rewriting already 
 // writeAOFBaseOnly is BGREWRITEAOF with the AOF off: the directory's
 // manifest ends up listing a new base written from snap and nothing else.
 func (s *Server) writeAOFBaseOnly(snap *keyspace.Snapshot) error {
-	dir, prefix := s.aofDir(), s.cfg.String("appendfilename")
-	m, err := aof.ReadManifest(filepath.Join(dir, aof.ManifestName(prefix)))
-	if errors.Is(err, os.ErrNotExist) {
-		m, err = nil, nil
-	}
+	dir, prefix, m, err := s.readAOFManifest()
 	if err != nil {
 		return err
 	}
