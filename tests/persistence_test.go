@@ -727,3 +727,54 @@ func TestScheduledSaveAndRewriteWithAOFOff(t *testing.T) {
 		}
 	}
 }
+
+// CONFIG SET appendonly flipped again and again while clients write under
+// appendfsync always: no write hangs or fails (the first base of each
+// turn-on runs while writes are held for the AOF), and the directory the
+// last turn-on wrote loads with what was written up to its last
+// turn-off.
+func TestAppendonlyToggledUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "no", "--appendfsync", "always")
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		writers.Add(1)
+		go func(w int) {
+			defer writers.Done()
+			cl := goRedis(t, z.Addr, 0)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := cl.Set(ctx, fmt.Sprintf("w%d:%d", w, i%200), i, 0).Err(); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+			}
+		}(w)
+	}
+	c := Dial(t, z.Addr)
+	for round := 0; round < 10; round++ {
+		if got := c.Do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+			t.Fatalf("round %d: appendonly yes: %q", round, got)
+		}
+		waitInfo(t, c, "aof_rewrite_in_progress", "0", 30*time.Second)
+		time.Sleep(20 * time.Millisecond)
+		if round < 9 {
+			if got := c.Do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
+				t.Fatalf("round %d: appendonly no: %q", round, got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	close(stop)
+	writers.Wait()
+	want := dataset(t, z.Addr)
+	z.Stop()
+	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+	requireSameDataset(t, want, dataset(t, z.Addr))
+}
