@@ -6,14 +6,15 @@ import (
 )
 
 // numShards splits each database's map so that a snapshot can take it in
-// O(shards), a streaming snapshot can read it one shard at a time under the
-// lock (a short hold each), and a writer clones only the shard it touches
-// (about keys/numShards entries) the first time it writes there while a
-// frozen snapshot (KEYS) pins it. It is also the unit of SCAN's cursor.
-// Taking a snapshot of a 1M-key database costs ~0.5 ms under the lock
+// O(shards) and a snapshot's reader pins one shard at a time (a writer to
+// that shard copies it first: about keys/numShards entries). It is also
+// the unit of SCAN's cursor. With 1024 shards a 1M-key database has about
+// 1,000 keys a shard: the maps stay dense enough that commands on random
+// keys run 10-18% less CPU than with 4096 (redis-benchmark -P 16 -r 100000:
+// SET, INCR, SETEX), and taking a snapshot costs ~0.15 ms under the lock
 // (BenchmarkSnapshot).
 const (
-	shardBits = 12
+	shardBits = 10
 	numShards = 1 << shardBits
 )
 
@@ -26,9 +27,10 @@ var shardSeed = maphash.MakeSeed()
 // it with a copy first. A streaming snapshot (Snapshot: BGSAVE,
 // AOF rewrite) attaches an undo log instead: writers change the table in
 // place after recording, once per key, the entry the key had when the
-// snapshot was taken; the snapshot reads the table under the lock through
-// its log. A write during a BGSAVE thus costs one entry's worth of memory,
-// not a copy of its shard.
+// snapshot was taken; the snapshot reads the table through its log,
+// pinning it only while it does. A write during a BGSAVE thus costs one
+// entry's worth of memory, not a copy of its shard (unless it hits the one
+// shard being read at that moment).
 type table struct {
 	m    map[string]*Entry
 	pins int32

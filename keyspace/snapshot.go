@@ -8,10 +8,12 @@ package keyspace
 //
 //   - A streaming snapshot (Snapshot) attaches an undo log to each shard:
 //     writers go on changing the maps in place, recording once per key
-//     what the snapshot must see. Its ForEach takes the lock for one shard
-//     at a time, so the caller must not hold the lock. BGSAVE and the AOF
-//     rewrite read such snapshots: the memory a save costs is about the
-//     data written meanwhile.
+//     what the snapshot must see. Its ForEach pins one shard at a time
+//     while it reads it (a writer to that shard copies it first, as for a
+//     frozen snapshot), taking the lock only to pin and unpin, so the
+//     caller must not hold the lock. BGSAVE and the AOF rewrite read such
+//     snapshots: the memory a save costs is about the data written
+//     meanwhile.
 //   - A frozen snapshot (SnapshotDB, for KEYS) pins the maps: a writer
 //     copies a pinned shard first. It is read without the lock, and may
 //     be read by a caller that holds it (KEYS inside a transaction).
@@ -24,12 +26,6 @@ type Snapshot struct {
 	logs     [][]undoLog // streaming: per database, the log attached to each of tables
 	keys     []int       // per database, at the time of the snapshot
 	volatile []int
-	buf      []snapItem // streaming: one shard's items, collected under the lock
-}
-
-type snapItem struct {
-	key string
-	e   *Entry
 }
 
 // Snapshot takes a streaming snapshot of every database. Call with the
@@ -96,8 +92,9 @@ func (s *Snapshot) NowMs() int64 { return s.now }
 
 // ForEach calls fn for every key of database db that was live when the
 // snapshot was taken, in no particular order, until fn returns false. fn
-// must not modify the entry. A streaming snapshot takes the lock for each
-// shard (not while fn runs); the caller must not hold it.
+// must not modify the entry. A streaming snapshot takes the lock to pin
+// and unpin each shard (not while it reads one); the caller must not hold
+// it.
 func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
 	s.each(db, func(k string, e *Entry) bool {
 		if e.expireAt != 0 && e.expireAt <= s.now {
@@ -126,23 +123,37 @@ func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
 		}
 		return
 	}
+	// Each shard is pinned while it is read, so that its map and this
+	// snapshot's log of it do not change meanwhile: a writer to that one
+	// shard copies it first (writable), as for a frozen snapshot. The
+	// lock is held only to pin and unpin, not while the shard is read.
+	var pinned *table
+	defer func() {
+		if pinned != nil {
+			s.ks.Lock()
+			pinned.pins--
+			s.ks.Unlock()
+		}
+	}()
 	for j, t := range s.tables[db] {
-		items := s.collect(t, &s.logs[db][j])
-		for i := range items {
-			if !fn(items[i].key, items[i].e) {
-				return
-			}
+		s.ks.Lock()
+		if pinned != nil {
+			pinned.pins--
+		}
+		t.pins++
+		pinned = t
+		s.ks.Unlock()
+		if !readThrough(t, &s.logs[db][j], fn) {
+			return
 		}
 	}
 }
 
-// collect reads one table as the snapshot sees it: the live map with the
-// undo log's entries in place of the keys changed since, and the keys
-// deleted since. It holds the lock while it copies them out.
-func (s *Snapshot) collect(t *table, log *undoLog) []snapItem {
-	items := s.buf[:0]
-	clear(s.buf[:cap(s.buf)]) // drop the previous shard's references
-	s.ks.Lock()
+// readThrough calls fn for every key of t as a streaming snapshot sees it
+// through its log: the map's entries with the log's in place of the keys
+// changed since the snapshot, skipping those created since, then the keys
+// deleted since. It reports false when fn stopped it. t is pinned.
+func readThrough(t *table, log *undoLog, fn func(key string, e *Entry) bool) bool {
 	for k, e := range t.m {
 		if pre, changed := log.pre[k]; changed {
 			if pre == nil {
@@ -150,16 +161,18 @@ func (s *Snapshot) collect(t *table, log *undoLog) []snapItem {
 			}
 			e = pre
 		}
-		items = append(items, snapItem{k, e})
+		if !fn(k, e) {
+			return false
+		}
 	}
 	for k, pre := range log.pre {
 		if _, live := t.m[k]; pre != nil && !live {
-			items = append(items, snapItem{k, pre}) // deleted since
+			if !fn(k, pre) { // deleted since
+				return false
+			}
 		}
 	}
-	s.ks.Unlock()
-	s.buf = items
-	return items
+	return true
 }
 
 // Counts are database db's number of keys and of keys with a deadline
@@ -203,7 +216,7 @@ func (s *Snapshot) release() {
 			}
 		}
 	}
-	s.tables, s.logs, s.buf = nil, nil, nil
+	s.tables, s.logs = nil, nil
 	if ks.live[s.gen]--; ks.live[s.gen] == 0 {
 		delete(ks.live, s.gen)
 	}
