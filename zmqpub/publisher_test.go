@@ -297,7 +297,28 @@ func TestIdleClientDoesNotBlockOthers(t *testing.T) {
 	assert.EqualValues(t, 1, p.Stats().Listeners, "the idle client is no listener")
 }
 
+// A listener killed while its socket buffers and our queue for it are
+// full: what was queued goes back to the source and reaches the next
+// listener; only what sat in the socket buffers is lost. Whether anything
+// is still queued when the reset arrives depends on the machine's timing
+// (a writer the kill unblocks may push the queue into freed buffer
+// space), so the scenario is tried up to three times for a requeue to be
+// seen; the accounting is checked every time.
 func TestKilledListenerRequeues(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		requeued := killListenerWhileFull(t)
+		if requeued > 0 {
+			return
+		}
+		if attempt == 3 {
+			t.Fatal("in three runs nothing queued for the dead listener went back to the source")
+		}
+	}
+}
+
+// killListenerWhileFull runs TestKilledListenerRequeues's scenario once
+// and returns how many messages were requeued.
+func killListenerWhileFull(t *testing.T) int {
 	const total = 1000
 	src := newMemSource(numberedMessages(total, 64<<10)...)
 	p := newTestPublisher(t, PublisherConfig{PeerQueue: 16}, src)
@@ -305,25 +326,24 @@ func TestKilledListenerRequeues(t *testing.T) {
 	firstLines := collectLines(t, 100, first)[0]
 
 	// The listener stopped reading: wait until its socket buffers are
-	// full (nothing written for a while) and our queue for it holds
-	// messages, then kill it. A busy machine can stall the writer for a
-	// while too, hence the second condition.
-	queued := func() int {
+	// full, then kill it. Full means nothing written for a while and our
+	// queue for it full all that time: a writer merely stalled by a busy
+	// machine would have drained the queue into free socket buffer once
+	// it ran, and after the kill it could still write what was queued
+	// (lost, not requeued).
+	full := func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if len(p.peers) == 0 {
-			return 0
-		}
-		return len(p.peers[0].queue)
+		return len(p.peers) == 1 && !p.peers[0].hasRoom()
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for stable := 0; stable < 30 || queued() == 0; {
+	for stable := 0; stable < 30; {
 		if time.Now().After(deadline) {
-			t.Fatalf("the listener's queue never filled (sent %d)", p.Stats().Sent)
+			t.Fatalf("the listener's buffers and queue never filled (sent %d)", p.Stats().Sent)
 		}
 		before := p.Stats().Sent
 		time.Sleep(10 * time.Millisecond)
-		if p.Stats().Sent == before {
+		if p.Stats().Sent == before && full() {
 			stable++
 		} else {
 			stable = 0
@@ -336,7 +356,6 @@ func TestKilledListenerRequeues(t *testing.T) {
 	}, "killed listener removed, its queue handed back")
 	sentToFirst := int(p.Stats().Sent)
 	requeued := int(p.Stats().Requeued)
-	assert.Positive(t, requeued, "messages queued for the dead listener went back to the source")
 
 	second := startPyPull(t, p.Endpoints()[0], 1000, 0, 0)
 	secondLines := collectLines(t, total-sentToFirst, second)[0]
@@ -350,6 +369,7 @@ func TestKilledListenerRequeues(t *testing.T) {
 		sentToFirst, len(firstLines), lost, requeued)
 	assert.Equal(t, total, len(seen)+lost)
 	assert.Zero(t, src.Len())
+	return requeued
 }
 
 func TestPublisherIPC(t *testing.T) {
