@@ -36,23 +36,26 @@ func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
 	}
 	checkParts(t, parts)
 
-	header := make([]byte, headerLen)
+	valueLen := lenPrefix // a string's length, or the count of items
+	if t == TypeString {
+		valueLen += len(parts[0])
+	} else {
+		for _, p := range parts {
+			valueLen += lenPrefix + len(p)
+		}
+	}
+	// One allocation holds the three frames, each capped at its end.
+	keyEnd := headerLen + lenPrefix + len(key)
+	buf := make([]byte, keyEnd+valueLen)
+	header := buf[:headerLen:headerLen]
+	keyFrame := buf[headerLen:keyEnd:keyEnd]
+	value := buf[keyEnd:]
 	binary.NativeEndian.PutUint16(header[0:], uint16(db))
 	binary.NativeEndian.PutUint16(header[2:], uint16(t))
-
-	keyFrame := make([]byte, lenPrefix+len(key))
 	putItem(keyFrame, 0, key)
-
-	var value []byte
 	if t == TypeString {
-		value = make([]byte, lenPrefix+len(parts[0]))
 		putItem(value, 0, parts[0])
 	} else {
-		size := lenPrefix
-		for _, p := range parts {
-			size += lenPrefix + len(p)
-		}
-		value = make([]byte, size)
 		binary.NativeEndian.PutUint32(value, uint32(len(parts)))
 		off := lenPrefix
 		for _, p := range parts {

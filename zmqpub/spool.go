@@ -420,20 +420,20 @@ func decodeRecord(rec []byte, owned bool) (Message, error) {
 
 // failRead handles a record that fails on the way back (disk corruption
 // after the scan): the unread rest cannot be trusted and is discarded.
-// The caller learns how many were lost from the error.
+// The error says so (spoolLossError); the caller counts the loss from
+// what it had spooled.
 func (s *spoolFile) failRead(err error) error {
 	lost := s.unread
 	at := s.head
 	if rerr := s.reset(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
-	return &spoolLossError{lost: lost, err: fmt.Errorf("spool %s: record at offset %d: %w; %d messages discarded", s.path, at, err, lost)}
+	return &spoolLossError{err: fmt.Errorf("spool %s: record at offset %d: %w; %d messages discarded", s.path, at, err, lost)}
 }
 
 // spoolLossError says that messages the spool held are gone.
 type spoolLossError struct {
-	lost int64
-	err  error
+	err error
 }
 
 func (e *spoolLossError) Error() string { return e.err.Error() }
