@@ -10,6 +10,7 @@ import (
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
+	"github.com/zredis/zredis/sds"
 )
 
 // Sorted set commands (Redis t_zset.c).
@@ -109,14 +110,6 @@ func zsetWrite(c *Ctx, key []byte) (*keyspace.ZSet, bool) {
 	return zsetOf(c, c.DB.LookupWrite(key))
 }
 
-func isSpace(b byte) bool {
-	switch b {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return true
-	}
-	return false
-}
-
 // strtod parses b as C's strtod would consume it entirely, including hex
 // floats without a binary exponent ("0x10"), which Go's parser refuses.
 // rangeErr reports overflow (±Inf) or underflow to zero, as ERANGE.
@@ -178,7 +171,7 @@ func mantissaNonZero(s string) bool {
 // parseScore parses a score as getDoubleFromObject does: no leading
 // space, nothing trailing, no NaN, no overflow, no underflow to zero.
 func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) {
+	if len(b) == 0 || sds.IsSpace(b[0]) {
 		return 0, false
 	}
 	f, rangeErr, ok := strtod(b)
@@ -196,7 +189,7 @@ func parseRangeFloat(b []byte) (float64, bool) {
 		return 0, true
 	}
 	i := 0
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && sds.IsSpace(b[i]) {
 		i++
 	}
 	if i == len(b) {

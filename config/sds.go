@@ -16,11 +16,6 @@ import (
 // string2ll, memtoull, strtoll, stringmatchlen). Exactness matters because
 // the same inputs must be accepted or rejected, and echoed, as Redis does.
 
-// cIsSpace reports isspace() in the C locale.
-func cIsSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
-
 // SplitArgs splits a configuration line as Redis's sdssplitargs does (see
 // package sds), after cutting it at a NUL byte as Redis's C string does.
 // ok is false on unbalanced quotes, which Redis reports as "Unbalanced
@@ -45,7 +40,7 @@ func trimSet(s, cset string) string {
 // digits (the C end pointer); an input without digits yields 0 and rest == s.
 func strtoll(s string, base int) (v int64, rest string, overflow bool) {
 	p := 0
-	for p < len(s) && cIsSpace(s[p]) {
+	for p < len(s) && sds.IsSpace(s[p]) {
 		p++
 	}
 	neg := false
@@ -156,7 +151,7 @@ func memtoull(s string) (uint64, bool) {
 // string2d mirrors Redis's string2d (strtod with no leading blank, full
 // consumption, no NaN, no overflow).
 func string2d(s string) (float64, bool) {
-	if len(s) == 0 || cIsSpace(s[0]) {
+	if len(s) == 0 || sds.IsSpace(s[0]) {
 		return 0, false
 	}
 	in := s

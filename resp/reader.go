@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zredis/zredis/redisconv"
+	"github.com/zredis/zredis/sds"
 )
 
 // Redis defaults and hard-coded protocol limits.
@@ -628,11 +629,6 @@ func (r *Reader) parseInline(buf []byte) (done bool, err error) {
 	return true, nil
 }
 
-// isSpace is C's isspace in the C locale.
-func isSpace(c byte) bool {
-	return c == ' ' || (c >= '\t' && c <= '\r')
-}
-
 // plainEnd marks the bytes that end the plain (unquoted, escape-free) prefix
 // of an inline token: the token separators of sdssplitargs and the quotes.
 var plainEnd = [256]bool{' ': true, '\n': true, '\r': true, '\t': true, '"': true, '\'': true}
@@ -665,7 +661,7 @@ func splitArgs(line []byte, base int, args []span) (_ []span, ok bool) {
 	n := len(line)
 	i := 0
 	for {
-		for i < n && isSpace(line[i]) {
+		for i < n && sds.IsSpace(line[i]) {
 			i++
 		}
 		if i >= n {
@@ -731,7 +727,7 @@ func quotedToken(line []byte, i int) (o, next int, ok bool) {
 				line[o] = e
 				o++
 			case c == '"':
-				if i+1 < n && !isSpace(line[i+1]) {
+				if i+1 < n && !sds.IsSpace(line[i+1]) {
 					return 0, 0, false
 				}
 				return o, i + 1, true
@@ -748,7 +744,7 @@ func quotedToken(line []byte, i int) (o, next int, ok bool) {
 				line[o] = '\''
 				o++
 			case c == '\'':
-				if i+1 < n && !isSpace(line[i+1]) {
+				if i+1 < n && !sds.IsSpace(line[i+1]) {
 					return 0, 0, false
 				}
 				return o, i + 1, true

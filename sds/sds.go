@@ -5,9 +5,21 @@
 // the same inputs.
 package sds
 
-// isSpace is isspace() in the C locale.
-func isSpace(c byte) bool {
+// IsSpace is isspace() in the C locale.
+func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// NeedsRepr is sdsneedsrepr: whether s must be quoted (Repr) to be read
+// back by SplitArgs as one argument.
+func NeedsRepr(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' || c == '"' || c < 0x20 || c > 0x7e || IsSpace(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func isHexDigit(c byte) bool {
@@ -41,7 +53,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 	}
 	args = []string{}
 	for {
-		for p < n && isSpace(line[p]) {
+		for p < n && IsSpace(line[p]) {
 			p++
 		}
 		if p >= n {
@@ -74,7 +86,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 						cur = append(cur, at(p))
 					}
 				case c == '"':
-					if at(p+1) != 0 && !isSpace(at(p+1)) {
+					if at(p+1) != 0 && !IsSpace(at(p+1)) {
 						return nil, false
 					}
 					done = true
@@ -89,7 +101,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 					p++
 					cur = append(cur, '\'')
 				case c == '\'':
-					if at(p+1) != 0 && !isSpace(at(p+1)) {
+					if at(p+1) != 0 && !IsSpace(at(p+1)) {
 						return nil, false
 					}
 					done = true

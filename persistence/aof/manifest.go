@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zredis/zredis/sds"
 )
 
 // FileType is a manifest entry's type letter.
@@ -193,7 +195,7 @@ func atoll(s string) int64 {
 // no digits were found, as strtol then sets end to s).
 func strtol(s string, bitSize int) (int64, int) {
 	i := 0
-	for i < len(s) && isSpace(s[i]) {
+	for i < len(s) && sds.IsSpace(s[i]) {
 		i++
 	}
 	neg := false
@@ -241,7 +243,7 @@ func (m *Manifest) String() string {
 		name := fi.Name
 		// Empty names and names with a single quote are quoted too: Redis
 		// writes them bare, in a line it cannot read back.
-		if name == "" || needsRepr(name) || strings.ContainsRune(name, '\'') {
+		if name == "" || sds.NeedsRepr(name) || strings.ContainsRune(name, '\'') {
 			name = repr(name)
 		}
 		fmt.Fprintf(&b, "file %s seq %d type %c\n", name, fi.Seq, fi.Type)
