@@ -119,10 +119,12 @@ func restoreCommand(c *Ctx) {
 		return
 	}
 	deleted := o.replace && c.DB.Delete(key)
-	if ttl > 0 && !o.absTTL {
+	if ttl != 0 && !o.absTTL {
+		// A relative TTL so large that the sum wraps below zero counts as
+		// past, as in Redis (checkAlreadyExpired on the wrapped value).
 		ttl += c.KS.Now()
 	}
-	if ttl > 0 && ttl <= c.KS.Now() && !c.KS.Loading() {
+	if ttl != 0 && ttl <= c.KS.Now() && !c.KS.Loading() {
 		if deleted {
 			c.Notify(config.NotifyGeneric, "del", key)
 			c.Propagate(propDEL, key) // 7.0 writes DEL here, whatever lazyfree says
@@ -132,7 +134,7 @@ func restoreCommand(c *Ctx) {
 		return
 	}
 	c.DB.Put(key, e)
-	if ttl > 0 {
+	if ttl != 0 {
 		c.DB.SetExpire(key, ttl)
 	}
 	propagateRestore(c, ttl, o.absTTL)

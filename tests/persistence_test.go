@@ -328,6 +328,16 @@ func TestDumpRestoreInterchange(t *testing.T) {
 	d.Do("RESTORE", "k", "-1", "garbage")
 	d.Do("RESTORE", "k", "0", "garbage", "FOO")
 	d.Do("DUMP", "nokey")
+	// A relative TTL whose deadline wraps past int64 counts as already
+	// expired: nothing is stored.
+	payload, err := rc.Dump(ctx, "str").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Do("RESTORE", "huge", "9223372036854775807", payload)
+	d.Do("PTTL", "huge")
+	d.Do("RESTORE", "huge", "9223372036854775807", payload, "REPLACE")
+	d.Do("EXISTS", "huge")
 }
 
 // appendfsync always: every acknowledged write survives a kill -9 at any
