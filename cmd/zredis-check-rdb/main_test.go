@@ -51,5 +51,6 @@ func TestCheckRDB(t *testing.T) {
 		require.ErrorAs(t, err, &ee, "%s: %s", name, out)
 		require.Equal(t, 1, ee.ExitCode())
 		require.Contains(t, string(out), "RDB ERROR DETECTED", name)
+		require.NotContains(t, string(out), "[offset 0] rdb:", "%s: the offset where decoding stopped", name)
 	}
 }

@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,8 +28,13 @@ func Check(r io.Reader, path string, out io.Writer) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		fmt.Fprintf(out, "--- RDB ERROR DETECTED ---\n[offset %d] %v\n[additional info] While doing: read-object-value\n", info.Size, err)
-		return info.Size, err
+		at, msg := info.Size, err // Size is set only once the file was read to its end
+		var le *Error
+		if errors.As(err, &le) {
+			at, msg = le.Offset, le.Err
+		}
+		fmt.Fprintf(out, "--- RDB ERROR DETECTED ---\n[offset %d] %v\n[additional info] While doing: read-object-value\n", at, msg)
+		return at, err
 	}
 	for _, kv := range info.Aux {
 		fmt.Fprintf(out, "[info] AUX FIELD %s = '%s'\n", kv[0], kv[1])

@@ -23,12 +23,27 @@ type LoadOptions struct {
 	ZSetMaxListpackValue   int64 // zset-max-listpack-value
 	// OnResize, when set, receives each RESIZEDB record: the number of
 	// keys and of keys with a deadline the database is announced to hold
-	// (at most maxResizeHint), so that the caller can size its tables.
+	// (bounded, see resizeHint), so that the caller can size its tables.
 	OnResize func(db, keys, expires int)
 }
 
-// maxResizeHint caps what OnResize passes on from a RESIZEDB record.
-const maxResizeHint = 1 << 28
+// maxResizeHint caps what OnResize passes on from a RESIZEDB record when
+// the input's size is unknown (a stream); otherwise the hint is also
+// capped by what the rest of the input can hold, at minKeyBytes a key: a
+// file may lie, and the caller allocates tables from the hint.
+const (
+	maxResizeHint = 1 << 20
+	minKeyBytes   = 3 // type, key length, value length, with empty key and value
+)
+
+// resizeHint bounds a RESIZEDB count by maxResizeHint, or by what the
+// input can still hold when its size is known.
+func resizeHint(src *source, n uint64) int {
+	if src.left >= 0 {
+		return int(min(n, (uint64(src.avail())+uint64(src.left))/minKeyBytes))
+	}
+	return int(min(n, maxResizeHint))
+}
 
 // DefaultLoadOptions returns Redis 7.0's default thresholds.
 func DefaultLoadOptions() LoadOptions {
@@ -203,7 +218,7 @@ func load(src *source, opt LoadOptions, fn func(db int, key string, e *keyspace.
 			}
 			if opt.OnResize != nil {
 				// A hint only: bounded, since the file may lie.
-				opt.OnResize(db, int(min(sizes[0], maxResizeHint)), int(min(sizes[1], maxResizeHint)))
+				opt.OnResize(db, resizeHint(d.src, sizes[0]), resizeHint(d.src, sizes[1]))
 			}
 			continue
 		case opAux:

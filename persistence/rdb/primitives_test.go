@@ -2,6 +2,8 @@ package rdb
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -128,7 +130,10 @@ func TestListpackRoundTrip(t *testing.T) {
 		assert.Error(t, err, "cut at %d", i)
 		c := bytes.Clone(lp)
 		c[i] ^= 0xFF
-		_, _ = lpEach(c, nil)
+		_, err = lpEach(c, nil)
+		if i < lpHeaderSize || i == len(lp)-1 {
+			assert.Error(t, err, "byte %d flipped", i)
+		}
 	}
 }
 
@@ -167,6 +172,8 @@ func TestFormatScore(t *testing.T) {
 func TestLZFRandomRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var c lzfCompressor
+	compressed := 0
+	defer func() { assert.Greater(t, compressed, 300, "inputs that compressed within the limit (653 of 3000)") }()
 	for i := 0; i < 3000; i++ {
 		n := 1 + rng.IntN(600)
 		alphabet := 1 + rng.IntN(40)
@@ -179,6 +186,7 @@ func TestLZFRandomRoundTrip(t *testing.T) {
 		if !ok {
 			continue
 		}
+		compressed++
 		require.Equal(t, "prefix", string(out[:6]))
 		require.LessOrEqual(t, len(out)-6, limit)
 		back, err := lzfDecompress(nil, out[6:], n)
@@ -202,4 +210,26 @@ func TestLoadOnResize(t *testing.T) {
 	_, err = Load(bytes.NewReader(buf.Bytes()), opt, func(int, string, *keyspace.Entry) error { return nil })
 	require.NoError(t, err)
 	require.Equal(t, [][3]int{{3, 2, 1}}, got)
+}
+
+// A RESIZEDB record may announce any count; the hint passed on is bounded
+// by what the rest of the input can hold (a 25-byte file announcing 2^28
+// keys once made the server reserve tables for them), or by maxResizeHint
+// on a stream of unknown size.
+func TestLoadOnResizeBounded(t *testing.T) {
+	file := []byte("REDIS0010\xfe\x00\xfb\x80\x10\x00\x00\x00\x00\xff")
+	file = binary.LittleEndian.AppendUint64(file, 0) // no checksum
+	var got [][3]int
+	opt := DefaultLoadOptions()
+	opt.OnResize = func(db, keys, expires int) { got = append(got, [3]int{db, keys, expires}) }
+	_, err := Load(bytes.NewReader(file), opt, nil)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.LessOrEqual(t, got[0][1], len(file)/minKeyBytes)
+
+	got = nil
+	_, err = Load(io.MultiReader(bytes.NewReader(file)), opt, nil) // size unknown
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, maxResizeHint, got[0][1])
 }
