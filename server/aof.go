@@ -25,6 +25,7 @@ type aofState struct {
 
 	rewriting      bool // BGREWRITEAOF, or the first base after CONFIG SET appendonly yes
 	scheduled      bool // BGREWRITEAOF inside EXEC: the cron starts it
+	startPending   bool // CONFIG SET appendonly yes during a rewrite: turned on when it ends (rewriteDone)
 	rewriteStart   time.Time
 	lastRewriteSec int64 // -1 before the first
 	lastRewriteOK  bool
@@ -131,7 +132,7 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 	if err != nil {
 		return err
 	}
-	opt.WriteBase = s.writeBase
+	opt.WriteBase = func(w io.Writer) error { return s.writeBase(w, opt.RDBBase) }
 	w, err := aof.OpenWriter(dir, prefix, m, opt)
 	if err != nil {
 		return err
@@ -186,10 +187,16 @@ func (s *Server) watchAOFConfig() {
 		switch on := v == "yes"; {
 		case s.disp.Loading.Load():
 			return errors.New("the dataset is loading")
+		case on && s.aof.w == nil && s.aof.rewriting:
+			// Redis schedules the rewrite that turns the AOF on.
+			s.aof.startPending = true
 		case on && s.aof.w == nil:
 			return s.startAOF()
-		case !on && s.aof.w != nil:
-			s.stopAOF()
+		case !on:
+			s.aof.startPending = false
+			if s.aof.w != nil {
+				s.stopAOF()
+			}
 		}
 		return nil
 	})
@@ -203,9 +210,7 @@ func (s *Server) watchAOFConfig() {
 // and directory are created here.
 func (s *Server) startAOF() error {
 	a := &s.aof
-	if a.rewriting {
-		return errors.New("a previous AOF is still being written")
-	}
+	a.startPending = false
 	opt, err := s.aofWriterOptions()
 	if err != nil {
 		return err
@@ -227,7 +232,7 @@ func (s *Server) startAOF() error {
 	s.rdb.saving.Add(1)
 	go func() {
 		defer s.rdb.saving.Done()
-		err := rw.Commit(rdbBase, func(out io.Writer) error { return s.encodeBase(out, snap) })
+		err := rw.Commit(rdbBase, func(out io.Writer) error { return s.encodeBase(out, snap, rdbBase) })
 		snap.Release()
 		s.ks.Exec(func() {
 			s.rewriteDone(err)
@@ -259,19 +264,20 @@ func (s *Server) stopAOF() {
 	}()
 }
 
-// writeBase writes the current dataset as an AOF base: RDB when
-// aof-use-rdb-preamble is on, commands otherwise.
-func (s *Server) writeBase(w io.Writer) error {
+// writeBase writes the current dataset as an AOF base: RDB when rdb
+// (aof-use-rdb-preamble, read once by the caller, which also names the
+// file after it), commands otherwise.
+func (s *Server) writeBase(w io.Writer, rdb bool) error {
 	var snap *keyspace.Snapshot
 	s.ks.Exec(func() { snap = s.ks.Snapshot() })
 	defer snap.Release()
-	return s.encodeBase(w, snap)
+	return s.encodeBase(w, snap, rdb)
 }
 
-func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot) error {
+func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot, rdb bool) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var err error
-	if s.cfg.Bool("aof-use-rdb-preamble") {
+	if rdb {
 		err = s.encodeSnapshot(bw, snap, true)
 	} else {
 		err = aof.WriteCommands(bw, snap, s.ks.NumDBs())
@@ -324,14 +330,24 @@ func (s *Server) writeAOFBaseOnly(snap *keyspace.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	return aof.WriteBaseOnly(dir, prefix, m, s.cfg.Bool("aof-use-rdb-preamble"),
-		func(w io.Writer) error { return s.encodeBase(w, snap) }, s.log.Noticef)
+	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
+	return aof.WriteBaseOnly(dir, prefix, m, rdbBase,
+		func(w io.Writer) error { return s.encodeBase(w, snap, rdbBase) }, s.log.Noticef)
 }
 
-// rewriteDone records the end of a rewrite. Under the lock.
+// rewriteDone records the end of a rewrite, then turns the AOF on if
+// CONFIG SET appendonly yes came meanwhile (in the same hold of the lock,
+// so no write falls between the two). Under the lock.
 func (s *Server) rewriteDone(err error) {
 	a := &s.aof
 	a.rewriting = false
+	defer func() {
+		if a.startPending && !s.closing {
+			if err := s.startAOF(); err != nil {
+				s.log.Warningf("Turning the AOF on: %v", err)
+			}
+		}
+	}()
 	a.lastRewriteSec = int64(time.Since(a.rewriteStart).Seconds())
 	a.lastRewriteOK = err == nil
 	if err != nil {
@@ -340,6 +356,7 @@ func (s *Server) rewriteDone(err error) {
 		return
 	}
 	a.rewrites++
+	a.rewriteFails = 0 // consecutive failures, as Redis counts them
 	if a.w != nil {
 		a.baseSize = a.w.Status().BaseSize
 	}
@@ -357,7 +374,7 @@ func (s *Server) rewriteAOF(w *aof.Writer) error {
 	})
 	defer snap.Release()
 	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
-	if err := rw.Commit(rdbBase, func(w io.Writer) error { return s.encodeBase(w, snap) }); err != nil {
+	if err := rw.Commit(rdbBase, func(w io.Writer) error { return s.encodeBase(w, snap, rdbBase) }); err != nil {
 		rw.Abort()
 		return err
 	}
@@ -415,7 +432,7 @@ func (s *Server) closeAOF() {
 // infoAOF appends INFO persistence's AOF fields.
 func (s *Server) infoAOF(b []byte) []byte {
 	a := &s.aof
-	b = fieldInt(b, "aof_enabled", boolInt(a.w != nil))
+	b = fieldInt(b, "aof_enabled", boolInt(a.w != nil || a.startPending))
 	b = fieldInt(b, "aof_rewrite_in_progress", boolInt(a.rewriting))
 	b = fieldInt(b, "aof_rewrite_scheduled", boolInt(a.scheduled))
 	b = fieldInt(b, "aof_last_rewrite_time_sec", a.lastRewriteSec)

@@ -100,19 +100,26 @@ func (h *heldReplies) progressed() {
 // order, and lets each connection go on with the input it has. Under
 // always a group whose write failed stays held (the writer retries; a
 // write is acknowledged only once it is on disk, and new writes are
-// refused with MISCONF meanwhile), until shutdown closes the connections;
-// under everysec and no its replies go out, as Redis's do. On the loop.
+// refused with MISCONF meanwhile); if the writer is closed with the write
+// not on disk (CONFIG SET appendonly no, shutdown), its connections are
+// closed unanswered. Under everysec and no the replies go out, as
+// Redis's do. On the loop.
 func (h *heldReplies) releaseSettled() {
 	n := 0
 	for ; n < len(h.groups); n++ {
 		g := h.groups[n]
 		ok, err := g.w.Settled(g.upTo)
-		if !ok || (err != nil && g.w.Policy() == aof.Always) {
+		always := err != nil && g.w.Policy() == aof.Always
+		if !ok || (always && err != aof.ErrClosed) {
 			break
 		}
 		for _, c := range g.conns {
 			c.aofWait, c.aofW = 0, nil
 			if c.lc.IsClosed() {
+				continue
+			}
+			if always { // closed without the write on disk
+				c.lc.Close()
 				continue
 			}
 			if c.heldDetached {

@@ -788,3 +788,59 @@ func TestAppendonlyToggledUnderLoad(t *testing.T) {
 	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
 	requireSameDataset(t, want, dataset(t, z.Addr))
 }
+
+// CONFIG SET appendonly yes while a rewrite runs answers OK and turns the
+// AOF on once the rewrite ends, as Redis schedules it: here yes, no, yes
+// in a row, the second yes meeting the first one's base still being
+// written.
+func TestAppendonlyYesDuringRewrite(t *testing.T) {
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "no")
+	ctx := context.Background()
+	cl := goRedis(t, z.Addr, 0)
+	pipe := cl.Pipeline()
+	for i := 0; i < 200000; i++ {
+		pipe.Set(ctx, fmt.Sprint("k", i), i, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := Dial(t, z.Addr)
+	for _, v := range []string{"yes", "no", "yes"} {
+		if got := c.Do("CONFIG", "SET", "appendonly", v); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET appendonly %s: %q", v, got)
+		}
+	}
+	if got := infoExpiry(t, c)["aof_enabled"]; got != "1" {
+		t.Fatalf("aof_enabled %q right after", got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !fileExists(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")) || infoExpiry(t, c)["aof_rewrite_in_progress"] != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("the AOF was not turned on")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Do("SET", "after", "on")
+	z.Stop()
+	z = StartZredis(t, "--dir", dir, "--save", "", "--appendonly", "yes")
+	c = Dial(t, z.Addr)
+	for cmd, want := range map[[2]string]string{
+		{"DBSIZE", ""}:     ":200001\r\n",
+		{"GET", "k199999"}: "$6\r\n199999\r\n",
+		{"GET", "after"}:   "$2\r\non\r\n",
+	} {
+		args := []string{cmd[0]}
+		if cmd[1] != "" {
+			args = append(args, cmd[1])
+		}
+		if got := c.Do(args...); got != want {
+			t.Fatalf("%v after the restart: %q, want %q", args, got, want)
+		}
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
