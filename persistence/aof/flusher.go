@@ -96,7 +96,9 @@ func (w *Writer) flushLoop() {
 // calling goroutine, unless ticket t is settled already: an event loop
 // that flushes its round itself, as Redis does in beforeSleep, saves the
 // two hand-offs to the flusher goroutine and back. While writes are
-// failing it leaves the retries to the flusher, which backs off.
+// failing it leaves the retries to the flusher, which backs off; so too
+// a batch that crosses a rewrite's cut, whose switch of files fsyncs and
+// closes the old one (Redis does that in a background job).
 func (w *Writer) Flush(t Ticket) {
 	if w.failing.Load() {
 		return
@@ -107,14 +109,15 @@ func (w *Writer) Flush(t Ticket) {
 	if !skip {
 		skip, _ = w.settledLocked(t)
 	}
+	cut := w.gen != w.curGen // appends since the cut go to another file
 	w.mu.Unlock()
 	ok := true
-	if !skip {
+	if !skip && !cut {
 		ok = w.flushOnce(false, false, false)
 	}
 	w.flushMu.Unlock()
-	if !ok {
-		w.Kick() // the flusher takes over the retries
+	if !ok || cut {
+		w.Kick() // the flusher takes over
 	}
 	w.notify()
 }
