@@ -23,9 +23,11 @@ type aofState struct {
 	w    *aof.Writer
 	last aof.Ticket // the ticket of the last command appended
 
-	rewriting      bool // BGREWRITEAOF, or the first base after CONFIG SET appendonly yes
-	scheduled      bool // BGREWRITEAOF inside EXEC: the cron starts it
-	startPending   bool // CONFIG SET appendonly yes during a rewrite: turned on when it ends (rewriteDone)
+	rewriting      bool        // BGREWRITEAOF, or the first base after CONFIG SET appendonly yes
+	scheduled      bool        // BGREWRITEAOF inside EXEC: the cron starts it
+	startPending   bool        // CONFIG SET appendonly yes during a rewrite: turned on when it ends (rewriteDone)
+	stopped        *aof.Writer // the writer stopAOF closed last, and its last ticket (see conn.noteAOF)
+	stoppedLast    aof.Ticket
 	rewriteStart   time.Time
 	lastRewriteSec int64 // -1 before the first
 	lastRewriteOK  bool
@@ -253,6 +255,7 @@ func (s *Server) startAOF() error {
 // for the AOF go out once their writes are on disk. Under the lock.
 func (s *Server) stopAOF() {
 	w := s.aof.w
+	s.aof.stopped, s.aof.stoppedLast = w, s.aof.last
 	s.setAOFWriter(nil)
 	s.log.Noticef("Calling fsync() on the AOF file.")
 	s.rdb.saving.Add(1)

@@ -258,14 +258,14 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	cl := c.cl
 	for i < len(batch) {
 		s.ks.Lock()
-		aofBefore := s.aof.last
+		aofW, aofBefore := s.aof.w, s.aof.last
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
 			switch s.pauseCheck(c, batch[i], mayBlock) {
 			case pauseStop:
 				cl.CloseAfterReply = true
 			case pauseWait:
-				c.noteAOF(aofBefore)
+				c.noteAOF(aofW, aofBefore)
 				s.ks.Unlock()
 				args := batch[i]
 				return i, func() {
@@ -287,7 +287,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			offload := s.disp.Exec(cl, batch[i])
 			i++
 			if offload != nil {
-				c.noteAOF(aofBefore)
+				c.noteAOF(aofW, aofBefore)
 				s.ks.Unlock()
 				return i, func() {
 					offload()
@@ -303,7 +303,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			cl.CloseAfterReply = true
 		}
 		c.authed = cl.Authed
-		c.noteAOF(aofBefore)
+		c.noteAOF(aofW, aofBefore)
 		s.ks.Unlock()
 		if cl.CloseAfterReply {
 			return len(batch), nil
@@ -312,13 +312,20 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	return i, nil
 }
 
-// noteAOF records that the commands run since the AOF ticket was before
-// were appended to the AOF: the batch's replies wait until the AOF has
-// them, as Redis writes the AOF before replying — written to the file
+// noteAOF records that the commands run since writer w's ticket was
+// before were appended to the AOF: the batch's replies wait until the AOF
+// has them, as Redis writes the AOF before replying — written to the file
 // (everysec, no: a crash of the process loses no acknowledged write), and
 // fsynced under always. Under the lock.
-func (c *conn) noteAOF(before aof.Ticket) {
-	if a := &c.s.aof; a.w != nil && a.last != before {
+func (c *conn) noteAOF(w *aof.Writer, before aof.Ticket) {
+	a := &c.s.aof
+	switch {
+	case w != nil && w != a.w && w == a.stopped && a.stoppedLast != before:
+		// The batch turned the AOF off (CONFIG SET appendonly no) after
+		// writing: those writes wait for the old writer's final flush,
+		// as Redis's stopAppendOnly fsyncs before replying.
+		c.aofWait, c.aofW = a.stoppedLast, w
+	case a.w != nil && a.last != before && (w == a.w || w == nil):
 		c.aofWait, c.aofW = a.last, a.w
 	}
 }

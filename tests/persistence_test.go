@@ -844,3 +844,16 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// A write followed in the same pipeline by CONFIG SET appendonly no is
+// answered only once the old AOF has it on disk (under always), as
+// Redis's stopAppendOnly flushes and fsyncs first: on a disk that refuses
+// the write, the SET is never acknowledged and its connection is closed.
+func TestAppendonlyNoAfterWriteInOneBatch(t *testing.T) {
+	z := startOnFullDisk(t, "always")
+	c := Dial(t, z.Addr)
+	c.Send(append(Encode("SET", "a", "1"), Encode("CONFIG", "SET", "appendonly", "no")...))
+	if got, err := c.ReadErr(10 * time.Second); err == nil {
+		t.Fatalf("SET answered %q although its AOF write failed", got)
+	}
+}
