@@ -611,7 +611,7 @@ func objectHelpCommand(c *Ctx) { replyHelp(c, objectHelpLines) }
 // objectLookup finds OBJECT's key without touching it, replying null when
 // it is missing.
 func objectLookup(c *Ctx) *keyspace.Entry {
-	e := c.DB.LookupNoTouch(c.Args[2])
+	e := c.DB.LookupNoNotify(c.Args[2])
 	if e == nil {
 		c.W.Null()
 	}

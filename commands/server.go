@@ -1049,7 +1049,7 @@ func memoryUsageCommand(c *Ctx) {
 		samples = n
 		j++
 	}
-	e := c.DB.LookupNoTouch(c.Args[2])
+	e := c.DB.Peek(c.Args[2]) // Redis reads the dictionary: no expiry, no stats, no event
 	if e == nil {
 		c.W.Null()
 		return

@@ -202,13 +202,24 @@ func (db *DB) Lookup(key []byte) *Entry {
 	return e
 }
 
-// LookupNoTouch is Lookup for introspection (TYPE, TTL, EXISTS, OBJECT):
-// lazy expiry and keyspace hit/miss counting, no access recorded.
-func (db *DB) LookupNoTouch(key []byte) *Entry {
+// LookupNoTouch is Lookup for introspection (TYPE, TTL, EXISTS): lazy
+// expiry and keyspace hit/miss counting, no access recorded.
+func (db *DB) LookupNoTouch(key []byte) *Entry { return db.lookupCounted(key, true) }
+
+// LookupNoNotify is LookupNoTouch without the keymiss event, for OBJECT,
+// which Redis looks up with LOOKUP_NONOTIFY.
+func (db *DB) LookupNoNotify(key []byte) *Entry { return db.lookupCounted(key, false) }
+
+// Peek returns the entry stored under key, past its deadline or not,
+// without expiring it or counting anything: MEMORY USAGE, which Redis
+// answers from the dictionary directly.
+func (db *DB) Peek(key []byte) *Entry { return db.peek(key) }
+
+func (db *DB) lookupCounted(key []byte, notify bool) *Entry {
 	e := db.peek(key)
 	if e == nil || db.expireIfNeeded(key, e) {
 		db.ks.stats.KeyspaceMiss++
-		if db.ks.onMiss != nil {
+		if notify && db.ks.onMiss != nil {
 			db.ks.onMiss(db.id, key)
 		}
 		return nil

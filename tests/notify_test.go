@@ -256,6 +256,7 @@ func TestNotifyKeymiss(t *testing.T) {
 		nc("EXISTS", "nokey"), nc("TTL", "nokey"), nc("TYPE", "nokey"), nc("STRLEN", "nokey"),
 		nc("GETDEL", "nokey"), nc("GETEX", "nokey"), nc("GETRANGE", "nokey", "0", "1"),
 		nc("HGET", "nokey", "f"), nc("SMEMBERS", "nokey"), nc("LRANGE", "nokey", "0", "1"), nc("ZSCORE", "nokey", "m"),
+		nc("OBJECT", "ENCODING", "nokey"), nc("OBJECT", "FREQ", "nokey"), nc("MEMORY", "USAGE", "nokey"),
 		nc("SET", "e", "v", "PX", "1"), sleepMs(60), nc("GET", "e"),
 		nc("INCR", "i"), nc("APPEND", "ap", "x"), nc("SET", "n", "v", "NX"),
 	}
