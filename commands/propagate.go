@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/zredis/zredis/keyspace"
 )
@@ -148,7 +149,9 @@ func (d *Dispatcher) propagateExpired(ev keyspace.Expired) {
 	if p == nil {
 		return
 	}
-	p.add(ev.DB, [][]byte{deleteName(d.Srv, "lazyfree-lazy-expire"), []byte(ev.Key)})
+	// The arena copies the key; the view of the string is only read.
+	argv := [2][]byte{deleteName(d.Srv, "lazyfree-lazy-expire"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
+	p.add(ev.DB, p.arena.copy(argv[:]))
 }
 
 // beginUnit starts an execution unit (a top-level command, or the
@@ -166,11 +169,11 @@ func (p *propagation) endUnit() {
 		case 1:
 			to.Propagate(ops[0].db, ops[0].argv)
 		default:
-			to.Propagate(ops[0].db, [][]byte{propMULTI})
+			to.Propagate(ops[0].db, argvMULTI)
 			for _, op := range ops {
 				to.Propagate(op.db, op.argv)
 			}
-			to.Propagate(ops[len(ops)-1].db, [][]byte{propEXEC})
+			to.Propagate(ops[len(ops)-1].db, argvEXEC)
 		}
 	}
 	clear(ops)
@@ -310,6 +313,8 @@ func copyArgv(argv [][]byte) [][]byte {
 var (
 	propMULTI     = []byte("MULTI")
 	propEXEC      = []byte("EXEC")
+	argvMULTI     = [][]byte{propMULTI} // whole commands, shared: a Propagator does not modify argv
+	argvEXEC      = [][]byte{propEXEC}
 	propDEL       = []byte("DEL")
 	propUNLINK    = []byte("UNLINK")
 	propSET       = []byte("SET")

@@ -87,13 +87,13 @@ func TestPubSubSubscribeReplies(t *testing.T) {
 		{argv("SSUBSCRIBE", "s"), confirm("ssubscribe", "s", 1)},
 		{argv("PING"), replyBulks("pong", "")},
 		{argv("PING", "x"), replyBulks("pong", "x")},
-		{argv("GET", "k"), replyErr(errSubscribedContext("get"))},
-		{argv("CLIENT", "ID"), replyErr(errSubscribedContext("client|id"))},
+		{argv("GET", "k"), replyErr(subscribedContextText("get"))},
+		{argv("CLIENT", "ID"), replyErr(subscribedContextText("client|id"))},
 		{argv("UNSUBSCRIBE", "a", "zz"), confirm("unsubscribe", "a", 2) + confirm("unsubscribe", "zz", 2)},
 		{argv("UNSUBSCRIBE"), confirm("unsubscribe", "b", 1)},
 		{argv("UNSUBSCRIBE"), replyArray(replyBulk("unsubscribe"), replyNull, replyInt(1))},
 		{argv("PUNSUBSCRIBE"), confirm("punsubscribe", "p*", 0)},
-		{argv("GET", "k"), replyErr(errSubscribedContext("get"))},
+		{argv("GET", "k"), replyErr(subscribedContextText("get"))},
 		{argv("SUNSUBSCRIBE"), confirm("sunsubscribe", "s", 0)},
 		{argv("GET", "k"), replyNull},
 		{argv("PUBSUB", "NUMPAT"), replyInt(0)},
@@ -173,7 +173,7 @@ func TestPubSubInMulti(t *testing.T) {
 		{argv("SUBSCRIBE", "a"), replySimple("QUEUED")},
 		{argv("SSUBSCRIBE", "a"), replySimple("QUEUED")},
 		{argv("EXEC"), replyArray(confirm("subscribe", "a", 1), replyErr(errSsubscribeDenyBlocking))},
-		{argv("MULTI"), replyErr(errSubscribedContext("multi"))},
+		{argv("MULTI"), replyErr(subscribedContextText("multi"))},
 	})
 }
 
@@ -206,4 +206,11 @@ func TestOrderedSet(t *testing.T) {
 	assert.Equal(t, 0, s.Len())
 	assert.Nil(t, s.head)
 	assert.Nil(t, s.tail)
+}
+
+// subscribedContextText is redis-server 7.0's reply to a command not
+// allowed in RESP2's subscribed mode, written out so that a change of
+// errSubscribedContext's text fails the tests above.
+func subscribedContextText(name string) string {
+	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 }
