@@ -338,76 +338,85 @@ func replySubscription(c *Ctx, kind string, name []byte, null bool, count int) {
 	c.W.Int(int64(count))
 }
 
-// subscribeCommand is SUBSCRIBE channel [channel ...]: one confirmation
-// per argument, with the client's channel and pattern count after it.
-func subscribeCommand(c *Ctx) {
+// subKind is what SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE (and their
+// UNSUBSCRIBE) differ in: the names in their confirmations, the set of
+// the client's subscriptions they change, and the count the
+// confirmations carry.
+type subKind struct {
+	sub, unsub string
+	add        func(ps *Subscriptions, cl *Client, name []byte)
+	remove     func(ps *Subscriptions, cl *Client, name string)
+	names      func(s *clientSubs) []string
+	count      func(cl *Client) int
+}
+
+// Channels and patterns count together in confirmations, shard channels
+// apart.
+var (
+	channelKind = subKind{
+		sub: "subscribe", unsub: "unsubscribe",
+		add:    func(ps *Subscriptions, cl *Client, ch []byte) { ps.subscribeChannel(cl, ch, false) },
+		remove: func(ps *Subscriptions, cl *Client, ch string) { ps.unsubscribeChannel(cl, ch, false) },
+		names:  func(s *clientSubs) []string { return s.channels.Keys() },
+		count:  func(cl *Client) int { return cl.Subs + cl.PSubs },
+	}
+	patternKind = subKind{
+		sub: "psubscribe", unsub: "punsubscribe",
+		add:    func(ps *Subscriptions, cl *Client, p []byte) { ps.subscribePattern(cl, p) },
+		remove: func(ps *Subscriptions, cl *Client, p string) { ps.unsubscribePattern(cl, p) },
+		names:  func(s *clientSubs) []string { return s.patterns.Keys() },
+		count:  channelKind.count,
+	}
+	shardKind = subKind{
+		sub: "ssubscribe", unsub: "sunsubscribe",
+		add:    func(ps *Subscriptions, cl *Client, ch []byte) { ps.subscribeChannel(cl, ch, true) },
+		remove: func(ps *Subscriptions, cl *Client, ch string) { ps.unsubscribeChannel(cl, ch, true) },
+		names:  func(s *clientSubs) []string { return s.shards.Keys() },
+		count:  func(cl *Client) int { return cl.SSubs },
+	}
+)
+
+// subscribe is (P|S)SUBSCRIBE name [name ...]: one confirmation per
+// argument, with the client's count after it.
+func subscribe(c *Ctx, k *subKind) {
 	ps := c.Srv.PubSub()
 	cl := c.Client
-	for _, ch := range c.Args[1:] {
-		ps.subscribeChannel(cl, ch, false)
-		replySubscription(c, "subscribe", ch, false, cl.Subs+cl.PSubs)
+	for _, name := range c.Args[1:] {
+		k.add(ps, cl, name)
+		replySubscription(c, k.sub, name, false, k.count(cl))
 	}
 }
 
-// unsubscribeCommand is UNSUBSCRIBE [channel ...]: one confirmation per
-// argument, subscribed or not; without arguments, one per channel left,
-// or a single one with a null channel when there was none.
-func unsubscribeCommand(c *Ctx) {
+// unsubscribe is (P|S)UNSUBSCRIBE [name ...]: one confirmation per
+// argument, subscribed or not; without arguments, one per name left, or
+// a single one with a null name when there was none.
+func unsubscribe(c *Ctx, k *subKind) {
 	ps := c.Srv.PubSub()
 	cl := c.Client
 	if len(c.Args) > 1 {
-		for _, ch := range c.Args[1:] {
-			ps.unsubscribeChannel(cl, string(ch), false)
-			replySubscription(c, "unsubscribe", ch, false, cl.Subs+cl.PSubs)
+		for _, name := range c.Args[1:] {
+			k.remove(ps, cl, string(name))
+			replySubscription(c, k.unsub, name, false, k.count(cl))
 		}
 		return
 	}
 	var names []string
 	if s := ps.subsOf(cl, false); s != nil {
-		names = s.channels.Keys()
+		names = k.names(s)
 	}
-	for _, ch := range names {
-		ps.unsubscribeChannel(cl, ch, false)
-		replySubscription(c, "unsubscribe", []byte(ch), false, cl.Subs+cl.PSubs)
+	for _, name := range names {
+		k.remove(ps, cl, name)
+		replySubscription(c, k.unsub, []byte(name), false, k.count(cl))
 	}
 	if len(names) == 0 {
-		replySubscription(c, "unsubscribe", nil, true, cl.Subs+cl.PSubs)
+		replySubscription(c, k.unsub, nil, true, k.count(cl))
 	}
 }
 
-// psubscribeCommand is PSUBSCRIBE pattern [pattern ...].
-func psubscribeCommand(c *Ctx) {
-	ps := c.Srv.PubSub()
-	cl := c.Client
-	for _, p := range c.Args[1:] {
-		ps.subscribePattern(cl, p)
-		replySubscription(c, "psubscribe", p, false, cl.Subs+cl.PSubs)
-	}
-}
-
-// punsubscribeCommand is PUNSUBSCRIBE [pattern ...], as UNSUBSCRIBE.
-func punsubscribeCommand(c *Ctx) {
-	ps := c.Srv.PubSub()
-	cl := c.Client
-	if len(c.Args) > 1 {
-		for _, p := range c.Args[1:] {
-			ps.unsubscribePattern(cl, string(p))
-			replySubscription(c, "punsubscribe", p, false, cl.Subs+cl.PSubs)
-		}
-		return
-	}
-	var names []string
-	if s := ps.subsOf(cl, false); s != nil {
-		names = s.patterns.Keys()
-	}
-	for _, p := range names {
-		ps.unsubscribePattern(cl, p)
-		replySubscription(c, "punsubscribe", []byte(p), false, cl.Subs+cl.PSubs)
-	}
-	if len(names) == 0 {
-		replySubscription(c, "punsubscribe", nil, true, cl.Subs+cl.PSubs)
-	}
-}
+func subscribeCommand(c *Ctx)    { subscribe(c, &channelKind) }
+func unsubscribeCommand(c *Ctx)  { unsubscribe(c, &channelKind) }
+func psubscribeCommand(c *Ctx)   { subscribe(c, &patternKind) }
+func punsubscribeCommand(c *Ctx) { unsubscribe(c, &patternKind) }
 
 // ---- SSUBSCRIBE SUNSUBSCRIBE ------------------------------------------------
 
@@ -421,40 +430,14 @@ func punsubscribeCommand(c *Ctx) {
 const errSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
 
 func ssubscribeCommand(c *Ctx) {
-	cl := c.Client
-	if cl.InMulti {
+	if c.Client.InMulti {
 		c.Error(errSsubscribeDenyBlocking)
 		return
 	}
-	ps := c.Srv.PubSub()
-	for _, ch := range c.Args[1:] {
-		ps.subscribeChannel(cl, ch, true)
-		replySubscription(c, "ssubscribe", ch, false, cl.SSubs)
-	}
+	subscribe(c, &shardKind)
 }
 
-func sunsubscribeCommand(c *Ctx) {
-	ps := c.Srv.PubSub()
-	cl := c.Client
-	if len(c.Args) > 1 {
-		for _, ch := range c.Args[1:] {
-			ps.unsubscribeChannel(cl, string(ch), true)
-			replySubscription(c, "sunsubscribe", ch, false, cl.SSubs)
-		}
-		return
-	}
-	var names []string
-	if s := ps.subsOf(cl, false); s != nil {
-		names = s.shards.Keys()
-	}
-	for _, ch := range names {
-		ps.unsubscribeChannel(cl, ch, true)
-		replySubscription(c, "sunsubscribe", []byte(ch), false, cl.SSubs)
-	}
-	if len(names) == 0 {
-		replySubscription(c, "sunsubscribe", nil, true, cl.SSubs)
-	}
-}
+func sunsubscribeCommand(c *Ctx) { unsubscribe(c, &shardKind) }
 
 // ---- PUBLISH SPUBLISH -------------------------------------------------------
 
