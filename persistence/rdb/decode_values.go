@@ -55,12 +55,9 @@ func (d *decoder) readObject(t byte) (keyspace.Object, []byte, error) {
 }
 
 func (d *decoder) readLinkedList() (keyspace.Object, error) {
-	n, err := d.readCount()
+	n, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errEmptyKey
 	}
 	l := keyspace.NewList()
 	for ; n > 0; n-- {
@@ -89,8 +86,7 @@ func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 		return nil
 	}
 	if t == typeListZiplist {
-		blob, err := d.readString(d.blob[:0])
-		d.blob = blob
+		blob, err := d.readBlob()
 		if err != nil {
 			return nil, err
 		}
@@ -102,12 +98,9 @@ func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 		}
 		return l, nil
 	}
-	nodes, err := d.readCount()
+	nodes, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
-	}
-	if nodes == 0 {
-		return nil, errEmptyKey
 	}
 	for ; nodes > 0; nodes-- {
 		container := uint64(containerPacked)
@@ -119,8 +112,7 @@ func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 				return nil, corrupt("Quicklist integrity check failed.")
 			}
 		}
-		blob, err := d.readString(d.blob[:0])
-		d.blob = blob
+		blob, err := d.readBlob()
 		if err != nil {
 			return nil, err
 		}
@@ -146,12 +138,9 @@ func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 }
 
 func (d *decoder) readSet() (keyspace.Object, error) {
-	n, err := d.readCount()
+	n, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errEmptyKey
 	}
 	maxIntset := int(min(d.opt.SetMaxIntsetEntries, 1<<30))
 	s := keyspace.NewSet()
@@ -171,8 +160,7 @@ func (d *decoder) readSet() (keyspace.Object, error) {
 }
 
 func (d *decoder) readIntset() (keyspace.Object, error) {
-	blob, err := d.readString(d.blob[:0])
-	d.blob = blob
+	blob, err := d.readBlob()
 	if err != nil {
 		return nil, err
 	}
@@ -189,12 +177,9 @@ func (d *decoder) readIntset() (keyspace.Object, error) {
 }
 
 func (d *decoder) readZSet(binary bool) (keyspace.Object, error) {
-	n, err := d.readCount()
+	n, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errEmptyKey
 	}
 	z := keyspace.NewZSet()
 	z.MarkBig()
@@ -232,8 +217,7 @@ func (d *decoder) readZSet(binary bool) (keyspace.Object, error) {
 // readPairs reads a ziplist or listpack blob of field/value pairs,
 // validates it, and returns it with its element count.
 func (d *decoder) readPairs(t byte) ([]byte, func([]byte, func(lpEntry) error) (int, error), int, error) {
-	blob, err := d.readString(d.blob[:0])
-	d.blob = blob
+	blob, err := d.readBlob()
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -300,12 +284,9 @@ func toTable(h *keyspace.Hash) {
 }
 
 func (d *decoder) readHash() (keyspace.Object, error) {
-	n, err := d.readCount()
+	n, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errEmptyKey
 	}
 	h := keyspace.NewHash()
 	if n > uint64(d.opt.HashMaxListpackEntries) {
@@ -337,8 +318,7 @@ func (d *decoder) readPackedHash(t byte) (keyspace.Object, error) {
 		return nil
 	}
 	if t == typeHashZipmap {
-		blob, err := d.readString(d.blob[:0])
-		d.blob = blob
+		blob, err := d.readBlob()
 		if err != nil {
 			return nil, err
 		}
@@ -385,4 +365,22 @@ func (d *decoder) readPackedHash(t byte) (keyspace.Object, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// readBlob reads a string into the decoder's blob scratch buffer (a
+// listpack, ziplist, intset or zipmap, parsed before anything is kept).
+func (d *decoder) readBlob() ([]byte, error) {
+	var err error
+	d.blob, err = d.readString(d.blob[:0])
+	return d.blob, err
+}
+
+// readNonEmptyCount reads a collection's element count: zero is an empty
+// key, which Redis never writes (errEmptyKey).
+func (d *decoder) readNonEmptyCount() (uint64, error) {
+	n, err := d.readCount()
+	if err == nil && n == 0 {
+		err = errEmptyKey
+	}
+	return n, err
 }
