@@ -153,10 +153,6 @@ func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
 		Timestamps: s.cfg.Bool("aof-timestamp-enabled"),
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
 		Logf:       s.log.Noticef,
-		// The event loops flush once per round of clients (heldReplies),
-		// so one write (one fsync under always) covers the round, as in
-		// Redis's beforeSleep.
-		WaitKicks:  true,
 		OnProgress: s.aofProgressed,
 	}, nil
 }

@@ -2,7 +2,6 @@ package aof
 
 import (
 	"os"
-	"runtime"
 	"time"
 )
 
@@ -13,13 +12,9 @@ const (
 	retryMax = time.Second
 )
 
-// waitKickTick bounds how long, under Always with WaitKicks, an append no
-// one waits for (an expired key's DEL) stays unwritten.
-const waitKickTick = 100 * time.Millisecond
-
-// coalesceDelay is how long, under everysec and no, the flusher lets
-// appended commands accumulate before writing them.
-const coalesceDelay = time.Millisecond
+// tickPeriod bounds how long an append no one waits for (an expired
+// key's DEL) stays unwritten; every tenth tick is everysec's fsync.
+const tickPeriod = 100 * time.Millisecond
 
 // maxSpare bounds the buffer kept between batches.
 const maxSpare = 4 << 20
@@ -32,9 +27,9 @@ const maxSpare = 4 << 20
 func (w *Writer) flushLoop() {
 	defer close(w.done)
 	// One ticker serves every policy, which may change at run time
-	// (SetPolicy): everysec fsyncs on every tenth tick; with WaitKicks
-	// every tick writes what no one waited for.
-	ticker := time.NewTicker(waitKickTick)
+	// (SetPolicy): every tick writes what no one waited for, and everysec
+	// fsyncs once a second.
+	ticker := time.NewTicker(tickPeriod)
 	defer ticker.Stop()
 	tick := ticker.C
 	lastSecond := time.Now()
@@ -57,21 +52,16 @@ func (w *Writer) flushLoop() {
 				if secondDue {
 					lastSecond = now
 				}
-				switch {
-				case w.Policy() == EverySec && secondDue:
-					syncDue = true // write and fsync in the background
-				case w.opt.WaitKicks:
-					// write what no one waited for
-				default:
-					continue
-				}
+				// write what no one waited for, and under everysec
+				// fsync in the background once a second
+				syncDue = w.Policy() == EverySec && secondDue
 			}
 		}
 		w.mu.Lock()
 		closing := w.closing
 		w.mu.Unlock()
 		w.flushMu.Lock()
-		ok := w.flushOnce(syncDue, closing, true)
+		ok := w.flushOnce(syncDue, closing)
 		if closing {
 			w.waitBackgroundSync()
 			w.cur.close()
@@ -113,7 +103,7 @@ func (w *Writer) Flush(t Ticket) {
 	w.mu.Unlock()
 	ok := true
 	if !skip && !cut {
-		ok = w.flushOnce(false, false, false)
+		ok = w.flushOnce(false, false)
 	}
 	w.flushMu.Unlock()
 	if !ok || cut {
@@ -143,26 +133,12 @@ func (w *Writer) notify() {
 // Close, before returning; on the everysec tick, in the background (as
 // Redis's bio thread does), so that writes go on meanwhile. It returns
 // false when a write or fsync failed (the unwritten bytes are queued
-// again). gather is false when the caller flushes its own appends (Flush)
-// and nobody else's are worth waiting for. Under flushMu.
-func (w *Writer) flushOnce(tick, closing, gather bool) bool {
+// again). Under flushMu.
+func (w *Writer) flushOnce(tick, closing bool) bool {
 	policy := w.Policy()
 	cur, curGen := w.cur, w.curGen
 	defer func() { w.cur, w.curGen = cur, curGen }()
-	if w.opt.WaitKicks || !gather {
-		// The waiter kicked once its round of appends was complete.
-	} else if policy == Always {
-		w.gather()
-	} else if !closing && !tick {
-		// Nobody waits for these bytes: let a millisecond of commands
-		// accumulate, so that the writes (and the flusher's wake-ups)
-		// are a thousand a second at most, not one per command, as
-		// Redis writes once per event-loop iteration.
-		time.Sleep(coalesceDelay)
-	}
-	w.kicked.Store(false)
 	w.mu.Lock()
-	w.lastBatch, w.pending = w.pending, 0
 	chunks := w.chunks
 	w.chunks = nil
 	start := w.written
@@ -258,26 +234,6 @@ func (w *Writer) addSize(n int64) {
 	w.mu.Lock()
 	w.totalSize += n
 	w.mu.Unlock()
-}
-
-// gatherYields bounds how long gather lets writers catch up.
-const gatherYields = 8
-
-// gather, under Always, lets the writers woken by the previous fsync append
-// their next command before the batch is taken: it yields the processor a
-// few times while fewer commands are queued than the last batch held. This
-// keeps batches (and so the commands per fsync) large when many clients
-// write at once, and costs a few scheduler yields when one client writes.
-func (w *Writer) gather() {
-	for i := 0; i < gatherYields; i++ {
-		w.mu.Lock()
-		enough := w.pending >= w.lastBatch || w.closing
-		w.mu.Unlock()
-		if enough {
-			return
-		}
-		runtime.Gosched()
-	}
 }
 
 // startBackgroundSync fsyncs f up to the logical offset upTo in another

@@ -36,12 +36,6 @@ type WriterOptions struct {
 	WriteBase func(w io.Writer) error
 	// Logf receives Redis's log lines (nil: discarded).
 	Logf func(format string, args ...any)
-	// WaitKicks leaves the flush to Wait: Append only buffers, so a
-	// caller that appends for many clients and then waits once (an event
-	// loop's round) gets them all in one write, and under Always one
-	// fsync, as Redis writes in beforeSleep before replying. Appends
-	// nobody waits for are written within waitKickTick.
-	WaitKicks bool
 	// OnProgress, when set, is called by the flusher (holding no lock)
 	// after every batch it wrote, fsync it ended or attempt that failed,
 	// and when it stops: a caller that does not block in Wait checks
@@ -69,9 +63,12 @@ type chunk struct {
 }
 
 // Writer appends commands to the last incremental file of an AOF directory.
-// Append only buffers; one goroutine (the flusher) writes what has
-// accumulated, fsyncs it under Always, and wakes the waiters: concurrent
-// writers share one write and one fsync (group commit).
+// Append only buffers. Flush (on the caller's goroutine), or the flusher
+// goroutine when Wait or Kick asks it or its tick comes, writes what has
+// accumulated, fsyncs it under Always, and wakes the waiters: a caller
+// that appends for many clients and then flushes once (an event loop's
+// round, as Redis writes in beforeSleep) gets them one write and one fsync
+// (group commit); appends nobody waits for are written within tickPeriod.
 type Writer struct {
 	dir, prefix string
 	opt         WriterOptions
@@ -89,8 +86,6 @@ type Writer struct {
 	gen        int
 	files      map[int]*os.File // opened incremental files the flusher has not switched to yet
 	appended   uint64
-	pending    int // commands appended since the flusher took the last batch
-	lastBatch  int // commands in the last batch
 	written    uint64
 	synced     uint64
 	failedAt   uint64 // end of the last failed write or fsync attempt
@@ -108,7 +103,6 @@ type Writer struct {
 	writes atomic.Uint64
 
 	kick    chan struct{}
-	kicked  atomic.Bool  // a kick is pending: Append need not send another (not Always)
 	policy  atomic.Int32 // the Policy in force, see SetPolicy
 	failing atomic.Bool  // lastErr or fsyncErr is set (Err's fast path); written under mu
 	done    chan struct{}
@@ -333,24 +327,14 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 	}
 	c.data = AppendCommand(c.data, argv...)
 	w.appended += uint64(len(c.data) - before)
-	w.pending++
 	t := Ticket(w.appended)
 	w.mu.Unlock()
-	// Under everysec and no, one kick per flush is enough (the flusher
-	// gathers what follows); under always every waiter needs its fsync,
-	// and with WaitKicks the waiter asks for it itself.
-	if policy := w.Policy(); !w.opt.WaitKicks && (policy == Always || !w.kicked.Swap(true)) {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
-	}
 	return t
 }
 
 // Kick asks the flusher to write (and under Always fsync) what was
-// appended, without waiting for it: with WaitKicks, the end of a round of
-// appends whose completion Settled will tell.
+// appended, without waiting for it: the end of a round of appends whose
+// completion Settled will tell.
 func (w *Writer) Kick() {
 	select {
 	case w.kick <- struct{}{}:
@@ -387,9 +371,7 @@ func (w *Writer) settledLocked(t Ticket) (bool, error) {
 // fsync error of the attempt that covered t; the bytes stay queued and are
 // retried, and Status reports the error until a write succeeds again.
 func (w *Writer) Wait(t Ticket) error {
-	if w.opt.WaitKicks {
-		w.Kick()
-	}
+	w.Kick()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {

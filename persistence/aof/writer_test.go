@@ -185,12 +185,12 @@ func TestWriterEverySec(t *testing.T) {
 	require.NoError(t, w.Status().LastWriteErr)
 }
 
-// With WaitKicks, appends wait for a Wait: a round of appends followed by
+// Appends wait for a Wait (or Flush, or Kick): a round of appends followed by
 // one Wait is one fsync; an append nobody waits for is still written
-// within waitKickTick.
-func TestWriterWaitKicks(t *testing.T) {
+// within tickPeriod.
+func TestWriterAppendsWaitForWait(t *testing.T) {
 	dir := t.TempDir()
-	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always, WaitKicks: true})
+	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always})
 	before := w.Status().Fsyncs
 	var last Ticket
 	for i := 0; i < 100; i++ {
@@ -232,7 +232,7 @@ func TestWriterSetPolicy(t *testing.T) {
 func TestWriterFlushAndReserve(t *testing.T) {
 	dir := t.TempDir()
 	var progress atomic.Int32
-	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always, WaitKicks: true,
+	w := openTestWriter(t, dir, nil, WriterOptions{Policy: Always,
 		OnProgress: func() { progress.Add(1) }})
 	var tk Ticket
 	for i := range 100 {
