@@ -34,7 +34,6 @@ type aofState struct {
 	rewrites       int64
 	rewriteFails   int64
 	baseSize       int64 // aof_base_size after the last load or rewrite
-	loaded         aof.Stats
 }
 
 // Propagate implements commands.Propagator: every change goes to the AOF
@@ -114,7 +113,7 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 	if err != nil {
 		return err
 	}
-	s.ks.Exec(func() { s.aof.loaded, s.aof.baseSize = stats, stats.BaseSize })
+	s.ks.Exec(func() { s.aof.baseSize = stats.BaseSize })
 	s.log.Noticef("DB loaded from append only file: %.3f seconds (%d commands)", time.Since(start).Seconds(), stats.Commands)
 	return nil
 }

@@ -215,7 +215,6 @@ func (w *Writer) flushOnce(tick, closing bool) bool {
 	w.written = pos
 	if syncNow {
 		w.synced = pos
-		w.lastFsync = time.Now().Unix()
 	}
 	if w.lastErr != nil {
 		w.logf("AOF write error looks solved, Redis can write again.")
@@ -281,7 +280,6 @@ func (w *Writer) backgroundSynced(upTo uint64, err error) {
 	if upTo > w.synced {
 		w.synced = upTo
 	}
-	w.lastFsync = time.Now().Unix()
 	w.progress.Broadcast()
 }
 

@@ -45,14 +45,13 @@ type WriterOptions struct {
 
 // Status is the writer's state for INFO persistence.
 type Status struct {
-	LastWriteErr  error  // nil: aof_last_write_status:ok (write and background fsync)
-	CurrentSize   int64  // aof_current_size: base plus incremental bytes written
-	BaseSize      int64  // aof_base_size
-	BufferLength  int64  // aof_buffer_length: appended, not yet written
-	PendingFsync  bool   // written bytes not yet fsynced
-	Fsyncs        uint64 // fsyncs of the incremental files so far
-	Writes        uint64 // write batches so far
-	LastFsyncUnix int64  // time of the last successful fsync
+	LastWriteErr error  // nil: aof_last_write_status:ok (write and background fsync)
+	CurrentSize  int64  // aof_current_size: base plus incremental bytes written
+	BaseSize     int64  // aof_base_size
+	BufferLength int64  // aof_buffer_length: appended, not yet written
+	PendingFsync bool   // written bytes not yet fsynced
+	Fsyncs       uint64 // fsyncs of the incremental files so far
+	Writes       uint64 // write batches so far
 }
 
 // chunk is appended bytes bound for the incremental file of generation gen
@@ -97,7 +96,6 @@ type Writer struct {
 	stopped    bool
 	baseSize   int64
 	totalSize  int64
-	lastFsync  int64
 
 	fsyncs atomic.Uint64
 	writes atomic.Uint64
@@ -200,7 +198,6 @@ func newWriter(dir, prefix string, m *Manifest, f *os.File, opt WriterOptions) *
 		selectedDB: -1,
 		kick:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
-		lastFsync:  time.Now().Unix(),
 	}
 	w.progress = sync.NewCond(&w.mu)
 	w.policy.Store(int32(opt.Policy))
@@ -420,14 +417,13 @@ func (w *Writer) Status() Status {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return Status{
-		LastWriteErr:  w.errLocked(),
-		CurrentSize:   w.totalSize,
-		BaseSize:      w.baseSize,
-		BufferLength:  int64(w.appended - w.written),
-		PendingFsync:  w.synced < w.written,
-		Fsyncs:        w.fsyncs.Load(),
-		Writes:        w.writes.Load(),
-		LastFsyncUnix: w.lastFsync,
+		LastWriteErr: w.errLocked(),
+		CurrentSize:  w.totalSize,
+		BaseSize:     w.baseSize,
+		BufferLength: int64(w.appended - w.written),
+		PendingFsync: w.synced < w.written,
+		Fsyncs:       w.fsyncs.Load(),
+		Writes:       w.writes.Load(),
 	}
 }
 
