@@ -100,6 +100,7 @@ const (
 	ErrSecondDBIndex   = "ERR invalid second DB index"
 	ErrSlowlogCount    = "ERR count should be greater than or equal to -1"
 	ErrNoShutdown      = "ERR No shutdown in progress."
+	ErrShutdownFailed  = "ERR Errors trying to SHUTDOWN. Check logs."
 	ErrBusyKey         = "BUSYKEY Target key name already exists."
 	ErrBadDump         = "ERR DUMP payload version or checksum are wrong"
 	ErrBadDataFormat   = "ERR Bad data format"

@@ -167,9 +167,10 @@ func monitorCommand(c *Ctx) {
 	c.Srv.Monitor(c.Client)
 }
 
-// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. On
-// success the client gets no reply: the server closes every connection
-// and exits.
+// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. It
+// waits, off the lock, for the final save: on success the client gets no
+// reply (the server closes every connection and exits); a failed save
+// answers an error and the server goes on serving.
 func shutdownCommand(c *Ctx) {
 	var o ShutdownOptions
 	for _, a := range c.Args[1:] {
@@ -193,15 +194,17 @@ func shutdownCommand(c *Ctx) {
 		c.Error(ErrSyntax)
 		return
 	}
-	if err := c.Srv.Shutdown(o); err != "" {
-		c.Error(err)
-		return
-	}
-	if o.Abort {
-		c.W.OK()
-		return
-	}
-	c.Client.CloseAfterReply = true
+	wait := c.Srv.Shutdown(o)
+	c.Offload(func() {
+		err := wait()
+		c.KS.Exec(func() {
+			if err != "" {
+				c.Error(err)
+				return
+			}
+			c.Client.CloseAfterReply = true
+		})
+	})
 }
 
 // ---- CONFIG ---------------------------------------------------------------

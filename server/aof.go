@@ -153,6 +153,12 @@ func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
 		Logf:       s.log.Noticef,
 		OnProgress: s.aofProgressed,
+		OnAlwaysFailure: func(what string, err error) {
+			if what == "writing to" {
+				s.fatalf("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
+			}
+			s.fatalf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %v. Exiting...", err)
+		},
 	}, nil
 }
 

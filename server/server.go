@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/zredis/zredis/commands"
@@ -53,10 +51,11 @@ type Server struct {
 
 	listeners []net.Listener
 	loops     []*netloop.Loop
-	nextLoop  int            // accept: round-robin over loops
-	conns     sync.WaitGroup // registered connections, until their Closed
-	workers   sync.WaitGroup // connections' goroutines for suspended batches
-	shutdown  chan commands.ShutdownOptions
+	nextLoop  int                  // accept: round-robin over loops
+	conns     sync.WaitGroup       // registered connections, until their Closed
+	workers   sync.WaitGroup       // connections' goroutines for suspended batches
+	shutdown  chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
+	exiting   chan struct{}        // closed once Run stops taking shutdown requests
 
 	pubsub      *commands.Subscriptions            // lock
 	pubsubLimit atomic.Pointer[config.BufferLimit] // client-output-buffer-limit pubsub
@@ -91,7 +90,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		log:      log,
 		ks:       keyspace.New(int(cfg.Int("databases")), clock),
 		clients:  map[int64]*conn{},
-		shutdown: make(chan commands.ShutdownOptions, 1),
+		shutdown: make(chan shutdownRequest),
+		exiting:  make(chan struct{}),
 		start:    time.Now(),
 		Ready:    make(chan struct{}),
 	}
@@ -247,31 +247,19 @@ func (s *Server) Run(ctx context.Context) error {
 	loadErr := s.loadData()
 	s.disp.Loading.Store(false)
 
-	bgCtx, stopBG := context.WithCancel(context.Background())
-	var bg sync.WaitGroup
-	var shutdownOpts commands.ShutdownOptions
+	var bg background
 	if loadErr == nil {
-		bg.Add(2)
-		go func() {
-			defer bg.Done()
-			s.engine.Run(bgCtx)
-		}()
-		go func() {
-			defer bg.Done()
-			s.cron(bgCtx)
-		}()
+		bg.start(s)
 		s.log.Noticef("Ready to accept connections tcp")
 		close(s.Ready)
-
-		select {
-		case <-ctx.Done():
-			s.log.Warningf("Received shutdown request, scheduling shutdown...")
-		case shutdownOpts = <-s.shutdown:
+		// A shutdown whose final save fails is cancelled: the server
+		// goes on serving until one succeeds (or is forced).
+		for !s.prepareShutdown(s.nextShutdown(ctx), &bg) {
 		}
-		s.log.Warningf("User requested shutdown...")
 	} else {
 		s.log.Warningf("%v", loadErr)
 	}
+	close(s.exiting)
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
@@ -303,14 +291,8 @@ func (s *Server) Run(ctx context.Context) error {
 		l.Stop()
 	}
 	looping.Wait()
-	stopBG()
-	bg.Wait()
+	bg.stop()
 	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
-	if loadErr == nil {
-		if err := s.shutdownSave(shutdownOpts); err != nil {
-			s.log.Warningf("Exiting without a final save: %v", err)
-		}
-	}
 	s.closeAOF()
 	if s.expiry != nil {
 		if err := s.expiry.close(); err != nil {
@@ -322,23 +304,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
 	return nil
-}
-
-// Signal asks the server to shut down because the process received sig
-// (SIGTERM, SIGINT), logging it as Redis does.
-func (s *Server) Signal(sig os.Signal) {
-	name := sig.String()
-	switch sig {
-	case syscall.SIGTERM:
-		name = "SIGTERM"
-	case syscall.SIGINT:
-		name = "SIGINT"
-	}
-	s.log.Warningf("Received %s scheduling shutdown...", name)
-	select {
-	case s.shutdown <- commands.ShutdownOptions{}:
-	default:
-	}
 }
 
 // listen binds every bind address on the configured port. An address
@@ -494,21 +459,6 @@ func (s *Server) Clients() []*commands.Client {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
-}
-
-// Shutdown implements commands.Server. There is no shutdown in progress to
-// abort: a shutdown starts as soon as it is asked for. With persistence
-// not yet in place, SAVE and NOSAVE stop the server alike.
-func (s *Server) Shutdown(opts commands.ShutdownOptions) string {
-	if opts.Abort {
-		return commands.ErrNoShutdown
-	}
-	s.closing = true
-	select {
-	case s.shutdown <- opts:
-	default:
-	}
-	return ""
 }
 
 // Monitor implements commands.Server: from now on the connection's output

@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Failures that must not lose data (issue: data safety and limits), each
+// compared with a real redis-server started from the same arguments.
+
+// waitOutput polls p's log until it contains s.
+func waitOutput(t *testing.T, p *Proc, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.Output(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never logged %q:\n%s", p.Name, s, p.Output())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A SHUTDOWN or SIGTERM whose final save cannot be written is cancelled:
+// SHUTDOWN answers "Errors trying to SHUTDOWN. Check logs.", the server
+// logs why and goes on serving, with every write kept; SHUTDOWN NOSAVE
+// and FORCE still stop it. The directory is removed under both servers so
+// that the save's temp file cannot be created.
+func TestShutdownFailedSaveKeepsServing(t *testing.T) {
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "zredis-shutdown")
+			require.NoError(t, err)
+			defer os.RemoveAll(dir)
+			args := []string{"--dir", dir, "--save", "3600 1"}
+			var p *Proc
+			if name == "redis" {
+				p = StartRedis(t, args...)
+			} else {
+				p = StartZredis(t, args...)
+			}
+			c := Dial(t, p.Addr)
+			require.Equal(t, "+OK\r\n", c.Do("SET", "mail:1", "body"))
+			require.NoError(t, os.RemoveAll(dir))
+
+			assert.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN"))
+			assert.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN", "SAVE"))
+			waitOutput(t, p, "Error trying to save the DB, can't exit.", 5*time.Second)
+			waitOutput(t, p, "Errors trying to shut down the server. Check the logs for more information.", 5*time.Second)
+			assert.Equal(t, "+OK\r\n", c.Do("SET", "mail:2", "body"))
+			assert.Equal(t, ":2\r\n", c.Do("DBSIZE"))
+
+			// A SIGTERM whose save fails is cancelled the same way.
+			before := strings.Count(p.Output(), "Errors trying to shut down the server")
+			require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+			deadline := time.Now().Add(5 * time.Second)
+			for strings.Count(p.Output(), "Errors trying to shut down the server") == before {
+				require.True(t, time.Now().Before(deadline), "the SIGTERM was not handled:\n%s", p.Output())
+				time.Sleep(10 * time.Millisecond)
+			}
+			assert.Equal(t, "+PONG\r\n", c.Do("PING"))
+			assert.Equal(t, "$4\r\nbody\r\n", c.Do("GET", "mail:2"))
+
+			// FORCE exits although the save fails.
+			c.Send(Encode("SHUTDOWN", "FORCE"))
+			_, err = c.ReadErr(10 * time.Second)
+			assert.Error(t, err, "SHUTDOWN FORCE closes the connection")
+			code, ok := p.Wait(10 * time.Second)
+			require.True(t, ok, "no exit after SHUTDOWN FORCE")
+			assert.Equal(t, 0, code)
+			assert.Contains(t, p.Output(), "Error trying to save the DB. Exit anyway.")
+		})
+	}
+}
+
+// While a failed shutdown is cancelled, the expiry stream goes on: a key
+// that expires afterwards reaches the listener.
+func TestShutdownFailedSaveExpiryStreamGoesOn(t *testing.T) {
+	ep := zmqEndpoint(t)
+	dir, err := os.MkdirTemp("", "zredis-shutdown")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	z := StartZredis(t, "--dir", dir, "--save", "3600 1", "--expiry-zmq-endpoints", ep)
+	l := startListener(t, []string{ep})
+	c := Dial(t, z.Addr)
+	require.NoError(t, os.RemoveAll(dir))
+	require.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN"))
+	require.Equal(t, "+OK\r\n", c.Do("SET", "lock:1", "v", "PX", "50"))
+	got := l.recv(t, 1, 10*time.Second)
+	assert.Equal(t, "lock:1", string(got[0].Key))
+	z.cmd.Process.Signal(syscall.SIGKILL)
+}
