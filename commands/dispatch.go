@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,10 @@ type Dispatcher struct {
 	// prop hands changes to the AOF and replicas (propagate.go,
 	// SetPropagator).
 	prop propagation
+
+	// OnPanic, when set, receives a panic recovered from a command's
+	// handler with the goroutine's stack, for the log.
+	OnPanic func(cmd string, recovered any, stack []byte)
 }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
@@ -110,7 +115,7 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 	if p != nil {
 		p.beforeCall()
 	}
-	cmd.Run(c)
+	d.run(c)
 	if p != nil {
 		p.afterCall(c)
 	}
@@ -129,6 +134,32 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 		h(c, dur)
 	}
 	return c.offload
+}
+
+// run calls the handler of c.Cmd through protect.
+func (d *Dispatcher) run(c *Ctx) { d.protect(c, c.Cmd.Run) }
+
+// protect calls fn(c), a command's handler or a blocked client's pop. A
+// panic in it (a bug) does not take the server down with every client's
+// connection and whatever was not yet saved: it is logged with its stack,
+// the reply fn wrote so far is replaced with an error, and serving goes
+// on. What fn changed before it panicked stays, as a command that failed
+// half-way through would leave it.
+func (d *Dispatcher) protect(c *Ctx, fn func(*Ctx)) {
+	mark := c.W.Mark()
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if d.OnPanic != nil {
+			d.OnPanic(c.Cmd.Name, r, debug.Stack())
+		}
+		c.W.Truncate(mark)
+		c.offload = nil
+		c.Error(ErrInternal(c.Cmd.Name))
+	}()
+	fn(c)
 }
 
 // Resolve finds the command args would run and applies the checks that

@@ -37,6 +37,12 @@ const (
 )
 
 // ErrWrongArgs is the arity error for the command (or "container|sub").
+// ErrInternal is the reply to a command whose handler panicked (a bug;
+// Redis would crash there): the server logged the stack and goes on.
+func ErrInternal(cmd string) string {
+	return "ERR internal error running '" + cmd + "' command, see the server log"
+}
+
 func ErrWrongArgs(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }

@@ -101,6 +101,9 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
+	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
+		s.log.Warningf("Panic running the '%s' command (recovered; the client gets an error, serving goes on): %v\n%s", cmd, r, stack)
+	}
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchPubSubLimits()

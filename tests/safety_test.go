@@ -95,3 +95,62 @@ func TestShutdownFailedSaveExpiryStreamGoesOn(t *testing.T) {
 	assert.Equal(t, "lock:1", string(got[0].Key))
 	z.cmd.Process.Signal(syscall.SIGKILL)
 }
+
+// A client blocked in a blocking pop that hangs up is never served: the
+// element pushed right after the hang-up stays where it was pushed, for
+// every blocking command, on many trials. redis-server notices the
+// hang-up on its event loop, so it keeps the element when the hang-up
+// came a moment before the push (20 ms here), but loses some when both
+// arrive in the same round of its loop; zredis asks the socket before
+// serving a blocked client, and loses none with no gap at all.
+func TestBlockedClientHangupLosesNothing(t *testing.T) {
+	cases := []struct {
+		block []string
+		push  []string
+		count []string // the pushed element is still here: ":1"
+	}{
+		{[]string{"BLPOP", "q", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BRPOP", "q", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BLMOVE", "q", "dst", "LEFT", "RIGHT", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BRPOPLPUSH", "q", "dst", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BLMPOP", "0", "1", "q", "LEFT"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BZPOPMIN", "z", "0"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+		{[]string{"BZPOPMAX", "z", "0"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+		{[]string{"BZMPOP", "0", "1", "z", "MIN"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+	}
+	const trials = 20
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			var p *Proc
+			if name == "redis" {
+				p = StartRedis(t)
+			} else {
+				p = StartZredis(t)
+			}
+			ctl := Dial(t, p.Addr)
+			gaps := []time.Duration{20 * time.Millisecond}
+			if name == "zredis" {
+				gaps = append(gaps, 0)
+			}
+			for _, gap := range gaps {
+				for _, tc := range cases {
+					lost := 0
+					for i := 0; i < trials; i++ {
+						ctl.Do("DEL", "q", "z", "dst")
+						waiter := Dial(t, p.Addr)
+						waiter.Send(Encode(tc.block...))
+						waitBlocked(t, ctl, 1)
+						waiter.nc.Close()
+						time.Sleep(gap)
+						ctl.Do(tc.push...)
+						if ctl.Do(tc.count...) != ":1\r\n" {
+							lost++
+						}
+						waitBlocked(t, ctl, 0)
+					}
+					assert.Zero(t, lost, "%s, push %v after the hang-up: elements popped for a client that hung up, of %d", tc.block[0], gap, trials)
+				}
+			}
+		})
+	}
+}
