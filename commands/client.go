@@ -10,8 +10,11 @@ import (
 // OutputFigures is a client's output as CLIENT LIST shows it: Buf bytes
 // in what stands for Redis's static reply buffer (obl), Mem bytes in
 // Blocks blocks beyond it (omem, oll). Output buffer limits count Mem.
+// Writing is set while the socket has not taken all that was written to
+// it (events=rw: Redis has a write handler installed).
 type OutputFigures struct {
 	Buf, Blocks, Mem int64
+	Writing          bool
 }
 
 // Client is one connection's state as commands see it. The server owns

@@ -703,7 +703,11 @@ func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 	num("oll", out.Blocks)
 	num("omem", out.Mem)
 	num("tot-mem", clientStructBytes+max(readBufSize, qbuf)+readBufSize+out.Mem+argvMem)
-	str("events", "r")
+	if out.Writing {
+		str("events", "rw")
+	} else {
+		str("events", "r")
+	}
 	str("cmd", cmd)
 	str("user", "default")
 	num("redir", -1)

@@ -90,6 +90,9 @@ func (c *conn) checkOutput(total, writer int) bool {
 	if c.overLimit.Load() || c.killed {
 		return c.overLimit.Load()
 	}
+	if total <= replyStaticBytes {
+		return false // Redis checks nothing while its reply list is empty
+	}
 	used := uint64(total - replyStaticBytes)
 	l := &c.s.outLimits.Load()[outputClass(c.cl)]
 	if reached(l, used, &c.softSince, time.Now) {
@@ -139,7 +142,9 @@ func (c *conn) closeOverLimit(writer int) {
 // LIST shows it, writer being the bytes of its reply writer when the
 // caller may read them (the client itself, or its own connection).
 func (c *conn) outputFigures(writer int) commands.OutputFigures {
-	return outputFigures(writer + c.pendingOutput())
+	f := outputFigures(writer + c.pendingOutput())
+	f.Writing = c.lc.Pending() > 0
+	return f
 }
 
 // outputFigures splits total bytes of output as Redis's CLIENT LIST shows

@@ -285,6 +285,7 @@ func TestOutputFiguresInClientList(t *testing.T) {
 		for _, k := range []string{"obl", "oll", "omem", "argv-mem"} {
 			assert.Equal(t, "0", f[k], k)
 		}
+		assert.Equal(t, "r", f["events"])
 
 		nc := smallRcvDial(t, p.Addr)
 		id := clientID(t, nc)
@@ -295,6 +296,8 @@ func TestOutputFiguresInClientList(t *testing.T) {
 			return f != nil && fieldInt64(t, f, "omem") > 0
 		}, 10*time.Second, 10*time.Millisecond, "omem of a client with pending output")
 		assert.Positive(t, fieldInt64(t, f, "oll"))
+		assert.Eventually(t, func() bool { return clientFields(t, c, id)["events"] == "rw" },
+			10*time.Second, 10*time.Millisecond, "a write handler waits for the socket")
 		assert.LessOrEqual(t, fieldInt64(t, f, "obl"), int64(16384), "obl is within the static reply buffer")
 		assert.Greater(t, fieldInt64(t, f, "tot-mem"), fieldInt64(t, f, "omem"))
 		require.Eventually(t, func() bool {
