@@ -70,6 +70,7 @@ func (s *Server) cron(ctx context.Context) {
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
 				s.peaks.track(now.Unix(), s.clients)
+				s.checkOutputLimits()
 			}
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()

@@ -87,6 +87,13 @@ func (c *conn) pendingOutput() int {
 // total passes replyStaticBytes, which keeps the common path to one
 // comparison. Under the lock.
 func (c *conn) checkOutput(total, writer int) bool {
+	return c.checkOutputFrom(total, writer, true)
+}
+
+// checkOutputFrom is checkOutput; async tells which of Redis's two log
+// lines to write: the one of a check as output is added (the client is
+// scheduled to be closed) or the one of the periodic check (closed).
+func (c *conn) checkOutputFrom(total, writer int, async bool) bool {
 	if c.overLimit.Load() || c.killed {
 		return c.overLimit.Load()
 	}
@@ -96,7 +103,7 @@ func (c *conn) checkOutput(total, writer int) bool {
 	used := uint64(total - replyStaticBytes)
 	l := &c.s.outLimits.Load()[outputClass(c.cl)]
 	if reached(l, used, &c.softSince, time.Now) {
-		c.closeOverLimit(writer)
+		c.closeOverLimit(writer, async)
 		return true
 	}
 	return false
@@ -130,12 +137,31 @@ func reached(l *config.BufferLimit, used uint64, softSince *int64, now func() ti
 // freeClientAsync); the client leaves the client list and its
 // subscriptions then, not here, where a PUBLISH may be walking them.
 // Under the lock.
-func (c *conn) closeOverLimit(writer int) {
+func (c *conn) closeOverLimit(writer int, async bool) {
 	c.overLimit.Store(true)
 	c.ps.close()
 	info := commands.ClientInfoString(c.cl, time.Now().UnixMilli(), writer)
-	c.s.log.Warningf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
+	if async {
+		c.s.log.Warningf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
+	} else {
+		c.s.log.Warningf("Client %s closed for overcoming of output buffer limits.", info)
+	}
 	c.closeNow()
+}
+
+// checkOutputLimits is the periodic check of clientsCron: a client that
+// stays past the soft limit without being sent anything more (a client
+// that stopped sending commands, a subscriber whose channels went quiet)
+// is closed once soft-seconds have passed. Once a second, under the lock.
+func (s *Server) checkOutputLimits() {
+	for _, c := range s.clients {
+		if c.cl.Output == nil {
+			continue // not on its loop yet (attach sets Output)
+		}
+		if n := c.pendingOutput(); n > replyStaticBytes {
+			c.checkOutputFrom(n, 0, false)
+		}
+	}
 }
 
 // outputFigures is commands.Client.Output: the client's output as CLIENT
