@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -43,11 +44,15 @@ type Conn struct {
 	fd       int
 	loop     *Loop
 	handler  Handler
-	out      []byte // output the socket did not take yet
+	out      []byte       // output the socket did not take yet
+	pending  atomic.Int64 // len(out), readable from any goroutine
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
 	closing  bool // close once the pending output is written
-	events   uint32
+	// readPending: input is read while output waits (see
+	// SetReadWhilePending).
+	readPending bool
+	events      uint32
 }
 
 // Loop is one event loop.
@@ -165,7 +170,7 @@ func (l *Loop) Run() {
 			if c.closed || c.detached {
 				continue
 			}
-			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && len(c.out) == 0 {
+			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (len(c.out) == 0 || c.readPending) {
 				c.handler.Readable(c)
 			}
 		}
@@ -214,14 +219,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Write sends p, keeping what the socket does not take for when it
 // becomes writable again; while output waits, the connection is not read
-// (a client that does not read its replies is not served more). p is not
-// retained.
+// (a client that does not read its replies is not served more) unless
+// SetReadWhilePending turned reading on. p is not retained.
 func (c *Conn) Write(p []byte) {
 	if c.closed || len(p) == 0 {
 		return
 	}
 	if len(c.out) > 0 {
 		c.out = append(c.out, p...)
+		c.pending.Store(int64(len(c.out)))
 		return
 	}
 	for len(p) > 0 {
@@ -240,12 +246,42 @@ func (c *Conn) Write(p []byte) {
 	}
 	if len(p) > 0 {
 		c.out = append(c.out[:0], p...)
-		c.setEvents(evOut)
+		c.pending.Store(int64(len(c.out)))
+		c.setEvents(c.want())
 	}
 }
 
-// Pending is the number of bytes of output not yet written.
-func (c *Conn) Pending() int { return len(c.out) }
+// Pending is the number of bytes of output not yet written. Unlike the
+// other methods it may be called from any goroutine (CLIENT LIST, the
+// output limits of a connection whose batch runs on its worker): the
+// figure is exact on the loop and a recent one elsewhere.
+func (c *Conn) Pending() int { return int(c.pending.Load()) }
+
+// SetReadWhilePending chooses what happens to input while output waits
+// for the socket: by default the connection is not read until the output
+// is written, which bounds what a client that does not read its replies
+// costs to one batch of them; with on, it is read and served meanwhile,
+// as Redis serves it, for a caller that bounds the output itself (an
+// output buffer limit closes the connection).
+func (c *Conn) SetReadWhilePending(on bool) {
+	if c.readPending == on {
+		return
+	}
+	c.readPending = on
+	c.setEvents(c.want())
+}
+
+// want is what epoll should watch for in the connection's state.
+func (c *Conn) want() uint32 {
+	var ev uint32
+	if len(c.out) > 0 {
+		ev = evOut
+	}
+	if !c.detached && (len(c.out) == 0 || c.readPending) {
+		ev |= evIn
+	}
+	return ev
+}
 
 func (c *Conn) flush() {
 	for len(c.out) > 0 {
@@ -261,17 +297,14 @@ func (c *Conn) flush() {
 			return
 		}
 		c.out = c.out[n:]
+		c.pending.Store(int64(len(c.out)))
 	}
 	c.out = nil
 	if c.closing {
 		c.Close()
 		return
 	}
-	if c.detached {
-		c.setEvents(0)
-	} else {
-		c.setEvents(evIn)
-	}
+	c.setEvents(c.want())
 }
 
 // setEvents changes what epoll watches for; 0 removes the descriptor from
@@ -298,18 +331,14 @@ func (c *Conn) setEvents(ev uint32) {
 // resumes. Pending output is still written.
 func (c *Conn) Detach() {
 	c.detached = true
-	if len(c.out) == 0 {
-		c.setEvents(0)
-	}
+	c.setEvents(c.want())
 }
 
 // Attach resumes reading after Detach. Input that arrived meanwhile is
 // reported at once (epoll is level-triggered).
 func (c *Conn) Attach() {
 	c.detached = false
-	if len(c.out) == 0 {
-		c.setEvents(evIn)
-	}
+	c.setEvents(c.want())
 }
 
 // Loop is the connection's loop, for Submit.
@@ -328,6 +357,7 @@ func (c *Conn) Close() {
 	syscall.Close(c.fd)
 	delete(c.loop.conns, c.fd)
 	c.out = nil
+	c.pending.Store(0)
 	c.handler.Closed(c)
 }
 
@@ -340,6 +370,7 @@ func (c *Conn) CloseAfterFlush() {
 	}
 	c.closing = true
 	c.detached = true
+	c.setEvents(c.want())
 }
 
 // ShutdownRead stops further input (SHUTDOWN and server stop: replies in

@@ -69,6 +69,8 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.PeakMemory = max(s.stats.PeakMemory, used)
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
+				s.peaks.track(now.Unix(), s.clients)
+				s.checkOutputLimits()
 			}
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()

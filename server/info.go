@@ -105,14 +105,13 @@ func (s *Server) infoServer(b []byte) []byte {
 }
 
 func (s *Server) infoClients(b []byte) []byte {
-	var blocked, maxIn, maxOut int64
+	var blocked int64
 	for _, c := range s.clients {
 		if c.cl.Blocked {
 			blocked++
 		}
-		maxIn = max(maxIn, c.cl.QueryBuf.Load())
-		maxOut = max(maxOut, c.cl.OutputBuf.Load())
 	}
+	maxIn, maxOut := s.peaks.max()
 	b = fieldInt(b, "connected_clients", int64(len(s.clients)))
 	b = fieldInt(b, "cluster_connections", 0)
 	b = fieldInt(b, "maxclients", s.cfg.Int("maxclients"))

@@ -57,8 +57,11 @@ type Server struct {
 	shutdown  chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
 	exiting   chan struct{}        // closed once Run stops taking shutdown requests
 
-	pubsub      *commands.Subscriptions            // lock
-	pubsubLimit atomic.Pointer[config.BufferLimit] // client-output-buffer-limit pubsub
+	pubsub    *commands.Subscriptions      // lock
+	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
+	// peaks are the largest query and output buffers of the last
+	// seconds, for INFO's client_recent_max_*; lock.
+	peaks clientPeaks
 
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
@@ -106,7 +109,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	}
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
-	s.watchPubSubLimits()
+	s.watchOutputLimits()
 	s.ks.SetMissHook(func(db int, key []byte) {
 		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
 	})
@@ -464,33 +467,21 @@ func (s *Server) Clients() []*commands.Client {
 	return out
 }
 
-// Monitor implements commands.Server: from now on the connection's output
-// (its replies and the MONITOR feed) goes through one queue, written in
-// order by one writer goroutine the connection owns.
+// Monitor implements commands.Server: from now on the MONITOR feed goes
+// to the connection through its outbox, as Pub/Sub messages do, in order
+// with its replies and under its output limits (class normal, as Redis
+// 7.0 classifies a MONITOR client).
 func (s *Server) Monitor(cl *commands.Client) {
 	c := s.clients[cl.ID]
 	if c == nil {
 		return
 	}
-	c.monitorLimit = s.monitorLimit()
 	for _, m := range s.monitors {
 		if m == c {
 			return
 		}
 	}
 	s.monitors = append(s.monitors, c)
-}
-
-// monitorLimit bounds a MONITOR connection's queue by the replica hard
-// limit of client-output-buffer-limit (Redis counts monitors as
-// replicas); a connection past it is closed, as Redis closes it.
-func (s *Server) monitorLimit() int {
-	const fallback = 256 << 20
-	hard := s.cfg.ClientOutputBufferLimits()[config.ClientReplica].Hard
-	if hard == 0 || hard > 1<<40 {
-		return fallback
-	}
-	return int(hard)
 }
 
 // feedMonitors is the Dispatcher.AfterCall hook that shows a call to the
@@ -522,7 +513,7 @@ func (s *Server) Feed(cl *commands.Client, args [][]byte) {
 	}
 	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, cl.Addr, args)
 	for _, m := range s.monitors {
-		m.push(line)
+		m.pushOut(line)
 	}
 }
 
