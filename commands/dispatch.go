@@ -55,6 +55,13 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		rejectCommand(c, cmd, rejected)
 		return nil
 	}
+	if cl.Monitor && cmd.Flags&(Write|ReadOnly|MayReplicate) != 0 {
+		// A MONITOR client is a replica to Redis, exempt from CLIENT
+		// PAUSE: it may not touch the keyspace (processCommand).
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrReplicaKeyspace)
+		return nil
+	}
 	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(ErrLoading)
@@ -157,6 +164,9 @@ func (d *Dispatcher) protect(c *Ctx, fn func(*Ctx)) {
 		}
 		c.W.Truncate(mark)
 		c.offload = nil
+		// Its arguments as they came are not what it did: the AOF and
+		// replicas get nothing of it (the log says so).
+		c.PreventPropagation()
 		c.Error(ErrInternal(c.Cmd.Name))
 	}()
 	fn(c)

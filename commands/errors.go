@@ -107,6 +107,7 @@ const (
 	ErrSlowlogCount    = "ERR count should be greater than or equal to -1"
 	ErrNoShutdown      = "ERR No shutdown in progress."
 	ErrShutdownFailed  = "ERR Errors trying to SHUTDOWN. Check logs."
+	ErrReplicaKeyspace = "ERR Replica can't interact with the keyspace"
 	ErrBusyKey         = "BUSYKEY Target key name already exists."
 	ErrBadDump         = "ERR DUMP payload version or checksum are wrong"
 	ErrBadDataFormat   = "ERR Bad data format"

@@ -194,6 +194,13 @@ func shutdownCommand(c *Ctx) {
 		c.Error(ErrSyntax)
 		return
 	}
+	if o.Abort {
+		// There is no shutdown in progress that ABORT could cancel: the
+		// final save runs as soon as it is asked for, as with Redis
+		// when no replica is waited for.
+		c.Error(ErrNoShutdown)
+		return
+	}
 	wait := c.Srv.Shutdown(o)
 	c.Offload(func() {
 		err := wait()

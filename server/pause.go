@@ -90,8 +90,11 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if s.closing || c.killed {
 		return pauseStop
 	}
-	if (s.pause.end == 0 && !s.pause.shutdown) || c.cl.Monitor {
+	if s.pause.end == 0 && !s.pause.shutdown {
 		return pauseRun // no pause: the per-command path reads no clock here
+	}
+	if c.cl.Monitor && !s.pause.shutdown {
+		return pauseRun
 	}
 	if mayBlock {
 		if s.waitPause(c, args) {
@@ -122,8 +125,11 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
-		if (s.pause.end == 0 && !s.pause.shutdown) || c.cl.Monitor {
+		if s.pause.end == 0 && !s.pause.shutdown {
 			return true // no pause: the per-command path reads no clock here
+		}
+		if c.cl.Monitor && !s.pause.shutdown {
+			return true
 		}
 		if s.pause.shutdown {
 			wake := s.pause.wake

@@ -56,6 +56,7 @@ type Server struct {
 	workers   sync.WaitGroup       // connections' goroutines for suspended batches
 	shutdown  chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
 	exiting   chan struct{}        // closed once Run stops taking shutdown requests
+	signalled atomic.Bool          // a signal's shutdown is pending or running (Signal)
 
 	pubsub    *commands.Subscriptions      // lock
 	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
@@ -105,7 +106,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
-		s.log.Warningf("Panic running the '%s' command (recovered; the client gets an error, serving goes on): %v\n%s", cmd, r, stack)
+		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
 	}
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)

@@ -88,6 +88,7 @@ func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
 		s.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
 		bg.start(s)
 		s.ks.Exec(func() { s.pause.unhold() })
+		s.signalled.Store(false) // as Redis's cancelShutdown clears shutdown_asap
 		if req.result != nil {
 			req.result <- commands.ErrShutdownFailed
 		}
@@ -110,6 +111,17 @@ func (s *Server) Signal(sig os.Signal) {
 	case syscall.SIGINT:
 		name, flags = "SIGINT", s.cfg.Int("shutdown-on-sigint")
 	}
+	if !s.signalled.CompareAndSwap(false, true) {
+		// A signal's shutdown is pending or running: Redis's handler
+		// only sets shutdown_asap again, except that a second SIGINT
+		// means "now".
+		if sig == syscall.SIGINT {
+			s.log.Warningf("You insist... exiting now.")
+			os.Exit(1)
+		}
+		s.log.Warningf("Received %s scheduling shutdown...", name)
+		return
+	}
 	s.log.Warningf("Received %s scheduling shutdown...", name)
 	req := shutdownRequest{opts: commands.ShutdownOptions{
 		Save:   flags&config.ShutdownSave != 0,
@@ -127,13 +139,7 @@ func (s *Server) Signal(sig os.Signal) {
 
 // Shutdown implements commands.Server. The returned wait, called without
 // the keyspace lock, hands the request to Run and returns its outcome.
-// There is no shutdown in progress that ABORT could cancel: the final
-// save runs as soon as it is asked for, as with Redis when no replica is
-// waited for.
 func (s *Server) Shutdown(opts commands.ShutdownOptions) (wait func() string) {
-	if opts.Abort {
-		return func() string { return commands.ErrNoShutdown }
-	}
 	return func() string {
 		req := shutdownRequest{opts: opts, result: make(chan string, 1)}
 		select {

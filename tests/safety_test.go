@@ -154,3 +154,45 @@ func TestBlockedClientHangupLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A MONITOR client is a replica to Redis and exempt from CLIENT PAUSE and
+// from the shutdown's hold: it may not read or write keys.
+func TestMonitorCannotTouchKeyspace(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("MONITOR")
+	d.Do("GET", "k")
+	d.Do("SET", "k", "v")
+	d.Do("EXPIRE", "k", "10")
+}
+
+// SHUTDOWN in a pipeline, with a final save that fails: every reply is
+// redis-server's, byte for byte, and the commands after it run.
+func TestShutdownFailedSaveInPipeline(t *testing.T) {
+	var out []string
+	for _, name := range []string{"redis", "zredis"} {
+		dir, err := os.MkdirTemp("", "zredis-shutdown")
+		require.NoError(t, err)
+		defer os.RemoveAll(dir)
+		var p *Proc
+		if name == "redis" {
+			p = StartRedis(t, "--dir", dir, "--save", "3600 1")
+		} else {
+			p = StartZredis(t, "--dir", dir, "--save", "3600 1")
+		}
+		require.NoError(t, os.RemoveAll(dir))
+		c := Dial(t, p.Addr)
+		cmds := [][]string{{"SET", "a", "1"}, {"SHUTDOWN"}, {"SET", "b", "2"}, {"GET", "a"}, {"SHUTDOWN", "ABORT"}, {"DBSIZE"}}
+		var raw []byte
+		for _, cmd := range cmds {
+			raw = append(raw, Encode(cmd...)...)
+		}
+		c.Send(raw)
+		var replies []string
+		for range cmds {
+			replies = append(replies, c.Read())
+		}
+		out = append(out, strings.Join(replies, ""))
+		p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	assert.Equal(t, out[0], out[1])
+}

@@ -106,8 +106,9 @@ func run(args []string) int {
 
 	srv := server.New(cfg, log, nil)
 	sigs := make(chan os.Signal, 1)
+	// Never stopped: a signal after Run returned must not kill the
+	// process with the default action (exit status 143) while it exits.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	go func() {
 		for sig := range sigs {
 			srv.Signal(sig)
