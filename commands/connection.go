@@ -169,19 +169,23 @@ func authCommand(c *Ctx) {
 
 // helloCommand is HELLO [protover [AUTH user pass] [SETNAME name]]. zredis
 // speaks RESP2 only, so protocol 3 is refused as Redis refuses a version
-// it does not know; clients then fall back to RESP2.
+// it does not know; clients then fall back to RESP2. For protocol 3 the
+// options are still read (and an AUTH password redacted, as Redis, which
+// accepts 3, redacts it) before the refusal.
 func helloCommand(c *Ctx) {
 	next := 1
+	resp3 := false
 	if len(c.Args) >= 2 {
 		ver, ok := ParseInt(c.Args[1])
 		if !ok {
 			c.Error(ErrProtoVersion)
 			return
 		}
-		if ver != 2 {
+		if ver != 2 && ver != 3 {
 			c.Error(ErrNoProto)
 			return
 		}
+		resp3 = ver == 3
 		next = 2
 	}
 	var user, pass, name []byte
@@ -200,6 +204,10 @@ func helloCommand(c *Ctx) {
 			c.Error("ERR Syntax error in HELLO option '" + string(c.Args[j]) + "'")
 			return
 		}
+	}
+	if resp3 {
+		c.Error(ErrNoProto)
+		return
 	}
 	if user != nil {
 		if !authenticate(c, user, pass) {
