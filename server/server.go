@@ -153,6 +153,9 @@ func (s *Server) watchConfig() {
 		s.stats.LatencyTracking = cfg.Bool("latency-tracking")
 		return nil
 	})
+	s.updateMinReplicas()
+	cfg.OnChange("min-replicas-to-write", func(string) error { s.updateMinReplicas(); return nil })
+	cfg.OnChange("min-replicas-max-lag", func(string) error { s.updateMinReplicas(); return nil })
 	s.idleTimeout.Store(cfg.Int("timeout"))
 	cfg.OnChange("timeout", func(string) error {
 		s.idleTimeout.Store(cfg.Int("timeout"))
@@ -169,6 +172,16 @@ func (s *Server) watchConfig() {
 		}
 		return nil
 	})
+}
+
+// updateMinReplicas gives the dispatcher min-replicas-to-write, or 0 when
+// min-replicas-max-lag is 0 (Redis then never refuses).
+func (s *Server) updateMinReplicas() {
+	n := s.cfg.Int("min-replicas-to-write")
+	if s.cfg.Int("min-replicas-max-lag") == 0 {
+		n = 0
+	}
+	s.disp.MinReplicas.Store(n)
 }
 
 func (s *Server) updateLimits() {
