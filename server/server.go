@@ -430,10 +430,16 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // rejected_connections, not in total_connections_received.
 func (s *Server) accept(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
-		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
-			tc.SetKeepAlive(true)
-			tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
+		// tcp-keepalive as Redis's anetKeepAlive sets it: probes after
+		// the interval idle, then every third of it, three of them; 0
+		// turns keepalive off (Go would enable its own default).
+		ka := s.cfg.Int("tcp-keepalive")
+		tc.SetKeepAliveConfig(net.KeepAliveConfig{
+			Enable:   ka > 0,
+			Idle:     time.Duration(ka) * time.Second,
+			Interval: time.Duration(max(ka/3, 1)) * time.Second,
+			Count:    3,
+		})
 	}
 	refused, closing := false, false
 	var c *conn
