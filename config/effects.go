@@ -174,7 +174,7 @@ var effects = map[string]effectSpec{
 	"lazyfree-lazy-user-del":                works(""),
 	"lazyfree-lazy-server-del":              none(noteLazyFree),
 	"lazyfree-lazy-user-flush":              none(noteLazyFree),
-	"lazyfree-lazy-eviction":                none(noteLazyFree),
+	"lazyfree-lazy-eviction":                none("frees memory through the garbage collector either way; Redis's other difference, UNLINK instead of DEL for an evicted key in the AOF, replays the same"),
 	"busy-reply-threshold":                  none("zredis runs no scripts, functions or modules, the only commands Redis lets run past it"),
 	"enable-protected-configs":              works(""),
 	"enable-debug-command":                  none("zredis has no DEBUG command"),
