@@ -293,3 +293,42 @@ func TestNoReplicasDiff(t *testing.T) {
 		assert.Equal(t, replies["redis"], replies["zredis"])
 	}
 }
+
+// propagation-error-behavior: a command of the AOF that fails when
+// replayed is logged as CRITICAL (and the load goes on) under ignore, and
+// stops the start under panic, as redis-server (which aborts) does.
+func TestAOFPropagationErrorBehaviorDiff(t *testing.T) {
+	aofText := string(Encode("SET", "k", "abc")) + string(Encode("INCR", "k")) + string(Encode("SET", "j", "1"))
+	const critical = "== CRITICAL == This server is sending an error to its AOF-loading-client: 'value is not an integer or out of range' after processing the command 'incr'"
+	for _, name := range []string{"zredis", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			bin := zredisBin
+			if name == "redis" {
+				if bin = RedisServerPath(); bin == "" {
+					t.Skip("redis-server is not installed")
+				}
+			}
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(aofText), 0o644))
+			code, out := runMerged(t, bin, "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1", "--dir", dir,
+				"--appendonly", "yes", "--save", "", "--propagation-error-behavior", "panic")
+			assert.NotEqual(t, 0, code, out)
+			assert.Contains(t, out, critical)
+			assert.Contains(t, out, "panicked sending an error to its AOF-loading-client after processing the command 'incr'")
+
+			dir = t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(aofText), 0o644))
+			args := []string{"--dir", dir, "--appendonly", "yes", "--save", ""}
+			var p *Proc
+			if name == "zredis" {
+				p = StartZredis(t, args...)
+			} else {
+				p = StartRedis(t, args...)
+			}
+			c := Dial(t, p.Addr)
+			assert.Equal(t, "$1\r\n1\r\n", c.Do("GET", "j"), "the load goes on")
+			assert.Contains(t, c.Do("INFO", "stats"), "unexpected_error_replies:1\r\n")
+			assert.Contains(t, p.Output(), critical)
+		})
+	}
+}
