@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/server"
+)
+
+// oomScore follows Redis's setOOMScoreAdj: the first adjustment saves the
+// score the process had; relative adds to it, absolute replaces it, both
+// clamped to [-1000, 1000]; no restores it; a replica uses the second value.
+func TestOOMScore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "oom_score_adj")
+	require.NoError(t, os.WriteFile(path, []byte("100\n"), 0o644))
+	read := func() string {
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return string(raw)
+	}
+	cfg := config.New()
+	o := &oomScore{cfg: cfg, path: path}
+	o.watch(server.NewLogger(os.Stderr, server.LevelWarning))
+	assert.Equal(t, "100\n", read(), "oom-score-adj no: untouched")
+
+	require.NoError(t, cfg.Set([]string{"oom-score-adj", "relative", "oom-score-adj-values", "50 200 800"}))
+	assert.Equal(t, "150\n", read())
+	require.NoError(t, cfg.Set([]string{"oom-score-adj-values", "950 200 800"}))
+	assert.Equal(t, "1000\n", read(), "clamped")
+	require.NoError(t, cfg.Set([]string{"oom-score-adj", "absolute", "oom-score-adj-values", "-30 200 800"}))
+	assert.Equal(t, "-30\n", read())
+	require.NoError(t, cfg.Set([]string{"oom-score-adj", "no"}))
+	assert.Equal(t, "100\n", read(), "the saved score is back")
+
+	cfg, err := config.Load("", "replicaof 127.0.0.1 6380\noom-score-adj absolute\n")
+	require.NoError(t, err)
+	o = &oomScore{cfg: cfg, path: path}
+	require.NoError(t, o.apply())
+	assert.Equal(t, "200\n", read(), "a replica's value")
+
+	o = &oomScore{cfg: cfg, path: filepath.Join(t.TempDir(), "missing", "x")}
+	assert.ErrorContains(t, o.apply(), "Unable to read oom_score_adj: No such file or directory")
+}
