@@ -280,7 +280,7 @@ var directives = []Directive{
 	strD("cluster-announce-ip", "", "", fNull|fNoEff),
 	strD("cluster-config-file", "", "nodes.conf", fImm|fNoEff),
 	withCheck(strD("cluster-announce-hostname", "", "", fNull|fNoEff), checkHostname),
-	strD("syslog-ident", "", "redis", fImm|fNoEff),
+	strD("syslog-ident", "", "redis", fImm),
 	withCheck(strD("dbfilename", "", "dump.rdb", fProt), checkDBFilename),
 	withCheck(strD("appendfilename", "", "appendonly.aof", fImm), checkAOFFilename),
 	withCheck(strD("appenddirname", "", "appendonlydir", fImm), checkAOFDirname),
@@ -309,7 +309,7 @@ var directives = []Directive{
 
 	// Enums.
 	enumD("supervised", "no", fImm, "upstart", "systemd", "auto", "no"),
-	enumD("syslog-facility", "local0", fImm|fNoEff, "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"),
+	enumD("syslog-facility", "local0", fImm, "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"),
 	enumD("repl-diskless-load", "disabled", 0, "disabled", "on-empty-db", "swapdb"),
 	enumD("loglevel", "notice", 0, "debug", "verbose", "notice", "warning"),
 	enumD("maxmemory-policy", "noeviction", 0, "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),

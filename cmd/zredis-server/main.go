@@ -95,6 +95,7 @@ func run(args []string) int {
 		out = f
 	}
 	log := server.NewLogger(out, server.ParseLevel(cfg.String("loglevel")))
+	defer startSyslog(cfg, log)()
 	log.SetRole('C')
 	// The detached copy that daemonize starts goes on where its parent
 	// stopped, as Redis's forked child does.

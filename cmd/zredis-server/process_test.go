@@ -1,9 +1,13 @@
 package main
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +49,36 @@ func TestOOMScore(t *testing.T) {
 
 	o = &oomScore{cfg: cfg, path: filepath.Join(t.TempDir(), "missing", "x")}
 	assert.ErrorContains(t, o.apply(), "Unable to read oom_score_adj: No such file or directory")
+}
+
+// With syslog-enabled, each logged line reaches the syslog socket with
+// the facility and severity Redis uses, the ident and the pid; a socket
+// that appears later is connected at the next line.
+func TestSyslog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	cfg, err := config.Load("", "syslog-enabled yes\nsyslog-ident zr\nsyslog-facility local3\n")
+	require.NoError(t, err)
+	log := server.NewLogger(io.Discard, server.LevelVerbose)
+	s := newSyslogger(path, cfg)
+	log.SetSyslog(s.log)
+	defer s.close()
+	log.Warningf("lost: no socket yet")
+
+	sock, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	require.NoError(t, err)
+	defer sock.Close()
+	read := func() string {
+		buf := make([]byte, 1024)
+		sock.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := sock.Read(buf)
+		require.NoError(t, err)
+		return string(buf[:n])
+	}
+	log.Warningf("disk %s", "full")
+	assert.Regexp(t, `^<156>\w{3} [ \d]\d \d\d:\d\d:\d\d zr\[`+strconv.Itoa(os.Getpid())+`\]: disk full$`, read())
+	log.Verbosef("v")
+	assert.Regexp(t, `^<158>.* zr\[\d+\]: v$`, read(), "local3 (19) << 3 | LOG_INFO")
+	log.Logf(server.LevelDebug, "below the level")
+	log.Noticef("n")
+	assert.Regexp(t, `^<157>.*: n$`, read())
 }
