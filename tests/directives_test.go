@@ -332,3 +332,37 @@ func TestAOFPropagationErrorBehaviorDiff(t *testing.T) {
 		})
 	}
 }
+
+// maxclients beyond the open file limit is lowered at start to what the
+// limit allows (limit - 32), with Redis's log lines, and CONFIG SET of a
+// value the limit cannot serve fails, as redis-server does.
+func TestMaxclientsFitsOpenFileLimitDiff(t *testing.T) {
+	got := map[string][]string{}
+	for _, name := range []string{"zredis", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			bin := zredisBin
+			if name == "redis" {
+				if bin = RedisServerPath(); bin == "" {
+					t.Skip("redis-server is not installed")
+				}
+			}
+			wrapper := filepath.Join(t.TempDir(), "limited")
+			require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nulimit -n 100\nexec "+bin+" \"$@\"\n"), 0o755))
+			p, err := startProc(t, name, wrapper, "--maxclients", "10000")
+			require.NoError(t, err)
+			t.Cleanup(func() { p.Stop(); os.RemoveAll(p.Dir) })
+			c := Dial(t, p.Addr)
+			replies := []string{c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "90"),
+				c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "60"), c.Do("CONFIG", "GET", "maxclients")}
+			assert.Contains(t, p.Output(), "You requested maxclients of 10000 requiring at least 10032 max file descriptors.")
+			assert.Contains(t, p.Output(), "Current maximum open files is 100. maxclients has been reduced to 68 to compensate for low ulimit.")
+			assert.Contains(t, p.Output(), "Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
+			got[name] = replies
+		})
+	}
+	if got["redis"] != nil {
+		diffCases.Add(1)
+		assert.Equal(t, got["redis"], got["zredis"])
+		assert.Equal(t, "*2\r\n$10\r\nmaxclients\r\n$2\r\n68\r\n", got["zredis"][0])
+	}
+}

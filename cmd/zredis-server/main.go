@@ -124,6 +124,10 @@ func run(args []string) int {
 	log.SetRole('M')
 	log.Noticef("Running mode=standalone, port=%d.", cfg.Int("port"))
 
+	if err := newOpenFiles(cfg, log).start(); err != nil {
+		log.Warningf("%v", err)
+		return 1
+	}
 	srv := server.New(cfg, log, nil)
 	oom := &oomScore{cfg: cfg, path: "/proc/self/oom_score_adj"}
 	oom.watch(log)

@@ -260,3 +260,101 @@ func syscallMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// minReservedFDs is the number of file descriptors Redis keeps for
+// itself besides one per client (CONFIG_MIN_RESERVED_FDS).
+const minReservedFDs = 32
+
+// openFiles fits maxclients to the open file limit as Redis's
+// adjustOpenFilesLimit does: it raises the limit to maxclients + 32 when
+// it can, and otherwise lowers maxclients to what the limit allows, with
+// Redis's log lines, so that clients past it get "max number of clients
+// reached" instead of the server running out of descriptors. getrlimit
+// and setrlimit are fields for tests.
+type openFiles struct {
+	cfg       *config.Config
+	log       *server.Logger
+	getrlimit func(*syscall.Rlimit) error
+	setrlimit func(*syscall.Rlimit) error
+}
+
+func newOpenFiles(cfg *config.Config, log *server.Logger) *openFiles {
+	return &openFiles{cfg: cfg, log: log,
+		getrlimit: func(r *syscall.Rlimit) error { return syscall.Getrlimit(syscall.RLIMIT_NOFILE, r) },
+		setrlimit: func(r *syscall.Rlimit) error { return syscall.Setrlimit(syscall.RLIMIT_NOFILE, r) },
+	}
+}
+
+// adjust returns the maxclients the limit allows (the configured one when
+// it fits), or an error when not even one client fits.
+func (o *openFiles) adjust(maxclients uint64) (uint64, error) {
+	maxfiles := maxclients + minReservedFDs
+	var lim syscall.Rlimit
+	if err := o.getrlimit(&lim); err != nil {
+		o.log.Warningf("Unable to obtain the current NOFILE limit (%s), assuming 1024 and setting the max clients configuration accordingly.", syscallMessage(err))
+		return min(maxclients, 1024-minReservedFDs), nil
+	}
+	old := lim.Cur
+	if old >= maxfiles {
+		return maxclients, nil
+	}
+	// Try the limit we want, then 16 less at a time, as Redis does.
+	const step = 16
+	best := maxfiles
+	var setErr error
+	for best > old {
+		try := syscall.Rlimit{Cur: best, Max: max(lim.Max, best)}
+		if setErr = o.setrlimit(&try); setErr == nil {
+			break
+		}
+		if best < step {
+			best = old
+			break
+		}
+		best -= step
+	}
+	best = max(best, old)
+	if best >= maxfiles {
+		o.log.Noticef("Increased maximum number of open files to %d (it was originally set to %d).", maxfiles, old)
+		return maxclients, nil
+	}
+	if best <= minReservedFDs {
+		return 0, fmt.Errorf("Your current 'ulimit -n' of %d is not enough for the server to start. Please increase your open file limit to at least %d. Exiting.", old, maxfiles)
+	}
+	reduced := best - minReservedFDs
+	o.log.Warningf("You requested maxclients of %d requiring at least %d max file descriptors.", maxclients, maxfiles)
+	msg := "Operation not permitted"
+	if setErr != nil {
+		msg = syscallMessage(setErr)
+	}
+	o.log.Warningf("Server can't set maximum open files to %d because of OS error: %s.", maxfiles, msg)
+	o.log.Warningf("Current maximum open files is %d. maxclients has been reduced to %d to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.", best, reduced)
+	return reduced, nil
+}
+
+// start fits maxclients at start, lowering the configured value (CONFIG
+// GET shows it) when the limit is too low, and checks every CONFIG SET
+// maxclients: one the limit cannot serve fails with Redis's message and
+// the old value stays.
+func (o *openFiles) start() error {
+	want := o.cfg.Uint("maxclients")
+	got, err := o.adjust(want)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		if err := o.cfg.Set([]string{"maxclients", strconv.FormatUint(got, 10)}); err != nil {
+			return err
+		}
+	}
+	o.cfg.OnChange("maxclients", func(v string) error {
+		n, _ := strconv.ParseUint(v, 10, 64)
+		fit, err := o.adjust(n)
+		if err == nil && fit == n {
+			return nil
+		}
+		o.log.Warningf("Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
+		return fmt.Errorf("The operating system is not able to handle the specified number of clients, try with %d", fit)
+	})
+	return nil
+}
