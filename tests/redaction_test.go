@@ -97,3 +97,35 @@ func TestRedactionSlowlogMonitorDiff(t *testing.T) {
 	assert.Equal(t, slow["redis"], slow["zredis"], "SLOWLOG GET arguments")
 	assert.Equal(t, mon["redis"], mon["zredis"], "MONITOR lines")
 }
+
+// HELLO applies its options in order, as Redis does: an AUTH or SETNAME
+// takes effect before a later option fails.
+func TestHelloOptionsInOrderDiff(t *testing.T) {
+	got := map[string][]string{}
+	onBoth(t, func(t *testing.T, p *Proc) {
+		require.Equal(t, "+OK\r\n", Dial(t, p.Addr).Do("CONFIG", "SET", "requirepass", "s3cret"))
+		var out []string
+		for _, seq := range [][][]string{
+			{{"HELLO", "2", "SETNAME", "a", "AUTH", "default", "wrong"}, {"AUTH", "s3cret"}, {"CLIENT", "GETNAME"}},
+			{{"HELLO", "2", "AUTH", "default", "s3cret", "bogus"}, {"PING"}},
+			{{"HELLO", "2", "SETNAME", "b"}, {"AUTH", "s3cret"}, {"CLIENT", "GETNAME"}},
+			{{"HELLO", "2", "AUTH", "default", "s3cret", "SETNAME", "x y", "SETNAME", "e"}, {"CLIENT", "GETNAME"}},
+			{{"HELLO", "2", "AUTH", "default", "s3cret", "SETNAME", "f", "SETNAME", "x y"}, {"CLIENT", "GETNAME"}},
+			{{"HELLO", "2", "AUTH", "default", "wrong", "SETNAME", "g"}, {"AUTH", "s3cret"}, {"CLIENT", "GETNAME"}},
+		} {
+			c := Dial(t, p.Addr)
+			for _, args := range seq {
+				r := c.Do(args...)
+				if args[0] == "HELLO" && strings.HasPrefix(r, "*") {
+					r = "(hello map)"
+				}
+				out = append(out, r)
+			}
+		}
+		got[p.Name] = out
+	})
+	if got["redis"] != nil {
+		diffCases.Add(1)
+		assert.Equal(t, got["redis"], got["zredis"])
+	}
+}
