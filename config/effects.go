@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -79,9 +80,9 @@ const (
 	noteEncoding    = "tunes an internal encoding zredis does not use; replies are the same"
 	noteCPUList     = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
 	noteNoStreams   = "zredis serves no stream commands"
-	noteReplication = "replication (a later issue): accepted, and until replication is built it changes nothing, as on a Redis without replicas"
-	noteAccess      = "access control (the access-control issue)"
-	noteMemory      = "maxmemory and eviction (issue 10, part 2)"
+	noteReplication = "replication (a later issue); no effect until then, as on a Redis with no replica"
+	noteAccess      = "access control (the access-control issue); no effect until then"
+	noteMemory      = "maxmemory and eviction (issue 10, part 2); no effect until then"
 	noteTesting     = "a hidden Redis test hook"
 	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
@@ -154,13 +155,13 @@ var effects = map[string]effectSpec{
 			}
 			return ""
 		}),
-	"client-output-buffer-limit": pending("output buffer limits (issue 10, part 3)"),
+	"client-output-buffer-limit": pending("output buffer limits for every client class (issue 10, part 3); until then only part of it applies (Pub/Sub and MONITOR clients)"),
 	"maxmemory-clients":          pending(noteMemory),
 
 	// Server behaviour.
 	"databases":                             works("at most 65536 while the expiry stream is on: an expiry message carries the database in 16 bits"),
 	"hz":                                    none("zredis's periodic work runs every 100 ms (Redis's default hz 10) and keys expire at their deadline; no safety depends on it"),
-	"dynamic-hz":                            none("see hz"),
+	"dynamic-hz":                            none("zredis's periodic work runs every 100 ms whatever the number of clients; no safety depends on it"),
 	"active-expire-effort":                  none("keys expire at their deadline from an index ordered by deadline; there is no sampling to tune"),
 	"activerehashing":                       none("Go maps grow without Redis's incremental rehashing"),
 	"slowlog-log-slower-than":               works(""),
@@ -179,9 +180,9 @@ var effects = map[string]effectSpec{
 	"enable-debug-command":                  none("zredis has no DEBUG command"),
 	"enable-module-command":                 none("zredis has no MODULE command and loads no modules"),
 	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
-	"shutdown-on-sigint":                    pending("shutdown on signals (issue 10, part 1)"),
-	"shutdown-on-sigterm":                   pending("shutdown on signals (issue 10, part 1)"),
-	"shutdown-timeout":                      pending("waits for replicas at shutdown: replication"),
+	"shutdown-on-sigint":                    pending("shutdown on signals (issue 10, part 1); until then SIGTERM and SIGINT shut down as `default`"),
+	"shutdown-on-sigterm":                   pending("shutdown on signals (issue 10, part 1); until then SIGTERM and SIGINT shut down as `default`"),
+	"shutdown-timeout":                      pending("the wait for replicas at shutdown comes with replication; with no replica Redis does not wait either"),
 	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
 	"hll-sparse-max-bytes":                  none("zredis has no HyperLogLog commands"),
 	"key-load-delay":                        none(noteTesting),
@@ -347,7 +348,9 @@ func checkExpiryDatabases(st *state) string {
 // <!-- name:begin --> and <!-- name:end --> (checked by a test).
 func ReadmeBlocks() map[string]string {
 	var none, ref, pend []string
-	for _, d := range directives {
+	sorted := Directives()
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, d := range sorted {
 		if d.Hidden {
 			continue
 		}
@@ -367,6 +370,6 @@ func ReadmeBlocks() map[string]string {
 	return map[string]string{
 		"no-effect": table("why it has no effect, and why that is safe", none),
 		"refused":   table("what zredis does instead", ref),
-		"pending":   table("built by", pend),
+		"pending":   table("built by, and until then", pend),
 	}
 }
