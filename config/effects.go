@@ -141,20 +141,14 @@ var effects = map[string]effectSpec{
 	"io-threads-do-reads":    none("zredis's event loops always read and parse as well as write"),
 
 	// Network and clients.
-	"port":                      works(""),
-	"tcp-keepalive":             works(""),
-	"tcp-backlog":               none("the listen backlog is the kernel's somaxconn, never smaller than what Redis gets (it takes the smaller of the two)"),
-	"timeout":                   works(""),
-	"maxclients":                works(""),
-	"client-query-buffer-limit": works(""),
-	"proto-max-bulk-len":        works(""),
-	"socket-mark-id": refuses("zredis does not mark its sockets",
-		func(v *value) string {
-			if v.n != 0 {
-				return "socket-mark-id is not supported: zredis does not set SO_MARK on its sockets"
-			}
-			return ""
-		}),
+	"port":                       works(""),
+	"tcp-keepalive":              works(""),
+	"tcp-backlog":                none("the listen backlog is the kernel's somaxconn, never smaller than what Redis gets (it takes the smaller of the two)"),
+	"timeout":                    works(""),
+	"maxclients":                 works(""),
+	"client-query-buffer-limit":  works(""),
+	"proto-max-bulk-len":         works(""),
+	"socket-mark-id":             works("SO_MARK on the listening sockets, inherited by the connections they accept"),
 	"client-output-buffer-limit": pending("output buffer limits for every client class (issue 10, part 3); until then only part of it applies (Pub/Sub and MONITOR clients)"),
 	"maxmemory-clients":          pending(noteMemory),
 

@@ -72,7 +72,7 @@ func TestLoadRefusesUnsupportedValues(t *testing.T) {
 	_, err = Load(file, "cluster-enabled no\n")
 	assert.NoError(t, err)
 
-	for _, line := range []string{"aof-disable-auto-gc yes", "socket-mark-id 3"} {
+	for _, line := range []string{"aof-disable-auto-gc yes"} {
 		_, err := Load("", line+"\n")
 		require.ErrorAs(t, err, &ce, line)
 		assert.Equal(t, line, ce.Text)

@@ -375,7 +375,11 @@ func (s *Server) listen() error {
 		case "::*":
 			a = "::"
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
+		var lc net.ListenConfig
+		if mark := s.cfg.Int("socket-mark-id"); mark > 0 {
+			lc.Control = s.markControl(mark)
+		}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
 		if err != nil {
 			if optional {
 				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)

@@ -366,3 +366,24 @@ func TestMaxclientsFitsOpenFileLimitDiff(t *testing.T) {
 		assert.Equal(t, "*2\r\n$10\r\nmaxclients\r\n$2\r\n68\r\n", got["zredis"][0])
 	}
 }
+
+// socket-mark-id sets SO_MARK on the listening sockets, and the accepted
+// connections carry it, as with redis-server (ss shows fwmark).
+func TestSocketMarkIDDiff(t *testing.T) {
+	ssPath, err := exec.LookPath("ss")
+	if err != nil {
+		t.Skip("ss (iproute2) is not installed")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("setting SO_MARK needs CAP_NET_ADMIN (run as root)")
+	}
+	onBothConfigured(t, []string{"--socket-mark-id", "77"}, func(t *testing.T, p *Proc) {
+		c := Dial(t, p.Addr)
+		require.Equal(t, "+PONG\r\n", c.Do("PING"))
+		out, err := exec.Command(ssPath, "-tanepi", "( sport = :"+strconv.Itoa(p.Port)+" )").CombinedOutput()
+		require.NoError(t, err, string(out))
+		s := string(out)
+		assert.Regexp(t, `(?s)LISTEN.*fwmark:0x4d`, s)
+		assert.Regexp(t, `(?s)ESTAB.*fwmark:0x4d`, s)
+	})
+}
