@@ -109,8 +109,7 @@ var effects = map[string]effectSpec{
 	"aof-rewrite-incremental-fsync": none("a rewritten base file is fsynced before the manifest names it, whatever the value; the value only spreads Redis's fsyncs over the write"),
 	"rdb-save-incremental-fsync":    none("an RDB file is fsynced before it is renamed into place, whatever the value; the value only spreads Redis's fsyncs over the write"),
 	"rdb-del-sync-files":            none("zredis writes no RDB file to synchronise replicas (no fork, no sync file), so there is none to delete"),
-	"aof-disable-auto-gc": refuses("zredis deletes the AOF history files after each rewrite, as `no` does",
-		refuseYes("aof-disable-auto-gc", "zredis always deletes the AOF history files after a rewrite")),
+	"aof-disable-auto-gc":           works(""),
 
 	// Process and logging.
 	"daemonize":              works("zredis starts itself again detached (setsid, standard streams on /dev/null) and the first process exits, as Redis's fork does"),

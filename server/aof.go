@@ -182,11 +182,12 @@ func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
 		return aof.WriterOptions{}, err
 	}
 	return aof.WriterOptions{
-		Policy:     policy,
-		Timestamps: s.cfg.Bool("aof-timestamp-enabled"),
-		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
-		Logf:       s.log.Noticef,
-		OnProgress: s.aofProgressed,
+		Policy:      policy,
+		Timestamps:  s.cfg.Bool("aof-timestamp-enabled"),
+		RDBBase:     s.cfg.Bool("aof-use-rdb-preamble"),
+		Logf:        s.log.Noticef,
+		OnProgress:  s.aofProgressed,
+		KeepHistory: func() bool { return s.cfg.Bool("aof-disable-auto-gc") },
 	}, nil
 }
 
@@ -204,6 +205,20 @@ func (s *Server) setAOFWriter(w *aof.Writer) {
 // watchAOFConfig applies CONFIG SET appendfsync (at once: connections
 // check the policy as they finish a batch) and appendonly.
 func (s *Server) watchAOFConfig() {
+	// aof-disable-auto-gc no deletes the history files at once, as Redis's
+	// updateAofAutoGCEnabled; on a goroutine of the background saves (the
+	// writer's manifest lock may be held by a rewrite writing its base),
+	// which shutdown waits for.
+	s.cfg.OnChange("aof-disable-auto-gc", func(v string) error {
+		if w := s.aof.w; v == "no" && w != nil {
+			s.rdb.saving.Add(1)
+			go func() {
+				defer s.rdb.saving.Done()
+				w.DeleteHistory()
+			}()
+		}
+		return nil
+	})
 	s.cfg.OnChange("appendfsync", func(v string) error {
 		p, err := aof.ParsePolicy(v)
 		if err != nil {
@@ -363,7 +378,7 @@ func (s *Server) writeAOFBaseOnly(snap *keyspace.Snapshot) error {
 		return err
 	}
 	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
-	return aof.WriteBaseOnly(dir, prefix, m, rdbBase,
+	return aof.WriteBaseOnly(dir, prefix, m, rdbBase, s.cfg.Bool("aof-disable-auto-gc"),
 		func(w io.Writer) error { return s.encodeBase(w, snap, rdbBase) }, s.log.Noticef)
 }
 

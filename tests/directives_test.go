@@ -52,14 +52,48 @@ func TestClusterEnabledRefused(t *testing.T) {
 	assert.Contains(t, info, "cluster_enabled:1", "redis-server's behaviour for the record")
 }
 
-// CONFIG SET refuses the values zredis refuses at start, where the
-// directive is settable; the old value stays.
-func TestRefusedConfigSet(t *testing.T) {
-	p := StartZredis(t)
-	c := Dial(t, p.Addr)
-	assert.Equal(t, "-ERR CONFIG SET failed (possibly related to argument 'aof-disable-auto-gc') - aof-disable-auto-gc yes is not supported: zredis always deletes the AOF history files after a rewrite\r\n",
-		c.Do("CONFIG", "SET", "aof-disable-auto-gc", "yes"))
-	assert.Equal(t, "*2\r\n$19\r\naof-disable-auto-gc\r\n$2\r\nno\r\n", c.Do("CONFIG", "GET", "aof-disable-auto-gc"))
+// aof-disable-auto-gc yes keeps the files each rewrite turns into
+// history, listed as such in the manifest; CONFIG SET aof-disable-auto-gc
+// no deletes them at once, as redis-server does.
+func TestAOFDisableAutoGCDiff(t *testing.T) {
+	type state struct{ kept, after string }
+	got := map[string]state{}
+	onBothConfigured(t, []string{"--appendonly", "yes", "--aof-disable-auto-gc", "yes"}, func(t *testing.T, p *Proc) {
+		c := Dial(t, p.Addr)
+		aofDir := filepath.Join(p.Dir, "appendonlydir")
+		manifest := func() string {
+			raw, err := os.ReadFile(filepath.Join(aofDir, "appendonly.aof.manifest"))
+			require.NoError(t, err)
+			return string(raw)
+		}
+		files := func() string {
+			ents, err := os.ReadDir(aofDir)
+			require.NoError(t, err)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			return strings.Join(names, " ")
+		}
+		for i, key := range []string{"a", "b"} {
+			require.Equal(t, "+OK\r\n", c.Do("SET", key, "1"))
+			require.Equal(t, "+Background append only file rewriting started\r\n", c.Do("BGREWRITEAOF"))
+			want := "seq " + strconv.Itoa(i+2) + " type b"
+			require.Eventually(t, func() bool { return strings.Contains(manifest(), want) }, 10*time.Second, 20*time.Millisecond)
+		}
+		require.Eventually(t, func() bool { return !strings.Contains(c.Do("INFO", "persistence"), "aof_rewrite_in_progress:1") },
+			10*time.Second, 20*time.Millisecond)
+		kept := files() + "\n" + manifest()
+		assert.Contains(t, kept, "file appendonly.aof.1.base.rdb seq 1 type h")
+		require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "aof-disable-auto-gc", "no"))
+		require.Eventually(t, func() bool { return !strings.Contains(manifest(), "type h") }, 10*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return !strings.Contains(files(), ".1.") }, 10*time.Second, 20*time.Millisecond)
+		got[p.Name] = state{kept, files() + "\n" + manifest()}
+	})
+	if _, ok := got["redis"]; ok {
+		diffCases.Add(1)
+		assert.Equal(t, got["redis"], got["zredis"])
+	}
 }
 
 // More databases than an expiry message can name stop the start while

@@ -41,6 +41,10 @@ type WriterOptions struct {
 	// and when it stops: a caller that does not block in Wait checks
 	// Settled then.
 	OnProgress func()
+	// KeepHistory is aof-disable-auto-gc, read when a rewrite commits:
+	// when it answers true the files a rewrite turned into history stay
+	// on disk and in the manifest (nil: they are deleted).
+	KeepHistory func() bool
 }
 
 // Status is the writer's state for INFO persistence.
