@@ -172,6 +172,9 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 	if err != nil {
 		return err
 	}
+	// History left by a rewrite interrupted before it deleted them goes
+	// now, unless aof-disable-auto-gc (Redis's aofDelHistoryFiles at start).
+	w.DeleteHistory()
 	s.ks.Exec(func() { s.setAOFWriter(w) })
 	return nil
 }
