@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,4 +83,40 @@ func TestSyslog(t *testing.T) {
 	log.Logf(server.LevelDebug, "below the level")
 	log.Noticef("n")
 	assert.Regexp(t, `^<157>.*: n$`, read())
+}
+
+// openFiles raises the limit when it can, lowers maxclients when it
+// cannot (trying 16 fewer descriptors at a time), and gives up when not
+// even the reserved descriptors fit, as adjustOpenFilesLimit.
+func TestOpenFilesAdjust(t *testing.T) {
+	var logBuf strings.Builder
+	log := server.NewLogger(&logBuf, server.LevelNotice)
+	fake := func(cur, hard uint64) *openFiles {
+		return &openFiles{cfg: config.New(), log: log,
+			getrlimit: func(r *syscall.Rlimit) error { r.Cur, r.Max = cur, hard; return nil },
+			setrlimit: func(r *syscall.Rlimit) error {
+				if r.Max > hard {
+					return syscall.EPERM
+				}
+				cur = r.Cur
+				return nil
+			},
+		}
+	}
+	got, err := fake(20000, 20000).adjust(10000)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(10000), got, "fits already")
+
+	got, err = fake(1024, 65536).adjust(10000)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(10000), got)
+	assert.Contains(t, logBuf.String(), "Increased maximum number of open files to 10032 (it was originally set to 1024).")
+
+	got, err = fake(1000, 1000).adjust(10000)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1000-32), got)
+	assert.Contains(t, logBuf.String(), "maxclients has been reduced to 968 to compensate for low ulimit.")
+
+	_, err = fake(20, 20).adjust(10000)
+	assert.EqualError(t, err, "Your current 'ulimit -n' of 20 is not enough for the server to start. Please increase your open file limit to at least 10032. Exiting.")
 }
