@@ -169,50 +169,69 @@ func authCommand(c *Ctx) {
 
 // helloCommand is HELLO [protover [AUTH user pass] [SETNAME name]]. zredis
 // speaks RESP2 only, so protocol 3 is refused as Redis refuses a version
-// it does not know; clients then fall back to RESP2.
+// it does not know; clients then fall back to RESP2. For protocol 3 the
+// options are still read (and an AUTH password redacted, as Redis, which
+// accepts 3, redacts it) before the refusal.
 func helloCommand(c *Ctx) {
 	next := 1
+	resp3 := false
 	if len(c.Args) >= 2 {
 		ver, ok := ParseInt(c.Args[1])
 		if !ok {
 			c.Error(ErrProtoVersion)
 			return
 		}
-		if ver != 2 {
+		if ver != 2 && ver != 3 {
 			c.Error(ErrNoProto)
 			return
 		}
+		resp3 = ver == 3
 		next = 2
 	}
-	var user, pass, name []byte
+	// Each option takes effect as it is read, as in Redis: an AUTH
+	// authenticates (or answers WRONGPASS) and a SETNAME names the client
+	// before a later option can fail. For protocol 3, which zredis
+	// refuses, the options are only checked (and AUTH redacted).
 	for j := next; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
 		switch {
 		case EqualFold(c.Args[j], "auth") && more >= 2:
-			user, pass = c.Args[j+1], c.Args[j+2]
+			user, pass := c.Args[j+1], c.Args[j+2]
 			c.Redact(j + 1)
 			c.Redact(j + 2)
 			j += 2
+			if resp3 {
+				continue
+			}
+			if !authenticate(c, user, pass) {
+				c.Error(ErrWrongPass)
+				return
+			}
+			c.Client.Authed = true
 		case EqualFold(c.Args[j], "setname") && more >= 1:
-			name = c.Args[j+1]
+			name := c.Args[j+1]
 			j++
+			if resp3 {
+				if !validClientAttr(name) {
+					c.Error(ErrClientName)
+					return
+				}
+				continue
+			}
+			if !setClientName(c, name) {
+				return
+			}
 		default:
 			c.Error("ERR Syntax error in HELLO option '" + string(c.Args[j]) + "'")
 			return
 		}
 	}
-	if user != nil {
-		if !authenticate(c, user, pass) {
-			c.Error(ErrWrongPass)
-			return
-		}
-		c.Client.Authed = true
+	if resp3 {
+		c.Error(ErrNoProto)
+		return
 	}
 	if !c.Client.Authed {
 		c.Error(ErrHelloNoAuth)
-		return
-	}
-	if name != nil && !setClientName(c, name) {
 		return
 	}
 	role := "master"

@@ -23,6 +23,12 @@ type Dispatcher struct {
 	// loading flag are refused with LOADING.
 	Loading atomic.Bool
 
+	// MinReplicas is min-replicas-to-write when min-replicas-max-lag is
+	// not 0, else 0 (the server keeps it current). zredis has no replicas
+	// yet, so any value above 0 refuses writes with NOREPLICAS on a
+	// master, as Redis does with too few good replicas.
+	MinReplicas atomic.Int64
+
 	// prop hands changes to the AOF and replicas (propagate.go,
 	// SetPropagator).
 	prop propagation
@@ -72,6 +78,11 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		c.Error(refused)
 		return nil
 	}
+	if d.tooFewReplicas(cl, cmd) {
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrNoReplicas)
+		return nil
+	}
 	c.Cmd = cmd
 	if cl.InMulti && d.queue(c) {
 		return nil
@@ -110,6 +121,18 @@ func (d *Dispatcher) writeRefused(cl *Client, cmd *Command) string {
 		return ""
 	}
 	return d.Srv.Persistence().WritesRefused()
+}
+
+// tooFewReplicas reports whether cmd would write (a write command or an
+// EXEC of queued writes) while min-replicas-to-write asks for more good
+// replicas than there are (checkGoodReplicasStatus): zredis counts none,
+// and a replica is never refused.
+func (d *Dispatcher) tooFewReplicas(cl *Client, cmd *Command) bool {
+	if d.MinReplicas.Load() <= 0 || cl.Replaying {
+		return false
+	}
+	writes := cmd.Flags&Write != 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0
+	return writes && !d.KS.IsReplica()
 }
 
 // call runs c.Cmd, whose time snapshot is taken, and accounts for it

@@ -92,6 +92,7 @@ const (
 	ErrClientName      = "ERR Client names cannot contain spaces, newlines or special characters."
 	ErrProtoVersion    = "ERR Protocol version is not an integer or out of range"
 	ErrNoProto         = "NOPROTO unsupported protocol version"
+	ErrNoReplicas      = "NOREPLICAS Not enough good replicas to write."
 	ErrHelloNoAuth     = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 	ErrNoSuchClient    = "ERR No such client"
 	ErrClientIDRange   = "ERR client-id should be greater than 0"

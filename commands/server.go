@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -252,11 +253,30 @@ func configSetCommand(c *Ctx) {
 	for i, a := range c.Args[2:] {
 		args[i] = string(a)
 	}
+	redactSensitiveConfigs(c, args)
 	if err := c.Config().SetAs(isLocalAddr(c.Client.Addr), args); err != nil {
 		c.Error(configError(err))
 		return
 	}
 	c.W.OK()
+}
+
+// redactSensitiveConfigs hides, from MONITOR and the slow log, the value of
+// every sensitive directive (requirepass, masterauth, masteruser) that a
+// CONFIG SET names, as Redis's configSetCommand does: each recognised
+// name's value is redacted whatever else is wrong with the command (an
+// unknown or immutable directive beside it, a malformed value), but an
+// argument list of odd length is refused before any redaction, as Redis
+// refuses it. args are c.Args[2:] as strings, copied before redaction.
+func redactSensitiveConfigs(c *Ctx, args []string) {
+	if len(args)%2 != 0 {
+		return
+	}
+	for i := 0; i+1 < len(args); i += 2 {
+		if d, ok := config.Lookup(args[i]); ok && d.Sensitive {
+			c.Redact(2 + i + 1)
+		}
+	}
 }
 
 // isLocalAddr reports whether a client's peer address is a loopback or

@@ -244,6 +244,9 @@ func (s *Server) infoReplication(b []byte) []byte {
 	}
 	b = field(b, "role", role)
 	b = fieldInt(b, "connected_slaves", 0)
+	if s.cfg.Int("min-replicas-to-write") != 0 && s.cfg.Int("min-replicas-max-lag") != 0 {
+		b = fieldInt(b, "min_slaves_good_slaves", 0)
+	}
 	b = field(b, "master_failover_state", "no-failover")
 	b = field(b, "master_replid", runID)
 	b = field(b, "master_replid2", "0000000000000000000000000000000000000000")

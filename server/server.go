@@ -160,6 +160,9 @@ func (s *Server) watchConfig() {
 		s.stats.LatencyTracking = cfg.Bool("latency-tracking")
 		return nil
 	})
+	s.updateMinReplicas()
+	cfg.OnChange("min-replicas-to-write", func(string) error { s.updateMinReplicas(); return nil })
+	cfg.OnChange("min-replicas-max-lag", func(string) error { s.updateMinReplicas(); return nil })
 	s.idleTimeout.Store(cfg.Int("timeout"))
 	cfg.OnChange("timeout", func(string) error {
 		s.idleTimeout.Store(cfg.Int("timeout"))
@@ -176,6 +179,16 @@ func (s *Server) watchConfig() {
 		}
 		return nil
 	})
+}
+
+// updateMinReplicas gives the dispatcher min-replicas-to-write, or 0 when
+// min-replicas-max-lag is 0 (Redis then never refuses).
+func (s *Server) updateMinReplicas() {
+	n := s.cfg.Int("min-replicas-to-write")
+	if s.cfg.Int("min-replicas-max-lag") == 0 {
+		n = 0
+	}
+	s.disp.MinReplicas.Store(n)
 }
 
 func (s *Server) updateLimits() {
@@ -334,7 +347,11 @@ func (s *Server) listen() error {
 		case "::*":
 			a = "::"
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
+		var lc net.ListenConfig
+		if mark := s.cfg.Int("socket-mark-id"); mark > 0 {
+			lc.Control = s.markControl(mark)
+		}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
 		if err != nil {
 			if optional {
 				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)
@@ -389,10 +406,16 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // rejected_connections, not in total_connections_received.
 func (s *Server) accept(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
-		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
-			tc.SetKeepAlive(true)
-			tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
+		// tcp-keepalive as Redis's anetKeepAlive sets it: probes after
+		// the interval idle, then every third of it, three of them; 0
+		// turns keepalive off (Go would enable its own default).
+		ka := s.cfg.Int("tcp-keepalive")
+		tc.SetKeepAliveConfig(net.KeepAliveConfig{
+			Enable:   ka > 0,
+			Idle:     time.Duration(ka) * time.Second,
+			Interval: time.Duration(max(ka/3, 1)) * time.Second,
+			Count:    3,
+		})
 	}
 	refused, closing := false, false
 	var c *conn

@@ -48,6 +48,10 @@ type WriterOptions struct {
 	// the kernel dropped the dirty pages, so nothing can be acknowledged
 	// after one. Its waiters never see their tickets settle without error.
 	OnAlwaysFailure func(what string, err error)
+	// KeepHistory is aof-disable-auto-gc, read when a rewrite commits:
+	// when it answers true the files a rewrite turned into history stay
+	// on disk and in the manifest (nil: they are deleted).
+	KeepHistory func() bool
 }
 
 // Status is the writer's state for INFO persistence.
