@@ -97,6 +97,9 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 			return info.Size, err
 		},
 		Exec: func(argv [][]byte) error {
+			if s.loadAborted.Load() {
+				return errLoadAborted
+			}
 			if commands.Lookup(argv[0]) == nil {
 				return fmt.Errorf("%w '%s'", aof.ErrUnknownCommand, argv[0])
 			}

@@ -309,6 +309,9 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 		}
 	}
 	info, err := rdb.Load(r, opt, func(db int, key string, e *keyspace.Entry) error {
+		if s.loadAborted.Load() {
+			return errLoadAborted
+		}
 		if db < 0 || db >= s.ks.NumDBs() {
 			return fmt.Errorf("database %d out of range (databases %d)", db, s.ks.NumDBs())
 		}

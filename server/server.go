@@ -49,14 +49,15 @@ type Server struct {
 	monitors []*conn
 	pause    pauseState
 
-	listeners []net.Listener
-	loops     []*netloop.Loop
-	nextLoop  int                  // accept: round-robin over loops
-	conns     sync.WaitGroup       // registered connections, until their Closed
-	workers   sync.WaitGroup       // connections' goroutines for suspended batches
-	shutdown  chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
-	exiting   chan struct{}        // closed once Run stops taking shutdown requests
-	signalled atomic.Bool          // a signal's shutdown is pending or running (Signal)
+	listeners   []net.Listener
+	loops       []*netloop.Loop
+	nextLoop    int                  // accept: round-robin over loops
+	conns       sync.WaitGroup       // registered connections, until their Closed
+	workers     sync.WaitGroup       // connections' goroutines for suspended batches
+	shutdown    chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
+	exiting     chan struct{}        // closed once Run stops taking shutdown requests
+	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
+	loadAborted atomic.Bool          // a shutdown came while the dataset loaded (shutdown.go)
 
 	pubsub    *commands.Subscriptions      // lock
 	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
@@ -264,11 +265,13 @@ func (s *Server) Run(ctx context.Context) error {
 	// the server was down expire right after, each with its expiry
 	// message.
 	s.disp.Loading.Store(true)
-	loadErr := s.loadData()
+	loadErr, aborted := s.loadOrShutdown(ctx)
 	s.disp.Loading.Store(false)
 
 	var bg background
-	if loadErr == nil {
+	if aborted {
+		// Shut down without a save, as Redis while loading.
+	} else if loadErr == nil {
 		bg.start(s)
 		s.log.Noticef("Ready to accept connections tcp")
 		close(s.Ready)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -69,6 +70,33 @@ func (s *Server) nextShutdown(ctx context.Context) shutdownRequest {
 	}
 }
 
+// errLoadAborted ends a load that a shutdown interrupted.
+var errLoadAborted = errors.New("loading aborted by a shutdown")
+
+// loadOrShutdown loads the dataset (loadData) and, meanwhile, takes a
+// shutdown request: SHUTDOWN or a signal while loading stops the load and
+// the server without a final save, as Redis forces NOSAVE while loading
+// (a save then would overwrite the files with half of them). aborted
+// reports that case; the request is answered with success.
+func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
+	loaded := make(chan error, 1)
+	go func() { loaded <- s.loadData() }()
+	var req shutdownRequest
+	select {
+	case err := <-loaded:
+		return err, false
+	case req = <-s.shutdown:
+	case <-ctx.Done():
+	}
+	s.log.Warningf("User requested shutdown...")
+	s.loadAborted.Store(true)
+	<-loaded
+	if req.result != nil {
+		req.result <- ""
+	}
+	return nil, true
+}
+
 // prepareShutdown holds every client, stops the background work and
 // makes the final save. It reports true when the server is to exit; on
 // false the shutdown was cancelled and everything was resumed. On Run's
@@ -122,7 +150,11 @@ func (s *Server) Signal(sig os.Signal) {
 		s.log.Warningf("Received %s scheduling shutdown...", name)
 		return
 	}
-	s.log.Warningf("Received %s scheduling shutdown...", name)
+	if s.disp.Loading.Load() {
+		s.log.Warningf("Received shutdown signal during loading, scheduling shutdown.")
+	} else {
+		s.log.Warningf("Received %s scheduling shutdown...", name)
+	}
 	req := shutdownRequest{opts: commands.ShutdownOptions{
 		Save:   flags&config.ShutdownSave != 0,
 		NoSave: flags&config.ShutdownNoSave != 0,

@@ -1,8 +1,15 @@
 package tests
 
 import (
+	"bufio"
+	"bytes"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -195,4 +202,73 @@ func TestShutdownFailedSaveInPipeline(t *testing.T) {
 		p.cmd.Process.Signal(syscall.SIGKILL)
 	}
 	assert.Equal(t, out[0], out[1])
+}
+
+// A SIGTERM or SHUTDOWN while the dataset loads stops the load and exits
+// without a final save, as Redis forces NOSAVE while loading: the file on
+// disk is left as it was (a save then would write half of it).
+func TestShutdownDuringLoading(t *testing.T) {
+	dir := t.TempDir()
+	r := StartRedis(t, "--dir", dir, "--enable-debug-command", "yes")
+	rc := Dial(t, r.Addr)
+	require.Equal(t, "+OK\r\n", rc.Do("DEBUG", "POPULATE", "2000000", "key", "100"))
+	require.Equal(t, "+OK\r\n", rc.Do("SAVE"))
+	r.Stop()
+	dump := filepath.Join(dir, "dump.rdb")
+	before, err := os.ReadFile(dump)
+	require.NoError(t, err)
+
+	for _, how := range []string{"SIGTERM", "SHUTDOWN"} {
+		t.Run(how, func(t *testing.T) {
+			port := FreePort(t)
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			var out bytes.Buffer
+			var mu sync.Mutex
+			cmd := exec.Command(zredisBin, "--dir", dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "3600 1")
+			cmd.Stdout = lockedWriter{&mu, &out}
+			cmd.Stderr = lockedWriter{&mu, &out}
+			require.NoError(t, cmd.Start())
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
+			defer func() { cmd.Process.Kill(); <-exited }()
+			// Wait for LOADING, then ask for the shutdown.
+			var c *Conn
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				require.True(t, time.Now().Before(deadline), "never saw LOADING")
+				nc, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				c = &Conn{t: t, nc: nc, rd: bufio.NewReader(nc)}
+				reply := c.Do("PING")
+				if strings.HasPrefix(reply, "-LOADING") {
+					break
+				}
+				require.Fail(t, "the load ended before the test could interrupt it", reply)
+			}
+			if how == "SIGTERM" {
+				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			} else {
+				c.Send(Encode("SHUTDOWN"))
+			}
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no exit")
+			}
+			assert.Equal(t, 0, cmd.ProcessState.ExitCode())
+			mu.Lock()
+			log := out.String()
+			mu.Unlock()
+			assert.NotContains(t, log, "Saving the final RDB snapshot", log)
+			if how == "SIGTERM" {
+				assert.Contains(t, log, "Received shutdown signal during loading, scheduling shutdown.")
+			}
+			after, err := os.ReadFile(dump)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(before, after), "dump.rdb changed")
+		})
+	}
 }
