@@ -25,6 +25,10 @@ type Dispatcher struct {
 	// prop hands changes to the AOF and replicas (propagate.go,
 	// SetPropagator).
 	prop propagation
+
+	// evict is the maxmemory configuration (maxmemory.go); MaxMemory 0
+	// leaves eviction off and costs the command path one comparison.
+	evict keyspace.EvictLimits
 }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
@@ -33,7 +37,7 @@ type Dispatcher struct {
 //
 // The checks happen here and only here, in Redis's order
 // (processCommand): unknown command, arity, container subcommand,
-// authentication. Inside MULTI, a request rejected by them flags the
+// authentication, loading, maxmemory (evictions, then OOM), MISCONF. Inside MULTI, a request rejected by them flags the
 // transaction, and one that passes is queued instead of run (see
 // Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
@@ -53,6 +57,11 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(ErrLoading)
+		return nil
+	}
+	if d.evict.MaxMemory != 0 && !cl.Replaying && d.oomRefused(cl, cmd) {
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
 	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"time"
-
-	"github.com/zredis/zredis/commands"
 )
 
 // cronPeriod is how often the server samples its instantaneous metrics,
@@ -55,10 +53,6 @@ func (s *Server) cron(ctx context.Context) {
 			return
 		case now = <-t.C:
 		}
-		var used int64
-		if tick%10 == 0 {
-			used = commands.ReadMemory().Used
-		}
 		in.track(now, s.stats.NetIn.Load())
 		out.track(now, s.stats.NetOut.Load())
 		s.ks.Exec(func() {
@@ -66,7 +60,10 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
-			s.stats.PeakMemory = max(s.stats.PeakMemory, used)
+			// Eviction goes on between commands when a call ran out of
+			// time (Redis's evictionTimeProc).
+			s.disp.PerformEvictions()
+			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
 			}

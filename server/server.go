@@ -78,6 +78,8 @@ type Server struct {
 
 	// Ready is closed once the listeners are bound.
 	Ready chan struct{}
+
+	envMemLimit int64 // the Go memory limit before maxmemory set it (memlimit.go)
 }
 
 // New builds a server from a loaded configuration. clock is the time
@@ -120,6 +122,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.watchConfig()
 	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
+	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
 	return s
 }
 
@@ -229,7 +232,10 @@ func (s *Server) Run(ctx context.Context) error {
 			l.Run()
 		}()
 	}
-	s.stats.StartupMemory = commands.ReadMemory().Used
+	// used_memory counts the dataset plus what the server holds before
+	// any data: the Go heap now, before loading.
+	s.stats.StartupMemory = commands.ReadMemory().Heap
+	s.ks.Exec(func() { s.ks.SetOverhead(s.stats.StartupMemory) })
 	s.log.Noticef("Server initialized")
 	var accepting sync.WaitGroup
 	for _, ln := range s.listeners {
