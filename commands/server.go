@@ -293,6 +293,12 @@ func configResetstatCommand(c *Ctx) {
 	st.TotalConnections = 0
 	st.ExpiredKeys = 0
 	st.EvictedKeys = 0
+	st.EvictedClients = 0
+	if ev := c.KS.EvictStats(); ev.ExceededSince.IsZero() {
+		ev.ExceededTotal = 0
+	} else {
+		ev.ExceededTotal, ev.ExceededSince = 0, time.Now()
+	}
 	st.NetIn.Store(0)
 	st.NetOut.Store(0)
 	st.ReadsProcessed.Store(0)

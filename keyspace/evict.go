@@ -98,7 +98,6 @@ type evictState struct {
 
 // EvictStats are eviction's counters for INFO.
 type EvictStats struct {
-	EvictedKeys int64
 	// ExceededSince is when memory was last found over the limit without
 	// being brought back (0: it is not), and ExceededTotal the time spent
 	// so: INFO's current_eviction_exceeded_time and
@@ -149,7 +148,6 @@ func (ks *Keyspace) evictLoop(lim EvictLimits, onEvict func(Evicted)) EvictResul
 			return EvictFail
 		}
 		db.remove(shardOfString(key), key, e)
-		ks.evict.stats.EvictedKeys++
 		if onEvict != nil {
 			onEvict(Evicted{DB: db.id, Key: key, Entry: e})
 		}

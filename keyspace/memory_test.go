@@ -218,7 +218,6 @@ func TestEvictPolicies(t *testing.T) {
 			require.Equal(t, EvictOK, res)
 			assert.LessOrEqual(t, used, lim.MaxMemory)
 			assert.NotEmpty(t, evicted)
-			assert.Equal(t, int64(len(evicted)), e.ks.EvictStats().EvictedKeys)
 			for _, ev := range evicted {
 				e.ks.Exec(func() { assert.Nil(t, e.ks.DB(ev.DB).Peek([]byte(ev.Key))) })
 				if !pol.allKeys() {
@@ -301,9 +300,11 @@ func TestEvictTimeLimit(t *testing.T) {
 	e := evictEnv(t, 1000, func(int) int64 { return 0 })
 	lim := EvictLimits{MaxMemory: 1, Policy: AllKeysRandom, Samples: 5, TimeLimit: EvictionTimeLimit(0)}
 	var res EvictResult
-	e.ks.Exec(func() { res = e.ks.Evict(lim, nil) })
+	n := 0
+	e.ks.Exec(func() { res = e.ks.Evict(lim, func(Evicted) { n++ }) })
 	assert.Equal(t, EvictRunning, res)
-	assert.Equal(t, int64(16), e.ks.EvictStats().EvictedKeys)
+	assert.Equal(t, 16, n)
+	assert.False(t, e.ks.EvictStats().ExceededSince.IsZero())
 	assert.Equal(t, 500*time.Microsecond, EvictionTimeLimit(10))
 	assert.Equal(t, time.Duration(-1), EvictionTimeLimit(100))
 }

@@ -60,6 +60,7 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
+			s.accountClients(now)
 			// Eviction goes on between commands when a call ran out of
 			// time (Redis's evictionTimeProc).
 			s.disp.PerformEvictions()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -286,4 +287,39 @@ func TestMaxmemoryConfigBadInput(t *testing.T) {
 	d.Do("CONFIG", "SET", "maxmemory-policy", "ALLKEYS-LFU")
 	d.Do("CONFIG", "GET", "maxmemory-policy")
 	d.Do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+}
+
+// TestMaxmemoryClientsEvictsBiggest: with maxmemory-clients 1mb, a client
+// whose unfinished request holds 2 MB of query buffer is disconnected;
+// the total is then under the limit, so a client holding 512 kB (with
+// CLIENT NO-EVICT on) and a small one stay; evicted_clients counts it —
+// as redis-server does with the same configuration.
+func TestMaxmemoryClientsEvictsBiggest(t *testing.T) {
+	args := []string{"--maxmemory-clients", "1mb"}
+	for _, name := range []string{"zredis", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			var p *Proc
+			if name == "zredis" {
+				p = StartZredis(t, args...)
+			} else {
+				p = StartRedis(t, args...)
+			}
+			admin := Dial(t, p.Addr)
+			big, kept := Dial(t, p.Addr), Dial(t, p.Addr)
+			require.Equal(t, "+OK\r\n", kept.Do("CLIENT", "NO-EVICT", "on"))
+			head := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000000\r\n")
+			kept.Send(append(head, bytes.Repeat([]byte("x"), 512<<10)...))
+			// The server may close big while it is still sending.
+			big.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			big.nc.Write(append(head, bytes.Repeat([]byte("x"), 2<<20)...))
+			// The server notices within its cron period; it closes big.
+			_, err := big.ReadErr(5 * time.Second)
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "timeout", "the big client was not evicted")
+			assert.Equal(t, int64(1), infoInt(t, admin, "stats", "evicted_clients"))
+			list := admin.Do("CLIENT", "LIST")
+			assert.Equal(t, 2, strings.Count(list, "id="), "the no-evict client and the admin remain: %s", list)
+			assert.Contains(t, list, "flags=e")
+		})
+	}
 }
