@@ -1208,7 +1208,11 @@ func memoryStatsCommand(c *Ctx) {
 	kv("startup.allocated", startup)
 	kv("replication.backlog", 0)
 	kv("clients.slaves", 0)
-	kv("clients.normal", 0)
+	var clientsMem int64
+	for _, cl := range c.Srv.Clients() {
+		clientsMem += cl.MemoryUsage()
+	}
+	kv("clients.normal", clientsMem)
 	kv("cluster.links", 0)
 	kv("aof.buffer", 0)
 	kv("lua.caches", 0)

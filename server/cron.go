@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"runtime"
 	"time"
+
+	"github.com/zredis/zredis/keyspace"
 )
 
 // cronPeriod is how often the server samples its instantaneous metrics,
@@ -46,6 +49,7 @@ func (s *Server) cron(ctx context.Context) {
 	t := time.NewTicker(cronPeriod)
 	defer t.Stop()
 	var ops, in, out metric
+	var evicting bool
 	for tick := 0; ; tick++ {
 		var now time.Time
 		select {
@@ -61,9 +65,7 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
 			s.accountClients(now)
-			// Eviction goes on between commands when a call ran out of
-			// time (Redis's evictionTimeProc).
-			s.disp.PerformEvictions()
+			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
@@ -71,6 +73,14 @@ func (s *Server) cron(ctx context.Context) {
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()
 		})
+		// An eviction that ran out of time goes on a slice at a time,
+		// the lock released in between so that clients are served
+		// meanwhile, for up to most of the period (Redis's
+		// evictionTimeProc, which runs every event loop iteration).
+		for deadline := now.Add(cronPeriod * 8 / 10); evicting && time.Now().Before(deadline); {
+			runtime.Gosched()
+			s.ks.Exec(func() { evicting = s.disp.PerformEvictions() == keyspace.EvictRunning })
+		}
 	}
 }
 

@@ -198,7 +198,7 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = fieldInt(b, "mem_replication_backlog", 0)
 	b = fieldInt(b, "mem_total_replication_buffers", 0)
 	b = fieldInt(b, "mem_clients_slaves", 0)
-	b = fieldInt(b, "mem_clients_normal", 0)
+	b = fieldInt(b, "mem_clients_normal", s.clientsMemory())
 	b = fieldInt(b, "mem_cluster_links", 0)
 	b = fieldInt(b, "mem_aof_buffer", 0)
 	b = field(b, "mem_allocator", "go-"+runtime.Version())

@@ -135,6 +135,16 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
+	// Before the dispatcher's hook evicts down to a lowered maxmemory
+	// (updateMaxmemory's order).
+	cfg.OnChange("maxmemory", func(string) error {
+		if maxmem := cfg.Int("maxmemory"); maxmem > 0 {
+			if used := s.ks.UsedMemory(); used > maxmem {
+				s.log.Warningf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", maxmem, used)
+			}
+		}
+		return nil
+	})
 
 	s.stats.SlowLog.SlowerThan = cfg.Int("slowlog-log-slower-than")
 	s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
