@@ -332,8 +332,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 		}
 		old.obj = nil
 		old.strEnc = strEncAuto
-		old.freq = lfuInitVal
-		old.atime = db.ks.lru
+		db.inheritAccess(old, old)
 		db.remeasure(old)
 		if !keepTTL {
 			db.setDeadline(key, old, expireAt)
@@ -343,6 +342,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 	}
 	e := &Entry{typ: TypeString, str: append([]byte(nil), val...), gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
 	if old != nil {
+		db.inheritAccess(e, old)
 		if keepTTL {
 			expireAt = old.expireAt
 		}
@@ -375,6 +375,22 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 		db.ks.scheduled(expireAt)
 	}
 	db.touched(key)
+}
+
+// inheritAccess sets the access data of e, the new value of a key whose
+// old value old is overwritten by the SET family, as Redis's dbSetValue
+// does: under LFU the new value keeps the old one's counter, after the
+// access of the lookup for write (lookupKeyWrite); otherwise it starts
+// fresh. e and old may be the same entry (overwritten in place).
+func (db *DB) inheritAccess(e, old *Entry) {
+	if db.ks.lfu {
+		if !db.ks.noTouch && !db.ks.shared(old) {
+			db.ks.touch(old)
+		}
+		e.freq, e.atime = old.freq, old.atime
+		return
+	}
+	e.freq, e.atime = lfuInitVal, db.ks.lru
 }
 
 // Insert stores e under key while a data set loads (SetLoading): Put

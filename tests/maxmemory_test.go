@@ -323,3 +323,31 @@ func TestMaxmemoryClientsEvictsBiggest(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxmemoryLFUCounter: with an LFU policy and lfu-log-factor 0 every
+// access increments the counter, so OBJECT FREQ is exact and compared with
+// redis-server after reads, overwrites (which keep the counter under an
+// LFU policy, as dbSetValue does) and writes in place.
+func TestMaxmemoryLFUCounter(t *testing.T) {
+	args := []string{"--maxmemory-policy", "allkeys-lfu", "--lfu-log-factor", "0", "--lfu-decay-time", "0"}
+	d := &Diff{t: t, Z: Dial(t, StartZredis(t, args...).Addr), R: Dial(t, StartRedis(t, args...).Addr)}
+	d.Do("SET", "k", "v")
+	d.Do("OBJECT", "FREQ", "k")
+	for i := 0; i < 10; i++ {
+		d.Do("GET", "k")
+	}
+	d.Do("OBJECT", "FREQ", "k")
+	d.Do("SET", "k", "w")
+	d.Do("OBJECT", "FREQ", "k")
+	d.Do("APPEND", "k", "x")
+	d.Do("OBJECT", "FREQ", "k")
+	d.Do("HSET", "h", "f", "v")
+	d.Do("HGET", "h", "f")
+	d.Do("OBJECT", "FREQ", "h")
+	d.Do("CONFIG", "SET", "lfu-log-factor", "10")
+	d.Do("OBJECT", "IDLETIME", "k")
+	// (OBJECT IDLETIME right after a switch to LRU is not compared:
+	// Redis reads its packed LFU bits as a clock.)
+	d.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+	d.Do("OBJECT", "FREQ", "k")
+}
