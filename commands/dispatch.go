@@ -37,9 +37,9 @@ type Dispatcher struct {
 //
 // The checks happen here and only here, in Redis's order
 // (processCommand): unknown command, arity, container subcommand,
-// authentication, loading, maxmemory (evictions, then OOM), MISCONF. Inside MULTI, a request rejected by them flags the
-// transaction, and one that passes is queued instead of run (see
-// Dispatcher.queue).
+// authentication, loading, maxmemory (evictions, then OOM), MISCONF.
+// Inside MULTI, a request rejected by them flags the transaction, and
+// one that passes is queued instead of run (see Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}

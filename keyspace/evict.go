@@ -238,7 +238,13 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 // poolPopulate samples keys of db and enters those that score better
 // than the pool's worst (evictionPoolPopulate).
 func (ks *Keyspace) poolPopulate(db *DB, lim EvictLimits) {
+	// No more samples than keys to sample from, as dictGetSomeKeys.
 	n := max(lim.Samples, 1)
+	if lim.Policy.allKeys() {
+		n = min(n, db.keys)
+	} else {
+		n = min(n, db.expires.len())
+	}
 	for j := 0; j < n; j++ {
 		var key string
 		var e *Entry
