@@ -351,3 +351,24 @@ func TestMaxmemoryLFUCounter(t *testing.T) {
 	d.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	d.Do("OBJECT", "FREQ", "k")
 }
+
+// TestMaxmemoryEvictionTouchesWatchedKeys: a watched key that is evicted
+// makes EXEC fail, as any change does (signalModifiedKey in
+// performEvictions).
+func TestMaxmemoryEvictionTouchesWatchedKeys(t *testing.T) {
+	args := []string{"--maxmemory-policy", "allkeys-random"}
+	zp, rp := StartZredis(t, args...), StartRedis(t, args...)
+	d := &Diff{t: t, Z: Dial(t, zp.Addr), R: Dial(t, rp.Addr)}
+	other := &Diff{t: t, Z: Dial(t, zp.Addr), R: Dial(t, rp.Addr)}
+	d.Do("SET", "k", "v")
+	d.Do("WATCH", "k")
+	other.Do("CONFIG", "SET", "maxmemory", "1")
+	other.Do("EXISTS", "k")
+	other.Do("CONFIG", "SET", "maxmemory", "0")
+	d.Do("MULTI")
+	d.Do("SET", "k", "w")
+	d.Do("EXEC")
+	d.Do("EXISTS", "k")
+	assert.Equal(t, int64(1), infoInt(t, d.Z, "stats", "evicted_keys"))
+	assert.Equal(t, int64(1), infoInt(t, d.R, "stats", "evicted_keys"))
+}
