@@ -78,8 +78,6 @@ type Server struct {
 
 	// Ready is closed once the listeners are bound.
 	Ready chan struct{}
-
-	envMemLimit int64 // the Go memory limit before maxmemory set it (memlimit.go)
 }
 
 // New builds a server from a loaded configuration. clock is the time
