@@ -372,3 +372,28 @@ func TestMaxmemoryEvictionTouchesWatchedKeys(t *testing.T) {
 	assert.Equal(t, int64(1), infoInt(t, d.Z, "stats", "evicted_keys"))
 	assert.Equal(t, int64(1), infoInt(t, d.R, "stats", "evicted_keys"))
 }
+
+// TestUsedMemoryFollowsDataset: used_memory grows by about what is
+// written and comes back when it is deleted, without maxmemory (the
+// count, not the Go heap with its garbage).
+func TestUsedMemoryFollowsDataset(t *testing.T) {
+	c := Dial(t, StartZredis(t).Addr)
+	start := infoInt(t, c, "memory", "used_memory")
+	val := strings.Repeat("v", 1000)
+	var cmds [][]string
+	for i := 0; i < 10000; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k:%d", i), val})
+	}
+	pipeline(t, c, cmds)
+	grown := infoInt(t, c, "memory", "used_memory") - start
+	assert.Greater(t, grown, int64(10000*1000))
+	assert.Less(t, grown, int64(10000*1000)*3/2)
+	c.Do("HSET", "h", "f", val)
+	for i := 0; i < 100; i++ {
+		c.Do("APPEND", "k:0", val)
+	}
+	withAppends := infoInt(t, c, "memory", "used_memory") - start
+	assert.Greater(t, withAppends, grown+100*1000)
+	require.Equal(t, "+OK\r\n", c.Do("FLUSHALL"))
+	assert.InDelta(t, start, infoInt(t, c, "memory", "used_memory"), 64<<10)
+}
