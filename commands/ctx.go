@@ -66,6 +66,7 @@ type ServerStats struct {
 	TotalConnections    int64
 	ExpiredKeys         int64
 	EvictedKeys         int64 // kept by eviction
+	EvictedClients      int64 // clients disconnected by maxmemory-clients
 	Dirty               int64 // changes since the last save (rdb_changes_since_last_save)
 
 	// Kept by the pub/sub family for INFO stats.

@@ -36,6 +36,10 @@ type Dispatcher struct {
 	// OnPanic, when set, receives a panic recovered from a command's
 	// handler with the goroutine's stack, for the log.
 	OnPanic func(cmd string, recovered any, stack []byte)
+
+	// evict is the maxmemory configuration (maxmemory.go); MaxMemory 0
+	// leaves eviction off and costs the command path one comparison.
+	evict keyspace.EvictLimits
 }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
@@ -44,9 +48,9 @@ type Dispatcher struct {
 //
 // The checks happen here and only here, in Redis's order
 // (processCommand): unknown command, arity, container subcommand,
-// authentication. Inside MULTI, a request rejected by them flags the
-// transaction, and one that passes is queued instead of run (see
-// Dispatcher.queue).
+// authentication, loading, maxmemory (evictions, then OOM), MISCONF.
+// Inside MULTI, a request rejected by them flags the transaction, and
+// one that passes is queued instead of run (see Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}
@@ -71,6 +75,11 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(ErrLoading)
+		return nil
+	}
+	if d.evict.MaxMemory != 0 && !cl.Replaying && d.oomRefused(cl, cmd) {
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
 	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {

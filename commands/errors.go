@@ -24,6 +24,7 @@ const (
 	ErrNoPerm          = "ERR not permitted"
 	ErrMaxClients      = "ERR max number of clients reached"
 	ErrLoading         = "LOADING Redis is loading the dataset in memory"
+	ErrOOM             = "OOM command not allowed when used memory > 'maxmemory'."
 	ErrNoScript        = "NOSCRIPT No matching script. Please use EVAL."
 	ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
 	ErrExecAbort       = "EXECABORT Transaction discarded because of previous errors."

@@ -82,7 +82,6 @@ const (
 	noteNoStreams   = "zredis serves no stream commands"
 	noteReplication = "replication (a later issue); no effect until then, as on a Redis with no replica"
 	noteAccess      = "access control (the access-control issue); no effect until then"
-	noteMemory      = "maxmemory and eviction (issue 10, part 2); no effect until then"
 	noteTesting     = "a hidden Redis test hook"
 	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
@@ -149,7 +148,7 @@ var effects = map[string]effectSpec{
 	"proto-max-bulk-len":         works(""),
 	"socket-mark-id":             works("SO_MARK on the listening sockets, inherited by the connections they accept"),
 	"client-output-buffer-limit": works("the normal and pubsub classes (MONITOR clients are normal, as in Redis 7.0); the replica class has no client to apply to until replication is built"),
-	"maxmemory-clients":          pending(noteMemory),
+	"maxmemory-clients":          works(""),
 
 	// Server behaviour.
 	"databases":                             works("at most 65536 while the expiry stream is on: an expiry message carries the database in 16 bits"),
@@ -167,7 +166,7 @@ var effects = map[string]effectSpec{
 	"lazyfree-lazy-user-del":                works(""),
 	"lazyfree-lazy-server-del":              none(noteLazyFree),
 	"lazyfree-lazy-user-flush":              none(noteLazyFree),
-	"lazyfree-lazy-eviction":                none("frees memory through the garbage collector either way; Redis's other difference, UNLINK instead of DEL for an evicted key in the AOF, replays the same"),
+	"lazyfree-lazy-eviction":                works("an evicted key is propagated to the AOF as UNLINK with yes, DEL with no, as in Redis; memory is freed by the garbage collector either way"),
 	"busy-reply-threshold":                  none("zredis runs no scripts, functions or modules, the only commands Redis lets run past it"),
 	"enable-protected-configs":              works(""),
 	"enable-debug-command":                  none("zredis has no DEBUG command"),
@@ -195,10 +194,10 @@ var effects = map[string]effectSpec{
 	"stream-node-max-entries":   none(noteNoStreams),
 
 	// Memory limits and eviction.
-	"maxmemory":                   pending(noteMemory),
-	"maxmemory-policy":            pending(noteMemory),
-	"maxmemory-samples":           pending(noteMemory),
-	"maxmemory-eviction-tenacity": pending(noteMemory),
+	"maxmemory":                   works(""),
+	"maxmemory-policy":            works(""),
+	"maxmemory-samples":           works(""),
+	"maxmemory-eviction-tenacity": works(""),
 	"lfu-log-factor":              works(""),
 	"lfu-decay-time":              works(""),
 

@@ -235,7 +235,7 @@ var directives = []Directive{
 	boolD("stop-writes-on-bgsave-error", "", "yes", 0),
 	boolD("set-proc-title", "", "yes", fImm|fNoEff),
 	boolD("dynamic-hz", "", "yes", fNoEff),
-	boolD("lazyfree-lazy-eviction", "", "no", fNoEff),
+	boolD("lazyfree-lazy-eviction", "", "no", 0),
 	boolD("lazyfree-lazy-expire", "", "no", 0),
 	boolD("lazyfree-lazy-server-del", "", "no", fNoEff),
 	boolD("lazyfree-lazy-user-del", "", "no", 0),

@@ -209,7 +209,7 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
 		Checksum: s.cfg.Bool("rdbchecksum"),
-		UsedMem:  commands.ReadMemory().Used,
+		UsedMem:  commands.ReadMemory().Heap,
 		AOFBase:  aofBase,
 	})
 	if err != nil {

@@ -128,6 +128,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.watchConfig()
 	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
+	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
 	return s
 }
 
@@ -140,6 +141,16 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
+	// Before the dispatcher's hook evicts down to a lowered maxmemory
+	// (updateMaxmemory's order).
+	cfg.OnChange("maxmemory", func(string) error {
+		if maxmem := cfg.Int("maxmemory"); maxmem > 0 {
+			if used := s.ks.UsedMemory(); used > maxmem {
+				s.log.Warningf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", maxmem, used)
+			}
+		}
+		return nil
+	})
 
 	s.stats.SlowLog.SlowerThan = cfg.Int("slowlog-log-slower-than")
 	s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
@@ -250,7 +261,10 @@ func (s *Server) Run(ctx context.Context) error {
 			l.Run()
 		}()
 	}
-	s.stats.StartupMemory = commands.ReadMemory().Used
+	// used_memory counts the dataset plus what the server holds before
+	// any data: the Go heap now, before loading.
+	s.stats.StartupMemory = commands.ReadMemory().Heap
+	s.ks.Exec(func() { s.ks.SetOverhead(s.stats.StartupMemory) })
 	s.log.Noticef("Server initialized")
 	var accepting sync.WaitGroup
 	for _, ln := range s.listeners {

@@ -17,7 +17,7 @@
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
 //	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
-//	    [-tests all|none|set,get,...] [-memory=false]
+//	    [-tests all|none|set,get,...] [-memory=false] [-evict=false]
 package main
 
 import (
@@ -123,6 +123,7 @@ type options struct {
 	lag       bool
 	persist   bool
 	bgsave    bool
+	evict     bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -167,6 +168,7 @@ func run() int {
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
+	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
@@ -234,6 +236,16 @@ func run() int {
 			err = persistBench(ctx, o, os.Stdout)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.evict {
+		if err := evictBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130
