@@ -95,3 +95,22 @@ func (l *Logger) Warningf(format string, args ...any) { l.Logf(LevelWarning, for
 
 // Verbosef logs at verbose level.
 func (l *Logger) Verbosef(format string, args ...any) { l.Logf(LevelVerbose, format, args...) }
+
+// LogFile is the logfile directive's output: each line is appended with
+// the file opened and closed around it, as Redis's serverLogRaw does, so
+// that a log rotated by renaming (logrotate without copytruncate) is
+// created anew at the next line instead of written to the renamed file.
+type LogFile string
+
+// Write implements io.Writer for the Logger (which serializes calls).
+func (f LogFile) Write(p []byte) (int, error) {
+	fd, err := os.OpenFile(string(f), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	n, err := fd.Write(p)
+	if cerr := fd.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}

@@ -80,7 +80,10 @@ type Server struct {
 	// expiry-zmq-endpoints are configured. Set in Run before serving.
 	expiry *expiryStream
 
-	// Ready is closed once the listeners are bound.
+	// Bound is closed once the listeners are bound (before the dataset
+	// loads); Ready once the server accepts commands.
+	Bound chan struct{}
+	// Ready is closed once the dataset is loaded and commands are served.
 	Ready chan struct{}
 }
 
@@ -99,6 +102,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		exiting:  make(chan struct{}),
 		start:    time.Now(),
 		Ready:    make(chan struct{}),
+		Bound:    make(chan struct{}),
 	}
 	s.pause.wake = make(chan struct{})
 	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
@@ -221,6 +225,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.listen(); err != nil {
 		return err
 	}
+	close(s.Bound)
 	x, err := openExpiryStream(s.cfg, s.log)
 	if err != nil {
 		for _, ln := range s.listeners {

@@ -272,3 +272,38 @@ func TestShutdownDuringLoading(t *testing.T) {
 		})
 	}
 }
+
+// The log file is opened for each line, as Redis does: a log rotated by
+// renaming is created anew at the next line. SIGHUP and a log reader that
+// went away do not stop the server (Redis ignores SIGHUP and SIGPIPE).
+func TestLogFileRotationAndSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "z.log")
+	z := StartZredis(t, "--logfile", logPath)
+	c := Dial(t, z.Addr)
+	require.NoError(t, os.Rename(logPath, logPath+".1"))
+	require.Equal(t, "+OK\r\n", c.Do("SAVE"))
+	b, err := os.ReadFile(logPath)
+	require.NoError(t, err, "the log file was not created again")
+	assert.Contains(t, string(b), "DB saved on disk")
+	require.NoError(t, z.cmd.Process.Signal(syscall.SIGHUP))
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, "+PONG\r\n", c.Do("PING"))
+}
+
+// A second server started on the same port and pid file fails to bind and
+// leaves the running server's pid file alone.
+func TestPidFileSecondStart(t *testing.T) {
+	dir := t.TempDir()
+	pidPath := filepath.Join(dir, "z.pid")
+	z := StartZredis(t, "--pidfile", pidPath)
+	b, err := os.ReadFile(pidPath)
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(z.cmd.Process.Pid)+"\n", string(b))
+	second := exec.Command(zredisBin, "--port", strconv.Itoa(z.Port), "--bind", "127.0.0.1", "--pidfile", pidPath, "--dir", dir)
+	out, err := second.CombinedOutput()
+	require.Error(t, err, "the second server must fail to bind:\n%s", out)
+	b, err = os.ReadFile(pidPath)
+	require.NoError(t, err, "the running server's pid file was removed:\n%s", out)
+	assert.Equal(t, strconv.Itoa(z.cmd.Process.Pid)+"\n", string(b))
+}

@@ -91,8 +91,8 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "Can't open the log file: %v\n", err)
 			return 1
 		}
-		defer f.Close()
-		out = f
+		f.Close()
+		out = server.LogFile(lf)
 	}
 	log := server.NewLogger(out, server.ParseLevel(cfg.String("loglevel")))
 	defer startSyslog(cfg, log)()
@@ -131,17 +131,35 @@ func run(args []string) int {
 	srv := server.New(cfg, log, nil)
 	oom := &oomScore{cfg: cfg, path: "/proc/self/oom_score_adj"}
 	oom.watch(log)
-	pid := writePidFile(cfg, background, log)
-	defer pid.remove(log)
 	defer sup.stopping()
 	stopped := make(chan struct{})
+	// The pid file is written once the listeners are bound, as Redis
+	// writes it after initServer: a second start that cannot bind never
+	// touches the running server's file.
+	var pid pidFile
+	watched := make(chan struct{})
 	go func() {
+		defer close(watched)
+		select {
+		case <-srv.Bound:
+			pid = writePidFile(cfg, background, log)
+		case <-stopped:
+			return
+		}
 		select {
 		case <-srv.Ready:
 			sup.ready(cfg, log)
 		case <-stopped:
 		}
 	}()
+	defer func() {
+		<-watched
+		pid.remove(log)
+	}()
+	// As Redis's setupSignalHandlers: a hang-up of the terminal and a
+	// log reader that went away (a write to a closed pipe on stdout) must
+	// not kill the server.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	// Never stopped: a signal after Run returned must not kill the
 	// process with the default action (exit status 143) while it exits.

@@ -181,6 +181,9 @@ func (p pidFile) remove(log *server.Logger) {
 		return
 	}
 	log.Noticef("Removing the pid file.")
+	if b, err := os.ReadFile(p.path); err == nil && strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		return // another process's now
+	}
 	os.Remove(p.path)
 }
 
