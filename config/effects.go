@@ -262,7 +262,7 @@ var effects = map[string]effectSpec{
 	// Access control.
 	"requirepass":               works(""),
 	"bind":                      works(""),
-	"protected-mode":            pending(noteAccess),
+	"protected-mode":            works("the default user is the requirepass one until ACL is built"),
 	"aclfile":                   pending(noteAccess),
 	"acllog-max-len":            pending(noteAccess),
 	"acl-pubsub-default":        pending(noteAccess),

@@ -439,7 +439,8 @@ func (s *Server) accept(nc net.Conn) {
 			Count:    3,
 		})
 	}
-	refused, closing := false, false
+	var refused string // the error a refused connection gets before it is closed
+	closing := false
 	var c *conn
 	s.ks.Exec(func() {
 		if s.closing {
@@ -448,10 +449,15 @@ func (s *Server) accept(nc net.Conn) {
 		}
 		if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
 			s.stats.RejectedConnections++
-			refused = true
+			refused = commands.ErrMaxClients
 			return
 		}
 		s.stats.TotalConnections++
+		if s.protectedModeRefuses(nc.RemoteAddr()) {
+			s.stats.RejectedConnections++
+			refused = errProtectedMode
+			return
+		}
 		fd, err := netloop.TakeFD(nc)
 		if err != nil {
 			s.log.Warningf("Accepting client connection: %v", err)
@@ -470,13 +476,33 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close() // a no-op when TakeFD already took it
 		return
 	}
-	if refused {
+	if refused != "" {
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-" + commands.ErrMaxClients + "\r\n"))
+		nc.Write([]byte("-" + refused + "\r\n"))
 		nc.Close()
 		return
 	}
 	c.loop.Submit(c.attach)
+}
+
+// errProtectedMode is what Redis 7.0 writes to a connection that
+// protected mode refuses (networking.c clientAcceptHandler).
+const errProtectedMode = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+
+// protectedModeRefuses reports whether protected mode refuses a client
+// connecting from peer: protected-mode yes, no password for the default
+// user, and a peer other than 127.0.0.1 or ::1 (Redis compares the
+// address text exactly; a unix socket is always local). Under the lock.
+func (s *Server) protectedModeRefuses(peer net.Addr) bool {
+	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
+		return false
+	}
+	tcp, ok := peer.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ip := tcp.IP.String()
+	return ip != "127.0.0.1" && ip != "::1"
 }
 
 // drop unregisters a connection and closes its socket: the client is gone

@@ -307,3 +307,55 @@ func TestPidFileSecondStart(t *testing.T) {
 	require.NoError(t, err, "the running server's pid file was removed:\n%s", out)
 	assert.Equal(t, strconv.Itoa(z.cmd.Process.Pid)+"\n", string(b))
 }
+
+// Protected mode, on by default: with no password, a client whose address
+// is not 127.0.0.1 or ::1 gets Redis's DENIED text and is closed (here a
+// client from 127.0.0.2, which Redis compares by text as not local);
+// with a password, or protected-mode no, it is served.
+func TestProtectedMode(t *testing.T) {
+	dialFrom := func(t *testing.T, addr string) *Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+		nc, err := d.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		return &Conn{t: t, nc: nc, rd: bufio.NewReader(nc)}
+	}
+	// The harness's readiness probe needs no password: requirepass is
+	// set once the server runs.
+	for _, args := range [][]string{nil, {"requirepass"}, {"--protected-mode", "no"}} {
+		var replies []string
+		for _, name := range []string{"redis", "zredis"} {
+			var p *Proc
+			start := args
+			if len(args) == 1 {
+				start = nil
+			}
+			if name == "redis" {
+				p = StartRedis(t, start...)
+			} else {
+				p = StartZredis(t, start...)
+			}
+			if len(args) == 1 {
+				require.Equal(t, "+OK\r\n", Dial(t, p.Addr).Do("CONFIG", "SET", "requirepass", "s3cret"))
+			}
+			c := dialFrom(t, p.Addr)
+			c.Send(Encode("PING"))
+			reply, err := c.ReadErr(5 * time.Second)
+			if err == nil && strings.HasPrefix(reply, "-DENIED") {
+				_, err = c.ReadErr(5 * time.Second)
+				assert.Error(t, err, "%s: the connection is closed after DENIED", name)
+			}
+			replies = append(replies, reply)
+			info := Dial(t, p.Addr)
+			if len(args) == 1 {
+				info.Do("AUTH", "s3cret")
+			}
+			rejected := strings.Contains(info.Do("INFO", "stats"), "rejected_connections:1\r\n")
+			assert.Equal(t, strings.HasPrefix(reply, "-DENIED"), rejected, "%s %v: rejected_connections", name, args)
+		}
+		assert.Equal(t, replies[0], replies[1], "%v", args)
+		if args == nil {
+			assert.True(t, strings.HasPrefix(replies[1], "-DENIED Redis is running in protected mode"), replies[1])
+		}
+	}
+}
