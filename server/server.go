@@ -41,6 +41,7 @@ type Server struct {
 	ks     *keyspace.Keyspace
 	disp   *commands.Dispatcher
 	engine *expiry.Engine
+	rel    *releaser // hands the memory of deleted large values back
 	stats  commands.ServerStats
 	start  time.Time
 
@@ -104,6 +105,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchPubSubLimits()
+	s.rel = newReleaser()
+	s.ks.SetFreedHook(s.rel.freed)
 	s.ks.SetMissHook(func(db int, key []byte) {
 		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
 	})
@@ -251,10 +254,14 @@ func (s *Server) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	var shutdownOpts commands.ShutdownOptions
 	if loadErr == nil {
-		bg.Add(2)
+		bg.Add(3)
 		go func() {
 			defer bg.Done()
 			s.engine.Run(bgCtx)
+		}()
+		go func() {
+			defer bg.Done()
+			s.rel.run(bgCtx)
 		}()
 		go func() {
 			defer bg.Done()
