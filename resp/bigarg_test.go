@@ -80,6 +80,19 @@ func TestBigArgOwnAllocation(t *testing.T) {
 	}
 }
 
+// An inline request's argument lies in the buffer; a big one (inline
+// requests reach 64 KiB) is copied out, since IsOwned says it may be kept.
+func TestBigInlineArgOwned(t *testing.T) {
+	val := strings.Repeat("i", BigArg+100)
+	rd := NewReader(&chunkReader{data: []byte("SET k " + val + "\r\nPING\r\n"), n: 5000}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SET", "k", val}, strs(dst[0]))
+	require.True(t, IsOwned(dst[0][2]))
+	require.False(t, within(dst[0][2], rd.buf))
+	require.Equal(t, len(dst[0][2]), cap(dst[0][2]))
+}
+
 // Split at every boundary: the same commands whatever the reads, with
 // the big-argument threshold lowered so that short input exercises it.
 func TestBigArgSplitAtEveryBoundary(t *testing.T) {

@@ -104,12 +104,9 @@ func errExpectedDollar(got byte) error {
 	return &ProtocolError{errExpectedDollarPfx + string([]byte{got}) + "'"}
 }
 
-// span is an argument's position in Reader.buf, or for a big argument
-// its own allocation (ext).
-type span struct {
-	start, end int
-	ext        []byte
-}
+// span is an argument's position in Reader.buf; for a big argument in an
+// allocation of its own, start is -1-i for Reader.exts[i].
+type span struct{ start, end int }
 
 // Reader parses client requests from a connection.
 //
@@ -137,6 +134,7 @@ type Reader struct {
 	bigN   int64
 	bigMin int64 // BigArg; tests lower it to exercise the path with short input
 	bigOut bool  // a returned argument list held a big argument (see Forget)
+	exts   [][]byte
 
 	lim        Limits
 	unauth     bool
@@ -320,7 +318,7 @@ func (r *Reader) fill() error {
 // fillBig reads once into the big argument being received, growing its
 // allocation when it is full: bigArgGrowth times larger each time, and
 // straight to the exact length once that is at most bigArgGrowth times
-// what it holds, so a long value is copied at most a few times while
+// the next size, so a long value is copied at most a few times while
 // arriving and never held twice once complete.
 func (r *Reader) fillBig() error {
 	want := r.bulkLen + 2
@@ -416,8 +414,10 @@ func (r *Reader) moveTo(nb []byte) {
 	r.pos -= shift
 	r.cmdStart -= shift
 	for i := range r.args {
-		r.args[i].start -= shift
-		r.args[i].end -= shift
+		if r.args[i].start >= 0 {
+			r.args[i].start -= shift
+			r.args[i].end -= shift
+		}
 	}
 }
 
@@ -513,7 +513,7 @@ func (r *Reader) bigArg(buf []byte) bool {
 		if have >= want {
 			arg := make([]byte, r.bulkLen)
 			copy(arg, buf[r.pos:])
-			r.args = append(r.args, span{ext: arg})
+			r.addExt(arg)
 			r.pos += int(want)
 			r.bulkLen = -1
 			r.multi--
@@ -527,31 +527,47 @@ func (r *Reader) bigArg(buf []byte) bool {
 		return false
 	}
 	// Like Redis, the two bytes after the bulk are skipped unchecked.
-	arg := r.big[:r.bulkLen:r.bulkLen]
-	r.args = append(r.args, span{ext: arg})
+	r.addExt(r.big[:r.bulkLen:r.bulkLen])
 	r.big, r.bigN = nil, 0
 	r.bulkLen = -1
 	r.multi--
 	return true
 }
 
+// addExt appends a big argument in an allocation of its own to r.args.
+func (r *Reader) addExt(arg []byte) {
+	r.args = append(r.args, span{start: -1 - len(r.exts)})
+	r.exts = append(r.exts, arg)
+}
+
 // emit appends the command held in r.args to dst.
 func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	cmd := spareArgv(dst, len(r.args))
 	for _, a := range r.args {
-		if a.ext != nil {
-			cmd = append(cmd, a.ext)
+		switch {
+		case a.start < 0:
+			cmd = append(cmd, r.exts[-1-a.start])
 			r.bigOut = true
-			continue
+		case int64(a.end-a.start) >= r.bigMin:
+			// An inline argument (up to 64 KiB) is in the buffer: a big
+			// one gets its own allocation too, as IsOwned promises.
+			arg := make([]byte, a.end-a.start)
+			copy(arg, buf[a.start:a.end])
+			cmd = append(cmd, arg)
+			r.bigOut = true
+		default:
+			cmd = append(cmd, buf[a.start:a.end:a.end])
 		}
-		cmd = append(cmd, buf[a.start:a.end:a.end])
 	}
 	dst = append(dst, cmd)
 	if cap(r.args) > argvKeepCap {
 		r.args = nil
 	} else {
-		clear(r.args) // drop references to big arguments
 		r.args = r.args[:0]
+	}
+	if len(r.exts) > 0 {
+		clear(r.exts)
+		r.exts = r.exts[:0]
 	}
 	return dst
 }
@@ -701,6 +717,8 @@ func (r *Reader) parseCount(buf []byte) (done bool, err error) {
 		r.multi = ll
 		r.bulkLen = -1
 		r.args = r.args[:0]
+		clear(r.exts)
+		r.exts = r.exts[:0]
 	}
 	return true, nil
 }
