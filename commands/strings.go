@@ -223,6 +223,7 @@ func getGeneric(c *Ctx, key []byte) bool {
 func (c *Ctx) setString(key, val []byte, keepTTL bool, expireAt int64) {
 	if c.ownArgs && resp.IsOwned(val) {
 		c.DB.SetStringOwned(key, val, keepTTL, expireAt)
+		c.Client.KeptArgBytes += int64(len(val))
 		return
 	}
 	c.DB.SetString(key, val, keepTTL, expireAt)

@@ -80,3 +80,32 @@ func TestFreedBigBytes(t *testing.T) {
 	e.ks.ExpireDue(10)
 	assert.Equal(t, int64(3*bigStringValue), n)
 }
+
+// A large hash's values are immutable records: a view stays as it was
+// after the field changes. Deleting a hash with a few large values
+// counts them as freed.
+func TestHashLargeValues(t *testing.T) {
+	big := bytes.Repeat([]byte("b"), bigStringValue)
+	h := NewHash()
+	h.Set([]byte("f"), []byte("small"), testLimits)
+	assert.False(t, h.ValuesStable(), "the small form is edited in place")
+	h.Convert(testLimits, []byte("f"), big)
+	h.Set([]byte("f"), big, testLimits)
+	require.True(t, h.ValuesStable())
+	v, _ := h.Get([]byte("f"))
+	h.Set([]byte("f"), bytes.Repeat([]byte("c"), bigStringValue), testLimits)
+	h.Delete([]byte("f"))
+	assert.Equal(t, big, v)
+
+	e := newEnv(t)
+	var n int64
+	e.ks.SetFreedHook(func(b int64) { n += b })
+	h = NewHash()
+	h.Convert(testLimits, []byte("envelope"), big)
+	h.Set([]byte("envelope"), big, testLimits)
+	h.Set([]byte("attempts"), []byte("0"), testLimits)
+	e.do(func(db *DB) { db.Put([]byte("h"), NewObject(h, 0)) })
+	e.do(func(db *DB) { db.Delete([]byte("h")) })
+	assert.GreaterOrEqual(t, n, int64(bigStringValue))
+	assert.Less(t, n, int64(bigStringValue+64))
+}

@@ -301,14 +301,29 @@ const bigStringValue = 32 << 10
 
 // dropped notes that e left the keyspace (deleted, expired, replaced).
 func (ks *Keyspace) dropped(e *Entry) {
-	if ks.onFreed != nil && len(e.str) >= bigStringValue {
-		ks.onFreed(int64(cap(e.str)))
+	if ks.onFreed == nil {
+		return
+	}
+	var n int64
+	switch e.typ {
+	case TypeString:
+		if len(e.str) >= bigStringValue {
+			n = int64(cap(e.str))
+		}
+	case TypeHash:
+		if h, ok := e.obj.(*Hash); ok {
+			n = h.largeValueBytes(bigStringValue, 64)
+		}
+	}
+	if n > 0 {
+		ks.onFreed(n)
 	}
 }
 
 // SetFreedHook registers fn, told (under the lock, so it must not block)
 // of the bytes of every large string value (32 KiB and more) that leaves
-// the keyspace: deleted, expired or overwritten, not renamed or moved.
+// the keyspace, and of the large values of a hash of at most 64 fields
+// that does: deleted, expired or overwritten, not renamed or moved.
 // The memory it held is the garbage collector's to free; the server
 // hands it back to the operating system promptly, as Redis's allocator
 // does, instead of when the heap next grows. Set it before serving.

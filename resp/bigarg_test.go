@@ -215,3 +215,24 @@ func FuzzBigArgs(f *testing.F) {
 		require.Equal(t, whole, res)
 	})
 }
+
+// Forget reports the bytes of the big arguments it let go and of the
+// allocations they outgrew, once.
+func TestForgetReportsBigBytes(t *testing.T) {
+	val := pattern(300000, 9)
+	rd := NewReader(&chunkReader{data: []byte(mb("SET", "k", val) + mb("GET", "k")), n: 20000}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SET", "k", val}, strs(dst[0]))
+	n := rd.Forget(dst)
+	// 300000 bytes, and the allocation (4x the first read, at most
+	// initialBufSize) outgrown on the way.
+	require.Greater(t, n, int64(300000+3*initialBufSize))
+	require.LessOrEqual(t, n, int64(300000+4*initialBufSize))
+	require.Nil(t, dst[0][:3][2], "the argument list no longer refers to it")
+	require.Zero(t, rd.Forget(dst))
+	dst, err = rd.ReadBatch(dst)
+	require.NoError(t, err)
+	require.Equal(t, []string{"GET", "k"}, strs(dst[0]))
+	require.Zero(t, rd.Forget(dst))
+}

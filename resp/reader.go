@@ -134,6 +134,7 @@ type Reader struct {
 	bigN   int64
 	bigMin int64 // BigArg; tests lower it to exercise the path with short input
 	bigOut bool  // a returned argument list held a big argument (see Forget)
+	grown  int64 // bytes of big-argument allocations outgrown since Forget
 	exts   [][]byte
 
 	lim        Limits
@@ -244,14 +245,25 @@ func (r *Reader) ReadBatch(dst [][][]byte) ([][][]byte, error) {
 // the lists are kept for reuse, and a 100 MB value a command deleted must
 // not stay alive through a list. ReadBatch does it for the batch passed
 // to it; a caller that waits before reading again calls it first.
-func (r *Reader) Forget(batch [][][]byte) {
+//
+// It returns the bytes of the big arguments it let go, and of the
+// allocations they outgrew while arriving: garbage unless a command kept
+// the argument, which the caller may want the collector to see to.
+func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
+	dropped, r.grown = r.grown, 0
 	if !r.bigOut {
-		return
+		return dropped
 	}
 	r.bigOut = false
 	for _, cmd := range batch[:cap(batch)] {
+		for _, a := range cmd[:cap(cmd)] {
+			if int64(len(a)) >= r.bigMin {
+				dropped += int64(len(a))
+			}
+		}
 		clear(cmd[:cap(cmd)])
 	}
+	return dropped
 }
 
 // IsOwned reports whether arg, an argument ReadBatch returned, is a big
@@ -324,6 +336,7 @@ func (r *Reader) fillBig() error {
 	want := r.bulkLen + 2
 	r.qbuf.Store(r.bigN)
 	if r.bigN == int64(len(r.big)) {
+		r.grown += int64(len(r.big))
 		r.big = growBig(r.big, want, r.bigMin)
 	}
 	for {

@@ -176,7 +176,12 @@ func (c *conn) Closed(*netloop.Conn) {
 func (c *conn) finish(err error) bool {
 	cl := c.cl
 	s := c.s
-	c.rd.Forget(c.batch)
+	// Big arguments no command kept are garbage: the release of freed
+	// memory counts them, as it counts deleted values.
+	if n := c.rd.Forget(c.batch) - cl.KeptArgBytes; n > 0 {
+		s.rel.freed(n)
+	}
+	cl.KeptArgBytes = 0
 	if err != nil && err != netloop.ErrWouldBlock {
 		var pe *resp.ProtocolError
 		switch {

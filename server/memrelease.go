@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
-	"time"
 )
 
 // Go's garbage collector frees a deleted value only at its next cycle,
@@ -14,22 +13,20 @@ import (
 // system gradually after that. With values of 100 MB a DEL then gives
 // nothing back for minutes, and the next SET is allocated on top of the
 // garbage: the process holds a multiple of its data. Redis's allocator
-// returns the memory of a big value at once. So when large string values
-// leave the keyspace (keyspace.SetFreedHook), a goroutine of the server
-// runs a collection and returns the free memory (debug.FreeOSMemory) at
-// once, concurrently with the commands, when what was freed is worth a
-// full collection: releaseMinBytes, and a quarter of the heap the last
-// collection found live, so that the collections' cost stays
-// proportional to the memory they give back (as a GOGC of 25 would,
-// and only while large values come and go).
-const (
-	releaseMinBytes = 8 << 20
-	// releaseGap spaces releases that would follow each other.
-	releaseGap = 50 * time.Millisecond
-)
+// returns the memory of a big value at once. So when large values leave
+// the keyspace (keyspace.SetFreedHook), or big arguments that no command
+// kept were read (a hash's value is copied into its record), a goroutine
+// of the server runs a collection and returns the free memory
+// (debug.FreeOSMemory) at once, concurrently with the commands, when what
+// was freed is worth a full collection: releaseMinBytes, and a quarter of
+// the heap the last collection found live, so that the collections' cost
+// stays proportional to the memory they give back (as a GOGC of 25
+// would, and only while large values come and go).
+const releaseMinBytes = 8 << 20
 
-// releaser hands freed memory back. freed is called under the keyspace
-// lock; run is a goroutine owned by the server's background work.
+// releaser hands freed memory back. freed is called from any goroutine
+// and never blocks; run is a goroutine owned by the server's background
+// work.
 type releaser struct {
 	pending atomic.Int64 // bytes of big values freed since the last release
 	kick    chan struct{}
@@ -67,10 +64,5 @@ func (r *releaser) run(ctx context.Context) {
 		}
 		r.pending.Store(0)
 		debug.FreeOSMemory()
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(releaseGap):
-		}
 	}
 }
