@@ -37,7 +37,9 @@ func init() {
 }
 
 // hangupCheck is how often a blocked client's socket is checked for a
-// hang-up.
+// hang-up, to free the client of one that went away while nothing was
+// pushed. It is not what keeps a pop from a client that hung up: the
+// socket is asked again right before the client is served (serveReady).
 const hangupCheck = 100 * time.Millisecond
 
 // blockedTotal counts the waiters of every keyspace, so that pushes and
@@ -150,13 +152,22 @@ func serveReady(d *Dispatcher) {
 			if e == nil || e.Type() != w.typ || e.Obj().Len() == 0 {
 				break
 			}
+			if w.cl.PeerClosed != nil && w.cl.PeerClosed() && w.cl.Kill != nil {
+				// The client hung up while blocked: what it would pop
+				// could never reach it. Redis notices the hang-up on its
+				// event loop first; a blocked connection here is off the
+				// loop, so its socket is asked now. Dropping the client
+				// finishes w; the next waiter is served instead.
+				w.cl.Kill()
+				continue
+			}
 			ic := &Ctx{Args: [][]byte{[]byte(w.cmd.Name)}, Cmd: w.cmd, Client: w.cl, W: w.cl.W, KS: ks, DB: db, Srv: srv}
 			p := d.propagating()
 			if p != nil {
 				p.beginUnit()
 				p.beforeCall()
 			}
-			w.pop(ic, key)
+			d.protect(ic, func(c *Ctx) { w.pop(c, key) })
 			if p != nil {
 				p.endUnit()
 			}

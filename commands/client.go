@@ -7,6 +7,16 @@ import (
 	"github.com/zredis/zredis/resp"
 )
 
+// OutputFigures is a client's output as CLIENT LIST shows it: Buf bytes
+// in what stands for Redis's static reply buffer (obl), Mem bytes in
+// Blocks blocks beyond it (omem, oll). Output buffer limits count Mem.
+// Writing is set while the socket has not taken all that was written to
+// it (events=rw: Redis has a write handler installed).
+type OutputFigures struct {
+	Buf, Blocks, Mem int64
+	Writing          bool
+}
+
 // Client is one connection's state as commands see it. The server owns
 // the connection; fields below are read and written only with the
 // keyspace lock held (commands run under it), except the atomics, which
@@ -82,9 +92,15 @@ type Client struct {
 	batchStartMs int64
 	batchOff     time.Duration
 
+	// Output reports the client's output as CLIENT LIST shows it;
+	// writer is the length of its reply writer when the caller may read
+	// it (the client itself running a command), 0 otherwise. Set by the
+	// server once the connection is on its loop; nil: no output held.
+	// Called under the keyspace lock.
+	Output func(writer int) OutputFigures
+
 	LastInteraction atomic.Int64 // Unix ms of the last read or command
 	QueryBuf        atomic.Int64 // bytes read and not yet parsed
-	OutputBuf       atomic.Int64 // bytes of replies not yet written
 	NetIn           atomic.Int64
 	NetOut          atomic.Int64
 	Commands        atomic.Int64

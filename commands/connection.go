@@ -169,50 +169,69 @@ func authCommand(c *Ctx) {
 
 // helloCommand is HELLO [protover [AUTH user pass] [SETNAME name]]. zredis
 // speaks RESP2 only, so protocol 3 is refused as Redis refuses a version
-// it does not know; clients then fall back to RESP2.
+// it does not know; clients then fall back to RESP2. For protocol 3 the
+// options are still read (and an AUTH password redacted, as Redis, which
+// accepts 3, redacts it) before the refusal.
 func helloCommand(c *Ctx) {
 	next := 1
+	resp3 := false
 	if len(c.Args) >= 2 {
 		ver, ok := ParseInt(c.Args[1])
 		if !ok {
 			c.Error(ErrProtoVersion)
 			return
 		}
-		if ver != 2 {
+		if ver != 2 && ver != 3 {
 			c.Error(ErrNoProto)
 			return
 		}
+		resp3 = ver == 3
 		next = 2
 	}
-	var user, pass, name []byte
+	// Each option takes effect as it is read, as in Redis: an AUTH
+	// authenticates (or answers WRONGPASS) and a SETNAME names the client
+	// before a later option can fail. For protocol 3, which zredis
+	// refuses, the options are only checked (and AUTH redacted).
 	for j := next; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
 		switch {
 		case EqualFold(c.Args[j], "auth") && more >= 2:
-			user, pass = c.Args[j+1], c.Args[j+2]
+			user, pass := c.Args[j+1], c.Args[j+2]
 			c.Redact(j + 1)
 			c.Redact(j + 2)
 			j += 2
+			if resp3 {
+				continue
+			}
+			if !authenticate(c, user, pass) {
+				c.Error(ErrWrongPass)
+				return
+			}
+			c.Client.Authed = true
 		case EqualFold(c.Args[j], "setname") && more >= 1:
-			name = c.Args[j+1]
+			name := c.Args[j+1]
 			j++
+			if resp3 {
+				if !validClientAttr(name) {
+					c.Error(ErrClientName)
+					return
+				}
+				continue
+			}
+			if !setClientName(c, name) {
+				return
+			}
 		default:
 			c.Error("ERR Syntax error in HELLO option '" + string(c.Args[j]) + "'")
 			return
 		}
 	}
-	if user != nil {
-		if !authenticate(c, user, pass) {
-			c.Error(ErrWrongPass)
-			return
-		}
-		c.Client.Authed = true
+	if resp3 {
+		c.Error(ErrNoProto)
+		return
 	}
 	if !c.Client.Authed {
 		c.Error(ErrHelloNoAuth)
-		return
-	}
-	if name != nil && !setClientName(c, name) {
 		return
 	}
 	role := "master"
@@ -538,7 +557,7 @@ func clientListCommand(c *Ctx) {
 		}
 		for _, cl := range c.Srv.Clients() {
 			if clientType(cl) == typ {
-				b = appendClientInfo(b, c, cl, now)
+				b = appendClientInfo(b, c, cl, now, 0)
 				b = append(b, '\n')
 			}
 		}
@@ -554,7 +573,7 @@ func clientListCommand(c *Ctx) {
 		}
 		for _, id := range ids {
 			if cl := clientByID(c, id); cl != nil {
-				b = appendClientInfo(b, c, cl, now)
+				b = appendClientInfo(b, c, cl, now, 0)
 				b = append(b, '\n')
 			}
 		}
@@ -563,7 +582,7 @@ func clientListCommand(c *Ctx) {
 		return
 	default:
 		for _, cl := range c.Srv.Clients() {
-			b = appendClientInfo(b, c, cl, now)
+			b = appendClientInfo(b, c, cl, now, 0)
 			b = append(b, '\n')
 		}
 	}
@@ -571,7 +590,7 @@ func clientListCommand(c *Ctx) {
 }
 
 func clientInfoCommand(c *Ctx) {
-	b := appendClientInfo(nil, c, c.Client, c.KS.Now())
+	b := appendClientInfo(nil, c, c.Client, c.KS.Now(), 0)
 	b = append(b, '\n')
 	c.W.Verbatim(string(b))
 }
@@ -603,15 +622,38 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	return dst
 }
 
-// readBufSize is what CLIENT LIST reports as a connection's read buffer
-// (rbs): the request reader's initial buffer.
+// readBufSize is the size of a connection's query buffer while it holds
+// less (the request reader's initial buffer), and the size of the part of
+// its output that stands for Redis's static reply buffer (rbs: Redis's
+// PROTO_REPLY_CHUNK_BYTES).
 const readBufSize = 16 << 10
+
+// clientStructBytes is what CLIENT LIST's tot-mem counts for the client
+// itself, besides its buffers.
+const clientStructBytes = 1024
+
+// ClientInfoString is the CLIENT LIST line of cl (without the newline),
+// as Redis logs a client (catClientInfoString); writer is the length of
+// its reply writer, which only its own connection may read.
+func ClientInfoString(cl *Client, now int64, writer int) string {
+	return string(appendClientInfo(nil, nil, cl, now, writer))
+}
 
 // appendClientInfo appends one CLIENT LIST line (without the newline),
 // with the fields of Redis 7.0 in its order. For the client running the
-// command, cmd= is the running command and the argument and output sizes
-// are those of this call, as Redis shows them.
-func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64) []byte {
+// command (c's), cmd= is the running command and the argument and output
+// sizes are those of this call, as Redis shows them; c is nil outside a
+// command, and writer then the length of cl's reply writer.
+//
+// The buffers map to Redis's as follows. qbuf is what the request reader
+// holds unparsed (during a batch: the batch and the rest), qbuf-free the
+// rest of its 16 KB initial buffer. Output (replies of the batch being
+// run, messages and MONITOR lines queued, and what the socket has not
+// taken) is shown as Redis would hold it: the first 16 KB in its static
+// reply buffer (obl, of size rbs), the rest in its reply list (omem, one
+// block here: oll). tot-mem adds those buffers, argv-mem and the client
+// itself.
+func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byte {
 	num := func(name string, v int64) {
 		b = append(b, ' ')
 		b = append(b, name...)
@@ -624,20 +666,22 @@ func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64) []byte {
 		b = append(b, '=')
 		b = append(b, v...)
 	}
-	self := cl == c.Client
+	self := c != nil && cl == c.Client
 	cmd := cl.LastCmd
-	var argvMem, obl int64
+	var argvMem int64
 	if self {
 		cmd = c.Cmd.Name
 		for _, a := range c.Args {
 			argvMem += int64(len(a))
 		}
-		obl = int64(c.W.Len())
-	} else {
-		obl = cl.OutputBuf.Load()
+		writer = c.W.Len()
 	}
 	if cmd == "" {
 		cmd = "NULL"
+	}
+	var out OutputFigures
+	if cl.Output != nil {
+		out = cl.Output(writer)
 	}
 	qbuf := cl.QueryBuf.Load()
 	qbufFree := int64(0)
@@ -673,12 +717,16 @@ func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64) []byte {
 	num("argv-mem", argvMem)
 	num("multi-mem", 0)
 	num("rbs", readBufSize)
-	num("rbp", qbuf)
-	num("obl", obl)
-	num("oll", 0)
-	num("omem", 0)
-	num("tot-mem", 1024+readBufSize+qbuf+argvMem+obl)
-	str("events", "r")
+	num("rbp", out.Buf)
+	num("obl", out.Buf)
+	num("oll", out.Blocks)
+	num("omem", out.Mem)
+	num("tot-mem", clientStructBytes+max(readBufSize, qbuf)+readBufSize+out.Mem+argvMem)
+	if out.Writing {
+		str("events", "rw")
+	} else {
+		str("events", "r")
+	}
 	str("cmd", cmd)
 	str("user", "default")
 	num("redir", -1)

@@ -18,9 +18,12 @@ type Server interface {
 	Clients() []*Client
 	// Stats are the server-wide counters.
 	Stats() *ServerStats
-	// Shutdown stops the server after the current batch. It returns an
-	// error text when the shutdown is refused.
-	Shutdown(opts ShutdownOptions) string
+	// Shutdown asks the server to shut down. The returned wait is called
+	// without the keyspace lock: it blocks until the final save is done
+	// and returns "" when the server goes on to exit, else the error text
+	// to reply (the shutdown was refused or cancelled, and the server
+	// goes on serving).
+	Shutdown(opts ShutdownOptions) (wait func() string)
 	// Info writes the server-owned INFO fields of a section (server,
 	// clients, memory, persistence, replication, cpu) to b.
 	Info(section string, b []byte) []byte
@@ -63,6 +66,7 @@ type ServerStats struct {
 	TotalConnections    int64
 	ExpiredKeys         int64
 	EvictedKeys         int64 // kept by eviction
+	EvictedClients      int64 // clients disconnected by maxmemory-clients
 	Dirty               int64 // changes since the last save (rdb_changes_since_last_save)
 
 	// Kept by the pub/sub family for INFO stats.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,9 +23,23 @@ type Dispatcher struct {
 	// loading flag are refused with LOADING.
 	Loading atomic.Bool
 
+	// MinReplicas is min-replicas-to-write when min-replicas-max-lag is
+	// not 0, else 0 (the server keeps it current). zredis has no replicas
+	// yet, so any value above 0 refuses writes with NOREPLICAS on a
+	// master, as Redis does with too few good replicas.
+	MinReplicas atomic.Int64
+
 	// prop hands changes to the AOF and replicas (propagate.go,
 	// SetPropagator).
 	prop propagation
+
+	// OnPanic, when set, receives a panic recovered from a command's
+	// handler with the goroutine's stack, for the log.
+	OnPanic func(cmd string, recovered any, stack []byte)
+
+	// evict is the maxmemory configuration (maxmemory.go); MaxMemory 0
+	// leaves eviction off and costs the command path one comparison.
+	evict keyspace.EvictLimits
 }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
@@ -33,9 +48,9 @@ type Dispatcher struct {
 //
 // The checks happen here and only here, in Redis's order
 // (processCommand): unknown command, arity, container subcommand,
-// authentication. Inside MULTI, a request rejected by them flags the
-// transaction, and one that passes is queued instead of run (see
-// Dispatcher.queue).
+// authentication, loading, maxmemory (evictions, then OOM), MISCONF.
+// Inside MULTI, a request rejected by them flags the transaction, and
+// one that passes is queued instead of run (see Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, ownArgs: cl.OwnsArgs}
@@ -50,14 +65,31 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		rejectCommand(c, cmd, rejected)
 		return nil
 	}
+	if cl.Monitor && cmd.Flags&(Write|ReadOnly|MayReplicate) != 0 {
+		// A MONITOR client is a replica to Redis, exempt from CLIENT
+		// PAUSE: it may not touch the keyspace (processCommand).
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrReplicaKeyspace)
+		return nil
+	}
 	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(ErrLoading)
 		return nil
 	}
+	if d.evict.MaxMemory != 0 && !cl.Replaying && d.oomRefused(cl, cmd) {
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrOOM)
+		return nil
+	}
 	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(refused)
+		return nil
+	}
+	if d.tooFewReplicas(cl, cmd) {
+		cmd.stats.RejectedCalls++
+		rejectCommand(c, cmd, ErrNoReplicas)
 		return nil
 	}
 	c.Cmd = cmd
@@ -100,6 +132,18 @@ func (d *Dispatcher) writeRefused(cl *Client, cmd *Command) string {
 	return d.Srv.Persistence().WritesRefused()
 }
 
+// tooFewReplicas reports whether cmd would write (a write command or an
+// EXEC of queued writes) while min-replicas-to-write asks for more good
+// replicas than there are (checkGoodReplicasStatus): zredis counts none,
+// and a replica is never refused.
+func (d *Dispatcher) tooFewReplicas(cl *Client, cmd *Command) bool {
+	if d.MinReplicas.Load() <= 0 || cl.Replaying {
+		return false
+	}
+	writes := cmd.Flags&Write != 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0
+	return writes && !d.KS.IsReplica()
+}
+
 // call runs c.Cmd, whose time snapshot is taken, and accounts for it
 // (command stats, AfterCall hooks); startOff is its start as an offset
 // into the client's batch. EXEC runs its queued commands through it.
@@ -110,7 +154,7 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 	if p != nil {
 		p.beforeCall()
 	}
-	cmd.Run(c)
+	d.run(c)
 	if p != nil {
 		p.afterCall(c)
 	}
@@ -129,6 +173,35 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 		h(c, dur)
 	}
 	return c.offload
+}
+
+// run calls the handler of c.Cmd through protect.
+func (d *Dispatcher) run(c *Ctx) { d.protect(c, c.Cmd.Run) }
+
+// protect calls fn(c), a command's handler or a blocked client's pop. A
+// panic in it (a bug) does not take the server down with every client's
+// connection and whatever was not yet saved: it is logged with its stack,
+// the reply fn wrote so far is replaced with an error, and serving goes
+// on. What fn changed before it panicked stays, as a command that failed
+// half-way through would leave it.
+func (d *Dispatcher) protect(c *Ctx, fn func(*Ctx)) {
+	mark := c.W.Mark()
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if d.OnPanic != nil {
+			d.OnPanic(c.Cmd.Name, r, debug.Stack())
+		}
+		c.W.Truncate(mark)
+		c.offload = nil
+		// Its arguments as they came are not what it did: the AOF and
+		// replicas get nothing of it (the log says so).
+		c.PreventPropagation()
+		c.Error(ErrInternal(c.Cmd.Name))
+	}()
+	fn(c)
 }
 
 // Resolve finds the command args would run and applies the checks that

@@ -24,6 +24,7 @@ const (
 	ErrNoPerm          = "ERR not permitted"
 	ErrMaxClients      = "ERR max number of clients reached"
 	ErrLoading         = "LOADING Redis is loading the dataset in memory"
+	ErrOOM             = "OOM command not allowed when used memory > 'maxmemory'."
 	ErrNoScript        = "NOSCRIPT No matching script. Please use EVAL."
 	ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
 	ErrExecAbort       = "EXECABORT Transaction discarded because of previous errors."
@@ -37,6 +38,12 @@ const (
 )
 
 // ErrWrongArgs is the arity error for the command (or "container|sub").
+// ErrInternal is the reply to a command whose handler panicked (a bug;
+// Redis would crash there): the server logged the stack and goes on.
+func ErrInternal(cmd string) string {
+	return "ERR internal error running '" + cmd + "' command, see the server log"
+}
+
 func ErrWrongArgs(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }
@@ -86,6 +93,7 @@ const (
 	ErrClientName      = "ERR Client names cannot contain spaces, newlines or special characters."
 	ErrProtoVersion    = "ERR Protocol version is not an integer or out of range"
 	ErrNoProto         = "NOPROTO unsupported protocol version"
+	ErrNoReplicas      = "NOREPLICAS Not enough good replicas to write."
 	ErrHelloNoAuth     = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 	ErrNoSuchClient    = "ERR No such client"
 	ErrClientIDRange   = "ERR client-id should be greater than 0"
@@ -100,6 +108,8 @@ const (
 	ErrSecondDBIndex   = "ERR invalid second DB index"
 	ErrSlowlogCount    = "ERR count should be greater than or equal to -1"
 	ErrNoShutdown      = "ERR No shutdown in progress."
+	ErrShutdownFailed  = "ERR Errors trying to SHUTDOWN. Check logs."
+	ErrReplicaKeyspace = "ERR Replica can't interact with the keyspace"
 	ErrBusyKey         = "BUSYKEY Target key name already exists."
 	ErrBadDump         = "ERR DUMP payload version or checksum are wrong"
 	ErrBadDataFormat   = "ERR Bad data format"

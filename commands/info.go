@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zredis/zredis/keyspace"
 )
@@ -173,9 +174,14 @@ func appendInfoStats(b []byte, c *Ctx) []byte {
 	b = infoInt(b, "expired_time_cap_reached_count", 0)
 	b = infoInt(b, "expire_cycle_cpu_milliseconds", 0)
 	b = infoInt(b, "evicted_keys", st.EvictedKeys)
-	b = infoInt(b, "evicted_clients", 0)
-	b = infoInt(b, "total_eviction_exceeded_time", 0)
-	b = infoInt(b, "current_eviction_exceeded_time", 0)
+	b = infoInt(b, "evicted_clients", st.EvictedClients)
+	ev := c.KS.EvictStats()
+	var current time.Duration
+	if !ev.ExceededSince.IsZero() {
+		current = time.Since(ev.ExceededSince)
+	}
+	b = infoInt(b, "total_eviction_exceeded_time", (ev.ExceededTotal + current).Milliseconds())
+	b = infoInt(b, "current_eviction_exceeded_time", current.Milliseconds())
 	b = infoInt(b, "keyspace_hits", ks.KeyspaceHits)
 	b = infoInt(b, "keyspace_misses", ks.KeyspaceMiss)
 	b = infoInt(b, "pubsub_channels", st.PubSubChannels)

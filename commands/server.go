@@ -2,16 +2,19 @@ package commands
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"net"
 	"os"
-	"runtime"
+
 	"runtime/debug"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -167,9 +170,10 @@ func monitorCommand(c *Ctx) {
 	c.Srv.Monitor(c.Client)
 }
 
-// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. On
-// success the client gets no reply: the server closes every connection
-// and exits.
+// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. It
+// waits, off the lock, for the final save: on success the client gets no
+// reply (the server closes every connection and exits); a failed save
+// answers an error and the server goes on serving.
 func shutdownCommand(c *Ctx) {
 	var o ShutdownOptions
 	for _, a := range c.Args[1:] {
@@ -193,15 +197,24 @@ func shutdownCommand(c *Ctx) {
 		c.Error(ErrSyntax)
 		return
 	}
-	if err := c.Srv.Shutdown(o); err != "" {
-		c.Error(err)
-		return
-	}
 	if o.Abort {
-		c.W.OK()
+		// There is no shutdown in progress that ABORT could cancel: the
+		// final save runs as soon as it is asked for, as with Redis
+		// when no replica is waited for.
+		c.Error(ErrNoShutdown)
 		return
 	}
-	c.Client.CloseAfterReply = true
+	wait := c.Srv.Shutdown(o)
+	c.Offload(func() {
+		err := wait()
+		c.KS.Exec(func() {
+			if err != "" {
+				c.Error(err)
+				return
+			}
+			c.Client.CloseAfterReply = true
+		})
+	})
 }
 
 // ---- CONFIG ---------------------------------------------------------------
@@ -242,11 +255,30 @@ func configSetCommand(c *Ctx) {
 	for i, a := range c.Args[2:] {
 		args[i] = string(a)
 	}
+	redactSensitiveConfigs(c, args)
 	if err := c.Config().SetAs(isLocalAddr(c.Client.Addr), args); err != nil {
 		c.Error(configError(err))
 		return
 	}
 	c.W.OK()
+}
+
+// redactSensitiveConfigs hides, from MONITOR and the slow log, the value of
+// every sensitive directive (requirepass, masterauth, masteruser) that a
+// CONFIG SET names, as Redis's configSetCommand does: each recognised
+// name's value is redacted whatever else is wrong with the command (an
+// unknown or immutable directive beside it, a malformed value), but an
+// argument list of odd length is refused before any redaction, as Redis
+// refuses it. args are c.Args[2:] as strings, copied before redaction.
+func redactSensitiveConfigs(c *Ctx, args []string) {
+	if len(args)%2 != 0 {
+		return
+	}
+	for i := 0; i+1 < len(args); i += 2 {
+		if d, ok := config.Lookup(args[i]); ok && d.Sensitive {
+			c.Redact(2 + i + 1)
+		}
+	}
 }
 
 // isLocalAddr reports whether a client's peer address is a loopback or
@@ -291,6 +323,12 @@ func configResetstatCommand(c *Ctx) {
 	st.TotalConnections = 0
 	st.ExpiredKeys = 0
 	st.EvictedKeys = 0
+	st.EvictedClients = 0
+	if ev := c.KS.EvictStats(); ev.ExceededSince.IsZero() {
+		ev.ExceededTotal = 0
+	} else {
+		ev.ExceededTotal, ev.ExceededSince = 0, time.Now()
+	}
 	st.NetIn.Store(0)
 	st.NetOut.Store(0)
 	st.ReadsProcessed.Store(0)
@@ -1063,7 +1101,7 @@ func memoryUsageCommand(c *Ctx) {
 // MemoryStats is the process's memory as INFO memory and MEMORY STATS
 // report it: the Go heap stands for Redis's allocator.
 type MemoryStats struct {
-	Used      int64 // live heap bytes (used_memory)
+	Heap      int64 // live and not yet collected heap objects (allocator_allocated)
 	Active    int64 // heap spans in use (allocator_active)
 	Resident  int64 // heap memory obtained and not released (allocator_resident)
 	RSS       int64 // resident set size of the process
@@ -1072,22 +1110,57 @@ type MemoryStats struct {
 	GCPauseNs uint64
 }
 
-// ReadMemory measures the process's memory. It stops the world for a
-// moment (runtime.ReadMemStats).
+// memMetrics are the runtime/metrics ReadMemory reads, in this order.
+var memMetrics = [...]string{
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/total:bytes",
+	"/gc/cycles/total:gc-cycles",
+	"/sched/pauses/total/gc:seconds",
+}
+
+// ReadMemory measures the process's memory through runtime/metrics,
+// which, unlike runtime.ReadMemStats, does not stop the world. used_memory
+// is not among these figures: it is the keyspace's count
+// (Keyspace.UsedMemory).
 func ReadMemory() MemoryStats {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	var samples [len(memMetrics)]metrics.Sample
+	for i, name := range memMetrics {
+		samples[i].Name = name
+	}
+	metrics.Read(samples[:])
+	u := func(i int) int64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(samples[i].Value.Uint64())
+	}
 	m := MemoryStats{
-		Used:      int64(ms.HeapAlloc),
-		Active:    int64(ms.HeapInuse),
-		Resident:  int64(ms.HeapSys - ms.HeapReleased),
-		Sys:       int64(ms.Sys),
-		NumGC:     ms.NumGC,
-		GCPauseNs: ms.PauseTotalNs,
+		Heap:     u(0),
+		Active:   u(0) + u(1),
+		Resident: u(0) + u(1) + u(2),
+		Sys:      u(3),
+		NumGC:    uint32(u(4)),
+	}
+	if h := samples[5]; h.Value.Kind() == metrics.KindFloat64Histogram {
+		hist := h.Value.Float64Histogram()
+		var sec float64
+		for i, n := range hist.Counts {
+			lo, hi := hist.Buckets[i], hist.Buckets[i+1]
+			if math.IsInf(lo, -1) {
+				lo = 0
+			}
+			if math.IsInf(hi, 1) {
+				hi = lo
+			}
+			sec += float64(n) * (lo + hi) / 2
+		}
+		m.GCPauseNs = uint64(sec * 1e9)
 	}
 	m.RSS = processRSS()
 	if m.RSS == 0 {
-		m.RSS = int64(ms.Sys - ms.HeapReleased)
+		m.RSS = m.Resident
 	}
 	return m
 }
@@ -1124,7 +1197,8 @@ func ratio(a, b int64) float64 {
 func memoryStatsCommand(c *Ctx) {
 	st := c.Srv.Stats()
 	m := ReadMemory()
-	st.PeakMemory = max(st.PeakMemory, m.Used)
+	used := c.KS.UsedMemory()
+	st.PeakMemory = max(st.PeakMemory, used)
 	type dbInfo struct {
 		id          int
 		main, expir int64
@@ -1136,15 +1210,16 @@ func memoryStatsCommand(c *Ctx) {
 		if db.Len() == 0 && db.Volatile() == 0 {
 			continue
 		}
-		d := dbInfo{id: i, main: int64(db.Len()) * 32, expir: int64(db.Volatile()) * 32}
+		main, expir := db.IndexOverhead()
+		d := dbInfo{id: i, main: main, expir: expir}
 		dbs = append(dbs, d)
 		keys += int64(db.Len())
 		overhead += d.main + d.expir
 	}
-	startup := min(st.StartupMemory, m.Used)
+	startup := c.KS.Overhead()
 	overhead += startup
-	net := m.Used - startup
-	dataset := max(m.Used-overhead, 0)
+	net := used - startup
+	dataset := max(used-overhead, 0)
 	perKey := int64(0)
 	if keys > 0 {
 		perKey = net / keys
@@ -1159,11 +1234,15 @@ func memoryStatsCommand(c *Ctx) {
 		c.W.Double(v)
 	}
 	kv("peak.allocated", st.PeakMemory)
-	kv("total.allocated", m.Used)
+	kv("total.allocated", used)
 	kv("startup.allocated", startup)
 	kv("replication.backlog", 0)
 	kv("clients.slaves", 0)
-	kv("clients.normal", 0)
+	var clientsMem int64
+	for _, cl := range c.Srv.Clients() {
+		clientsMem += cl.MemoryUsage()
+	}
+	kv("clients.normal", clientsMem)
 	kv("cluster.links", 0)
 	kv("aof.buffer", 0)
 	kv("lua.caches", 0)
@@ -1180,18 +1259,18 @@ func memoryStatsCommand(c *Ctx) {
 	kv("keys.bytes-per-key", perKey)
 	kv("dataset.bytes", dataset)
 	kf("dataset.percentage", ratio(dataset*100, net))
-	kf("peak.percentage", ratio(m.Used*100, st.PeakMemory))
-	kv("allocator.allocated", m.Used)
+	kf("peak.percentage", ratio(used*100, st.PeakMemory))
+	kv("allocator.allocated", m.Heap)
 	kv("allocator.active", m.Active)
 	kv("allocator.resident", m.Resident)
-	kf("allocator-fragmentation.ratio", ratio(m.Active, m.Used))
-	kv("allocator-fragmentation.bytes", m.Active-m.Used)
+	kf("allocator-fragmentation.ratio", ratio(m.Active, m.Heap))
+	kv("allocator-fragmentation.bytes", m.Active-m.Heap)
 	kf("allocator-rss.ratio", ratio(m.Resident, m.Active))
 	kv("allocator-rss.bytes", m.Resident-m.Active)
 	kf("rss-overhead.ratio", ratio(m.RSS, m.Resident))
 	kv("rss-overhead.bytes", m.RSS-m.Resident)
-	kf("fragmentation", ratio(m.RSS, m.Used))
-	kv("fragmentation.bytes", m.RSS-m.Used)
+	kf("fragmentation", ratio(m.RSS, used))
+	kv("fragmentation.bytes", m.RSS-used)
 }
 
 // memoryDoctorCommand gives Redis's verdicts for an empty or small
@@ -1202,7 +1281,7 @@ func memoryDoctorCommand(c *Ctx) {
 	for i := 0; i < c.KS.NumDBs(); i++ {
 		keys += c.KS.DB(i).Len()
 	}
-	if keys == 0 || ReadMemory().Used < 5<<20 {
+	if keys == 0 || c.KS.UsedMemory() < 5<<20 {
 		c.W.Verbatim("Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
 		return
 	}

@@ -192,9 +192,9 @@ func (s *fakeServer) Config() *config.Config { return s.cfg }
 func (s *fakeServer) Clients() []*Client     { return s.clients }
 func (s *fakeServer) Stats() *ServerStats    { return &s.stats }
 
-func (s *fakeServer) Shutdown(opts ShutdownOptions) string {
+func (s *fakeServer) Shutdown(opts ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)
-	return ""
+	return func() string { return "" }
 }
 
 func (s *fakeServer) Info(section string, b []byte) []byte { return b }

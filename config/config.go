@@ -365,6 +365,9 @@ func (c *Config) SetAs(local bool, args []string) error {
 			vargs = []string{raw}
 		}
 		v, errText := parse(st, d, st.vals[e.index], vargs)
+		if errText == "" {
+			errText = refused(d, v)
+		}
 		if errText != "" {
 			return setFailed(e.name, errText)
 		}

@@ -178,6 +178,9 @@ type loader struct {
 	modCfg   bool
 	gone     map[string]bool // commands renamed away
 	added    map[string]bool // commands added by rename
+	// setAt is, by directive index, the line that last set it (for
+	// the checks finish makes on the final values).
+	setAt map[int]*Error
 }
 
 // LoadWith loads a configuration as described by o.
@@ -247,6 +250,26 @@ func (l *loader) finish() error {
 	if st.get("cluster-enabled").n != 0 && st.get("replicaof").host != "" {
 		return &Error{Reason: "replicaof directive not allowed in cluster mode"}
 	}
+	// A value zredis does not honour and a user relies on for safety
+	// stops the start (EffectRefuses), named by the line that set it last:
+	// a later line or a command-line override may still set a value
+	// zredis honours, as `--daemonize no` overrides a file's.
+	for i := range directives {
+		if reason := refused(&directives[i], st.vals[i]); reason != "" {
+			e := &Error{Directive: directives[i].Name, Reason: reason}
+			if at := l.setAt[i]; at != nil {
+				e.File, e.Line, e.Text = at.File, at.Line, at.Text
+			}
+			return e
+		}
+	}
+	if reason := checkExpiryDatabases(st); reason != "" {
+		e := &Error{Directive: "databases", Reason: reason}
+		if at := l.setAt[mustIndex("databases")]; at != nil {
+			e.File, e.Line, e.Text = at.File, at.Line, at.Text
+		}
+		return e
+	}
 	if l.modCfg {
 		return &Error{Logged: true, Reason: "Module Configuration detected without loadmodule directive or no ApplyConfig call: aborting"}
 	}
@@ -301,6 +324,10 @@ func (l *loader) parse(file, content string, depth int) error {
 				return fail(errText)
 			}
 			l.st.vals[e.index] = v
+			if l.setAt == nil {
+				l.setAt = map[int]*Error{}
+			}
+			l.setAt[e.index] = &Error{File: file, Line: i + 1, Text: line, Directive: d.Name}
 			continue
 		}
 		switch {

@@ -89,11 +89,19 @@ type Directive struct {
 	NullIfEmpty bool // empty string means "unset": CONFIG REWRITE drops the line
 	// NoEffect marks directives zredis accepts, stores and reports but that
 	// do not change its behaviour (encodings, defrag, threads, cluster, ...).
+	// It must agree with Effect (EffectNone), which says why.
 	NoEffect bool
+	// Effect is what zredis does with the directive compared with Redis
+	// (effects.go), and EffectNote why, as README shows it.
+	Effect     Effect
+	EffectNote string
 	// ZRedis marks directives that exist only in zredis.
 	ZRedis bool
 
 	check func(st *state, v string) string // extra validation; returns the error text
+	// refuse returns why zredis refuses a parsed value it does not honour
+	// (EffectRefuses), or "".
+	refuse func(v *value) string
 }
 
 // Enum values Redis uses for KindFlags directives (shutdown-on-sigint/sigterm).
@@ -217,27 +225,27 @@ const (
 var directives = []Directive{
 	// Booleans.
 	boolD("rdbchecksum", "", "yes", fImm),
-	boolD("daemonize", "", "no", fImm|fNoEff),
+	boolD("daemonize", "", "no", fImm),
 	boolD("io-threads-do-reads", "", "no", fImm|fNoEff),
 	boolD("always-show-logo", "", "no", fImm|fNoEff),
 	boolD("protected-mode", "", "yes", 0),
 	boolD("rdbcompression", "", "yes", 0),
-	boolD("rdb-del-sync-files", "", "no", 0),
+	boolD("rdb-del-sync-files", "", "no", fNoEff),
 	boolD("activerehashing", "", "yes", fNoEff),
 	boolD("stop-writes-on-bgsave-error", "", "yes", 0),
 	boolD("set-proc-title", "", "yes", fImm|fNoEff),
 	boolD("dynamic-hz", "", "yes", fNoEff),
-	boolD("lazyfree-lazy-eviction", "", "no", fNoEff),
+	boolD("lazyfree-lazy-eviction", "", "no", 0),
 	boolD("lazyfree-lazy-expire", "", "no", 0),
 	boolD("lazyfree-lazy-server-del", "", "no", fNoEff),
 	boolD("lazyfree-lazy-user-del", "", "no", 0),
 	boolD("lazyfree-lazy-user-flush", "", "no", fNoEff),
 	boolD("repl-disable-tcp-nodelay", "", "no", 0),
 	boolD("repl-diskless-sync", "", "yes", 0),
-	boolD("aof-rewrite-incremental-fsync", "", "yes", 0),
-	boolD("no-appendfsync-on-rewrite", "", "no", 0),
+	boolD("aof-rewrite-incremental-fsync", "", "yes", fNoEff),
+	boolD("no-appendfsync-on-rewrite", "", "no", fNoEff),
 	boolD("cluster-require-full-coverage", "", "yes", fNoEff),
-	boolD("rdb-save-incremental-fsync", "", "yes", 0),
+	boolD("rdb-save-incremental-fsync", "", "yes", fNoEff),
 	boolD("aof-load-truncated", "", "yes", 0),
 	boolD("aof-use-rdb-preamble", "", "yes", 0),
 	boolD("aof-timestamp-enabled", "", "no", 0),
@@ -249,7 +257,7 @@ var directives = []Directive{
 	boolD("jemalloc-bg-thread", "", "yes", fNoEff),
 	boolD("activedefrag", "", "no", fNoEff),
 	boolD("syslog-enabled", "", "no", fImm),
-	boolD("cluster-enabled", "", "no", fImm|fNoEff),
+	boolD("cluster-enabled", "", "no", fImm),
 	boolD("appendonly", "", "no", 0),
 	boolD("cluster-allow-reads-when-down", "", "no", fNoEff),
 	boolD("cluster-allow-pubsubshard-when-down", "", "yes", fNoEff),
@@ -266,7 +274,7 @@ var directives = []Directive{
 	// Strings.
 	strD("aclfile", "", "", fImm),
 	strD("unixsocket", "", "", fImm|fNull),
-	strD("pidfile", "", "", fImm|fNull|fNoEff),
+	strD("pidfile", "", "", fImm|fNull),
 	strD("replica-announce-ip", "slave-announce-ip", "", fNull),
 	strD("masteruser", "", "", fNull|fSens),
 	strD("cluster-announce-ip", "", "", fNull|fNoEff),
@@ -300,18 +308,18 @@ var directives = []Directive{
 	strD("tls-ciphersuites", "", "", fNull),
 
 	// Enums.
-	enumD("supervised", "no", fImm|fNoEff, "upstart", "systemd", "auto", "no"),
+	enumD("supervised", "no", fImm, "upstart", "systemd", "auto", "no"),
 	enumD("syslog-facility", "local0", fImm, "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"),
 	enumD("repl-diskless-load", "disabled", 0, "disabled", "on-empty-db", "swapdb"),
 	enumD("loglevel", "notice", 0, "debug", "verbose", "notice", "warning"),
 	enumD("maxmemory-policy", "noeviction", 0, "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
 	enumD("appendfsync", "everysec", 0, "everysec", "always", "no"),
-	{Name: "oom-score-adj", Kind: KindEnum, Default: "no", NoEffect: true,
+	{Name: "oom-score-adj", Kind: KindEnum, Default: "no",
 		Enum: []EnumValue{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}},
 	enumD("acl-pubsub-default", "resetchannels", 0, "allchannels", "resetchannels"),
 	enumD("sanitize-dump-payload", "no", fNoEff, "no", "yes", "clients"),
 	enumD("enable-protected-configs", "no", fImm, protectedActionEnum...),
-	enumD("enable-debug-command", "no", fImm, protectedActionEnum...),
+	enumD("enable-debug-command", "no", fImm|fNoEff, protectedActionEnum...),
 	enumD("enable-module-command", "no", fImm|fNoEff, protectedActionEnum...),
 	enumD("cluster-preferred-endpoint-type", "ip", fNoEff, "ip", "hostname", "unknown-endpoint"),
 	enumD("propagation-error-behavior", "ignore", 0, "ignore", "panic", "panic-on-replicas"),
@@ -340,7 +348,7 @@ var directives = []Directive{
 	intD("maxmemory-eviction-tenacity", "", 0, 100, "10", 0),
 	intD("timeout", "", 0, intMax, "0", 0),
 	intD("replica-announce-port", "slave-announce-port", 0, 65535, "0", 0),
-	intD("tcp-backlog", "", 0, intMax, "511", fImm),
+	intD("tcp-backlog", "", 0, intMax, "511", fImm|fNoEff),
 	intD("cluster-port", "", 0, 65535, "0", fImm|fNoEff),
 	intD("cluster-announce-bus-port", "", 0, 65535, "0", fNoEff),
 	intD("cluster-announce-port", "", 0, 65535, "0", fNoEff),
@@ -350,8 +358,8 @@ var directives = []Directive{
 	intD("list-compress-depth", "", 0, intMax, "0", fNoEff),
 	intD("rdb-key-save-delay", "", intMin, intMax, "0", fHidden|fNoEff),
 	intD("key-load-delay", "", intMin, intMax, "0", fHidden|fNoEff),
-	intD("active-expire-effort", "", 1, 10, "1", 0),
-	intD("hz", "", 0, intMax, "10", 0),
+	intD("active-expire-effort", "", 1, 10, "1", fNoEff),
+	intD("hz", "", 0, intMax, "10", fNoEff),
 	intD("min-replicas-to-write", "min-slaves-to-write", 0, intMax, "0", 0),
 	intD("min-replicas-max-lag", "min-slaves-max-lag", 0, intMax, "10", 0),
 	intD("watchdog-period", "", 0, intMax, "0", fHidden|fNoEff),
@@ -399,7 +407,7 @@ var directives = []Directive{
 	mk("save", "", KindSave, "3600 1 300 100 60 10000", fMulti),
 	mk("client-output-buffer-limit", "", KindClientOutputBufferLimit,
 		"normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", fMulti),
-	mk("oom-score-adj-values", "", KindOOMScoreAdjValues, "0 200 800", fMulti|fNoEff),
+	mk("oom-score-adj-values", "", KindOOMScoreAdjValues, "0 200 800", fMulti),
 	mk("notify-keyspace-events", "", KindNotifyKeyspaceEvents, "", 0),
 	mk("bind", "", KindBind, "127.0.0.1 -::1", fMulti),
 	mk("replicaof", "slaveof", KindReplicaOf, "", fImm|fMulti),
@@ -468,6 +476,7 @@ func init() {
 			entries = append(entries, a)
 		}
 	}
+	applyEffects()
 }
 
 // lookup finds a directive entry by name, case-insensitively.

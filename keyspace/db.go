@@ -93,6 +93,7 @@ type DB struct {
 	shards  [numShards]*table
 	keys    int
 	expires deadlines
+	used    int64 // entries' and key strings' cost, see memory.go
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -271,12 +272,16 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 		// The map already holds this key: assigning through string(key)
 		// does not allocate a new key string.
 		db.writable(i).put(key, c)
+		db.replaceEntry(e, c)
 		e = c
 	}
 	if !db.ks.noTouch {
 		db.ks.touch(e)
 	}
 	db.mayChange(key, deep)
+	if deep {
+		db.markDirty(e)
+	}
 	return e
 }
 
@@ -365,8 +370,8 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned boo
 		old.pinned = false
 		old.obj = nil
 		old.strEnc = strEncAuto
-		old.freq = lfuInitVal
-		old.atime = db.ks.lru
+		db.inheritAccess(old, old)
+		db.remeasure(old)
 		if !keepTTL {
 			db.setDeadline(key, old, expireAt)
 		}
@@ -379,6 +384,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned boo
 	e := &Entry{typ: TypeString, str: val, gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
 	if old != nil {
 		db.ks.dropped(old)
+		db.inheritAccess(e, old)
 		if keepTTL {
 			expireAt = old.expireAt
 		}
@@ -387,6 +393,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned boo
 		}
 		t = db.writable(i)
 		t.put(key, e)
+		db.replaceEntry(old, e)
 	} else {
 		if keepTTL {
 			expireAt = 0
@@ -395,6 +402,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned boo
 		k := string(key)
 		t.putString(k, e)
 		db.keys++
+		db.addEntry(len(k), e)
 		if expireAt != 0 {
 			e.expireAt = expireAt
 			db.expires.addString(expireAt, k) // shares the map's key string
@@ -411,6 +419,22 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned boo
 	db.touched(key)
 }
 
+// inheritAccess sets the access data of e, the new value of a key whose
+// old value old is overwritten by the SET family, as Redis's dbSetValue
+// does: under LFU the new value keeps the old one's counter, after the
+// access of the lookup for write (lookupKeyWrite); otherwise it starts
+// fresh. e and old may be the same entry (overwritten in place).
+func (db *DB) inheritAccess(e, old *Entry) {
+	if db.ks.lfu {
+		if !db.ks.noTouch && !db.ks.shared(old) {
+			db.ks.touch(old)
+		}
+		e.freq, e.atime = old.freq, old.atime
+		return
+	}
+	e.freq, e.atime = lfuInitVal, db.ks.lru
+}
+
 // Insert stores e under key while a data set loads (SetLoading): Put
 // without Put's lazy expiry of an old value (nothing expires while
 // loading), keeping the key string itself in the map and the deadline
@@ -425,7 +449,8 @@ func (db *DB) Insert(key string, e *Entry) {
 		e.atime = db.ks.lru
 	}
 	t := db.writable(shardOfString(key))
-	if old := t.m[key]; old != nil {
+	old := t.m[key]
+	if old != nil {
 		if old.expireAt != 0 {
 			db.expires.delString(old.expireAt, key)
 		}
@@ -433,6 +458,11 @@ func (db *DB) Insert(key string, e *Entry) {
 		db.keys++
 	}
 	t.putString(key, e)
+	if old != nil {
+		db.replaceEntry(old, e)
+	} else {
+		db.addEntry(len(key), e)
+	}
 	if e.expireAt != 0 {
 		db.expires.addString(e.expireAt, key)
 		db.ks.scheduled(e.expireAt)
@@ -475,9 +505,11 @@ func (db *DB) Put(key []byte, e *Entry) {
 			db.ks.dropped(old)
 		}
 		t.put(key, e)
+		db.replaceEntry(old, e)
 	} else {
 		t.put(key, e)
 		db.keys++
+		db.addEntry(len(key), e)
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, key)
@@ -587,6 +619,7 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 	t := db.writable(shard)
 	t.del(key)
 	db.keys--
+	db.dropEntry(len(key), e)
 	if e.expireAt != 0 {
 		db.expires.delString(e.expireAt, key)
 	}
@@ -626,10 +659,14 @@ func (db *DB) Reserve(n int) {
 // Flush removes every key. Snapshots keep what they pinned.
 func (db *DB) Flush() {
 	db.ks.watch.flushing(db, nil)
+	if len(db.ks.dirty) != 0 {
+		db.ks.settle()
+	}
 	for i := range db.shards {
 		db.shards[i] = nil
 	}
 	db.keys = 0
+	db.used = 0
 	db.expires = newDeadlines()
 }
 
@@ -886,5 +923,6 @@ func (db *DB) NextDeadline() int64 {
 func (db *DB) swap(o *DB) {
 	db.shards, o.shards = o.shards, db.shards
 	db.keys, o.keys = o.keys, db.keys
+	db.used, o.used = o.used, db.used
 	db.expires, o.expires = o.expires, db.expires
 }

@@ -52,10 +52,13 @@ type Entry struct {
 	obj      Object // value of the other types
 	expireAt int64  // Unix ms; 0 = no deadline
 	gen      uint32 // keyspace generation in which this entry was made
-	atime    uint32 // last access, seconds on the keyspace's LRU clock
+	atime    uint32 // last access on the keyspace's LRU clock (lruUnitMs units, wrapping)
+	mem      uint32 // counted cost in 8-byte units, see memory.go
 	typ      Type
 	strEnc   uint8 // how Redis encoded the string, when not derived from it
 	freq     uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
+	flags    uint8 // flagLive, flagDirty (memory.go)
+
 	// pinned: output not yet written refers to str (DB.PinStr), which
 	// must therefore not change: a write lookup copies it first.
 	pinned bool
@@ -111,12 +114,24 @@ func (e *Entry) MarkNoInt() { e.strEnc = strEncNoInt }
 // IdleSeconds is the time since the last access, for OBJECT IDLETIME. A
 // clock that went backwards gives 0, not a huge idle time.
 func (e *Entry) IdleSeconds(nowMs int64) int64 {
-	idle := int32(uint32(nowMs/1000) - e.atime)
+	idle := int32(uint32(nowMs/lruUnitMs) - e.atime)
 	if idle < 0 {
 		return 0
 	}
-	return int64(idle)
+	return int64(idle) / lruUnitsPerSecond
 }
+
+// The LRU clock counts tenths of a second, finer than Redis's 1 s
+// (LRU_CLOCK_RESOLUTION) so that eviction tells a key read a moment ago
+// from one written earlier in the same second. As a uint32 it wraps
+// every 13 years; differences are taken modulo 2^32 and read as int32
+// (6.8 years), which bounds the idle time an entry can report.
+const (
+	lruUnitMs         = 100
+	lruUnitsPerSecond = 1000 / lruUnitMs
+	lruUnitsPerMinute = 60 * lruUnitsPerSecond
+	maxIdleSeconds    = (1<<31 - 1) / lruUnitsPerSecond
+)
 
 // Shared integers: Redis keeps one object for each integer in
 // [0, sharedIntegers) and reports its refcount as INT_MAX.

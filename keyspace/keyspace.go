@@ -40,7 +40,7 @@ type Keyspace struct {
 
 	// Per-command state, set by BeginCommand under the lock.
 	now     int64  // time snapshot of the running command, Unix ms
-	lru     uint32 // now in seconds, stored as entries' access time
+	lru     uint32 // now in lruUnitMs units, stored as entries' access time
 	noTouch bool   // the running command must not update access times
 
 	onFreed func(bytes int64) // see SetFreedHook
@@ -68,6 +68,11 @@ type Keyspace struct {
 	watch watchRegistry // WATCHed keys, see watch.go
 
 	scanBuf []scanItem // scratch of DB.Scan, used under the lock
+
+	// Memory accounting (memory.go) and eviction (evict.go).
+	dirty    []dirtyEntry
+	overhead int64
+	evict    evictState
 
 	// Snapshots released without the lock, applied by the next holder
 	// (see Snapshot.Release).
@@ -144,7 +149,7 @@ func (ks *Keyspace) BeginCommandAt(systemMs int64, noTouch bool) {
 
 func (ks *Keyspace) setNow(ms int64) {
 	ks.now = ms
-	ks.lru = uint32(ms / 1000)
+	ks.lru = uint32(ms / lruUnitMs)
 }
 
 // Now is the running command's time snapshot, Unix ms.
@@ -218,7 +223,11 @@ func (ks *Keyspace) lfuDecr(e *Entry) uint8 {
 	if ks.lfuDecayTime <= 0 {
 		return c
 	}
-	elapsed := int64(ks.lru/60) - int64(e.atime/60)
+	// Minutes elapsed as Redis counts them (LFUTimeElapsed): between the
+	// minute clock's readings at the access and now.
+	nowUnits := ks.now / lruUnitMs
+	at := nowUnits - int64(int32(ks.lru-e.atime))
+	elapsed := nowUnits/lruUnitsPerMinute - at/lruUnitsPerMinute
 	if elapsed < 0 {
 		elapsed = 0
 	}
@@ -283,6 +292,9 @@ func (ks *Keyspace) ExpireDue(max int) int {
 
 // SwapDB exchanges databases a and b.
 func (ks *Keyspace) SwapDB(a, b int) {
+	if len(ks.dirty) != 0 {
+		ks.settle()
+	}
 	ks.watch.flushing(ks.dbs[a], ks.dbs[b])
 	ks.watch.flushing(ks.dbs[b], ks.dbs[a])
 	ks.dbs[a].swap(ks.dbs[b])
@@ -347,6 +359,6 @@ func (ks *Keyspace) SetAccess(e *Entry, idleSeconds, freq int64) {
 		return
 	}
 	if idleSeconds >= 0 {
-		e.atime = ks.lru - uint32(min(idleSeconds, int64(ks.lru)))
+		e.atime = ks.lru - uint32(min(idleSeconds, maxIdleSeconds)*lruUnitsPerSecond)
 	}
 }

@@ -171,10 +171,14 @@ func (db *DB) mayChange(key []byte, write bool) {
 
 // EndCommand ends a command started with BeginCommand: the keys it looked
 // up for writing are signalled as touched if changed is set (the command
-// changed the dataset), and forgotten otherwise.
+// changed the dataset), and forgotten otherwise. The entries it changed
+// in place are re-measured for used_memory.
 func (ks *Keyspace) EndCommand(changed bool) {
 	if len(ks.watch.pending) != 0 {
 		ks.watch.flushPending(changed)
+	}
+	if len(ks.dirty) != 0 {
+		ks.settle()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -43,11 +44,15 @@ type Conn struct {
 	fd       int
 	loop     *Loop
 	handler  Handler
-	out      []byte // output the socket did not take yet
+	out      []byte       // output the socket did not take yet
+	pending  atomic.Int64 // Pending(), readable from any goroutine
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
 	closing  bool // close once the pending output is written
-	events   uint32
+	// readPending: input is read while output waits (see
+	// SetReadWhilePending).
+	readPending bool
+	events      uint32
 
 	// queued is output written by reference (WriteBuffers) that the
 	// socket did not take yet; it goes out before out.
@@ -171,7 +176,7 @@ func (l *Loop) Run() {
 			if c.closed || c.detached {
 				continue
 			}
-			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && !c.waiting() {
+			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (!c.waiting() || c.readPending) {
 				c.handler.Readable(c)
 			}
 		}
@@ -220,14 +225,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Write sends p, keeping what the socket does not take for when it
 // becomes writable again; while output waits, the connection is not read
-// (a client that does not read its replies is not served more). p is not
-// retained.
+// (a client that does not read its replies is not served more) unless
+// SetReadWhilePending turned reading on. p is not retained.
 func (c *Conn) Write(p []byte) {
 	if c.closed || len(p) == 0 {
 		return
 	}
 	if c.waiting() {
 		c.out = append(c.out, p...)
+		c.setPending()
 		return
 	}
 	for len(p) > 0 {
@@ -246,7 +252,8 @@ func (c *Conn) Write(p []byte) {
 	}
 	if len(p) > 0 {
 		c.out = append(c.out[:0], p...)
-		c.setEvents(evOut)
+		c.setPending()
+		c.setEvents(c.want())
 	}
 }
 
@@ -265,9 +272,6 @@ func (c *Conn) WriteBuffers(bufs [][]byte) {
 	}
 	c.enqueue(bufs)
 	c.flush()
-	if c.waiting() {
-		c.setEvents(evOut)
-	}
 }
 
 // enqueue appends bufs, by reference, to the output waiting.
@@ -284,13 +288,13 @@ func (c *Conn) enqueue(bufs [][]byte) {
 			c.queuedBytes += len(b)
 		}
 	}
+	c.setPending()
 }
 
 // waiting reports whether output waits for the socket.
 func (c *Conn) waiting() bool { return len(c.out) > 0 || len(c.queued) > 0 }
 
-// Pending is the number of bytes of output not yet written.
-func (c *Conn) Pending() int { return len(c.out) + c.queuedBytes }
+func (c *Conn) setPending() { c.pending.Store(int64(len(c.out) + c.queuedBytes)) }
 
 // flushQueued writes the output queued by reference; false when the
 // socket takes no more (or the connection was closed).
@@ -323,14 +327,48 @@ func (c *Conn) flushQueued() bool {
 			c.queued[0] = nil
 			c.queued = c.queued[1:]
 		}
+		c.setPending()
 	}
 	c.queued = nil
 	clear(c.iov)
 	return true
 }
 
+// Pending is the number of bytes of output not yet written. Unlike the
+// other methods it may be called from any goroutine (CLIENT LIST, the
+// output limits of a connection whose batch runs on its worker): the
+// figure is exact on the loop and a recent one elsewhere.
+func (c *Conn) Pending() int { return int(c.pending.Load()) }
+
+// SetReadWhilePending chooses what happens to input while output waits
+// for the socket: by default the connection is not read until the output
+// is written, which bounds what a client that does not read its replies
+// costs to one batch of them; with on, it is read and served meanwhile,
+// as Redis serves it, for a caller that bounds the output itself (an
+// output buffer limit closes the connection).
+func (c *Conn) SetReadWhilePending(on bool) {
+	if c.readPending == on {
+		return
+	}
+	c.readPending = on
+	c.setEvents(c.want())
+}
+
+// want is what epoll should watch for in the connection's state.
+func (c *Conn) want() uint32 {
+	var ev uint32
+	if c.waiting() {
+		ev = evOut
+	}
+	if !c.detached && (!c.waiting() || c.readPending) {
+		ev |= evIn
+	}
+	return ev
+}
+
 func (c *Conn) flush() {
 	if len(c.queued) > 0 && !c.flushQueued() {
+		c.setEvents(c.want())
 		return
 	}
 	for len(c.out) > 0 {
@@ -346,17 +384,14 @@ func (c *Conn) flush() {
 			return
 		}
 		c.out = c.out[n:]
+		c.setPending()
 	}
 	c.out = nil
 	if c.closing {
 		c.Close()
 		return
 	}
-	if c.detached {
-		c.setEvents(0)
-	} else {
-		c.setEvents(evIn)
-	}
+	c.setEvents(c.want())
 }
 
 // setEvents changes what epoll watches for; 0 removes the descriptor from
@@ -383,18 +418,14 @@ func (c *Conn) setEvents(ev uint32) {
 // resumes. Pending output is still written.
 func (c *Conn) Detach() {
 	c.detached = true
-	if !c.waiting() {
-		c.setEvents(0)
-	}
+	c.setEvents(c.want())
 }
 
 // Attach resumes reading after Detach. Input that arrived meanwhile is
 // reported at once (epoll is level-triggered).
 func (c *Conn) Attach() {
 	c.detached = false
-	if !c.waiting() {
-		c.setEvents(evIn)
-	}
+	c.setEvents(c.want())
 }
 
 // Loop is the connection's loop, for Submit.
@@ -414,6 +445,7 @@ func (c *Conn) Close() {
 	delete(c.loop.conns, c.fd)
 	c.out = nil
 	c.queued, c.queuedBytes, c.iov = nil, 0, nil
+	c.pending.Store(0)
 	c.handler.Closed(c)
 }
 
@@ -426,6 +458,7 @@ func (c *Conn) CloseAfterFlush() {
 	}
 	c.closing = true
 	c.detached = true
+	c.setEvents(c.want())
 }
 
 // ShutdownRead stops further input (SHUTDOWN and server stop: replies in

@@ -3,6 +3,7 @@ package netloop
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -220,4 +221,71 @@ func TestWriteBuffersInOrder(t *testing.T) {
 	_, err = io.ReadFull(nc, got)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(want.Bytes(), got), "output out of order or changed")
+}
+
+// flooder answers every read with a megabyte and records, per call, the
+// output that was waiting when it was called.
+type flooder struct {
+	readPending bool
+	mu          sync.Mutex
+	calls       int
+	pendingSeen []int
+}
+
+func (f *flooder) Readable(c *Conn) {
+	c.SetReadWhilePending(f.readPending)
+	f.mu.Lock()
+	f.calls++
+	f.pendingSeen = append(f.pendingSeen, c.Pending())
+	f.mu.Unlock()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			if err != ErrWouldBlock {
+				c.Close()
+			}
+			break
+		}
+	}
+	c.Write(make([]byte, 1<<20))
+}
+
+func (f *flooder) Closed(*Conn) {}
+
+func (f *flooder) seen() (int, []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls, append([]int(nil), f.pendingSeen...)
+}
+
+// By default a connection whose output waits is not read; with
+// SetReadWhilePending it is, and Pending (read here from another
+// goroutine) shows the output growing.
+func TestReadWhilePending(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		f := &flooder{readPending: on}
+		addr, _ := serve(t, f)
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer nc.Close()
+		nc.(*net.TCPConn).SetReadBuffer(4096)
+		for i := 0; i < 20; i++ {
+			_, err := nc.Write([]byte("x"))
+			require.NoError(t, err)
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !on {
+			time.Sleep(50 * time.Millisecond)
+			calls, seen := f.seen()
+			for i, p := range seen {
+				require.Zero(t, p, "call %d of %d was made with output waiting", i, calls)
+			}
+			require.Less(t, calls, 20, "the connection was read while its output waited")
+			continue
+		}
+		require.Eventually(t, func() bool {
+			calls, seen := f.seen()
+			return calls > 0 && seen[len(seen)-1] > 1<<20
+		}, 5*time.Second, 5*time.Millisecond, "the connection was not read while its output waited: %v", fmt.Sprint(f.seen()))
+	}
 }

@@ -97,17 +97,23 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 			return info.Size, err
 		},
 		Exec: func(argv [][]byte) error {
+			if s.loadAborted.Load() {
+				return errLoadAborted
+			}
 			if commands.Lookup(argv[0]) == nil {
 				return fmt.Errorf("%w '%s'", aof.ErrUnknownCommand, argv[0])
 			}
+			var panicked error
 			s.ks.Exec(func() {
 				s.ks.SetLoading(true)
 				s.disp.BeginBatch(cl)
+				cl.LastCmd = ""
 				s.disp.Exec(cl, argv)
 				s.ks.SetLoading(false)
+				panicked = s.aofReplyError(cl, argv)
 			})
 			cl.W.Reset()
-			return nil
+			return panicked
 		},
 	})
 	if err != nil {
@@ -115,6 +121,37 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 	}
 	s.ks.Exec(func() { s.aof.baseSize = stats.BaseSize })
 	s.log.Noticef("DB loaded from append only file: %.3f seconds (%d commands)", time.Since(start).Seconds(), stats.Commands)
+	return nil
+}
+
+// aofReplyError handles a replayed command that answered an error, as
+// Redis's afterErrorReply does for its AOF-loading client: the error is
+// logged as CRITICAL and counted in unexpected_error_replies, and with
+// propagation-error-behavior panic the load stops (Redis panics) rather
+// than go on from a dataset that may have diverged. Called under the lock.
+func (s *Server) aofReplyError(cl *commands.Client, argv [][]byte) error {
+	out := cl.W.Bytes()
+	if len(out) == 0 || out[0] != '-' {
+		return nil
+	}
+	// Redis logs the text its handler gave: without "ERR " for most
+	// errors, with the leading '-' for the shared ones with another code.
+	msg := string(out[:min(len(out), 4097)])
+	if i := strings.Index(msg, "\r\n"); i >= 0 {
+		msg = msg[:i]
+	}
+	if strings.HasPrefix(msg, "-ERR ") {
+		msg = msg[5:]
+	}
+	name := cl.LastCmd
+	if name == "" {
+		name = strings.ToLower(string(argv[0]))
+	}
+	s.log.Warningf("== CRITICAL == This server is sending an error to its AOF-loading-client: '%s' after processing the command '%s'", msg, name)
+	s.stats.UnexpectedErrors++
+	if s.cfg.Int("propagation-error-behavior") == 1 { // panic
+		return fmt.Errorf("This server panicked sending an error to its AOF-loading-client after processing the command '%s' (propagation-error-behavior panic)", name)
+	}
 	return nil
 }
 
@@ -138,6 +175,9 @@ func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 	if err != nil {
 		return err
 	}
+	// History left by a rewrite interrupted before it deleted them goes
+	// now, unless aof-disable-auto-gc (Redis's aofDelHistoryFiles at start).
+	w.DeleteHistory()
 	s.ks.Exec(func() { s.setAOFWriter(w) })
 	return nil
 }
@@ -153,6 +193,13 @@ func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
 		RDBBase:    s.cfg.Bool("aof-use-rdb-preamble"),
 		Logf:       s.log.Noticef,
 		OnProgress: s.aofProgressed,
+		OnAlwaysFailure: func(what string, err error) {
+			if what == "writing to" {
+				s.fatalf("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
+			}
+			s.fatalf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %v. Exiting...", err)
+		},
+		KeepHistory: func() bool { return s.cfg.Bool("aof-disable-auto-gc") },
 	}, nil
 }
 
@@ -170,6 +217,20 @@ func (s *Server) setAOFWriter(w *aof.Writer) {
 // watchAOFConfig applies CONFIG SET appendfsync (at once: connections
 // check the policy as they finish a batch) and appendonly.
 func (s *Server) watchAOFConfig() {
+	// aof-disable-auto-gc no deletes the history files at once, as Redis's
+	// updateAofAutoGCEnabled; on a goroutine of the background saves (the
+	// writer's manifest lock may be held by a rewrite writing its base),
+	// which shutdown waits for.
+	s.cfg.OnChange("aof-disable-auto-gc", func(v string) error {
+		if w := s.aof.w; v == "no" && w != nil {
+			s.rdb.saving.Add(1)
+			go func() {
+				defer s.rdb.saving.Done()
+				w.DeleteHistory()
+			}()
+		}
+		return nil
+	})
 	s.cfg.OnChange("appendfsync", func(v string) error {
 		p, err := aof.ParsePolicy(v)
 		if err != nil {
@@ -329,7 +390,7 @@ func (s *Server) writeAOFBaseOnly(snap *keyspace.Snapshot) error {
 		return err
 	}
 	rdbBase := s.cfg.Bool("aof-use-rdb-preamble")
-	return aof.WriteBaseOnly(dir, prefix, m, rdbBase,
+	return aof.WriteBaseOnly(dir, prefix, m, rdbBase, s.cfg.Bool("aof-disable-auto-gc"),
 		func(w io.Writer) error { return s.encodeBase(w, snap, rdbBase) }, s.log.Noticef)
 }
 

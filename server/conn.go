@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,13 +64,17 @@ type conn struct {
 	held         *heldReplies // its loop's held connections
 	heldDetached bool         // input came while held: detached until released; loop
 
-	// monitorLimit, once the client is a MONITOR, bounds the output
-	// waiting for it; past it the connection is closed, as Redis closes a
-	// replica past its hard output buffer limit. Lock.
-	monitorLimit int
-
-	ps        pubsubOutbox // messages for a subscriber (pubsub.go)
+	ps        pubsubOutbox // messages for a subscriber, MONITOR lines (pubsub.go)
 	suspended bool         // loop: a batch is finishing on the worker (suspend)
+
+	// Output buffer limits (outlimit.go). overLimit: the connection is
+	// closing for them, its output is dropped. softSince: when its output
+	// went past the soft limit (Unix s; 0: it is not past it); lock.
+	// readPending: its class has a limit, so it is read while its output
+	// waits; loop.
+	overLimit   atomic.Bool
+	softSince   int64
+	readPending bool
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
@@ -116,7 +121,10 @@ func (c *conn) attach() {
 	}
 	c.lc = lc
 	authed := true
-	c.s.ks.Exec(func() { authed = c.cl.Authed })
+	c.s.ks.Exec(func() {
+		authed = c.cl.Authed
+		c.cl.Output = c.outputFigures
+	})
 	c.rd.SetAuthenticated(authed)
 }
 
@@ -182,6 +190,12 @@ func (c *conn) finish(err error) bool {
 		s.rel.freed(n)
 	}
 	cl.KeptArgBytes = 0
+	if c.overLimit.Load() {
+		// Past its output limits: what it was sent is dropped.
+		cl.W.Reset()
+		c.lc.Close()
+		return false
+	}
 	if err != nil && err != netloop.ErrWouldBlock {
 		var pe *resp.ProtocolError
 		switch {
@@ -216,6 +230,7 @@ func (c *conn) finish(err error) bool {
 	}
 	c.rd.SetLimits(*s.limits.Load())
 	c.rd.SetAuthenticated(c.authed)
+	c.lc.SetReadWhilePending(c.readPending)
 	return !c.lc.IsClosed()
 }
 
@@ -295,7 +310,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			if cl.CloseAfterReply {
 				break
 			}
-			if cl.Subs+cl.PSubs+cl.SSubs > 0 {
+			if cl.Subs+cl.PSubs+cl.SSubs > 0 || cl.Monitor {
 				c.takePubSub() // messages published so far precede this reply
 			}
 			mark := cl.W.Mark()
@@ -306,11 +321,14 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 				s.ks.Unlock()
 				return i, func() {
 					offload()
-					s.ks.Exec(func() { c.afterReply(mark) })
+					s.ks.Exec(func() {
+						c.afterReply(mark)
+						c.checkReplies()
+					})
 				}
 			}
 			c.afterReply(mark)
-			if cl.CloseAfterReply {
+			if cl.CloseAfterReply || c.checkReplies() {
 				break
 			}
 		}
@@ -318,6 +336,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			cl.CloseAfterReply = true
 		}
 		c.authed = cl.Authed
+		c.readPending = limited(&s.outLimits.Load()[outputClass(cl)])
 		c.noteAOF(aofW, aofBefore)
 		s.ks.Unlock()
 		if cl.CloseAfterReply {
@@ -358,25 +377,20 @@ func (c *conn) afterReply(mark int) {
 	}
 }
 
-// push sends out-of-band output (a MONITOR feed line) from any
-// goroutine: the line is copied and written on the connection's loop, in
-// order with its replies. Under the lock.
-func (c *conn) push(line []byte) {
-	b := append([]byte(nil), line...)
-	limit := c.monitorLimit
-	st := &c.s.stats
-	c.loop.Submit(func() {
-		if c.lc == nil || c.lc.IsClosed() {
-			return
+// checkReplies applies the output limits once a command has added its
+// reply (Redis checks them as replies are added): past them the
+// connection is closed, its output dropped and the rest of its batch not
+// run. One comparison unless the output passes Redis's static reply
+// buffer. Under the lock, on the connection's goroutine.
+func (c *conn) checkReplies() bool {
+	if n := c.cl.W.Len() + c.lc.Pending(); n > replyStaticBytes {
+		w := c.cl.W.Len()
+		if c.checkOutput(w+c.pendingOutput(), w) {
+			c.cl.CloseAfterReply = true
+			return true
 		}
-		if c.lc.Pending()+len(b) > limit {
-			c.lc.Close()
-			return
-		}
-		c.lc.Write(b)
-		st.NetOut.Add(int64(len(b)))
-		st.WritesProcessed.Add(1)
-	})
+	}
+	return false
 }
 
 // closeRead stops the connection from reading more commands; replies of

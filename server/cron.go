@@ -2,9 +2,10 @@ package server
 
 import (
 	"context"
+	"runtime"
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/keyspace"
 )
 
 // cronPeriod is how often the server samples its instantaneous metrics,
@@ -48,16 +49,13 @@ func (s *Server) cron(ctx context.Context) {
 	t := time.NewTicker(cronPeriod)
 	defer t.Stop()
 	var ops, in, out metric
+	var evicting bool
 	for tick := 0; ; tick++ {
 		var now time.Time
 		select {
 		case <-ctx.Done():
 			return
 		case now = <-t.C:
-		}
-		var used int64
-		if tick%10 == 0 {
-			used = commands.ReadMemory().Used
 		}
 		in.track(now, s.stats.NetIn.Load())
 		out.track(now, s.stats.NetOut.Load())
@@ -66,13 +64,25 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
-			s.stats.PeakMemory = max(s.stats.PeakMemory, used)
+			s.accountClients(now)
+			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
+			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
+				s.peaks.track(now.Unix(), s.clients)
+				s.checkOutputLimits()
 			}
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()
 		})
+		// An eviction that ran out of time goes on a slice at a time,
+		// the lock released in between so that clients are served
+		// meanwhile, for up to most of the period (Redis's
+		// evictionTimeProc, which runs every event loop iteration).
+		for deadline := now.Add(cronPeriod * 8 / 10); evicting && time.Now().Before(deadline); {
+			runtime.Gosched()
+			s.ks.Exec(func() { evicting = s.disp.PerformEvictions() == keyspace.EvictRunning })
+		}
 	}
 }
 

@@ -98,11 +98,11 @@ func (h *heldReplies) progressed() {
 
 // releaseSettled sends the replies of the groups the AOF covers now, in
 // order, and lets each connection go on with the input it has. Under
-// always a group whose write failed stays held (the writer retries; a
-// write is acknowledged only once it is on disk, and new writes are
-// refused with MISCONF meanwhile); if the writer is closed with the write
-// not on disk (CONFIG SET appendonly no, shutdown), its connections are
-// closed unanswered. Under everysec and no the replies go out, as
+// always a group whose write failed stays held: the writer's failure
+// hook exits the process (see aofWriterOptions), and until then nothing
+// is acknowledged; if the writer is closed with the write not on disk
+// (CONFIG SET appendonly no, shutdown), its connections are closed
+// unanswered. Under everysec and no the replies go out, as
 // Redis's do. On the loop.
 func (h *heldReplies) releaseSettled() {
 	n := 0

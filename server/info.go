@@ -105,14 +105,13 @@ func (s *Server) infoServer(b []byte) []byte {
 }
 
 func (s *Server) infoClients(b []byte) []byte {
-	var blocked, maxIn, maxOut int64
+	var blocked int64
 	for _, c := range s.clients {
 		if c.cl.Blocked {
 			blocked++
 		}
-		maxIn = max(maxIn, c.cl.QueryBuf.Load())
-		maxOut = max(maxOut, c.cl.OutputBuf.Load())
 	}
+	maxIn, maxOut := s.peaks.max()
 	b = fieldInt(b, "connected_clients", int64(len(s.clients)))
 	b = fieldInt(b, "cluster_connections", 0)
 	b = fieldInt(b, "maxclients", s.cfg.Int("maxclients"))
@@ -143,29 +142,29 @@ func ratio2(a, b int64) string {
 func (s *Server) infoMemory(b []byte) []byte {
 	m := commands.ReadMemory()
 	st := &s.stats
-	st.PeakMemory = max(st.PeakMemory, m.Used)
-	startup := min(st.StartupMemory, m.Used)
-	var keys int64
+	used := s.ks.UsedMemory()
+	st.PeakMemory = max(st.PeakMemory, used)
+	startup := s.ks.Overhead()
+	overhead := startup
 	for i := 0; i < s.ks.NumDBs(); i++ {
-		db := s.ks.DB(i)
-		keys += int64(db.Len()) + int64(db.Volatile())
+		main, expires := s.ks.DB(i).IndexOverhead()
+		overhead += main + expires
 	}
-	overhead := min(startup+keys*32, m.Used)
-	dataset := m.Used - overhead
+	dataset := used - overhead
 	total := totalSystemMemory()
 	maxmem := s.cfg.Int("maxmemory")
-	b = fieldInt(b, "used_memory", m.Used)
-	b = field(b, "used_memory_human", humanBytes(m.Used))
+	b = fieldInt(b, "used_memory", used)
+	b = field(b, "used_memory_human", humanBytes(used))
 	b = fieldInt(b, "used_memory_rss", m.RSS)
 	b = field(b, "used_memory_rss_human", humanBytes(m.RSS))
 	b = fieldInt(b, "used_memory_peak", st.PeakMemory)
 	b = field(b, "used_memory_peak_human", humanBytes(st.PeakMemory))
-	b = field(b, "used_memory_peak_perc", percent(m.Used, st.PeakMemory))
+	b = field(b, "used_memory_peak_perc", percent(used, st.PeakMemory))
 	b = fieldInt(b, "used_memory_overhead", overhead)
 	b = fieldInt(b, "used_memory_startup", startup)
 	b = fieldInt(b, "used_memory_dataset", dataset)
-	b = field(b, "used_memory_dataset_perc", percent(dataset, m.Used-startup))
-	b = fieldInt(b, "allocator_allocated", m.Used)
+	b = field(b, "used_memory_dataset_perc", percent(dataset, used-startup))
+	b = fieldInt(b, "allocator_allocated", m.Heap)
 	b = fieldInt(b, "allocator_active", m.Active)
 	b = fieldInt(b, "allocator_resident", m.Resident)
 	b = fieldInt(b, "total_system_memory", total)
@@ -186,19 +185,19 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = fieldInt(b, "maxmemory", maxmem)
 	b = field(b, "maxmemory_human", humanBytes(maxmem))
 	b = field(b, "maxmemory_policy", s.cfg.String("maxmemory-policy"))
-	b = field(b, "allocator_frag_ratio", ratio2(m.Active, m.Used))
-	b = fieldInt(b, "allocator_frag_bytes", m.Active-m.Used)
+	b = field(b, "allocator_frag_ratio", ratio2(m.Active, m.Heap))
+	b = fieldInt(b, "allocator_frag_bytes", m.Active-m.Heap)
 	b = field(b, "allocator_rss_ratio", ratio2(m.Resident, m.Active))
 	b = fieldInt(b, "allocator_rss_bytes", m.Resident-m.Active)
 	b = field(b, "rss_overhead_ratio", ratio2(m.RSS, m.Resident))
 	b = fieldInt(b, "rss_overhead_bytes", m.RSS-m.Resident)
-	b = field(b, "mem_fragmentation_ratio", ratio2(m.RSS, m.Used))
-	b = fieldInt(b, "mem_fragmentation_bytes", m.RSS-m.Used)
+	b = field(b, "mem_fragmentation_ratio", ratio2(m.RSS, used))
+	b = fieldInt(b, "mem_fragmentation_bytes", m.RSS-used)
 	b = fieldInt(b, "mem_not_counted_for_evict", 0)
 	b = fieldInt(b, "mem_replication_backlog", 0)
 	b = fieldInt(b, "mem_total_replication_buffers", 0)
 	b = fieldInt(b, "mem_clients_slaves", 0)
-	b = fieldInt(b, "mem_clients_normal", 0)
+	b = fieldInt(b, "mem_clients_normal", s.clientsMemory())
 	b = fieldInt(b, "mem_cluster_links", 0)
 	b = fieldInt(b, "mem_aof_buffer", 0)
 	b = field(b, "mem_allocator", "go-"+runtime.Version())
@@ -245,6 +244,9 @@ func (s *Server) infoReplication(b []byte) []byte {
 	}
 	b = field(b, "role", role)
 	b = fieldInt(b, "connected_slaves", 0)
+	if s.cfg.Int("min-replicas-to-write") != 0 && s.cfg.Int("min-replicas-max-lag") != 0 {
+		b = fieldInt(b, "min_slaves_good_slaves", 0)
+	}
 	b = field(b, "master_failover_state", "no-failover")
 	b = field(b, "master_replid", runID)
 	b = field(b, "master_replid2", "0000000000000000000000000000000000000000")

@@ -27,6 +27,17 @@ type Logger struct {
 	level int
 	role  byte
 	pid   int
+	// sys, when set, also receives every line logged, without its
+	// prefix (syslog-enabled), under mu.
+	sys func(level int, msg string)
+}
+
+// SetSyslog makes every line logged from now on also go to fn with its
+// level, as Redis's serverLogRaw sends it to syslog.
+func (l *Logger) SetSyslog(fn func(level int, msg string)) {
+	l.mu.Lock()
+	l.sys = fn
+	l.mu.Unlock()
 }
 
 // NewLogger logs to out at level and above.
@@ -69,7 +80,11 @@ func (l *Logger) Logf(level int, format string, args ...any) {
 		return
 	}
 	now := time.Now().Format("02 Jan 2006 15:04:05.000")
-	fmt.Fprintf(l.out, "%d:%c %s %c %s\n", l.pid, l.role, now, levelMarks[level], fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(l.out, "%d:%c %s %c %s\n", l.pid, l.role, now, levelMarks[level], msg)
+	if l.sys != nil {
+		l.sys(level, msg)
+	}
 }
 
 // Noticef logs at notice level.

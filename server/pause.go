@@ -13,6 +13,23 @@ type pauseState struct {
 	end  int64
 	all  bool
 	wake chan struct{} // closed and replaced when a pause is lifted
+
+	// shutdown holds every command while the final save of a shutdown
+	// runs, as Redis runs it without serving anybody: a write acknowledged
+	// after the save's snapshot would be lost by the exit. A failed save
+	// lifts it (unhold) and the server goes on serving.
+	shutdown bool
+}
+
+// hold starts the shutdown hold.
+func (p *pauseState) hold() { p.shutdown = true }
+
+// unhold ends the shutdown hold and wakes the clients it held; a CLIENT
+// PAUSE in force goes on.
+func (p *pauseState) unhold() {
+	p.shutdown = false
+	close(p.wake)
+	p.wake = make(chan struct{})
 }
 
 // set starts or extends a pause: like Redis, a pause already in force
@@ -73,14 +90,20 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if s.closing || c.killed {
 		return pauseStop
 	}
-	if s.pause.end == 0 || c.cl.Monitor {
+	if s.pause.end == 0 && !s.pause.shutdown {
 		return pauseRun // no pause: the per-command path reads no clock here
+	}
+	if c.cl.Monitor && !s.pause.shutdown {
+		return pauseRun
 	}
 	if mayBlock {
 		if s.waitPause(c, args) {
 			return pauseRun
 		}
 		return pauseStop
+	}
+	if s.pause.shutdown {
+		return pauseWait
 	}
 	now := s.ks.Clock().NowMs()
 	if now >= s.pause.end {
@@ -102,8 +125,24 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
-		if s.pause.end == 0 || c.cl.Monitor {
+		if s.pause.end == 0 && !s.pause.shutdown {
 			return true // no pause: the per-command path reads no clock here
+		}
+		if c.cl.Monitor && !s.pause.shutdown {
+			return true
+		}
+		if s.pause.shutdown {
+			wake := s.pause.wake
+			c.paused = true
+			s.ks.Unlock()
+			select {
+			case <-wake:
+			case <-c.gone:
+			}
+			s.ks.Lock()
+			s.disp.BeginBatch(c.cl)
+			c.paused = false
+			continue
 		}
 		now := s.ks.Clock().NowMs()
 		if now >= s.pause.end {

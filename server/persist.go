@@ -41,6 +41,7 @@ type rdbState struct {
 	lastOK        bool  // the last background save succeeded
 	lastTry       time.Time
 	bgRunning     bool
+	fgRunning     bool // a SAVE is writing its file (off the lock)
 	scheduled     bool // BGSAVE inside EXEC: the cron starts it
 	bgStart       time.Time
 	bgDirty       int64 // s.stats.Dirty when the running save took its snapshot
@@ -48,7 +49,7 @@ type rdbState struct {
 	saves         int64
 	loadedKeys    int64
 	loadedExpired int64
-	saving        sync.WaitGroup // the running background save's goroutine
+	saving        sync.WaitGroup // the running save's (SAVE's or BGSAVE's) goroutine
 }
 
 // persister implements commands.Persistence for the server.
@@ -59,21 +60,30 @@ func (s *Server) Persistence() commands.Persistence { return persister{s} }
 
 func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 	s := p.s
-	if s.rdb.bgRunning {
+	if s.rdb.bgRunning || s.rdb.fgRunning {
+		// Redis's SAVE blocks the server, so no two saves overlap
+		// there; here a second one would race the first's rename and
+		// could leave the older snapshot in place.
 		return nil, errBGSaveInProgress
 	}
 	dirty := s.stats.Dirty
+	s.rdb.fgRunning = true
+	s.rdb.saving.Add(1) // a shutdown's final save waits for it
 	return func() error {
+		defer s.rdb.saving.Done()
 		err := s.writeRDB(snap)
 		snap.Release()
-		s.ks.Exec(func() { s.rdbSaved(err, dirty, false) })
+		s.ks.Exec(func() {
+			s.rdb.fgRunning = false
+			s.rdbSaved(err, dirty, false)
+		})
 		return err
 	}, ""
 }
 
 func (p persister) BGSave(inTx bool) string {
 	s := p.s
-	if s.rdb.bgRunning {
+	if s.rdb.bgRunning || s.rdb.fgRunning {
 		return errBGSaveInProgress
 	}
 	if inTx {
@@ -199,7 +209,7 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
 		Checksum: s.cfg.Bool("rdbchecksum"),
-		UsedMem:  commands.ReadMemory().Used,
+		UsedMem:  commands.ReadMemory().Heap,
 		AOFBase:  aofBase,
 	})
 	if err != nil {
@@ -299,6 +309,9 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 		}
 	}
 	info, err := rdb.Load(r, opt, func(db int, key string, e *keyspace.Entry) error {
+		if s.loadAborted.Load() {
+			return errLoadAborted
+		}
 		if db < 0 || db >= s.ks.NumDBs() {
 			return fmt.Errorf("database %d out of range (databases %d)", db, s.ks.NumDBs())
 		}
@@ -327,7 +340,7 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 // checkSavePoints starts a background save when a save point is reached
 // (serverCron's "save <seconds> <changes>" check). Under the lock.
 func (s *Server) checkSavePoints(now time.Time) {
-	if s.rdb.bgRunning || s.closing {
+	if s.rdb.bgRunning || s.rdb.fgRunning || s.closing {
 		return
 	}
 	if s.rdb.scheduled {
@@ -358,7 +371,7 @@ func (s *Server) shutdownSave(opts commands.ShutdownOptions) error {
 	err := s.writeRDB(snap)
 	snap.Release()
 	if err != nil {
-		s.log.Warningf("Error trying to save the DB, can't exit: %v", err)
+		s.log.Warningf("Write error saving DB on disk: %v", err)
 		return err
 	}
 	s.log.Noticef("DB saved on disk")

@@ -89,7 +89,7 @@ func TestServerPubSubHardLimitCloses(t *testing.T) {
 	}
 	require.True(t, gone, "the subscriber was never disconnected")
 	assert.Equal(t, ":0", numsub(t, pub, "slow"))
-	assert.Contains(t, s.log.String(), "closed for overcoming of output buffer limits")
+	assert.Contains(t, s.log.String(), "scheduled to be closed ASAP for overcoming of output buffer limits.")
 	require.Eventually(t, func() bool {
 		n := 0
 		s.ks.Exec(func() { n = len(s.clients) })

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/zredis/zredis/commands"
@@ -52,15 +50,21 @@ type Server struct {
 	monitors []*conn
 	pause    pauseState
 
-	listeners []net.Listener
-	loops     []*netloop.Loop
-	nextLoop  int            // accept: round-robin over loops
-	conns     sync.WaitGroup // registered connections, until their Closed
-	workers   sync.WaitGroup // connections' goroutines for suspended batches
-	shutdown  chan commands.ShutdownOptions
+	listeners   []net.Listener
+	loops       []*netloop.Loop
+	nextLoop    int                  // accept: round-robin over loops
+	conns       sync.WaitGroup       // registered connections, until their Closed
+	workers     sync.WaitGroup       // connections' goroutines for suspended batches
+	shutdown    chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
+	exiting     chan struct{}        // closed once Run stops taking shutdown requests
+	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
+	loadAborted atomic.Bool          // a shutdown came while the dataset loaded (shutdown.go)
 
-	pubsub      *commands.Subscriptions            // lock
-	pubsubLimit atomic.Pointer[config.BufferLimit] // client-output-buffer-limit pubsub
+	pubsub    *commands.Subscriptions      // lock
+	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
+	// peaks are the largest query and output buffers of the last
+	// seconds, for INFO's client_recent_max_*; lock.
+	peaks clientPeaks
 
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
@@ -92,7 +96,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		log:      log,
 		ks:       keyspace.New(int(cfg.Int("databases")), clock),
 		clients:  map[int64]*conn{},
-		shutdown: make(chan commands.ShutdownOptions, 1),
+		shutdown: make(chan shutdownRequest),
+		exiting:  make(chan struct{}),
 		start:    time.Now(),
 		Ready:    make(chan struct{}),
 	}
@@ -102,9 +107,12 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
+	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
+		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
+	}
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
-	s.watchPubSubLimits()
+	s.watchOutputLimits()
 	s.rel = newReleaser()
 	s.ks.SetFreedHook(s.rel.freed)
 	s.ks.SetMissHook(func(db int, key []byte) {
@@ -123,6 +131,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.watchConfig()
 	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
+	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
 	return s
 }
 
@@ -135,6 +144,16 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
+	// Before the dispatcher's hook evicts down to a lowered maxmemory
+	// (updateMaxmemory's order).
+	cfg.OnChange("maxmemory", func(string) error {
+		if maxmem := cfg.Int("maxmemory"); maxmem > 0 {
+			if used := s.ks.UsedMemory(); used > maxmem {
+				s.log.Warningf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", maxmem, used)
+			}
+		}
+		return nil
+	})
 
 	s.stats.SlowLog.SlowerThan = cfg.Int("slowlog-log-slower-than")
 	s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
@@ -156,6 +175,9 @@ func (s *Server) watchConfig() {
 		s.stats.LatencyTracking = cfg.Bool("latency-tracking")
 		return nil
 	})
+	s.updateMinReplicas()
+	cfg.OnChange("min-replicas-to-write", func(string) error { s.updateMinReplicas(); return nil })
+	cfg.OnChange("min-replicas-max-lag", func(string) error { s.updateMinReplicas(); return nil })
 	s.idleTimeout.Store(cfg.Int("timeout"))
 	cfg.OnChange("timeout", func(string) error {
 		s.idleTimeout.Store(cfg.Int("timeout"))
@@ -172,6 +194,16 @@ func (s *Server) watchConfig() {
 		}
 		return nil
 	})
+}
+
+// updateMinReplicas gives the dispatcher min-replicas-to-write, or 0 when
+// min-replicas-max-lag is 0 (Redis then never refuses).
+func (s *Server) updateMinReplicas() {
+	n := s.cfg.Int("min-replicas-to-write")
+	if s.cfg.Int("min-replicas-max-lag") == 0 {
+		n = 0
+	}
+	s.disp.MinReplicas.Store(n)
 }
 
 func (s *Server) updateLimits() {
@@ -232,7 +264,10 @@ func (s *Server) Run(ctx context.Context) error {
 			l.Run()
 		}()
 	}
-	s.stats.StartupMemory = commands.ReadMemory().Used
+	// used_memory counts the dataset plus what the server holds before
+	// any data: the Go heap now, before loading.
+	s.stats.StartupMemory = commands.ReadMemory().Heap
+	s.ks.Exec(func() { s.ks.SetOverhead(s.stats.StartupMemory) })
 	s.log.Noticef("Server initialized")
 	var accepting sync.WaitGroup
 	for _, ln := range s.listeners {
@@ -247,38 +282,24 @@ func (s *Server) Run(ctx context.Context) error {
 	// the server was down expire right after, each with its expiry
 	// message.
 	s.disp.Loading.Store(true)
-	loadErr := s.loadData()
+	loadErr, aborted := s.loadOrShutdown(ctx)
 	s.disp.Loading.Store(false)
 
-	bgCtx, stopBG := context.WithCancel(context.Background())
-	var bg sync.WaitGroup
-	var shutdownOpts commands.ShutdownOptions
-	if loadErr == nil {
-		bg.Add(3)
-		go func() {
-			defer bg.Done()
-			s.engine.Run(bgCtx)
-		}()
-		go func() {
-			defer bg.Done()
-			s.rel.run(bgCtx)
-		}()
-		go func() {
-			defer bg.Done()
-			s.cron(bgCtx)
-		}()
+	var bg background
+	if aborted {
+		// Shut down without a save, as Redis while loading.
+	} else if loadErr == nil {
+		bg.start(s)
 		s.log.Noticef("Ready to accept connections tcp")
 		close(s.Ready)
-
-		select {
-		case <-ctx.Done():
-			s.log.Warningf("Received shutdown request, scheduling shutdown...")
-		case shutdownOpts = <-s.shutdown:
+		// A shutdown whose final save fails is cancelled: the server
+		// goes on serving until one succeeds (or is forced).
+		for !s.prepareShutdown(s.nextShutdown(ctx), &bg) {
 		}
-		s.log.Warningf("User requested shutdown...")
 	} else {
 		s.log.Warningf("%v", loadErr)
 	}
+	close(s.exiting)
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
@@ -310,14 +331,8 @@ func (s *Server) Run(ctx context.Context) error {
 		l.Stop()
 	}
 	looping.Wait()
-	stopBG()
-	bg.Wait()
+	bg.stop()
 	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
-	if loadErr == nil {
-		if err := s.shutdownSave(shutdownOpts); err != nil {
-			s.log.Warningf("Exiting without a final save: %v", err)
-		}
-	}
 	s.closeAOF()
 	if s.expiry != nil {
 		if err := s.expiry.close(); err != nil {
@@ -329,23 +344,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
 	return nil
-}
-
-// Signal asks the server to shut down because the process received sig
-// (SIGTERM, SIGINT), logging it as Redis does.
-func (s *Server) Signal(sig os.Signal) {
-	name := sig.String()
-	switch sig {
-	case syscall.SIGTERM:
-		name = "SIGTERM"
-	case syscall.SIGINT:
-		name = "SIGINT"
-	}
-	s.log.Warningf("Received %s scheduling shutdown...", name)
-	select {
-	case s.shutdown <- commands.ShutdownOptions{}:
-	default:
-	}
 }
 
 // listen binds every bind address on the configured port. An address
@@ -369,7 +367,11 @@ func (s *Server) listen() error {
 		case "::*":
 			a = "::"
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
+		var lc net.ListenConfig
+		if mark := s.cfg.Int("socket-mark-id"); mark > 0 {
+			lc.Control = s.markControl(mark)
+		}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
 		if err != nil {
 			if optional {
 				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)
@@ -424,10 +426,16 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // rejected_connections, not in total_connections_received.
 func (s *Server) accept(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
-		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
-			tc.SetKeepAlive(true)
-			tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
+		// tcp-keepalive as Redis's anetKeepAlive sets it: probes after
+		// the interval idle, then every third of it, three of them; 0
+		// turns keepalive off (Go would enable its own default).
+		ka := s.cfg.Int("tcp-keepalive")
+		tc.SetKeepAliveConfig(net.KeepAliveConfig{
+			Enable:   ka > 0,
+			Idle:     time.Duration(ka) * time.Second,
+			Interval: time.Duration(max(ka/3, 1)) * time.Second,
+			Count:    3,
+		})
 	}
 	refused, closing := false, false
 	var c *conn
@@ -503,48 +511,21 @@ func (s *Server) Clients() []*commands.Client {
 	return out
 }
 
-// Shutdown implements commands.Server. There is no shutdown in progress to
-// abort: a shutdown starts as soon as it is asked for. With persistence
-// not yet in place, SAVE and NOSAVE stop the server alike.
-func (s *Server) Shutdown(opts commands.ShutdownOptions) string {
-	if opts.Abort {
-		return commands.ErrNoShutdown
-	}
-	s.closing = true
-	select {
-	case s.shutdown <- opts:
-	default:
-	}
-	return ""
-}
-
-// Monitor implements commands.Server: from now on the connection's output
-// (its replies and the MONITOR feed) goes through one queue, written in
-// order by one writer goroutine the connection owns.
+// Monitor implements commands.Server: from now on the MONITOR feed goes
+// to the connection through its outbox, as Pub/Sub messages do, in order
+// with its replies and under its output limits (class normal, as Redis
+// 7.0 classifies a MONITOR client).
 func (s *Server) Monitor(cl *commands.Client) {
 	c := s.clients[cl.ID]
 	if c == nil {
 		return
 	}
-	c.monitorLimit = s.monitorLimit()
 	for _, m := range s.monitors {
 		if m == c {
 			return
 		}
 	}
 	s.monitors = append(s.monitors, c)
-}
-
-// monitorLimit bounds a MONITOR connection's queue by the replica hard
-// limit of client-output-buffer-limit (Redis counts monitors as
-// replicas); a connection past it is closed, as Redis closes it.
-func (s *Server) monitorLimit() int {
-	const fallback = 256 << 20
-	hard := s.cfg.ClientOutputBufferLimits()[config.ClientReplica].Hard
-	if hard == 0 || hard > 1<<40 {
-		return fallback
-	}
-	return int(hard)
 }
 
 // feedMonitors is the Dispatcher.AfterCall hook that shows a call to the
@@ -576,7 +557,7 @@ func (s *Server) Feed(cl *commands.Client, args [][]byte) {
 	}
 	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, cl.Addr, args)
 	for _, m := range s.monitors {
-		m.push(line)
+		m.pushOut(line)
 	}
 }
 

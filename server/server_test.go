@@ -204,12 +204,13 @@ func TestServerMonitorForgottenWithConnection(t *testing.T) {
 }
 
 // A MONITOR client that reads nothing is disconnected once its pending
-// output passes the replica hard limit, as Redis disconnects it.
+// output passes the normal class's hard limit, as Redis 7.0 disconnects
+// it (it classifies a monitor as normal).
 func TestServerMonitorOverflowCloses(t *testing.T) {
 	s := startServer(t)
 	m := dial(t, s.addr)
 	c := dial(t, s.addr)
-	require.Equal(t, "+OK", c.do("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 0 0"))
+	require.Equal(t, "+OK", c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"))
 	require.Equal(t, "+OK", m.do("MONITOR"))
 	big := strings.Repeat("v", 1000)
 	require.Eventually(t, func() bool {

@@ -497,3 +497,93 @@ func TestSlimtaDeleteDiff(t *testing.T) {
 		[]string{"SELECT", o(3)}, []string{"DEL", id},
 		[]string{"EXEC"})
 }
+
+// TestSlimtaQueueReconnects replays RedisStorage's queue while the
+// Queue restarts its storage connections: consumers wait in BLPOP
+// <prefix>queue 0 with go-redis; at each restart the connections that
+// were blocked are closed and new ones open while messages are written
+// (HSET of the envelope, then RPUSH of the id). Every message written is
+// either received by a consumer or still in the queue: none is popped for
+// a connection that was closed. redis-server notices a hang-up on its
+// event loop, so its writer starts 20 ms after the restart; zredis's at
+// once.
+func TestSlimtaQueueReconnects(t *testing.T) {
+	onBoth(t, func(t *testing.T, p *Proc) {
+		ctx := context.Background()
+		gap := time.Duration(0)
+		if p.Name == "redis" {
+			gap = 20 * time.Millisecond
+		}
+		ctl := Dial(t, p.Addr)
+		writer := slimtaClient(t, p.Addr, 0)
+		received := make(chan string, 1<<12)
+		const rounds, perRound, consumers = 15, 10, 3
+		written := 0
+		for round := 0; round < rounds; round++ {
+			// The restart: the Queue's connections of the last round are
+			// blocked (or about to be); they are closed, new ones open.
+			var blocked []*Conn
+			for i := 0; i < consumers; i++ {
+				c := Dial(t, p.Addr)
+				c.Send(Encode("BLPOP", slimtaQueue, "0"))
+				blocked = append(blocked, c)
+			}
+			slimtaWaitBlocked(t, ctl, consumers)
+			for _, c := range blocked {
+				c.nc.Close()
+			}
+			time.Sleep(gap)
+			live := make([]*redis.Client, consumers)
+			done := make(chan struct{})
+			for i := range live {
+				live[i] = slimtaClient(t, p.Addr, 0)
+				go func(rdb *redis.Client) {
+					for {
+						r, err := rdb.BLPop(ctx, 0, slimtaQueue).Result()
+						if err != nil {
+							return // closed at the end of the round
+						}
+						received <- r[1]
+						select {
+						case <-done:
+							return
+						default:
+						}
+					}
+				}(live[i])
+			}
+			for i := 0; i < perRound; i++ {
+				id := fmt.Sprintf("%d-%d", round, i)
+				require.NoError(t, writer.HSet(ctx, slimtaPrefix+id, "envelope", slimtaEnvelope(id), "attempts", "0").Err())
+				require.NoError(t, writer.RPush(ctx, slimtaQueue, id).Err())
+				written++
+			}
+			// Wait until the live consumers took everything, then close
+			// them (the next restart).
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				if n, _ := writer.LLen(ctx, slimtaQueue).Result(); n == 0 && len(received) >= written {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			close(done)
+			for _, rdb := range live {
+				rdb.Close()
+			}
+			slimtaWaitBlocked(t, ctl, 0)
+		}
+		seen := map[string]bool{}
+		for len(received) > 0 {
+			id := <-received
+			assert.False(t, seen[id], "message %s received twice", id)
+			seen[id] = true
+		}
+		left, err := writer.LRange(ctx, slimtaQueue, 0, -1).Result()
+		require.NoError(t, err)
+		for _, id := range left {
+			seen[id] = true
+		}
+		assert.Equal(t, written, len(seen), "messages received or still queued, of %d written", written)
+	})
+}

@@ -67,6 +67,8 @@ func run(args []string) int {
 		}
 	}
 	config.Banner = "zredis " + server.Version
+	child := isDaemonChild()
+	cwd, _ := os.Getwd()
 	cmdline := config.ParseArgs(args)
 	file := cmdline.File
 	cfg, err := cmdline.Load()
@@ -93,26 +95,63 @@ func run(args []string) int {
 		out = f
 	}
 	log := server.NewLogger(out, server.ParseLevel(cfg.String("loglevel")))
+	defer startSyslog(cfg, log)()
 	log.SetRole('C')
-	log.Warningf("oO0OoO0OoO0Oo zredis is starting oO0OoO0OoO0Oo")
-	log.Warningf("zredis version=%s, redis compatibility=%s, bits=64, pid=%d, just started", server.Version, server.RedisVersion, os.Getpid())
-	if file == "" {
-		log.Warningf("Warning: no config file specified, using the default config. In order to specify a config file use ./zredis-server /path/to/redis.conf")
-	} else {
-		log.Warningf("Configuration loaded")
+	// The detached copy that daemonize starts goes on where its parent
+	// stopped, as Redis's forked child does.
+	if !child {
+		log.Warningf("oO0OoO0OoO0Oo zredis is starting oO0OoO0OoO0Oo")
+		log.Warningf("zredis version=%s, redis compatibility=%s, bits=64, pid=%d, just started", server.Version, server.RedisVersion, os.Getpid())
+		if file == "" {
+			log.Warningf("Warning: no config file specified, using the default config. In order to specify a config file use ./zredis-server /path/to/redis.conf")
+		} else {
+			log.Warningf("Configuration loaded")
+		}
+	}
+	sup := detectSupervision(cfg, log)
+	background := cfg.Bool("daemonize") && sup.mode == supervisedNo
+	if background && !child {
+		if cmdline.Stdin {
+			log.Warningf("daemonize yes is not supported with the configuration read from standard input: the detached server could not read it again")
+			return 1
+		}
+		if err := daemonize(args, cwd); err != nil {
+			log.Warningf("Can't daemonize: %v", err)
+			return 1
+		}
+		return 0
 	}
 	log.SetRole('M')
 	log.Noticef("Running mode=standalone, port=%d.", cfg.Int("port"))
 
+	if err := newOpenFiles(cfg, log).start(); err != nil {
+		log.Warningf("%v", err)
+		return 1
+	}
 	srv := server.New(cfg, log, nil)
+	oom := &oomScore{cfg: cfg, path: "/proc/self/oom_score_adj"}
+	oom.watch(log)
+	pid := writePidFile(cfg, background, log)
+	defer pid.remove(log)
+	defer sup.stopping()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-srv.Ready:
+			sup.ready(cfg, log)
+		case <-stopped:
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
+	// Never stopped: a signal after Run returned must not kill the
+	// process with the default action (exit status 143) while it exits.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	go func() {
 		for sig := range sigs {
 			srv.Signal(sig)
 		}
 	}()
+	defer close(stopped)
 	if err := srv.Run(context.Background()); err != nil {
 		log.Warningf("%v", err)
 		return 1

@@ -158,6 +158,9 @@ func (w *Writer) flushOnce(tick, closing bool) bool {
 		w.failedAt = end
 		w.progress.Broadcast()
 		w.mu.Unlock()
+		if policy == Always && !closing && w.opt.OnAlwaysFailure != nil {
+			w.opt.OnAlwaysFailure(what, err)
+		}
 		return false
 	}
 

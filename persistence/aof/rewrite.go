@@ -179,7 +179,7 @@ func (rw *Rewrite) Commit(rdb bool, write func(w io.Writer) error) error {
 // deleteHistory removes the history files and persists the manifest
 // without them (aofDelHistoryFiles). A failure only leaves files behind.
 func (w *Writer) deleteHistory() {
-	if len(w.m.History) == 0 {
+	if len(w.m.History) == 0 || w.opt.KeepHistory != nil && w.opt.KeepHistory() {
 		return
 	}
 	removeHistory(w.dir, w.m, w.logf)
@@ -191,6 +191,16 @@ func (w *Writer) deleteHistory() {
 	if err := tm.Write(w.dir, ManifestName(w.prefix)); err == nil {
 		w.m = tm
 	}
+}
+
+// DeleteHistory deletes the history files the manifest lists and writes
+// the manifest without them, unless KeepHistory says to keep them: CONFIG
+// SET aof-disable-auto-gc no does it at once, as Redis's
+// updateAofAutoGCEnabled.
+func (w *Writer) DeleteHistory() {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	w.deleteHistory()
 }
 
 // removeHistory deletes the history files m lists.
@@ -219,9 +229,9 @@ func (rw *Rewrite) Abort() {
 // appendonly no, as Redis 7.0 does it): it writes a new base with write
 // (an RDB when rdb is true) into dir through a temp file, then persists a
 // manifest listing only that base, the files m listed becoming history,
-// which is then deleted. m is the manifest dir holds, or nil. A crash
+// which is then deleted unless keepHistory (aof-disable-auto-gc). m is the manifest dir holds, or nil. A crash
 // leaves either m or the new manifest in place.
-func WriteBaseOnly(dir, prefix string, m *Manifest, rdb bool, write func(w io.Writer) error, logf func(string, ...any)) error {
+func WriteBaseOnly(dir, prefix string, m *Manifest, rdb, keepHistory bool, write func(w io.Writer) error, logf func(string, ...any)) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("can't open or create append-only dir %s: %w", dir, err)
 	}
@@ -238,7 +248,7 @@ func WriteBaseOnly(dir, prefix string, m *Manifest, rdb bool, write func(w io.Wr
 		os.Remove(filepath.Join(dir, name))
 		return err
 	}
-	if len(tm.History) > 0 {
+	if len(tm.History) > 0 && !keepHistory {
 		removeHistory(dir, tm, logf)
 		tm.History = nil
 		tm.Write(dir, ManifestName(prefix)) // a failure only leaves history listed

@@ -41,6 +41,17 @@ type WriterOptions struct {
 	// and when it stops: a caller that does not block in Wait checks
 	// Settled then.
 	OnProgress func()
+	// OnAlwaysFailure, when set, is called by the flusher (holding no
+	// lock) when a write or fsync fails under Always, outside Close; what
+	// is "writing to" or "fsyncing". Redis exits then: the failed bytes'
+	// commands already ran, and a retried fsync can report success after
+	// the kernel dropped the dirty pages, so nothing can be acknowledged
+	// after one. Its waiters never see their tickets settle without error.
+	OnAlwaysFailure func(what string, err error)
+	// KeepHistory is aof-disable-auto-gc, read when a rewrite commits:
+	// when it answers true the files a rewrite turned into history stay
+	// on disk and in the manifest (nil: they are deleted).
+	KeepHistory func() bool
 }
 
 // Status is the writer's state for INFO persistence.

@@ -19,7 +19,7 @@
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
 //	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
-//	    [-tests all|none|set,get,...] [-memory=false]
+//	    [-tests all|none|set,get,...] [-memory=false] [-evict=false]
 package main
 
 import (
@@ -126,6 +126,7 @@ type options struct {
 	persist   bool
 	bgsave    bool
 	bigValues bool
+	evict     bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -171,6 +172,7 @@ func run() int {
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
+	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
@@ -238,6 +240,16 @@ func run() int {
 			err = persistBench(ctx, o, os.Stdout)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.evict {
+		if err := evictBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130

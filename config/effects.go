@@ -1,0 +1,367 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Effect is what zredis does with a directive, measured against what Redis
+// 7.0 does with it. Every directive has one (TestEveryDirectiveHasAnEffect);
+// README's lists of directives that have no effect, that are refused and
+// that are still to be built are generated from them (ReadmeBlocks).
+type Effect int
+
+const (
+	// EffectUnset is the zero value: a directive nobody classified.
+	EffectUnset Effect = iota
+	// EffectWorks: zredis does what Redis does with every accepted value.
+	EffectWorks
+	// EffectRefuses: zredis honours some values and refuses the others,
+	// which a user would rely on for safety (cluster-enabled yes): a
+	// configuration that asks for them stops the start with a clear
+	// message, and CONFIG SET refuses them where the directive is
+	// settable. The values it accepts work.
+	EffectRefuses
+	// EffectNone: accepted, stored and shown by CONFIG GET, but it
+	// changes nothing in zredis, and having no effect cannot weaken
+	// protection or data safety (it tunes Redis internals zredis does not
+	// have, or a feature zredis refuses or does not serve).
+	EffectNone
+	// EffectPending: the feature it configures is built by another part
+	// of the work (access control, replication, memory limits, output
+	// buffer limits, shutdown signals); until then it behaves as described
+	// by the directive's Note.
+	EffectPending
+)
+
+var effectNames = [...]string{"unset", "works", "refuses", "none", "pending"}
+
+func (e Effect) String() string {
+	if int(e) < len(effectNames) {
+		return effectNames[e]
+	}
+	return "unknown"
+}
+
+// effectSpec is one directive's classification: its Effect, a Note that
+// says why (shown in README for every class but EffectWorks), and for
+// EffectRefuses the function that refuses the values zredis does not
+// honour (returning the message, or "" when the value is accepted).
+type effectSpec struct {
+	effect Effect
+	note   string
+	refuse func(v *value) string
+}
+
+func works(note string) effectSpec { return effectSpec{effect: EffectWorks, note: note} }
+func none(note string) effectSpec  { return effectSpec{effect: EffectNone, note: note} }
+func pending(note string) effectSpec {
+	return effectSpec{effect: EffectPending, note: note}
+}
+func refuses(note string, fn func(v *value) string) effectSpec {
+	return effectSpec{effect: EffectRefuses, note: note, refuse: fn}
+}
+
+// refuseYes refuses "yes" for a bool directive with the given reason.
+func refuseYes(name, reason string) func(v *value) string {
+	return func(v *value) string {
+		if v.n != 0 {
+			return name + " yes is not supported: " + reason
+		}
+		return ""
+	}
+}
+
+// Notes shared by families of directives.
+const (
+	noteCluster     = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
+	noteDefrag      = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
+	noteEncoding    = "tunes an internal encoding zredis does not use; replies are the same"
+	noteCPUList     = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
+	noteNoStreams   = "zredis serves no stream commands"
+	noteReplication = "replication (a later issue); no effect until then, as on a Redis with no replica"
+	noteAccess      = "access control (the access-control issue); no effect until then"
+	noteTesting     = "a hidden Redis test hook"
+	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
+)
+
+// effects classifies every directive by name.
+var effects = map[string]effectSpec{
+	// Persistence.
+	"rdbchecksum":                   works(""),
+	"rdbcompression":                works(""),
+	"dbfilename":                    works(""),
+	"dir":                           works(""),
+	"save":                          works(""),
+	"stop-writes-on-bgsave-error":   works(""),
+	"appendonly":                    works(""),
+	"appendfilename":                works(""),
+	"appenddirname":                 works(""),
+	"appendfsync":                   works(""),
+	"aof-load-truncated":            works(""),
+	"aof-use-rdb-preamble":          works(""),
+	"aof-timestamp-enabled":         works(""),
+	"auto-aof-rewrite-percentage":   works(""),
+	"auto-aof-rewrite-min-size":     works(""),
+	"no-appendfsync-on-rewrite":     none("zredis keeps fsyncing the AOF during a rewrite, as `no` does; ignoring `yes`, which lets Redis skip those fsyncs, can only keep more data"),
+	"aof-rewrite-incremental-fsync": none("a rewritten base file is fsynced before the manifest names it, whatever the value; the value only spreads Redis's fsyncs over the write"),
+	"rdb-save-incremental-fsync":    none("an RDB file is fsynced before it is renamed into place, whatever the value; the value only spreads Redis's fsyncs over the write"),
+	"rdb-del-sync-files":            none("zredis writes no RDB file to synchronise replicas (no fork, no sync file), so there is none to delete"),
+	"aof-disable-auto-gc":           works(""),
+
+	// Process and logging.
+	"daemonize":              works("zredis starts itself again detached (setsid, standard streams on /dev/null) and the first process exits, as Redis's fork does"),
+	"pidfile":                works(""),
+	"supervised":             works("`systemd` (or `auto` with NOTIFY_SOCKET) sends READY=1 over $NOTIFY_SOCKET once the server accepts connections; `upstart` stops itself with SIGSTOP then"),
+	"logfile":                works(""),
+	"loglevel":               works(""),
+	"oom-score-adj":          works(""),
+	"oom-score-adj-values":   works(""),
+	"syslog-enabled":         works("every log line also goes to /dev/log, as Redis's syslog() sends it"),
+	"syslog-ident":           works(""),
+	"syslog-facility":        works(""),
+	"always-show-logo":       none("zredis prints no logo"),
+	"set-proc-title":         none("zredis keeps its process title"),
+	"proc-title-template":    none("zredis keeps its process title"),
+	"crash-log-enabled":      none("a Go panic prints its own stack trace to the log"),
+	"crash-memcheck-enabled": none("there is no Redis allocator to check after a crash"),
+	"use-exit-on-panic":      none(noteTesting),
+	"watchdog-period":        none(noteTesting),
+	"ignore-warnings":        none("zredis does not make Redis's start-up kernel checks that it silences"),
+	"disable-thp":            none("zredis never forks, which is why Redis disables transparent huge pages"),
+	"jemalloc-bg-thread":     none(noteDefrag),
+	"server_cpulist":         none(noteCPUList),
+	"bio_cpulist":            none(noteCPUList),
+	"aof_rewrite_cpulist":    none(noteCPUList),
+	"bgsave_cpulist":         none(noteCPUList),
+	"io-threads":             works("the number of event loops that serve the client connections"),
+	"io-threads-do-reads":    none("zredis's event loops always read and parse as well as write"),
+
+	// Network and clients.
+	"port":                       works(""),
+	"tcp-keepalive":              works(""),
+	"tcp-backlog":                none("the listen backlog is the kernel's somaxconn, never smaller than what Redis gets (it takes the smaller of the two)"),
+	"timeout":                    works(""),
+	"maxclients":                 works(""),
+	"client-query-buffer-limit":  works(""),
+	"proto-max-bulk-len":         works(""),
+	"socket-mark-id":             works("SO_MARK on the listening sockets, inherited by the connections they accept"),
+	"client-output-buffer-limit": works("the normal and pubsub classes (MONITOR clients are normal, as in Redis 7.0); the replica class has no client to apply to until replication is built"),
+	"maxmemory-clients":          works(""),
+
+	// Server behaviour.
+	"databases":                             works("at most 65536 while the expiry stream is on: an expiry message carries the database in 16 bits"),
+	"hz":                                    none("zredis's periodic work runs every 100 ms (Redis's default hz 10) and keys expire at their deadline; no safety depends on it"),
+	"dynamic-hz":                            none("zredis's periodic work runs every 100 ms whatever the number of clients; no safety depends on it"),
+	"active-expire-effort":                  none("keys expire at their deadline from an index ordered by deadline; there is no sampling to tune"),
+	"activerehashing":                       none("Go maps grow without Redis's incremental rehashing"),
+	"slowlog-log-slower-than":               works(""),
+	"slowlog-max-len":                       works(""),
+	"latency-monitor-threshold":             works(""),
+	"latency-tracking":                      works(""),
+	"latency-tracking-info-percentiles":     works(""),
+	"notify-keyspace-events":                works(""),
+	"lazyfree-lazy-expire":                  works(""),
+	"lazyfree-lazy-user-del":                works(""),
+	"lazyfree-lazy-server-del":              none(noteLazyFree),
+	"lazyfree-lazy-user-flush":              none(noteLazyFree),
+	"lazyfree-lazy-eviction":                works("an evicted key is propagated to the AOF as UNLINK with yes, DEL with no, as in Redis; memory is freed by the garbage collector either way"),
+	"busy-reply-threshold":                  none("zredis runs no scripts, functions or modules, the only commands Redis lets run past it"),
+	"enable-protected-configs":              works(""),
+	"enable-debug-command":                  none("zredis has no DEBUG command"),
+	"enable-module-command":                 none("zredis has no MODULE command and loads no modules"),
+	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
+	"shutdown-on-sigint":                    works(""),
+	"shutdown-on-sigterm":                   works(""),
+	"shutdown-timeout":                      pending("the wait for replicas at shutdown comes with replication; with no replica Redis does not wait either"),
+	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
+	"hll-sparse-max-bytes":                  none("zredis has no HyperLogLog commands"),
+	"key-load-delay":                        none(noteTesting),
+	"rdb-key-save-delay":                    none(noteTesting),
+	"loading-process-events-interval-bytes": none(noteTesting),
+	"propagation-error-behavior":            works("an error from a replayed AOF command is logged as CRITICAL and counted; panic stops the load; the replica case comes with replication"),
+
+	// Encodings.
+	"hash-max-listpack-entries": works("OBJECT ENCODING and DUMP payloads follow it"),
+	"hash-max-listpack-value":   works("OBJECT ENCODING and DUMP payloads follow it"),
+	"set-max-intset-entries":    works("OBJECT ENCODING and DUMP payloads follow it"),
+	"zset-max-listpack-entries": works("OBJECT ENCODING and DUMP payloads follow it"),
+	"zset-max-listpack-value":   works("OBJECT ENCODING and DUMP payloads follow it"),
+	"list-max-listpack-size":    none(noteEncoding),
+	"list-compress-depth":       none(noteEncoding),
+	"stream-node-max-bytes":     none(noteNoStreams),
+	"stream-node-max-entries":   none(noteNoStreams),
+
+	// Memory limits and eviction.
+	"maxmemory":                   works(""),
+	"maxmemory-policy":            works(""),
+	"maxmemory-samples":           works(""),
+	"maxmemory-eviction-tenacity": works(""),
+	"lfu-log-factor":              works(""),
+	"lfu-decay-time":              works(""),
+
+	// Defragmentation.
+	"activedefrag":                  none(noteDefrag),
+	"active-defrag-cycle-min":       none(noteDefrag),
+	"active-defrag-cycle-max":       none(noteDefrag),
+	"active-defrag-threshold-lower": none(noteDefrag),
+	"active-defrag-threshold-upper": none(noteDefrag),
+	"active-defrag-ignore-bytes":    none(noteDefrag),
+	"active-defrag-max-scan-fields": none(noteDefrag),
+
+	// Cluster.
+	"cluster-enabled": refuses("zredis is not a cluster node",
+		refuseYes("cluster-enabled", "zredis is not a cluster node (no cluster bus, slots or redirections); run it standalone")),
+	"cluster-config-file":                 none(noteCluster),
+	"cluster-node-timeout":                none(noteCluster),
+	"cluster-port":                        none(noteCluster),
+	"cluster-announce-ip":                 none(noteCluster),
+	"cluster-announce-hostname":           none(noteCluster),
+	"cluster-announce-port":               none(noteCluster),
+	"cluster-announce-bus-port":           none(noteCluster),
+	"cluster-announce-tls-port":           none(noteCluster),
+	"cluster-replica-validity-factor":     none(noteCluster),
+	"cluster-migration-barrier":           none(noteCluster),
+	"cluster-require-full-coverage":       none(noteCluster),
+	"cluster-replica-no-failover":         none(noteCluster),
+	"cluster-allow-reads-when-down":       none(noteCluster),
+	"cluster-allow-pubsubshard-when-down": none(noteCluster),
+	"cluster-allow-replica-migration":     none(noteCluster),
+	"cluster-link-sendbuf-limit":          none(noteCluster),
+	"cluster-preferred-endpoint-type":     none(noteCluster),
+	"tls-cluster":                         none(noteCluster),
+
+	// Replication. min-replicas-to-write matters without a master: with
+	// no replica connected, writes are refused (-NOREPLICAS).
+	"min-replicas-to-write":            works("with no replica to count, any value above 0 refuses writes with -NOREPLICAS, as Redis does"),
+	"min-replicas-max-lag":             works("read with min-replicas-to-write"),
+	"replicaof":                        pending("replication (a later issue): the server only stops expiring keys itself, as a replica"),
+	"masterauth":                       pending(noteReplication),
+	"masteruser":                       pending(noteReplication),
+	"repl-diskless-sync":               pending(noteReplication),
+	"repl-diskless-sync-delay":         pending(noteReplication),
+	"repl-diskless-sync-max-replicas":  pending(noteReplication),
+	"repl-diskless-load":               pending(noteReplication),
+	"repl-disable-tcp-nodelay":         pending(noteReplication),
+	"repl-ping-replica-period":         pending(noteReplication),
+	"repl-timeout":                     pending(noteReplication),
+	"repl-backlog-size":                pending(noteReplication),
+	"repl-backlog-ttl":                 pending(noteReplication),
+	"replica-serve-stale-data":         pending(noteReplication),
+	"replica-read-only":                pending(noteReplication),
+	"replica-ignore-maxmemory":         pending(noteReplication),
+	"replica-lazy-flush":               none(noteLazyFree),
+	"replica-priority":                 pending(noteReplication),
+	"replica-announced":                pending(noteReplication),
+	"replica-announce-ip":              pending(noteReplication),
+	"replica-announce-port":            pending(noteReplication),
+	"replica-ignore-disk-write-errors": pending(noteReplication),
+	"bind-source-addr":                 pending(noteReplication),
+
+	// Access control.
+	"requirepass":               works(""),
+	"bind":                      works(""),
+	"protected-mode":            pending(noteAccess),
+	"aclfile":                   pending(noteAccess),
+	"acllog-max-len":            pending(noteAccess),
+	"acl-pubsub-default":        pending(noteAccess),
+	"unixsocket":                pending(noteAccess),
+	"unixsocketperm":            pending(noteAccess),
+	"tls-port":                  pending(noteAccess),
+	"tls-cert-file":             pending(noteAccess),
+	"tls-key-file":              pending(noteAccess),
+	"tls-key-file-pass":         pending(noteAccess),
+	"tls-client-cert-file":      pending(noteAccess),
+	"tls-client-key-file":       pending(noteAccess),
+	"tls-client-key-file-pass":  pending(noteAccess),
+	"tls-dh-params-file":        pending(noteAccess),
+	"tls-ca-cert-file":          pending(noteAccess),
+	"tls-ca-cert-dir":           pending(noteAccess),
+	"tls-protocols":             pending(noteAccess),
+	"tls-ciphers":               pending(noteAccess),
+	"tls-ciphersuites":          pending(noteAccess),
+	"tls-auth-clients":          pending(noteAccess),
+	"tls-replication":           pending(noteAccess),
+	"tls-prefer-server-ciphers": pending(noteAccess),
+	"tls-session-caching":       pending(noteAccess),
+	"tls-session-cache-size":    pending(noteAccess),
+	"tls-session-cache-timeout": pending(noteAccess),
+
+	// zredis's own.
+	"expiry-zmq-endpoints":       works(""),
+	"expiry-zmq-hwm":             works(""),
+	"expiry-zmq-hwm-bytes":       works(""),
+	"expiry-zmq-spool-max-bytes": works(""),
+	"expiry-zmq-types":           works(""),
+}
+
+// applyEffects copies the classification into the table. A name the
+// table does not know is a programming error. NoEffect is set from it so
+// that the flag and the classification cannot disagree.
+func applyEffects() {
+	for name, spec := range effects {
+		e := byName[name]
+		if e == nil || e.alias {
+			panic("config: effect for unknown directive " + name)
+		}
+		d := &directives[e.index]
+		if d.NoEffect != (spec.effect == EffectNone) {
+			panic(fmt.Sprintf("config: %s: the table's NoEffect flag and its effect %q disagree", name, spec.effect))
+		}
+		d.Effect, d.EffectNote, d.refuse = spec.effect, spec.note, spec.refuse
+	}
+}
+
+// refused returns the reason zredis refuses v for d, or "".
+func refused(d *Directive, v *value) string {
+	if d.refuse == nil || v == nil {
+		return ""
+	}
+	return d.refuse(v)
+}
+
+// MaxExpiryDatabases is the number of databases an expiry message can
+// name: its header carries the database number as a uint16 (0-65535).
+const MaxExpiryDatabases = 1 << 16
+
+// checkExpiryDatabases refuses more databases than an expiry message can
+// number while the expiry stream is on (expiry-zmq-endpoints set).
+func checkExpiryDatabases(st *state) string {
+	n := st.get("databases").n
+	if n <= MaxExpiryDatabases || len(st.get("expiry-zmq-endpoints").list) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("databases %d is more than the expiry stream can carry: an expiry message names its database in 16 bits, so with expiry-zmq-endpoints set databases must be at most %d", n, MaxExpiryDatabases)
+}
+
+// ReadmeBlocks renders the README's generated lists, by block name:
+// "no-effect", "refused" and "pending". README.md holds each between
+// <!-- name:begin --> and <!-- name:end --> (checked by a test).
+func ReadmeBlocks() map[string]string {
+	var none, ref, pend []string
+	sorted := Directives()
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, d := range sorted {
+		if d.Hidden {
+			continue
+		}
+		line := "| `" + d.Name + "` | " + d.EffectNote + " |"
+		switch d.Effect {
+		case EffectNone:
+			none = append(none, line)
+		case EffectRefuses:
+			ref = append(ref, line)
+		case EffectPending:
+			pend = append(pend, line)
+		}
+	}
+	table := func(head string, rows []string) string {
+		return "\n| directive | " + head + " |\n| --- | --- |\n" + strings.Join(rows, "\n") + "\n"
+	}
+	return map[string]string{
+		"no-effect": table("why it has no effect, and why that is safe", none),
+		"refused":   table("what zredis does instead", ref),
+		"pending":   table("built by, and until then", pend),
+	}
+}

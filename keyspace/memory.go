@@ -1,0 +1,276 @@
+package keyspace
+
+import "math/bits"
+
+// Memory accounting: what the dataset holds, counted incrementally so
+// that reading it (before every command, when maxmemory is set) costs a
+// few additions and never a walk of the heap (runtime.ReadMemStats stops
+// the world).
+//
+// Each live entry carries its estimated cost (Entry.mem: the Entry
+// itself and its value's allocations, as Go lays them out); each
+// database keeps the sum of its entries' costs plus their key strings.
+// The costs of the map slots and of the deadline index are per key and
+// are added when the total is read. An entry changed in place (obtained
+// from LookupWrite) is re-measured when its command ends (settle): a
+// string exactly, a collection by the same sampling MEMORY USAGE uses,
+// so that a change to a large collection costs O(samples), not O(n).
+//
+// The costs were checked against the Go heap (TestUsedMemoryFollowsHeap):
+// they estimate what the garbage collector keeps live for the dataset.
+
+// Per-key costs outside the entry: a slot of a shard's map (key string
+// header, entry pointer, control byte, at Go's load factor) and an item
+// of the deadline index (deadline, hash, key header, B-tree occupancy).
+const (
+	entryStructCost = 64
+	mapSlotCost     = 40
+	deadlineCost    = 48
+	collectionCost  = 16 // the Object interface's concrete header
+	memUnit         = 8  // Entry.mem counts 8-byte units: 32 GB per entry
+)
+
+// Entry flags.
+const (
+	flagLive  uint8 = 1 << iota // stored in a live table, counted in its DB
+	flagDirty                   // queued for re-measuring (Keyspace.dirty)
+)
+
+// dirtyEntry is an entry handed out by LookupWrite in the running
+// command, to be re-measured when it ends.
+type dirtyEntry struct {
+	db *DB
+	e  *Entry
+}
+
+// allocSize rounds an allocation of n bytes up as Go's allocator does,
+// roughly: size classes below 32 kB, pages above.
+func allocSize(n int) int64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n <= 8:
+		return 8
+	case n <= 32:
+		return int64((n + 7) &^ 7)
+	case n <= 128:
+		return int64((n + 15) &^ 15)
+	case n <= 32<<10:
+		step := 1 << (bits.Len(uint(n-1)) - 3)
+		return int64((n + step - 1) &^ (step - 1))
+	}
+	return int64((n + 8191) &^ 8191)
+}
+
+// keyCost is what a key's string costs in its shard's map.
+func keyCost(keyLen int) int64 { return allocSize(keyLen) }
+
+// memSizer is implemented by the collection values: an estimate of the
+// bytes they hold, in O(samples).
+type memSizer interface {
+	memSize(samples int) int64
+}
+
+// sizeSamples is how many elements a re-measure samples, as MEMORY
+// USAGE's default.
+const sizeSamples = 5
+
+// cost estimates the bytes e holds: the entry and its value.
+func (e *Entry) cost() int64 {
+	n := int64(entryStructCost)
+	if e.typ == TypeString {
+		return n + allocSize(cap(e.str))
+	}
+	if ms, ok := e.obj.(memSizer); ok {
+		return n + collectionCost + ms.memSize(sizeSamples)
+	}
+	return n + collectionCost + 64 + int64(e.obj.Len())*32
+}
+
+func (e *Entry) memBytes() int64 { return int64(e.mem) * memUnit }
+
+// setCost stores c (bytes) in e.mem, rounded up to the unit, saturating,
+// and returns the bytes stored.
+func (e *Entry) setCost(c int64) int64 {
+	u := (c + memUnit - 1) / memUnit
+	if u > 1<<32-1 {
+		u = 1<<32 - 1
+	}
+	e.mem = uint32(u)
+	return u * memUnit
+}
+
+// addEntry counts e, just stored under key in db's live table.
+func (db *DB) addEntry(keyLen int, e *Entry) {
+	db.used += keyCost(keyLen) + e.setCost(e.cost())
+	e.flags |= flagLive
+}
+
+// dropEntry uncounts e, just removed from db's live table (it may live
+// on in a snapshot, or be stored again under another key by Put).
+func (db *DB) dropEntry(keyLen int, e *Entry) {
+	db.used -= keyCost(keyLen) + e.memBytes()
+	e.mem = 0
+	e.flags &^= flagLive
+}
+
+// replaceEntry moves the count of key from old to e, which took its place.
+func (db *DB) replaceEntry(old, e *Entry) {
+	db.used += e.setCost(e.cost()) - old.memBytes()
+	old.mem = 0
+	old.flags &^= flagLive
+	e.flags |= flagLive
+}
+
+// remeasure updates the count of a live entry whose value changed.
+func (db *DB) remeasure(e *Entry) {
+	old := e.memBytes()
+	db.used += e.setCost(e.cost()) - old
+}
+
+// markDirty queues e (private, live) for re-measuring at EndCommand.
+func (db *DB) markDirty(e *Entry) {
+	if e.flags&flagDirty != 0 {
+		return
+	}
+	e.flags |= flagDirty
+	db.ks.dirty = append(db.ks.dirty, dirtyEntry{db, e})
+}
+
+// settle re-measures the entries changed in place since the last call.
+func (ks *Keyspace) settle() {
+	for i, d := range ks.dirty {
+		d.e.flags &^= flagDirty
+		if d.e.flags&flagLive != 0 {
+			d.db.remeasure(d.e)
+		}
+		ks.dirty[i] = dirtyEntry{}
+	}
+	ks.dirty = ks.dirty[:0]
+	if cap(ks.dirty) > 1024 {
+		ks.dirty = nil
+	}
+}
+
+// UsedMemory is the dataset's estimated size in bytes plus the overhead
+// set with SetOverhead: what INFO reports as used_memory and maxmemory
+// is compared with. Under the lock; it costs O(databases).
+func (ks *Keyspace) UsedMemory() int64 {
+	if len(ks.dirty) != 0 {
+		ks.settle()
+	}
+	return ks.DatasetMemory() + ks.overhead
+}
+
+// DatasetMemory is UsedMemory without the overhead.
+func (ks *Keyspace) DatasetMemory() int64 {
+	var n int64
+	for _, db := range ks.dbs {
+		n += db.used + int64(db.keys)*mapSlotCost + int64(db.expires.len())*deadlineCost
+	}
+	return n
+}
+
+// SetOverhead sets the bytes UsedMemory adds to the dataset's (the
+// server's fixed cost, clients). Under the lock.
+func (ks *Keyspace) SetOverhead(n int64) { ks.overhead = n }
+
+// Overhead is the value set by SetOverhead.
+func (ks *Keyspace) Overhead() int64 { return ks.overhead }
+
+// ---- collection estimates ----------------------------------------------------
+
+func (h *Hash) memSize(samples int) int64 { return h.MemoryUsage(samples) }
+
+// memSize counts a list's chunks exactly up to a few dozen, beyond that
+// by sampling chunks spread over the list.
+func (l *List) memSize(samples int) int64 {
+	cs := l.cs[l.c0:]
+	n := int64(len(l.cs))*8 + 48
+	chunk := func(c *listChunk) int64 {
+		return 64 + allocSize(cap(c.data)) + allocSize(4*cap(c.ends))
+	}
+	const exact = 32
+	if len(cs) <= exact {
+		for _, c := range cs {
+			n += chunk(c)
+		}
+		return n
+	}
+	if samples < 1 {
+		samples = 1
+	}
+	step := len(cs) / samples
+	var sum int64
+	seen := 0
+	for i := 0; i < len(cs) && seen < samples; i += step {
+		sum += chunk(cs[i])
+		seen++
+	}
+	return n + sum*int64(len(cs))/int64(seen)
+}
+
+// memSize: an intset is its array; a hashtable its buckets' slot arrays
+// plus the members' strings, sampled.
+func (s *Set) memSize(samples int) int64 {
+	if s.ht == nil {
+		return 32 + allocSize(8*cap(s.ints))
+	}
+	h := s.ht
+	n := int64(48) + int64(len(h.dir))*8
+	var slots, sum, seen int64
+	last := (*bucket)(nil)
+	for _, b := range h.dir {
+		if b == last {
+			continue
+		}
+		last = b
+		n += 48
+		slots += int64(len(b.slots))
+		if seen < int64(max(samples, 1)) {
+			for _, m := range b.slots {
+				if m != "" {
+					sum += allocSize(len(m))
+					seen++
+					if seen >= int64(max(samples, 1)) {
+						break
+					}
+				}
+			}
+		}
+	}
+	n += slots * 16
+	if seen > 0 {
+		n += sum * int64(h.n) / seen
+	}
+	return n
+}
+
+// memSize: the member table (records of member and score) and the
+// B-tree items pointing into it (about 1.4 items' room per member).
+func (z *ZSet) memSize(samples int) int64 {
+	t := z.dict
+	n := int64(64) + int64(len(t.tags))*17
+	if t.n == 0 {
+		return n
+	}
+	var sum, seen int64
+	for i, r := range t.recs {
+		if t.tags[i] == 0 {
+			continue
+		}
+		sum += allocSize(len(r))
+		seen++
+		if samples > 0 && seen >= int64(samples) {
+			break
+		}
+	}
+	return n + (sum/seen+48)*int64(t.n)
+}
+
+// IndexOverhead is what the database's indexes cost beyond its entries
+// (MEMORY STATS's overhead.hashtable.main and .expires): the map slots
+// and the deadline index.
+func (db *DB) IndexOverhead() (main, expires int64) {
+	return int64(db.keys) * mapSlotCost, int64(db.expires.len()) * deadlineCost
+}

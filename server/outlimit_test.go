@@ -1,0 +1,139 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/config"
+)
+
+func TestReached(t *testing.T) {
+	at := func(sec int64) func() time.Time { return func() time.Time { return time.Unix(sec, 0) } }
+	type step struct {
+		used uint64
+		now  int64
+		want bool
+	}
+	cases := []struct {
+		name  string
+		limit config.BufferLimit
+		steps []step
+	}{
+		{"no limit", config.BufferLimit{}, []step{{1 << 40, 100, false}}},
+		{"hard at the limit", config.BufferLimit{Hard: 1000}, []step{{999, 100, false}, {1000, 100, true}}},
+		{"soft: the first time is not yet", config.BufferLimit{Soft: 100, SoftSeconds: 2},
+			[]step{{100, 100, false}, {150, 101, false}, {150, 102, false}, {150, 103, true}}},
+		{"soft: dropping below starts over", config.BufferLimit{Soft: 100, SoftSeconds: 1},
+			[]step{{100, 100, false}, {99, 101, false}, {100, 102, false}, {100, 103, false}, {100, 104, true}}},
+		{"soft with 0 seconds: the second time past it", config.BufferLimit{Soft: 100},
+			[]step{{100, 100, false}, {100, 100, false}, {100, 101, true}}},
+		{"hard wins over soft", config.BufferLimit{Hard: 200, Soft: 100, SoftSeconds: 60},
+			[]step{{150, 100, false}, {200, 100, true}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var since int64
+			for i, s := range tc.steps {
+				assert.Equal(t, s.want, reached(&tc.limit, s.used, &since, at(s.now)), "step %d", i)
+			}
+		})
+	}
+}
+
+func TestOutputFigures(t *testing.T) {
+	cases := []struct {
+		total int
+		want  commands.OutputFigures
+	}{
+		{0, commands.OutputFigures{}},
+		{100, commands.OutputFigures{Buf: 100}},
+		{replyStaticBytes, commands.OutputFigures{Buf: replyStaticBytes}},
+		{replyStaticBytes + 1, commands.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 1}},
+		{5 << 20, commands.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 5<<20 - replyStaticBytes}},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, outputFigures(tc.total), "total %d", tc.total)
+	}
+}
+
+func TestClientPeaks(t *testing.T) {
+	mk := func(in, out int64) *conn {
+		cl := &commands.Client{Output: func(int) commands.OutputFigures { return commands.OutputFigures{Mem: out} }}
+		cl.QueryBuf.Store(in)
+		return &conn{cl: cl}
+	}
+	var p clientPeaks
+	p.track(100, map[int64]*conn{1: mk(10, 500), 2: mk(70, 20)})
+	in, out := p.max()
+	assert.Equal(t, [2]int64{70, 500}, [2]int64{in, out})
+	p.track(101, map[int64]*conn{1: mk(1, 1)})
+	in, out = p.max()
+	assert.Equal(t, [2]int64{70, 500}, [2]int64{in, out}, "the peaks of the last seconds are kept")
+	for sec := int64(102); sec < 100+peakSlots; sec++ {
+		p.track(sec, nil)
+	}
+	in, out = p.max()
+	assert.Equal(t, [2]int64{1, 1}, [2]int64{in, out}, "second 100 left the window")
+}
+
+// A normal client that pipelines GETs and reads nothing is closed at the
+// normal class's hard limit, with Redis's log line, and the client list
+// forgets it; the other clients are served all along.
+func TestServerNormalHardLimitCloses(t *testing.T) {
+	s := startServer(t, "client-output-buffer-limit normal 1mb 0 0")
+	c := dial(t, s.addr)
+	require.Equal(t, "+OK", c.do("SET", "big", strings.Repeat("v", 64<<10)))
+	slow := dial(t, s.addr)
+	require.Equal(t, ":2", slow.do("CLIENT", "ID"))
+	get := encode("GET", "big")
+	var gone bool
+	for i := 0; i < 20000 && !gone; i++ {
+		slow.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := slow.nc.Write(get); err != nil && !strings.Contains(err.Error(), "timeout") {
+			break
+		}
+		if i%100 == 0 {
+			n := 0
+			s.ks.Exec(func() { n = len(s.clients) })
+			gone = n == 1
+		}
+	}
+	require.Eventually(t, func() bool {
+		n := 0
+		s.ks.Exec(func() { n = len(s.clients) })
+		return n == 1
+	}, 10*time.Second, 10*time.Millisecond, "the client that reads nothing is still there")
+	assert.Contains(t, s.log.String(), "scheduled to be closed ASAP for overcoming of output buffer limits.")
+	assert.Contains(t, s.log.String(), " cmd=get ")
+	assert.Equal(t, "+PONG", c.do("PING"))
+}
+
+// Without a limit (normal's default) a client that reads nothing is not
+// read either while its replies wait: it is not closed, and its output
+// shows in CLIENT LIST.
+func TestServerNoLimitBackPressure(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s.addr)
+	require.Equal(t, "+OK", c.do("SET", "big", strings.Repeat("v", 64<<10)))
+	slow := dial(t, s.addr)
+	id := strings.TrimPrefix(slow.do("CLIENT", "ID"), ":")
+	slow.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	for i := 0; i < 400; i++ {
+		if _, err := slow.nc.Write(encode("GET", "big")); err != nil {
+			break
+		}
+	}
+	var line string
+	require.Eventually(t, func() bool {
+		c.send("CLIENT", "LIST", "ID", id)
+		line = c.read()
+		return strings.Contains(line, " omem=") && !strings.Contains(line, " omem=0 ")
+	}, 10*time.Second, 10*time.Millisecond, "CLIENT LIST shows the output waiting")
+	assert.Contains(t, line, " obl=16384 oll=1 ")
+	assert.NotContains(t, s.log.String(), "overcoming of output buffer limits")
+}

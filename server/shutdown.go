@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/config"
+)
+
+// A shutdown, as Redis 7.0's prepareForShutdown/finishShutdown: the
+// clients are held, the final save is made, and only if it succeeds (or
+// FORCE was given) does the server stop serving and exit. A save that
+// fails cancels the shutdown: SHUTDOWN answers "Errors trying to
+// SHUTDOWN. Check logs.", a signal is logged, and everything — clients,
+// the expiry engine, the expiry stream and its spool — goes on.
+
+// shutdownRequest is a SHUTDOWN command or a signal, sent to Run.
+type shutdownRequest struct {
+	opts commands.ShutdownOptions
+	// result receives the outcome for the SHUTDOWN command: "" when the
+	// server goes on to exit, else the error to reply. Nil for a signal.
+	result chan string
+}
+
+// background is what runs beside the clients and must not touch the
+// keyspace during the final save: the active expiry engine and the cron.
+type background struct {
+	stopFn context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (b *background) start(s *Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stopFn = cancel
+	b.wg.Add(3)
+	go func() {
+		defer b.wg.Done()
+		s.engine.Run(ctx)
+	}()
+	go func() {
+		defer b.wg.Done()
+		s.rel.run(ctx)
+	}()
+	go func() {
+		defer b.wg.Done()
+		s.cron(ctx)
+	}()
+}
+
+// stop stops what start started and waits for it; a no-op when nothing
+// runs.
+func (b *background) stop() {
+	if b.stopFn == nil {
+		return
+	}
+	b.stopFn()
+	b.wg.Wait()
+	b.stopFn = nil
+}
+
+// nextShutdown waits for a shutdown request. Cancelling ctx (the program
+// embedding the server stops it) is a forced shutdown.
+func (s *Server) nextShutdown(ctx context.Context) shutdownRequest {
+	select {
+	case <-ctx.Done():
+		s.log.Warningf("Received shutdown request, scheduling shutdown...")
+		return shutdownRequest{opts: commands.ShutdownOptions{Force: true}}
+	case req := <-s.shutdown:
+		return req
+	}
+}
+
+// errLoadAborted ends a load that a shutdown interrupted.
+var errLoadAborted = errors.New("loading aborted by a shutdown")
+
+// loadOrShutdown loads the dataset (loadData) and, meanwhile, takes a
+// shutdown request: SHUTDOWN or a signal while loading stops the load and
+// the server without a final save, as Redis forces NOSAVE while loading
+// (a save then would overwrite the files with half of them). aborted
+// reports that case; the request is answered with success.
+func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
+	loaded := make(chan error, 1)
+	go func() { loaded <- s.loadData() }()
+	var req shutdownRequest
+	select {
+	case err := <-loaded:
+		return err, false
+	case req = <-s.shutdown:
+	case <-ctx.Done():
+	}
+	s.log.Warningf("User requested shutdown...")
+	s.loadAborted.Store(true)
+	<-loaded
+	if req.result != nil {
+		req.result <- ""
+	}
+	return nil, true
+}
+
+// prepareShutdown holds every client, stops the background work and
+// makes the final save. It reports true when the server is to exit; on
+// false the shutdown was cancelled and everything was resumed. On Run's
+// goroutine.
+func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
+	s.log.Warningf("User requested shutdown...")
+	s.ks.Exec(func() { s.pause.hold() })
+	bg.stop()
+	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
+	err := s.shutdownSave(req.opts)
+	if err != nil && req.opts.Force {
+		s.log.Warningf("Error trying to save the DB. Exit anyway.")
+		err = nil
+	}
+	if err != nil {
+		s.log.Warningf("Error trying to save the DB, can't exit.")
+		s.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
+		bg.start(s)
+		s.ks.Exec(func() { s.pause.unhold() })
+		s.signalled.Store(false) // as Redis's cancelShutdown clears shutdown_asap
+		if req.result != nil {
+			req.result <- commands.ErrShutdownFailed
+		}
+		return false
+	}
+	if req.result != nil {
+		req.result <- ""
+	}
+	return true
+}
+
+// Signal asks the server to shut down because the process received sig
+// (SIGTERM, SIGINT), logging it as Redis does; shutdown-on-sigterm and
+// shutdown-on-sigint give the shutdown's modifiers. It returns at once.
+func (s *Server) Signal(sig os.Signal) {
+	name, flags := sig.String(), int64(0)
+	switch sig {
+	case syscall.SIGTERM:
+		name, flags = "SIGTERM", s.cfg.Int("shutdown-on-sigterm")
+	case syscall.SIGINT:
+		name, flags = "SIGINT", s.cfg.Int("shutdown-on-sigint")
+	}
+	if !s.signalled.CompareAndSwap(false, true) {
+		// A signal's shutdown is pending or running: Redis's handler
+		// only sets shutdown_asap again, except that a second SIGINT
+		// means "now".
+		if sig == syscall.SIGINT {
+			s.log.Warningf("You insist... exiting now.")
+			os.Exit(1)
+		}
+		s.log.Warningf("Received %s scheduling shutdown...", name)
+		return
+	}
+	if s.disp.Loading.Load() {
+		s.log.Warningf("Received shutdown signal during loading, scheduling shutdown.")
+	} else {
+		s.log.Warningf("Received %s scheduling shutdown...", name)
+	}
+	req := shutdownRequest{opts: commands.ShutdownOptions{
+		Save:   flags&config.ShutdownSave != 0,
+		NoSave: flags&config.ShutdownNoSave != 0,
+		Now:    flags&config.ShutdownNow != 0,
+		Force:  flags&config.ShutdownForce != 0,
+	}}
+	go func() {
+		select {
+		case s.shutdown <- req:
+		case <-s.exiting:
+		}
+	}()
+}
+
+// Shutdown implements commands.Server. The returned wait, called without
+// the keyspace lock, hands the request to Run and returns its outcome.
+func (s *Server) Shutdown(opts commands.ShutdownOptions) (wait func() string) {
+	return func() string {
+		req := shutdownRequest{opts: opts, result: make(chan string, 1)}
+		select {
+		case s.shutdown <- req:
+		case <-s.exiting:
+			return "" // another shutdown is under way: this client is closed with the rest
+		}
+		return <-req.result
+	}
+}
+
+// fatalf logs a reason the server cannot go on without breaking a
+// promise (an acknowledged write that may not be on disk) and exits the
+// process with status 1 at once, as Redis's exit(1) there: no reply that
+// is still held goes out.
+func (s *Server) fatalf(format string, args ...any) {
+	s.log.Warningf(format, args...)
+	os.Exit(1)
+}

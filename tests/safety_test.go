@@ -1,0 +1,274 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Failures that must not lose data (issue: data safety and limits), each
+// compared with a real redis-server started from the same arguments.
+
+// waitOutput polls p's log until it contains s.
+func waitOutput(t *testing.T, p *Proc, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.Output(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never logged %q:\n%s", p.Name, s, p.Output())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A SHUTDOWN or SIGTERM whose final save cannot be written is cancelled:
+// SHUTDOWN answers "Errors trying to SHUTDOWN. Check logs.", the server
+// logs why and goes on serving, with every write kept; SHUTDOWN NOSAVE
+// and FORCE still stop it. The directory is removed under both servers so
+// that the save's temp file cannot be created.
+func TestShutdownFailedSaveKeepsServing(t *testing.T) {
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "zredis-shutdown")
+			require.NoError(t, err)
+			defer os.RemoveAll(dir)
+			args := []string{"--dir", dir, "--save", "3600 1"}
+			var p *Proc
+			if name == "redis" {
+				p = StartRedis(t, args...)
+			} else {
+				p = StartZredis(t, args...)
+			}
+			c := Dial(t, p.Addr)
+			require.Equal(t, "+OK\r\n", c.Do("SET", "mail:1", "body"))
+			require.NoError(t, os.RemoveAll(dir))
+
+			assert.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN"))
+			assert.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN", "SAVE"))
+			waitOutput(t, p, "Error trying to save the DB, can't exit.", 5*time.Second)
+			waitOutput(t, p, "Errors trying to shut down the server. Check the logs for more information.", 5*time.Second)
+			assert.Equal(t, "+OK\r\n", c.Do("SET", "mail:2", "body"))
+			assert.Equal(t, ":2\r\n", c.Do("DBSIZE"))
+
+			// A SIGTERM whose save fails is cancelled the same way.
+			before := strings.Count(p.Output(), "Errors trying to shut down the server")
+			require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+			deadline := time.Now().Add(5 * time.Second)
+			for strings.Count(p.Output(), "Errors trying to shut down the server") == before {
+				require.True(t, time.Now().Before(deadline), "the SIGTERM was not handled:\n%s", p.Output())
+				time.Sleep(10 * time.Millisecond)
+			}
+			assert.Equal(t, "+PONG\r\n", c.Do("PING"))
+			assert.Equal(t, "$4\r\nbody\r\n", c.Do("GET", "mail:2"))
+
+			// FORCE exits although the save fails.
+			c.Send(Encode("SHUTDOWN", "FORCE"))
+			_, err = c.ReadErr(10 * time.Second)
+			assert.Error(t, err, "SHUTDOWN FORCE closes the connection")
+			code, ok := p.Wait(10 * time.Second)
+			require.True(t, ok, "no exit after SHUTDOWN FORCE")
+			assert.Equal(t, 0, code)
+			assert.Contains(t, p.Output(), "Error trying to save the DB. Exit anyway.")
+		})
+	}
+}
+
+// While a failed shutdown is cancelled, the expiry stream goes on: a key
+// that expires afterwards reaches the listener.
+func TestShutdownFailedSaveExpiryStreamGoesOn(t *testing.T) {
+	ep := zmqEndpoint(t)
+	dir, err := os.MkdirTemp("", "zredis-shutdown")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	z := StartZredis(t, "--dir", dir, "--save", "3600 1", "--expiry-zmq-endpoints", ep)
+	l := startListener(t, []string{ep})
+	c := Dial(t, z.Addr)
+	require.NoError(t, os.RemoveAll(dir))
+	require.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", c.Do("SHUTDOWN"))
+	require.Equal(t, "+OK\r\n", c.Do("SET", "lock:1", "v", "PX", "50"))
+	got := l.recv(t, 1, 10*time.Second)
+	assert.Equal(t, "lock:1", string(got[0].Key))
+	z.cmd.Process.Signal(syscall.SIGKILL)
+}
+
+// A client blocked in a blocking pop that hangs up is never served: the
+// element pushed right after the hang-up stays where it was pushed, for
+// every blocking command, on many trials. redis-server notices the
+// hang-up on its event loop, so it keeps the element when the hang-up
+// came a moment before the push (20 ms here), but loses some when both
+// arrive in the same round of its loop; zredis asks the socket before
+// serving a blocked client, and loses none with no gap at all.
+func TestBlockedClientHangupLosesNothing(t *testing.T) {
+	cases := []struct {
+		block []string
+		push  []string
+		count []string // the pushed element is still here: ":1"
+	}{
+		{[]string{"BLPOP", "q", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BRPOP", "q", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BLMOVE", "q", "dst", "LEFT", "RIGHT", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BRPOPLPUSH", "q", "dst", "0"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BLMPOP", "0", "1", "q", "LEFT"}, []string{"RPUSH", "q", "m"}, []string{"LLEN", "q"}},
+		{[]string{"BZPOPMIN", "z", "0"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+		{[]string{"BZPOPMAX", "z", "0"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+		{[]string{"BZMPOP", "0", "1", "z", "MIN"}, []string{"ZADD", "z", "1", "m"}, []string{"ZCARD", "z"}},
+	}
+	const trials = 20
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			var p *Proc
+			if name == "redis" {
+				p = StartRedis(t)
+			} else {
+				p = StartZredis(t)
+			}
+			ctl := Dial(t, p.Addr)
+			gaps := []time.Duration{20 * time.Millisecond}
+			if name == "zredis" {
+				gaps = append(gaps, 0)
+			}
+			for _, gap := range gaps {
+				for _, tc := range cases {
+					lost := 0
+					for i := 0; i < trials; i++ {
+						ctl.Do("DEL", "q", "z", "dst")
+						waiter := Dial(t, p.Addr)
+						waiter.Send(Encode(tc.block...))
+						waitBlocked(t, ctl, 1)
+						waiter.nc.Close()
+						time.Sleep(gap)
+						ctl.Do(tc.push...)
+						if ctl.Do(tc.count...) != ":1\r\n" {
+							lost++
+						}
+						waitBlocked(t, ctl, 0)
+					}
+					assert.Zero(t, lost, "%s, push %v after the hang-up: elements popped for a client that hung up, of %d", tc.block[0], gap, trials)
+				}
+			}
+		})
+	}
+}
+
+// A MONITOR client is a replica to Redis and exempt from CLIENT PAUSE and
+// from the shutdown's hold: it may not read or write keys.
+func TestMonitorCannotTouchKeyspace(t *testing.T) {
+	d := NewDiff(t)
+	d.Do("MONITOR")
+	d.Do("GET", "k")
+	d.Do("SET", "k", "v")
+	d.Do("EXPIRE", "k", "10")
+}
+
+// SHUTDOWN in a pipeline, with a final save that fails: every reply is
+// redis-server's, byte for byte, and the commands after it run.
+func TestShutdownFailedSaveInPipeline(t *testing.T) {
+	var out []string
+	for _, name := range []string{"redis", "zredis"} {
+		dir, err := os.MkdirTemp("", "zredis-shutdown")
+		require.NoError(t, err)
+		defer os.RemoveAll(dir)
+		var p *Proc
+		if name == "redis" {
+			p = StartRedis(t, "--dir", dir, "--save", "3600 1")
+		} else {
+			p = StartZredis(t, "--dir", dir, "--save", "3600 1")
+		}
+		require.NoError(t, os.RemoveAll(dir))
+		c := Dial(t, p.Addr)
+		cmds := [][]string{{"SET", "a", "1"}, {"SHUTDOWN"}, {"SET", "b", "2"}, {"GET", "a"}, {"SHUTDOWN", "ABORT"}, {"DBSIZE"}}
+		var raw []byte
+		for _, cmd := range cmds {
+			raw = append(raw, Encode(cmd...)...)
+		}
+		c.Send(raw)
+		var replies []string
+		for range cmds {
+			replies = append(replies, c.Read())
+		}
+		out = append(out, strings.Join(replies, ""))
+		p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	assert.Equal(t, out[0], out[1])
+}
+
+// A SIGTERM or SHUTDOWN while the dataset loads stops the load and exits
+// without a final save, as Redis forces NOSAVE while loading: the file on
+// disk is left as it was (a save then would write half of it).
+func TestShutdownDuringLoading(t *testing.T) {
+	dir := t.TempDir()
+	r := StartRedis(t, "--dir", dir, "--enable-debug-command", "yes")
+	rc := Dial(t, r.Addr)
+	require.Equal(t, "+OK\r\n", rc.Do("DEBUG", "POPULATE", "2000000", "key", "100"))
+	require.Equal(t, "+OK\r\n", rc.Do("SAVE"))
+	r.Stop()
+	dump := filepath.Join(dir, "dump.rdb")
+	before, err := os.ReadFile(dump)
+	require.NoError(t, err)
+
+	for _, how := range []string{"SIGTERM", "SHUTDOWN"} {
+		t.Run(how, func(t *testing.T) {
+			port := FreePort(t)
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			var out bytes.Buffer
+			var mu sync.Mutex
+			cmd := exec.Command(zredisBin, "--dir", dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "3600 1")
+			cmd.Stdout = lockedWriter{&mu, &out}
+			cmd.Stderr = lockedWriter{&mu, &out}
+			require.NoError(t, cmd.Start())
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
+			defer func() { cmd.Process.Kill(); <-exited }()
+			// Wait for LOADING, then ask for the shutdown.
+			var c *Conn
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				require.True(t, time.Now().Before(deadline), "never saw LOADING")
+				nc, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				c = &Conn{t: t, nc: nc, rd: bufio.NewReader(nc)}
+				reply := c.Do("PING")
+				if strings.HasPrefix(reply, "-LOADING") {
+					break
+				}
+				require.Fail(t, "the load ended before the test could interrupt it", reply)
+			}
+			if how == "SIGTERM" {
+				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			} else {
+				c.Send(Encode("SHUTDOWN"))
+			}
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no exit")
+			}
+			assert.Equal(t, 0, cmd.ProcessState.ExitCode())
+			mu.Lock()
+			log := out.String()
+			mu.Unlock()
+			assert.NotContains(t, log, "Saving the final RDB snapshot", log)
+			if how == "SIGTERM" {
+				assert.Contains(t, log, "Received shutdown signal during loading, scheduling shutdown.")
+			}
+			after, err := os.ReadFile(dump)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(before, after), "dump.rdb changed")
+		})
+	}
+}
