@@ -43,6 +43,13 @@ type Client struct {
 
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer
+	// OwnsArgs: the commands' arguments come from a resp.Reader, whose
+	// big arguments (resp.IsOwned) a command may keep rather than copy.
+	OwnsArgs bool
+	// KeptArgBytes counts the bytes of such arguments commands kept since
+	// the connection last looked (the others are garbage once the batch
+	// ran). Loop.
+	KeptArgBytes int64
 
 	// CloseAfterReply asks the connection to close once the pending
 	// replies are written (QUIT, a protocol error, CLIENT KILL of self).

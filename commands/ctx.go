@@ -106,6 +106,9 @@ type Ctx struct {
 	failed  bool
 	dirty   int
 	offload func()
+	// ownArgs: Args come straight from the client's request reader, so
+	// a big one is the command's to keep (see Ctx.setString).
+	ownArgs bool
 }
 
 // Error writes an error reply and counts it in errorstats.

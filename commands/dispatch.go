@@ -53,7 +53,7 @@ type Dispatcher struct {
 // one that passes is queued instead of run (see Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
-	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv}
+	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, ownArgs: cl.OwnsArgs}
 	cmd, rejected := Resolve(cl, args)
 	if cmd == nil {
 		flagTransaction(cl)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/resp"
 )
 
 // Hash commands (Redis t_hash.c).
@@ -154,7 +155,7 @@ func hgetCommand(c *Ctx) {
 	}
 	if h != nil {
 		if v, found := h.Get(c.Args[2]); found {
-			c.W.Bulk(v)
+			replyHashValue(c, h, v)
 			return
 		}
 	}
@@ -171,7 +172,7 @@ func hmgetCommand(c *Ctx) {
 	for _, f := range fields {
 		if h != nil {
 			if v, found := h.Get(f); found {
-				c.W.Bulk(v)
+				replyHashValue(c, h, v)
 				continue
 			}
 		}
@@ -213,10 +214,21 @@ func hgetallGeneric(c *Ctx, what int) {
 			c.W.Bulk(f)
 		}
 		if what&hgetVals != 0 {
-			c.W.Bulk(v)
+			replyHashValue(c, h, v)
 		}
 		return true
 	})
+}
+
+// replyHashValue replies with v, a value of h: a large one by reference
+// when h's values never change in place (a mail body in a queue's hash
+// goes out from where it is stored, not copied into the reply).
+func replyHashValue(c *Ctx, h *keyspace.Hash, v []byte) {
+	if len(v) >= resp.BigArg && h.ValuesStable() {
+		c.W.BulkRef(v)
+		return
+	}
+	c.W.Bulk(v)
 }
 
 func hexistsCommand(c *Ctx) {

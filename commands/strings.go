@@ -7,6 +7,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/resp"
 )
 
 // String commands (Redis t_string.c).
@@ -181,7 +182,7 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 	// someone listens for it.
 	fresh := o.flags&setNX != 0 ||
 		o.flags&setXX == 0 && c.Notifies(config.NotifyNew) && !c.DB.Exists(key)
-	c.DB.SetString(key, val, o.flags&setKeepTTL != 0, deadline)
+	c.setString(key, val, o.flags&setKeepTTL != 0, deadline)
 	c.Dirty(1)
 	propagateSet(c, o, key, val, deadline) // absolute expire, no GET
 	if fresh {
@@ -212,8 +213,32 @@ func getGeneric(c *Ctx, key []byte) bool {
 		c.Error(ErrWrongType)
 		return false
 	}
-	c.W.Bulk(e.Str())
+	c.replyStr(e)
 	return true
+}
+
+// setString stores val under key as DB.SetString does, storing the
+// argument itself when it is a big one the request reader allocated for
+// this command alone (resp.IsOwned), so that a large value is held once.
+func (c *Ctx) setString(key, val []byte, keepTTL bool, expireAt int64) {
+	if c.ownArgs && resp.IsOwned(val) {
+		c.DB.SetStringOwned(key, val, keepTTL, expireAt)
+		c.Client.KeptArgBytes += int64(len(val))
+		return
+	}
+	c.DB.SetString(key, val, keepTTL, expireAt)
+}
+
+// replyStr replies with e's string value, a large one by reference to the
+// stored bytes (pinned until written) rather than a copy, as Redis's
+// reply refers to a big string object.
+func (c *Ctx) replyStr(e *keyspace.Entry) {
+	s := e.Str()
+	if len(s) >= resp.BigArg && c.DB.PinStr(e) {
+		c.W.BulkRef(s)
+		return
+	}
+	c.W.Bulk(s)
 }
 
 func getCommand(c *Ctx) { getGeneric(c, c.Args[1]) }
@@ -247,7 +272,7 @@ func getsetCommand(c *Ctx) {
 		return
 	}
 	fresh := c.Notifies(config.NotifyNew) && !c.DB.Exists(c.Args[1])
-	c.DB.SetString(c.Args[1], c.Args[2], false, 0)
+	c.setString(c.Args[1], c.Args[2], false, 0)
 	c.Dirty(1)
 	c.Propagate(propSET, c.Args[1], c.Args[2]) // propagated as SET
 	if fresh {
@@ -299,7 +324,7 @@ func getexCommand(c *Ctx) {
 			return
 		}
 	}
-	c.W.Bulk(e.Str())
+	c.replyStr(e)
 	switch {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.KS.Now() && !c.KS.IsReplica():
 		c.DB.Delete(key)
@@ -343,7 +368,7 @@ func appendCommand(c *Ctx) {
 	key, val := c.Args[1], c.Args[2]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
-		c.DB.SetString(key, val, false, 0)
+		c.setString(key, val, false, 0)
 		c.Dirty(1)
 		c.Notify(config.NotifyNew, "new", key)
 		c.Notify(config.NotifyString, "append", key)
@@ -494,7 +519,7 @@ func mgetCommand(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		c.W.Bulk(e.Str())
+		c.replyStr(e)
 	}
 }
 
@@ -520,7 +545,7 @@ func msetGeneric(c *Ctx, nx bool) {
 	notifyNew := c.Notifies(config.NotifyNew)
 	for j := 1; j < len(c.Args); j += 2 {
 		fresh := notifyNew && !c.DB.Exists(c.Args[j])
-		c.DB.SetString(c.Args[j], c.Args[j+1], false, 0)
+		c.setString(c.Args[j], c.Args[j+1], false, 0)
 		if fresh {
 			c.Notify(config.NotifyNew, "new", c.Args[j])
 		}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
 )
@@ -254,6 +255,11 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 	if e == nil || db.expireIfNeeded(key, e) {
 		return nil
 	}
+	if deep && e.pinned && !db.ks.shared(e) {
+		// Output refers to the value: the change goes to a copy.
+		e.str = bytes.Clone(e.str)
+		e.pinned = false
+	}
 	if db.ks.shared(e) {
 		var c *Entry
 		if deep {
@@ -310,6 +316,32 @@ func (db *DB) TypeOf(key []byte) Type {
 // type. val is copied. With keepTTL the key's deadline survives; otherwise
 // expireAt (Unix ms, 0 for none) becomes the deadline.
 func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
+	db.setString(key, val, keepTTL, expireAt, false)
+}
+
+// SetStringOwned is SetString storing val itself, not a copy: the caller
+// hands it over and never touches it again (a big argument the request
+// reader allocated for it, which a 100 MB SET then holds once).
+func (db *DB) SetStringOwned(key, val []byte, keepTTL bool, expireAt int64) {
+	db.setString(key, val, keepTTL, expireAt, true)
+}
+
+// PinStr records that output not yet written refers to e's string value
+// (a GET of a large value written from the stored bytes), so that the
+// value does not change under it: the next write lookup (LookupWrite) of
+// the key changes a copy, and SET does not overwrite it in place. It
+// reports false, pinning nothing, for an entry a live snapshot may read
+// (whose value cannot change anyway while the snapshot lives, but may
+// after): the caller then copies the value into its output.
+func (db *DB) PinStr(e *Entry) bool {
+	if db.ks.shared(e) {
+		return false
+	}
+	e.pinned = true
+	return true
+}
+
+func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned bool) {
 	i := shardOf(key)
 	t := db.shards[i]
 	var old *Entry
@@ -325,11 +357,17 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 {
 		// Reuse the entry and, when it fits, the value's storage: the
 		// common overwrite allocates nothing.
-		if cap(old.str) >= len(val) && cap(old.str) <= 2*len(val)+64 {
+		switch {
+		case owned:
+			db.ks.dropped(old)
+			old.str = val
+		case !old.pinned && cap(old.str) >= len(val) && cap(old.str) <= 2*len(val)+64:
 			old.str = append(old.str[:0], val...)
-		} else {
+		default:
+			db.ks.dropped(old)
 			old.str = append([]byte(nil), val...)
 		}
+		old.pinned = false
 		old.obj = nil
 		old.strEnc = strEncAuto
 		db.inheritAccess(old, old)
@@ -340,8 +378,12 @@ func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
 		db.touched(key)
 		return
 	}
-	e := &Entry{typ: TypeString, str: append([]byte(nil), val...), gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
+	if !owned {
+		val = append([]byte(nil), val...)
+	}
+	e := &Entry{typ: TypeString, str: val, gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
 	if old != nil {
+		db.ks.dropped(old)
 		db.inheritAccess(e, old)
 		if keepTTL {
 			expireAt = old.expireAt
@@ -459,6 +501,9 @@ func (db *DB) Put(key []byte, e *Entry) {
 		if old.expireAt != 0 {
 			db.expires.del(old.expireAt, key)
 		}
+		if old != e {
+			db.ks.dropped(old)
+		}
 		t.put(key, e)
 		db.replaceEntry(old, e)
 	} else {
@@ -549,6 +594,7 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	db.remove(i, string(key), e)
+	db.ks.dropped(e)
 	return true
 }
 
@@ -586,6 +632,7 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 // before removal; nothing mutates a detached entry.
 func (db *DB) expireKey(key string, e *Entry) {
 	db.remove(shardOfString(key), key, e)
+	db.ks.dropped(e)
 	db.ks.stats.ExpiredKeys++
 	ev := Expired{DB: db.id, Key: key, Entry: e}
 	for _, sink := range db.ks.sinks {

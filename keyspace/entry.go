@@ -58,6 +58,10 @@ type Entry struct {
 	strEnc   uint8 // how Redis encoded the string, when not derived from it
 	freq     uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
 	flags    uint8 // flagLive, flagDirty (memory.go)
+
+	// pinned: output not yet written refers to str (DB.PinStr), which
+	// must therefore not change: a write lookup copies it first.
+	pinned bool
 }
 
 // String encoding hints (Entry.strEnc). By default OBJECT ENCODING
@@ -191,6 +195,7 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 
 func (e *Entry) clone() *Entry {
 	c := *e
+	c.pinned = false
 	if e.str != nil {
 		c.str = append([]byte(nil), e.str...)
 	}

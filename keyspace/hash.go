@@ -188,6 +188,30 @@ func (h *Hash) Get(f []byte) ([]byte, bool) {
 	return lp[vs:e], true
 }
 
+// ValuesStable reports whether the value views Get and Range return stay
+// unchanged when the hash changes later: in the large form a change
+// replaces a record, never its bytes, so output may refer to a value
+// until written. The small form is edited in place.
+func (h *Hash) ValuesStable() bool { return h.tab() != nil }
+
+// largeValueBytes is the bytes of the large form's records of at least
+// min bytes, for a hash of at most maxFields fields (0 otherwise, and
+// for the small form): what deleting a hash that holds a few large
+// values, a mail queue's message, gives back.
+func (h *Hash) largeValueBytes(min, maxFields int) int64 {
+	t := h.tab()
+	if t == nil || t.n > maxFields {
+		return 0
+	}
+	var n int64
+	for i, r := range t.recs {
+		if t.tags[i] != 0 && len(r) >= min {
+			n += int64(len(r))
+		}
+	}
+	return n
+}
+
 // Range calls fn for each field and value, in storage order (insertion
 // order for a small hash), until fn returns false.
 func (h *Hash) Range(fn func(f, v []byte) bool) {

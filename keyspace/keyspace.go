@@ -43,6 +43,8 @@ type Keyspace struct {
 	lru     uint32 // now in lruUnitMs units, stored as entries' access time
 	noTouch bool   // the running command must not update access times
 
+	onFreed func(bytes int64) // see SetFreedHook
+
 	replica bool // see DB.expireIfNeeded for the replica rule
 	loading bool // replaying AOF or loading RDB, see SetLoading
 
@@ -304,6 +306,40 @@ func (ks *Keyspace) FlushAll() {
 		db.Flush()
 	}
 }
+
+// bigStringValue is the length from which a string value that leaves the
+// keyspace counts in FreedBigBytes.
+const bigStringValue = 32 << 10
+
+// dropped notes that e left the keyspace (deleted, expired, replaced).
+func (ks *Keyspace) dropped(e *Entry) {
+	if ks.onFreed == nil {
+		return
+	}
+	var n int64
+	switch e.typ {
+	case TypeString:
+		if len(e.str) >= bigStringValue {
+			n = int64(cap(e.str))
+		}
+	case TypeHash:
+		if h, ok := e.obj.(*Hash); ok {
+			n = h.largeValueBytes(bigStringValue, 64)
+		}
+	}
+	if n > 0 {
+		ks.onFreed(n)
+	}
+}
+
+// SetFreedHook registers fn, told (under the lock, so it must not block)
+// of the bytes of every large string value (32 KiB and more) that leaves
+// the keyspace, and of the large values of a hash of at most 64 fields
+// that does: deleted, expired or overwritten, not renamed or moved.
+// The memory it held is the garbage collector's to free; the server
+// hands it back to the operating system promptly, as Redis's allocator
+// does, instead of when the heap next grows. Set it before serving.
+func (ks *Keyspace) SetFreedHook(fn func(bytes int64)) { ks.onFreed = fn }
 
 // shared reports whether a live snapshot may read e.
 func (ks *Keyspace) shared(e *Entry) bool {

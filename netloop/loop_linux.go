@@ -45,7 +45,7 @@ type Conn struct {
 	loop     *Loop
 	handler  Handler
 	out      []byte       // output the socket did not take yet
-	pending  atomic.Int64 // len(out), readable from any goroutine
+	pending  atomic.Int64 // Pending(), readable from any goroutine
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
 	closing  bool // close once the pending output is written
@@ -53,6 +53,12 @@ type Conn struct {
 	// SetReadWhilePending).
 	readPending bool
 	events      uint32
+
+	// queued is output written by reference (WriteBuffers) that the
+	// socket did not take yet; it goes out before out.
+	queued      [][]byte
+	queuedBytes int
+	iov         []syscall.Iovec
 }
 
 // Loop is one event loop.
@@ -164,13 +170,13 @@ func (l *Loop) Run() {
 				continue
 			}
 			ev := events[i].Events
-			if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && len(c.out) > 0 {
+			if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && c.waiting() {
 				c.flush()
 			}
 			if c.closed || c.detached {
 				continue
 			}
-			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (len(c.out) == 0 || c.readPending) {
+			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (!c.waiting() || c.readPending) {
 				c.handler.Readable(c)
 			}
 		}
@@ -225,9 +231,9 @@ func (c *Conn) Write(p []byte) {
 	if c.closed || len(p) == 0 {
 		return
 	}
-	if len(c.out) > 0 {
+	if c.waiting() {
 		c.out = append(c.out, p...)
-		c.pending.Store(int64(len(c.out)))
+		c.setPending()
 		return
 	}
 	for len(p) > 0 {
@@ -246,9 +252,86 @@ func (c *Conn) Write(p []byte) {
 	}
 	if len(p) > 0 {
 		c.out = append(c.out[:0], p...)
-		c.pending.Store(int64(len(c.out)))
+		c.setPending()
 		c.setEvents(c.want())
 	}
+}
+
+// WriteBuffers sends bufs in order, as Write would their concatenation,
+// in one system call, but keeps what the socket does not take by
+// reference instead of copying it: a large value goes out from where it
+// is stored. The bytes of bufs must not change until written (the slice
+// bufs itself may).
+func (c *Conn) WriteBuffers(bufs [][]byte) {
+	if c.closed {
+		return
+	}
+	if c.waiting() {
+		c.enqueue(bufs)
+		return
+	}
+	c.enqueue(bufs)
+	c.flush()
+}
+
+// enqueue appends bufs, by reference, to the output waiting.
+func (c *Conn) enqueue(bufs [][]byte) {
+	if len(c.out) > 0 {
+		// Copied output waiting goes first: it joins the queue.
+		c.queued = append(c.queued, c.out)
+		c.queuedBytes += len(c.out)
+		c.out = nil
+	}
+	for _, b := range bufs {
+		if len(b) > 0 {
+			c.queued = append(c.queued, b)
+			c.queuedBytes += len(b)
+		}
+	}
+	c.setPending()
+}
+
+// waiting reports whether output waits for the socket.
+func (c *Conn) waiting() bool { return len(c.out) > 0 || len(c.queued) > 0 }
+
+func (c *Conn) setPending() { c.pending.Store(int64(len(c.out) + c.queuedBytes)) }
+
+// flushQueued writes the output queued by reference; false when the
+// socket takes no more (or the connection was closed).
+func (c *Conn) flushQueued() bool {
+	for len(c.queued) > 0 {
+		c.iov = c.iov[:0]
+		for _, b := range c.queued[:min(len(c.queued), maxIovecs)] {
+			v := syscall.Iovec{Base: &b[0]}
+			v.SetLen(len(b))
+			c.iov = append(c.iov, v)
+		}
+		n, err := rawWritev(c.fd, c.iov)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			return false
+		}
+		if err != nil {
+			c.Close()
+			return false
+		}
+		c.queuedBytes -= n
+		for n > 0 {
+			if n < len(c.queued[0]) {
+				c.queued[0] = c.queued[0][n:]
+				break
+			}
+			n -= len(c.queued[0])
+			c.queued[0] = nil
+			c.queued = c.queued[1:]
+		}
+		c.setPending()
+	}
+	c.queued = nil
+	clear(c.iov)
+	return true
 }
 
 // Pending is the number of bytes of output not yet written. Unlike the
@@ -274,16 +357,20 @@ func (c *Conn) SetReadWhilePending(on bool) {
 // want is what epoll should watch for in the connection's state.
 func (c *Conn) want() uint32 {
 	var ev uint32
-	if len(c.out) > 0 {
+	if c.waiting() {
 		ev = evOut
 	}
-	if !c.detached && (len(c.out) == 0 || c.readPending) {
+	if !c.detached && (!c.waiting() || c.readPending) {
 		ev |= evIn
 	}
 	return ev
 }
 
 func (c *Conn) flush() {
+	if len(c.queued) > 0 && !c.flushQueued() {
+		c.setEvents(c.want())
+		return
+	}
 	for len(c.out) > 0 {
 		n, err := rawWrite(c.fd, c.out)
 		if err == syscall.EINTR {
@@ -297,7 +384,7 @@ func (c *Conn) flush() {
 			return
 		}
 		c.out = c.out[n:]
-		c.pending.Store(int64(len(c.out)))
+		c.setPending()
 	}
 	c.out = nil
 	if c.closing {
@@ -357,6 +444,7 @@ func (c *Conn) Close() {
 	syscall.Close(c.fd)
 	delete(c.loop.conns, c.fd)
 	c.out = nil
+	c.queued, c.queuedBytes, c.iov = nil, 0, nil
 	c.pending.Store(0)
 	c.handler.Closed(c)
 }
@@ -364,7 +452,7 @@ func (c *Conn) Close() {
 // CloseAfterFlush closes the connection once its pending output is
 // written (QUIT, a protocol error), and reads nothing more meanwhile.
 func (c *Conn) CloseAfterFlush() {
-	if len(c.out) == 0 {
+	if !c.waiting() {
 		c.Close()
 		return
 	}

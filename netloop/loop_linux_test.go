@@ -160,6 +160,69 @@ func TestStopClosesConnections(t *testing.T) {
 	<-h.closed
 }
 
+// refWriter answers each input byte with a large buffer written by
+// reference between two small copied writes, so that output piles up
+// behind a socket that does not take it all.
+type refWriter struct {
+	big    [][]byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (h *refWriter) Readable(c *Conn) {
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err == ErrWouldBlock {
+		return
+	}
+	if err != nil {
+		c.Close()
+		return
+	}
+	for _, b := range buf[:n] {
+		i := int(b - '0')
+		c.Write([]byte{'<', b})
+		c.WriteBuffers([][]byte{{'['}, h.big[i], {']'}})
+		c.Write([]byte{'>'})
+	}
+}
+
+func (h *refWriter) Closed(*Conn) { h.once.Do(func() { close(h.closed) }) }
+
+// WriteBuffers keeps what the socket does not take by reference and
+// sends everything in order with the copied writes around it.
+func TestWriteBuffersInOrder(t *testing.T) {
+	h := &refWriter{closed: make(chan struct{})}
+	var want bytes.Buffer
+	for i := 0; i < 4; i++ {
+		b := bytes.Repeat([]byte{byte('a' + i)}, (i+1)*3<<20)
+		h.big = append(h.big, b)
+	}
+	in := []byte("0123210")
+	for _, c := range in {
+		i := int(c - '0')
+		want.WriteString("<" + string(c) + "[")
+		want.Write(h.big[i])
+		want.WriteString("]>")
+	}
+	addr, _ := serve(t, h)
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	for _, c := range in {
+		_, err := nc.Write([]byte{c})
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+	}
+	got := make([]byte, want.Len())
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	// Read slowly at first, so that the output waits in the queue.
+	time.Sleep(50 * time.Millisecond)
+	_, err = io.ReadFull(nc, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want.Bytes(), got), "output out of order or changed")
+}
+
 // flooder answers every read with a megabyte and records, per call, the
 // output that was waiting when it was called.
 type flooder struct {

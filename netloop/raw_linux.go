@@ -35,6 +35,17 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
+// maxIovecs bounds the buffers one writev takes (IOV_MAX).
+const maxIovecs = 1024
+
+func rawWritev(fd int, iov []syscall.Iovec) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
 // pollNow is epoll_wait with a zero timeout.
 func pollNow(epfd int, events []syscall.EpollEvent) (int, error) {
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)

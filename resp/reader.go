@@ -30,7 +30,15 @@ const (
 	unauthMaxMultibulk = 10
 	unauthMaxBulk      = 16384
 	initialBufSize     = 16 << 10 // PROTO_IOBUF_LEN
-	maxEmptyReads      = 100
+	// BigArg is the length from which a bulk argument is read into an
+	// allocation of its own (PROTO_MBULK_BIG_ARG): see ReadBatch.
+	BigArg = 32 << 10
+	// bigArgGrowth is how much the allocation of a big argument whose
+	// bytes have not all arrived grows at a time (from BigArg or four
+	// times what had arrived), so that memory follows what the client
+	// sent, not what it announced: at most 16 times what arrived.
+	bigArgGrowth  = 4
+	maxEmptyReads = 100
 	// argvKeepCap bounds the argument vectors kept for reuse, so one huge
 	// command does not pin its argv for the life of the connection.
 	argvKeepCap = 1024
@@ -96,7 +104,8 @@ func errExpectedDollar(got byte) error {
 	return &ProtocolError{errExpectedDollarPfx + string([]byte{got}) + "'"}
 }
 
-// span is an argument's position in Reader.buf.
+// span is an argument's position in Reader.buf; for a big argument in an
+// allocation of its own, start is -1-i for Reader.exts[i].
 type span struct{ start, end int }
 
 // Reader parses client requests from a connection.
@@ -119,6 +128,14 @@ type Reader struct {
 	bulkLen  int64 // length of the bulk being read, -1 until its header is parsed
 	cmdStart int   // where the command in progress begins
 	args     []span
+	// A big bulk (BigArg or longer) is read straight into big, which
+	// becomes the argument: bigN bytes of it (with its CRLF) have arrived.
+	big    []byte
+	bigN   int64
+	bigMin int64 // BigArg; tests lower it to exercise the path with short input
+	bigOut bool  // a returned argument list held a big argument (see Forget)
+	grown  int64 // bytes of big-argument allocations outgrown since Forget
+	exts   [][]byte
 
 	lim        Limits
 	unauth     bool
@@ -130,7 +147,7 @@ type Reader struct {
 
 // NewReader returns a Reader that reads requests from rd.
 func NewReader(rd io.Reader, lim Limits) *Reader {
-	return &Reader{rd: rd, lim: lim.withDefaults(), bulkLen: -1}
+	return &Reader{rd: rd, lim: lim.withDefaults(), bulkLen: -1, bigMin: BigArg}
 }
 
 // SetAuthenticated(false) applies Redis's limits for clients that have not
@@ -179,12 +196,18 @@ func (r *Reader) Buffered() int { return int(r.qbuf.Load()) }
 // (large buffers are pooled), so anything stored must be copied. Empty commands (inline empty line,
 // "*0\r\n", "*-1\r\n") are skipped as Redis skips them.
 //
+// The exception, as in Redis's processMultibulkBuffer: a bulk argument of
+// BigArg bytes or more is an allocation of its own, of exactly its length,
+// that the reader never touches again (see IsOwned). A caller may keep it
+// instead of copying it: a 100 MB SET stores the bytes the reader read.
+//
 // When the input holds complete commands followed by a protocol error,
 // ReadBatch returns those commands with a nil error and reports the error on
 // the next call. Protocol errors and ErrQueryBufLimit are final: every later
 // call returns them again. Errors from the underlying reader are returned as
 // they are, after the commands that arrived with them.
 func (r *Reader) ReadBatch(dst [][][]byte) ([][][]byte, error) {
+	r.Forget(dst)
 	dst = dst[:0]
 	if r.err != nil {
 		return dst, r.err
@@ -199,11 +222,11 @@ func (r *Reader) ReadBatch(dst [][][]byte) ([][][]byte, error) {
 			r.err = err
 		}
 		if len(dst) > 0 {
-			r.qbuf.Store(int64(r.w - r.r))
+			r.qbuf.Store(int64(r.w-r.r) + r.bigN)
 			return dst, nil
 		}
 		if err != nil {
-			r.qbuf.Store(int64(r.w - r.r))
+			r.qbuf.Store(int64(r.w-r.r) + r.bigN)
 			return dst, err
 		}
 		if r.ioErr != nil {
@@ -217,6 +240,36 @@ func (r *Reader) ReadBatch(dst [][][]byte) ([][][]byte, error) {
 	}
 }
 
+// Forget drops the references that the argument lists of batch, a batch
+// ReadBatch returned and the caller is done with, hold to big arguments:
+// the lists are kept for reuse, and a 100 MB value a command deleted must
+// not stay alive through a list. ReadBatch does it for the batch passed
+// to it; a caller that waits before reading again calls it first.
+//
+// It returns the bytes of the big arguments it let go, and of the
+// allocations they outgrew while arriving: garbage unless a command kept
+// the argument, which the caller may want the collector to see to.
+func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
+	dropped, r.grown = r.grown, 0
+	if !r.bigOut {
+		return dropped
+	}
+	r.bigOut = false
+	for _, cmd := range batch[:cap(batch)] {
+		for _, a := range cmd[:cap(cmd)] {
+			if int64(len(a)) >= r.bigMin {
+				dropped += int64(len(a))
+			}
+		}
+		clear(cmd[:cap(cmd)])
+	}
+	return dropped
+}
+
+// IsOwned reports whether arg, an argument ReadBatch returned, is a big
+// argument in an allocation of its own that the caller may keep.
+func IsOwned(arg []byte) bool { return len(arg) >= BigArg }
+
 // release marks everything before the command in progress as free. Only
 // valid while no returned command refers to the buffer.
 func (r *Reader) release() {
@@ -229,6 +282,9 @@ func (r *Reader) release() {
 
 // fill reads once from the underlying reader into the buffer.
 func (r *Reader) fill() error {
+	if r.big != nil {
+		return r.fillBig()
+	}
 	r.makeRoom()
 	// While waiting, Redis's query buffer holds only unparsed bytes.
 	r.qbuf.Store(int64(r.w - r.pos))
@@ -269,6 +325,56 @@ func (r *Reader) fill() error {
 			return io.ErrNoProgress
 		}
 	}
+}
+
+// fillBig reads once into the big argument being received, growing its
+// allocation when it is full: bigArgGrowth times larger each time, and
+// straight to the exact length once that is at most bigArgGrowth times
+// the next size, so a long value is copied at most a few times while
+// arriving and never held twice once complete.
+func (r *Reader) fillBig() error {
+	want := r.bulkLen + 2
+	r.qbuf.Store(r.bigN)
+	if r.bigN == int64(len(r.big)) {
+		r.grown += int64(len(r.big))
+		r.big = growBig(r.big, want, r.bigMin)
+	}
+	for {
+		n, err := r.rd.Read(r.big[r.bigN:])
+		if n < 0 || int64(n) > int64(len(r.big))-r.bigN {
+			return errors.New("resp: invalid Read count")
+		}
+		if n > 0 {
+			r.emptyReads = 0
+			r.bigN += int64(n)
+			if r.bigN+int64(r.w-r.pos) > r.lim.MaxQueryBuf {
+				r.err = ErrQueryBufLimit
+				return r.err
+			}
+			r.ioErr = err
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.emptyReads++
+		if r.emptyReads >= maxEmptyReads {
+			return io.ErrNoProgress
+		}
+	}
+}
+
+// growBig returns a larger allocation for a big argument of want bytes
+// (with its CRLF) holding what b holds, at least first bytes.
+func growBig(b []byte, want, first int64) []byte {
+	n := max(first, int64(len(b))*bigArgGrowth)
+	if n*bigArgGrowth >= want {
+		n = want
+	}
+	n = min(n, want)
+	nb := make([]byte, n)
+	copy(nb, b)
+	return nb
 }
 
 // makeRoom ensures there is free space after w, compacting, shrinking or
@@ -321,8 +427,10 @@ func (r *Reader) moveTo(nb []byte) {
 	r.pos -= shift
 	r.cmdStart -= shift
 	for i := range r.args {
-		r.args[i].start -= shift
-		r.args[i].end -= shift
+		if r.args[i].start >= 0 {
+			r.args[i].start -= shift
+			r.args[i].end -= shift
+		}
 	}
 }
 
@@ -387,12 +495,18 @@ func (r *Reader) parse(dst [][][]byte) ([][][]byte, error) {
 					return dst, err
 				}
 			}
+			if r.bulkLen >= r.bigMin {
+				if !r.bigArg(buf) {
+					return dst, nil
+				}
+				continue
+			}
 			// Like Redis, the two bytes after the bulk are skipped unchecked.
 			if int64(len(buf)-r.pos) < r.bulkLen+2 {
 				return dst, nil
 			}
 			end := r.pos + int(r.bulkLen)
-			r.args = append(r.args, span{r.pos, end})
+			r.args = append(r.args, span{start: r.pos, end: end})
 			r.pos = end + 2
 			r.bulkLen = -1
 			r.multi--
@@ -401,17 +515,72 @@ func (r *Reader) parse(dst [][][]byte) ([][][]byte, error) {
 	}
 }
 
+// bigArg takes a big bulk argument whose length line was parsed: copied
+// out of the buffer when it is all there, else read from here on into an
+// allocation of its own (fillBig). It reports whether the argument is
+// complete.
+func (r *Reader) bigArg(buf []byte) bool {
+	want := r.bulkLen + 2
+	if r.big == nil {
+		have := int64(len(buf) - r.pos)
+		if have >= want {
+			arg := make([]byte, r.bulkLen)
+			copy(arg, buf[r.pos:])
+			r.addExt(arg)
+			r.pos += int(want)
+			r.bulkLen = -1
+			r.multi--
+			return true
+		}
+		r.big = growBig(buf[r.pos:len(buf):len(buf)], want, r.bigMin)
+		r.bigN = have
+		r.pos = len(buf)
+	}
+	if r.bigN < want {
+		return false
+	}
+	// Like Redis, the two bytes after the bulk are skipped unchecked.
+	r.addExt(r.big[:r.bulkLen:r.bulkLen])
+	r.big, r.bigN = nil, 0
+	r.bulkLen = -1
+	r.multi--
+	return true
+}
+
+// addExt appends a big argument in an allocation of its own to r.args.
+func (r *Reader) addExt(arg []byte) {
+	r.args = append(r.args, span{start: -1 - len(r.exts)})
+	r.exts = append(r.exts, arg)
+}
+
 // emit appends the command held in r.args to dst.
 func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	cmd := spareArgv(dst, len(r.args))
 	for _, a := range r.args {
-		cmd = append(cmd, buf[a.start:a.end:a.end])
+		switch {
+		case a.start < 0:
+			cmd = append(cmd, r.exts[-1-a.start])
+			r.bigOut = true
+		case int64(a.end-a.start) >= r.bigMin:
+			// An inline argument (up to 64 KiB) is in the buffer: a big
+			// one gets its own allocation too, as IsOwned promises.
+			arg := make([]byte, a.end-a.start)
+			copy(arg, buf[a.start:a.end])
+			cmd = append(cmd, arg)
+			r.bigOut = true
+		default:
+			cmd = append(cmd, buf[a.start:a.end:a.end])
+		}
 	}
 	dst = append(dst, cmd)
 	if cap(r.args) > argvKeepCap {
 		r.args = nil
 	} else {
 		r.args = r.args[:0]
+	}
+	if len(r.exts) > 0 {
+		clear(r.exts)
+		r.exts = r.exts[:0]
 	}
 	return dst
 }
@@ -456,7 +625,7 @@ func (r *Reader) fastMultibulk(buf []byte, dst [][][]byte) ([][][]byte, bool) {
 			break
 		}
 		l, cr, ok := smallLen(buf[p:])
-		if !ok || l > maxBulk || l > int64(len(buf)) {
+		if !ok || l > maxBulk || l >= r.bigMin || l > int64(len(buf)) {
 			break
 		}
 		start := p + cr + 2
@@ -561,6 +730,8 @@ func (r *Reader) parseCount(buf []byte) (done bool, err error) {
 		r.multi = ll
 		r.bulkLen = -1
 		r.args = r.args[:0]
+		clear(r.exts)
+		r.exts = r.exts[:0]
 	}
 	return true, nil
 }
@@ -673,7 +844,7 @@ func splitArgs(line []byte, base int, args []span) (_ []span, ok bool) {
 		}
 		if i >= n || line[i] != '"' && line[i] != '\'' {
 			// A plain token: nothing to unescape.
-			args = append(args, span{base + start, base + i})
+			args = append(args, span{start: base + start, end: base + i})
 			if i < n {
 				i++
 			}
@@ -683,7 +854,7 @@ func splitArgs(line []byte, base int, args []span) (_ []span, ok bool) {
 		if o, i, ok = quotedToken(line, i); !ok {
 			return args, false
 		}
-		args = append(args, span{base + start, base + o})
+		args = append(args, span{start: base + start, end: base + o})
 	}
 }
 

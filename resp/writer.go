@@ -12,9 +12,22 @@ import (
 // protocol version: each method picks the RESP2 or RESP3 form itself.
 // The encoders for the shared RESP2 forms are redcon's Append* helpers,
 // which are sound; redcon has no RESP3 writers, so those are ours.
+//
+// A large value can be written by reference (BulkRef): the replies are
+// then the buffer's bytes with the referenced values spliced in at their
+// places, and the connection writes them with TakeBuffers.
 type Writer struct {
-	buf   []byte
-	proto int // 2 or 3
+	buf      []byte
+	refs     []ref // in order of at
+	refBytes int   // the bytes of refs
+	proto    int   // 2 or 3
+}
+
+// ref is a value written by reference, spliced into the replies at
+// buf[at].
+type ref struct {
+	at int
+	b  []byte
 }
 
 // NewWriter returns a RESP2 writer.
@@ -26,15 +39,55 @@ func (w *Writer) Proto() int { return w.proto }
 // SetProto switches the reply protocol (HELLO).
 func (w *Writer) SetProto(p int) { w.proto = p }
 
-// Bytes returns the encoded replies not yet taken.
-func (w *Writer) Bytes() []byte { return w.buf }
+// Bytes returns the encoded replies not yet taken, in one slice: values
+// written by reference are copied into the buffer first. The connection
+// takes large replies with TakeBuffers instead.
+func (w *Writer) Bytes() []byte {
+	if len(w.refs) > 0 {
+		flat := make([]byte, 0, w.Len())
+		for _, b := range w.TakeBuffers(nil) {
+			flat = append(flat, b...)
+		}
+		w.buf = flat
+	}
+	return w.buf
+}
 
 // Len is the number of bytes waiting to be flushed.
-func (w *Writer) Len() int { return len(w.buf) }
+func (w *Writer) Len() int { return len(w.buf) + w.refBytes }
+
+// HasRefs reports whether replies hold values written by reference.
+func (w *Writer) HasRefs() bool { return len(w.refs) > 0 }
+
+// TakeBuffers appends the replies to dst as buffers to write in order
+// (the buffer's bytes between the values written by reference, and those
+// values) and hands them over: the writer starts a new buffer and never
+// changes these bytes again, so they may be kept until written.
+func (w *Writer) TakeBuffers(dst [][]byte) [][]byte {
+	prev := 0
+	for _, r := range w.refs {
+		if r.at > prev {
+			dst = append(dst, w.buf[prev:r.at:r.at])
+		}
+		dst = append(dst, r.b)
+		prev = r.at
+	}
+	if len(w.buf) > prev {
+		dst = append(dst, w.buf[prev:])
+	}
+	clear(w.refs)
+	w.refs, w.refBytes = w.refs[:0], 0
+	w.buf = make([]byte, 0, 4096)
+	return dst
+}
 
 // Reset drops the buffered replies, keeping a modest buffer for reuse:
 // one very large reply must not pin its memory to an idle connection.
 func (w *Writer) Reset() {
+	if len(w.refs) > 0 {
+		clear(w.refs)
+		w.refs, w.refBytes = w.refs[:0], 0
+	}
 	if cap(w.buf) > 1<<20 {
 		w.buf = make([]byte, 0, 4096)
 		return
@@ -43,10 +96,22 @@ func (w *Writer) Reset() {
 }
 
 // Truncate drops replies written after mark (see Mark).
-func (w *Writer) Truncate(mark int) { w.buf = w.buf[:mark] }
+func (w *Writer) Truncate(mark int) {
+	// A value written by reference lies before mark or wholly after it.
+	for len(w.refs) > 0 {
+		r := w.refs[len(w.refs)-1]
+		if r.at+w.refBytes-len(r.b) < mark {
+			break
+		}
+		w.refBytes -= len(r.b)
+		w.refs[len(w.refs)-1] = ref{}
+		w.refs = w.refs[:len(w.refs)-1]
+	}
+	w.buf = w.buf[:mark-w.refBytes]
+}
 
 // Mark returns the current length, for Truncate.
-func (w *Writer) Mark() int { return len(w.buf) }
+func (w *Writer) Mark() int { return w.Len() }
 
 // Raw appends bytes already RESP-encoded.
 func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
@@ -77,6 +142,21 @@ func (w *Writer) Int(n int64) { w.buf = redcon.AppendInt(w.buf, n) }
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) { w.buf = redcon.AppendBulk(w.buf, b) }
+
+// BulkRef writes a bulk string whose bytes stay where they are until the
+// connection writes them (Redis's reply that references a big string
+// object instead of copying it): b must not change until then (see
+// keyspace.DB.PinStr). Worth it for large values only.
+func (w *Writer) BulkRef(b []byte) {
+	w.buf = append(w.buf, '$')
+	w.buf = strconv.AppendInt(w.buf, int64(len(b)), 10)
+	w.buf = append(w.buf, '\r', '\n')
+	if len(b) > 0 {
+		w.refs = append(w.refs, ref{at: len(w.buf), b: b})
+		w.refBytes += len(b)
+	}
+	w.buf = append(w.buf, '\r', '\n')
+}
 
 // BulkString writes a bulk string.
 func (w *Writer) BulkString(s string) { w.buf = redcon.AppendBulkString(w.buf, s) }
@@ -198,6 +278,9 @@ func (w *Writer) FillArray(mark, n int) {
 	copy(w.buf[mark:], hdr)
 	copy(w.buf[mark+len(hdr):], w.buf[mark+reserved:])
 	w.buf = w.buf[:mark+len(hdr)+body]
+	for i := len(w.refs) - 1; i >= 0 && w.refs[i].at >= mark+reserved; i-- {
+		w.refs[i].at -= reserved - len(hdr)
+	}
 }
 
 // AppendDouble formats f as Redis formats doubles in replies (%.17g, with

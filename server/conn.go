@@ -48,6 +48,7 @@ type conn struct {
 	rd   *resp.Reader // loop
 
 	batch  [][][]byte // loop: the commands being run
+	bufs   [][]byte   // loop: replies handed to the socket by reference
 	authed bool       // loop: the client has authenticated, as of the last batch
 
 	killed bool          // lock: CLIENT KILL, idle timeout or shutdown: run nothing more
@@ -80,11 +81,12 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{}), held: s.held[loop]}
 	now := time.Now().UnixMilli()
 	cl := &commands.Client{
-		Addr:    nc.RemoteAddr().String(),
-		LAddr:   nc.LocalAddr().String(),
-		Created: now,
-		FD:      fd,
-		W:       resp.NewWriter(),
+		Addr:     nc.RemoteAddr().String(),
+		LAddr:    nc.LocalAddr().String(),
+		Created:  now,
+		FD:       fd,
+		W:        resp.NewWriter(),
+		OwnsArgs: true,
 	}
 	cl.Kill = func() { s.drop(c) }
 	cl.PeerClosed = func() bool { return peerClosed(fd) }
@@ -182,6 +184,12 @@ func (c *conn) Closed(*netloop.Conn) {
 func (c *conn) finish(err error) bool {
 	cl := c.cl
 	s := c.s
+	// Big arguments no command kept are garbage: the release of freed
+	// memory counts them, as it counts deleted values.
+	if n := c.rd.Forget(c.batch) - cl.KeptArgBytes; n > 0 {
+		s.rel.freed(n)
+	}
+	cl.KeptArgBytes = 0
 	if c.overLimit.Load() {
 		// Past its output limits: what it was sent is dropped.
 		cl.W.Reset()
@@ -203,8 +211,15 @@ func (c *conn) finish(err error) bool {
 	}
 	cl.QueryBuf.Store(int64(c.rd.Buffered()))
 	if n := cl.W.Len(); n > 0 {
-		c.lc.Write(cl.W.Bytes())
-		cl.W.Reset()
+		if cl.W.HasRefs() {
+			// Large values go out from where they are stored.
+			c.bufs = cl.W.TakeBuffers(c.bufs[:0])
+			c.lc.WriteBuffers(c.bufs)
+			clear(c.bufs)
+		} else {
+			c.lc.Write(cl.W.Bytes())
+			cl.W.Reset()
+		}
 		cl.NetOut.Add(int64(n))
 		s.stats.NetOut.Add(int64(n))
 		s.stats.WritesProcessed.Add(1)

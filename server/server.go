@@ -39,6 +39,7 @@ type Server struct {
 	ks     *keyspace.Keyspace
 	disp   *commands.Dispatcher
 	engine *expiry.Engine
+	rel    *releaser // hands the memory of deleted large values back
 	stats  commands.ServerStats
 	start  time.Time
 
@@ -116,6 +117,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.engine = expiry.New(s.ks)
 	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchOutputLimits()
+	s.rel = newReleaser()
+	s.ks.SetFreedHook(s.rel.freed)
 	s.ks.SetMissHook(func(db int, key []byte) {
 		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
 	})

@@ -36,10 +36,14 @@ type background struct {
 func (b *background) start(s *Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stopFn = cancel
-	b.wg.Add(2)
+	b.wg.Add(3)
 	go func() {
 		defer b.wg.Done()
 		s.engine.Run(ctx)
+	}()
+	go func() {
+		defer b.wg.Done()
+		s.rel.run(ctx)
 	}()
 	go func() {
 		defer b.wg.Done()

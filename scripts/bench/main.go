@@ -12,7 +12,9 @@
 //
 // Then, unless -memory=false, a second fresh pair of servers loads large
 // collections through a pipelined loader and the growth of INFO
-// used_memory per element is compared (memory.go).
+// used_memory per element is compared (memory.go). Unless
+// -bigvalues=false, fresh pairs set, read and delete 10 MB and 100 MB
+// values, timed, with the processes' RSS (bigvalues.go).
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
@@ -123,6 +125,7 @@ type options struct {
 	lag       bool
 	persist   bool
 	bgsave    bool
+	bigValues bool
 	evict     bool
 	target    time.Duration
 	zredisBin string
@@ -168,6 +171,7 @@ func run() int {
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
+	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
@@ -246,6 +250,16 @@ func run() int {
 	}
 	if o.evict {
 		if err := evictBench(ctx, o, os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.bigValues {
+		if err := bigValuesBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130
