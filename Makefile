@@ -42,6 +42,7 @@ perl: build
 # FUZZTIME=2m (or 1000000x) overrides them all for a longer run.
 fuzz:
 	$(GO) test -run=NONE -fuzz=^FuzzReadBatch$$ -fuzztime=$(or $(FUZZTIME),40000x) ./resp/
+	$(GO) test -run=NONE -fuzz=^FuzzBigArgs$$ -fuzztime=$(or $(FUZZTIME),30000x) ./resp/
 	$(GO) test -run=NONE -fuzz=^FuzzCommandArgs$$ -fuzztime=$(or $(FUZZTIME),20000x) ./commands/
 	$(GO) test -run=NONE -fuzz=^FuzzDecode$$ -fuzztime=$(or $(FUZZTIME),200000x) ./zmqpub/
 	$(GO) test -run=NONE -fuzz=^FuzzSpoolOpen$$ -fuzztime=$(or $(FUZZTIME),5000x) ./zmqpub/
