@@ -260,10 +260,15 @@ var effects = map[string]effectSpec{
 	"bind-source-addr":                 pending(noteReplication),
 
 	// Access control.
-	"requirepass":               works(""),
-	"bind":                      works(""),
-	"protected-mode":            works("the default user is the requirepass one until ACL is built"),
-	"aclfile":                   pending(noteAccess),
+	"requirepass":    works(""),
+	"bind":           works(""),
+	"protected-mode": works("the default user is the requirepass one until ACL is built"),
+	"aclfile": refuses("ACL is not built yet: a server started with an aclfile would not enforce it", func(v *value) string {
+		if v.s != "" {
+			return "aclfile is not supported yet: zredis does not enforce ACL files (access control is being built); remove it, or protect the server with requirepass"
+		}
+		return ""
+	}),
 	"acllog-max-len":            pending(noteAccess),
 	"acl-pubsub-default":        pending(noteAccess),
 	"unixsocket":                pending(noteAccess),

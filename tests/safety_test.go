@@ -359,3 +359,21 @@ func TestProtectedMode(t *testing.T) {
 		}
 	}
 }
+
+// Access control that zredis does not enforce yet stops the start instead
+// of leaving the server open where redis-server would be closed.
+func TestUnenforcedAccessRefused(t *testing.T) {
+	for _, conf := range []string{
+		"user admin on >s3cret ~* +@all\nuser default off\n",
+		"rename-command FLUSHALL \"\"\n",
+		"aclfile /etc/redis/users.acl\n",
+	} {
+		path := filepath.Join(t.TempDir(), "z.conf")
+		require.NoError(t, os.WriteFile(path, []byte(conf), 0o644))
+		out, err := exec.Command(zredisBin, path, "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1").CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%q started:\n%s", conf, out)
+		assert.Equal(t, 1, ee.ExitCode())
+		assert.Regexp(t, "not (enforce|supported)", string(out))
+	}
+}

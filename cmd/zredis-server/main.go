@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/zredis/zredis/config"
@@ -84,6 +85,10 @@ func run(args []string) int {
 		return 1
 	}
 
+	if reason := unenforcedAccess(cfg); reason != "" {
+		fmt.Fprintln(os.Stderr, reason)
+		return 1
+	}
 	out := io.Writer(os.Stdout)
 	if lf := cfg.String("logfile"); lf != "" {
 		f, err := os.OpenFile(lf, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -175,4 +180,26 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// unenforcedAccess refuses a configuration that asks for access control
+// zredis does not enforce yet (ACL users, renamed or disabled commands;
+// the config refuses an aclfile itself): started, the server would be
+// open where redis-server is closed. It returns the message, or "" when there is
+// none of it. The parsed lines (config.Users, RenamedCommands) are kept
+// for the ACL code that will apply them.
+func unenforcedAccess(cfg *config.Config) string {
+	var what []string
+	if n := len(cfg.Users()); n > 0 {
+		what = append(what, fmt.Sprintf("%d user line(s)", n))
+	}
+	if n := len(cfg.RenamedCommands()); n > 0 {
+		what = append(what, fmt.Sprintf("%d rename-command line(s)", n))
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "FATAL CONFIG ERROR: the configuration asks for access control that zredis does not enforce yet (" +
+		strings.Join(what, ", ") + "): started, the server would accept what redis-server refuses. " +
+		"Remove these lines, or protect the server with requirepass."
 }
