@@ -37,6 +37,11 @@ type Dispatcher struct {
 	// handler with the goroutine's stack, for the log.
 	OnPanic func(cmd string, recovered any, stack []byte)
 
+	// EvictionsPaused, when set, reports (under the lock) that no key may
+	// be evicted now: CLIENT PAUSE or a shutdown's final save holds the
+	// dataset still.
+	EvictionsPaused func() bool
+
 	// evict is the maxmemory configuration (maxmemory.go); MaxMemory 0
 	// leaves eviction off and costs the command path one comparison.
 	evict keyspace.EvictLimits

@@ -57,6 +57,11 @@ func (d *Dispatcher) PerformEvictions() keyspace.EvictResult {
 	if d.evict.MaxMemory == 0 {
 		return keyspace.EvictOK
 	}
+	if d.EvictionsPaused != nil && d.EvictionsPaused() {
+		// As Redis's isSafeToPerformEvictions: while clients are paused
+		// the dataset stays as it is, evictions included.
+		return keyspace.EvictOK
+	}
 	return d.KS.Evict(d.evict, d.onEvicted)
 }
 

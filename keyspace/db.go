@@ -262,11 +262,13 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 	}
 	if db.ks.shared(e) {
 		var c *Entry
+		wasDirty := e.flags&flagDirty != 0
 		if deep {
 			c = e.clone()
 			c.gen = db.ks.gen
 		} else {
 			shallow := *e
+			shallow.flags &^= flagDirty // e's place in the queue is not the copy's
 			c = &shallow
 		}
 		// The map already holds this key: assigning through string(key)
@@ -274,6 +276,9 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 		db.writable(i).put(key, c)
 		db.replaceEntry(e, c)
 		e = c
+		if wasDirty {
+			db.markDirty(e) // changed earlier in this command: measured at its end
+		}
 	}
 	if !db.ks.noTouch {
 		db.ks.touch(e)

@@ -196,6 +196,9 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 func (e *Entry) clone() *Entry {
 	c := *e
 	c.pinned = false
+	// The copy is in no table and not queued for re-measuring: it gets
+	// both when it is stored (memory.go).
+	c.flags &^= flagLive | flagDirty
 	if e.str != nil {
 		c.str = append([]byte(nil), e.str...)
 	}

@@ -211,35 +211,48 @@ func (l *List) memSize(samples int) int64 {
 }
 
 // memSize: an intset is its array; a hashtable its buckets' slot arrays
-// plus the members' strings, sampled.
+// plus the members' strings. A small table is walked; a large one is
+// sampled at evenly spaced directory entries, so that the estimate costs
+// O(samples) on every write (it runs after each write to the key).
 func (s *Set) memSize(samples int) int64 {
 	if s.ht == nil {
 		return 32 + allocSize(8*cap(s.ints))
 	}
 	h := s.ht
+	samples = max(samples, 1)
 	n := int64(48) + int64(len(h.dir))*8
-	var slots, sum, seen int64
+	const exact = 64
+	step := 1
+	if len(h.dir) > exact {
+		step = len(h.dir) / exact
+	}
+	var buckets, slots, members, sum, seen int64
 	last := (*bucket)(nil)
-	for _, b := range h.dir {
+	for i := 0; i < len(h.dir); i += step {
+		b := h.dir[i]
 		if b == last {
 			continue
 		}
 		last = b
-		n += 48
+		buckets++
 		slots += int64(len(b.slots))
-		if seen < int64(max(samples, 1)) {
-			for _, m := range b.slots {
-				if m != "" {
-					sum += allocSize(len(m))
-					seen++
-					if seen >= int64(max(samples, 1)) {
-						break
-					}
-				}
+		members += int64(b.n)
+		for _, m := range b.slots {
+			if seen >= int64(samples) {
+				break
+			}
+			if m != "" {
+				sum += allocSize(len(m))
+				seen++
 			}
 		}
 	}
-	n += slots * 16
+	if step > 1 && members > 0 {
+		// Scale what the sampled buckets hold to every member.
+		buckets = int64(h.n) * buckets / members
+		slots = int64(h.n) * slots / members
+	}
+	n += buckets*48 + slots*16
 	if seen > 0 {
 		n += sum * int64(h.n) / seen
 	}

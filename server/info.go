@@ -144,8 +144,10 @@ func (s *Server) infoMemory(b []byte) []byte {
 	st := &s.stats
 	used := s.ks.UsedMemory()
 	st.PeakMemory = max(st.PeakMemory, used)
-	startup := s.ks.Overhead()
-	overhead := startup
+	// used_memory_startup is fixed, as in Redis; the clients' memory
+	// (part of the keyspace's overhead figure) is overhead, not startup.
+	startup := st.StartupMemory
+	overhead := s.ks.Overhead()
 	for i := 0; i < s.ks.NumDBs(); i++ {
 		main, expires := s.ks.DB(i).IndexOverhead()
 		overhead += main + expires

@@ -111,6 +111,9 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
+	s.disp.EvictionsPaused = func() bool {
+		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end)
+	}
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
 	}
@@ -274,6 +277,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.stats.StartupMemory = commands.ReadMemory().Heap
 	s.ks.Exec(func() { s.ks.SetOverhead(s.stats.StartupMemory) })
 	s.log.Noticef("Server initialized")
+	if mm := s.cfg.Int("maxmemory"); mm > 0 && mm < 1024*1024 {
+		s.log.Warningf("WARNING: You specified a maxmemory value that is less than 1MB (current value is %d bytes). Are you sure this is what you really want?", mm)
+	}
 	var accepting sync.WaitGroup
 	for _, ln := range s.listeners {
 		accepting.Add(1)

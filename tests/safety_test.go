@@ -377,3 +377,29 @@ func TestUnenforcedAccessRefused(t *testing.T) {
 		assert.Regexp(t, "not (enforce|supported)", string(out))
 	}
 }
+
+// While clients are paused the dataset stays still: lowering maxmemory
+// under CLIENT PAUSE WRITE evicts nothing until the pause ends, as
+// Redis's isSafeToPerformEvictions.
+func TestNoEvictionWhilePaused(t *testing.T) {
+	onBoth(t, func(t *testing.T, p *Proc) {
+		c := Dial(t, p.Addr)
+		require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-random"))
+		val := strings.Repeat("v", 10000)
+		var raw []byte
+		for i := 0; i < 2000; i++ {
+			raw = append(raw, Encode("SET", "k"+strconv.Itoa(i), val)...)
+		}
+		c.Send(raw)
+		for i := 0; i < 2000; i++ {
+			c.Read()
+		}
+		require.Equal(t, "+OK\r\n", c.Do("CLIENT", "PAUSE", "1000", "WRITE"))
+		require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "maxmemory", "5mb"))
+		assert.Equal(t, ":2000\r\n", c.Do("DBSIZE"), "keys evicted during the pause")
+		assert.Contains(t, c.Do("INFO", "stats"), "\r\nevicted_keys:0\r\n")
+		require.Equal(t, "+OK\r\n", c.Do("CLIENT", "UNPAUSE"))
+		c.Do("SET", "after", "pause")
+		assert.NotContains(t, c.Do("INFO", "stats"), "\r\nevicted_keys:0\r\n", "evictions resume after the pause")
+	})
+}
