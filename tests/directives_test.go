@@ -115,12 +115,7 @@ func TestPidfileDiff(t *testing.T) {
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			pidPath := filepath.Join(t.TempDir(), "server.pid")
-			var p *Proc
-			if name == "zredis" {
-				p = StartZredis(t, "--pidfile", pidPath)
-			} else {
-				p = StartRedis(t, "--pidfile", pidPath)
-			}
+			p := StartServer(t, name, "--pidfile", pidPath)
 			raw, err := os.ReadFile(pidPath)
 			require.NoError(t, err)
 			assert.Equal(t, strconv.Itoa(p.cmd.Process.Pid)+"\n", string(raw))
@@ -353,12 +348,7 @@ func TestAOFPropagationErrorBehaviorDiff(t *testing.T) {
 			dir = t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(aofText), 0o644))
 			args := []string{"--dir", dir, "--appendonly", "yes", "--save", ""}
-			var p *Proc
-			if name == "zredis" {
-				p = StartZredis(t, args...)
-			} else {
-				p = StartRedis(t, args...)
-			}
+			p := StartServer(t, name, args...)
 			c := Dial(t, p.Addr)
 			assert.Equal(t, "$1\r\n1\r\n", c.Do("GET", "j"), "the load goes on")
 			assert.Contains(t, c.Do("INFO", "stats"), "unexpected_error_replies:1\r\n")

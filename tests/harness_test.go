@@ -481,3 +481,13 @@ func sortedElems(raw string) string {
 	sort.Strings(elems)
 	return head + strings.Join(elems, "")
 }
+
+// StartServer starts zredis or, for name "redis", a real redis-server
+// (skipping when none is installed), with the same arguments.
+func StartServer(t testing.TB, name string, args ...string) *Proc {
+	t.Helper()
+	if name == "redis" {
+		return StartRedis(t, args...)
+	}
+	return StartZredis(t, args...)
+}

@@ -298,12 +298,7 @@ func TestMaxmemoryClientsEvictsBiggest(t *testing.T) {
 	args := []string{"--maxmemory-clients", "1mb"}
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
-			var p *Proc
-			if name == "zredis" {
-				p = StartZredis(t, args...)
-			} else {
-				p = StartRedis(t, args...)
-			}
+			p := StartServer(t, name, args...)
 			admin := Dial(t, p.Addr)
 			big, kept := Dial(t, p.Addr), Dial(t, p.Addr)
 			require.Equal(t, "+OK\r\n", kept.Do("CLIENT", "NO-EVICT", "on"))

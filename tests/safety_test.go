@@ -45,12 +45,7 @@ func TestShutdownFailedSaveKeepsServing(t *testing.T) {
 			require.NoError(t, err)
 			defer os.RemoveAll(dir)
 			args := []string{"--dir", dir, "--save", "3600 1"}
-			var p *Proc
-			if name == "redis" {
-				p = StartRedis(t, args...)
-			} else {
-				p = StartZredis(t, args...)
-			}
+			p := StartServer(t, name, args...)
 			c := Dial(t, p.Addr)
 			require.Equal(t, "+OK\r\n", c.Do("SET", "mail:1", "body"))
 			require.NoError(t, os.RemoveAll(dir))
@@ -128,12 +123,7 @@ func TestBlockedClientHangupLosesNothing(t *testing.T) {
 	const trials = 20
 	for _, name := range []string{"redis", "zredis"} {
 		t.Run(name, func(t *testing.T) {
-			var p *Proc
-			if name == "redis" {
-				p = StartRedis(t)
-			} else {
-				p = StartZredis(t)
-			}
+			p := StartServer(t, name)
 			ctl := Dial(t, p.Addr)
 			gaps := []time.Duration{20 * time.Millisecond}
 			if name == "zredis" {
@@ -180,12 +170,7 @@ func TestShutdownFailedSaveInPipeline(t *testing.T) {
 		dir, err := os.MkdirTemp("", "zredis-shutdown")
 		require.NoError(t, err)
 		defer os.RemoveAll(dir)
-		var p *Proc
-		if name == "redis" {
-			p = StartRedis(t, "--dir", dir, "--save", "3600 1")
-		} else {
-			p = StartZredis(t, "--dir", dir, "--save", "3600 1")
-		}
+		p := StartServer(t, name, "--dir", dir, "--save", "3600 1")
 		require.NoError(t, os.RemoveAll(dir))
 		c := Dial(t, p.Addr)
 		cmds := [][]string{{"SET", "a", "1"}, {"SHUTDOWN"}, {"SET", "b", "2"}, {"GET", "a"}, {"SHUTDOWN", "ABORT"}, {"DBSIZE"}}
@@ -325,16 +310,11 @@ func TestProtectedMode(t *testing.T) {
 	for _, args := range [][]string{nil, {"requirepass"}, {"--protected-mode", "no"}} {
 		var replies []string
 		for _, name := range []string{"redis", "zredis"} {
-			var p *Proc
 			start := args
 			if len(args) == 1 {
 				start = nil
 			}
-			if name == "redis" {
-				p = StartRedis(t, start...)
-			} else {
-				p = StartZredis(t, start...)
-			}
+			p := StartServer(t, name, start...)
 			if len(args) == 1 {
 				require.Equal(t, "+OK\r\n", Dial(t, p.Addr).Do("CONFIG", "SET", "requirepass", "s3cret"))
 			}
