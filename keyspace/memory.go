@@ -287,3 +287,14 @@ func (z *ZSet) memSize(samples int) int64 {
 func (db *DB) IndexOverhead() (main, expires int64) {
 	return int64(db.keys) * mapSlotCost, int64(db.expires.len()) * deadlineCost
 }
+
+// MemoryUsage is MEMORY USAGE's estimate of the value, the same one that
+// used_memory counts (see Entry.cost): elements are sampled, samples of
+// them at most, as Redis's objectComputeSize does.
+func (l *List) MemoryUsage(samples int) int64 { return l.memSize(samples) }
+
+// MemoryUsage: see List.MemoryUsage.
+func (s *Set) MemoryUsage(samples int) int64 { return s.memSize(samples) }
+
+// MemoryUsage: see List.MemoryUsage.
+func (z *ZSet) MemoryUsage(samples int) int64 { return z.memSize(samples) }
