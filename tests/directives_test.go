@@ -137,12 +137,7 @@ func TestPidfileDiff(t *testing.T) {
 func TestDaemonizeDiff(t *testing.T) {
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
-			bin := zredisBin
-			if name == "redis" {
-				if bin = RedisServerPath(); bin == "" {
-					t.Skip("redis-server is not installed")
-				}
-			}
+			bin := serverBin(t, name)
 			dir := t.TempDir()
 			pidPath := filepath.Join(dir, "d.pid")
 			port := FreePort(t)
@@ -204,12 +199,7 @@ func TestSupervisedSystemdDiff(t *testing.T) {
 	msgs := map[string][]string{}
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
-			bin := zredisBin
-			if name == "redis" {
-				if bin = RedisServerPath(); bin == "" {
-					t.Skip("redis-server is not installed")
-				}
-			}
+			bin := serverBin(t, name)
 			dir := t.TempDir()
 			sockPath := filepath.Join(dir, "notify")
 			sock, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockPath, Net: "unixgram"})
@@ -331,12 +321,7 @@ func TestAOFPropagationErrorBehaviorDiff(t *testing.T) {
 	const critical = "== CRITICAL == This server is sending an error to its AOF-loading-client: 'value is not an integer or out of range' after processing the command 'incr'"
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
-			bin := zredisBin
-			if name == "redis" {
-				if bin = RedisServerPath(); bin == "" {
-					t.Skip("redis-server is not installed")
-				}
-			}
+			bin := serverBin(t, name)
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(aofText), 0o644))
 			code, out := runMerged(t, bin, "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1", "--dir", dir,
@@ -364,12 +349,7 @@ func TestMaxclientsFitsOpenFileLimitDiff(t *testing.T) {
 	got := map[string][]string{}
 	for _, name := range []string{"zredis", "redis"} {
 		t.Run(name, func(t *testing.T) {
-			bin := zredisBin
-			if name == "redis" {
-				if bin = RedisServerPath(); bin == "" {
-					t.Skip("redis-server is not installed")
-				}
-			}
+			bin := serverBin(t, name)
 			wrapper := filepath.Join(t.TempDir(), "limited")
 			require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nulimit -n 100\nexec "+bin+" \"$@\"\n"), 0o755))
 			p, err := startProc(t, name, wrapper, "--maxclients", "10000")

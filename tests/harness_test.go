@@ -491,3 +491,18 @@ func StartServer(t testing.TB, name string, args ...string) *Proc {
 	}
 	return StartZredis(t, args...)
 }
+
+// serverBin is the binary of zredis or, for name "redis", of the real
+// redis-server, for a test that runs it itself; it skips the test when
+// redis-server is not installed.
+func serverBin(t testing.TB, name string) string {
+	t.Helper()
+	if name != "redis" {
+		return zredisBin
+	}
+	bin := RedisServerPath()
+	if bin == "" {
+		t.Skip("redis-server is not installed")
+	}
+	return bin
+}
