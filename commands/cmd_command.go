@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zredis/zredis/commands/metadata"
+	"github.com/zredis/zredis/sds"
 )
 
 // The COMMAND family (server.c commandCommand and its subcommands).
@@ -268,7 +269,7 @@ func (f *commandListFilter) keep(cmd *Command) bool {
 		}
 		return false
 	case 'p':
-		return MatchString(f.arg, cmd.Name, true)
+		return sds.MatchString(f.arg, cmd.Name, true)
 	}
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
+	"github.com/zredis/zredis/sds"
 )
 
 // Hash commands (Redis t_hash.c).
@@ -534,7 +535,7 @@ func hscanCommand(c *Ctx) {
 	}
 	var out [][]byte
 	next := h.Scan(cursor, int(o.count), func(f, v []byte) {
-		if o.pattern == nil || Match(o.pattern, f, false) {
+		if o.pattern == nil || sds.Match(o.pattern, f, false) {
 			out = append(out, f, v)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/sds"
 )
 
 // Generic key commands (Redis db.c and expire.c; OBJECT from object.c).
@@ -404,7 +405,7 @@ func keysCommand(c *Ctx) {
 		mark := w.DeferArray()
 		n := 0
 		snap.ForEach(db, func(key string, _ *keyspace.Entry) bool {
-			if all || MatchString(pattern, key, false) {
+			if all || sds.MatchString(pattern, key, false) {
 				w.BulkString(key)
 				n++
 			}
@@ -564,7 +565,7 @@ func scanCommand(c *Ctx) {
 	count, pattern, typ := o.count, o.pattern, o.typ
 	var keys []string
 	next := c.DB.Scan(cursor, int(count), func(key string, e *keyspace.Entry) {
-		if pattern != nil && !MatchString(pattern, key, false) {
+		if pattern != nil && !sds.MatchString(pattern, key, false) {
 			return
 		}
 		if typ != nil && !strings.EqualFold(string(typ), e.Type().String()) {

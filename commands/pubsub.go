@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/sds"
 )
 
 // Pub/Sub commands (Redis pubsub.c). The registry of subscriptions is a
@@ -282,7 +283,7 @@ func (ps *Subscriptions) publish(channel, msg []byte, shard bool) int {
 	}
 	for p := ps.patternOrder.head; p != nil; p = p.next {
 		pat := p.key
-		if !Match(stringBytes(pat), channel, false) {
+		if !sds.Match(stringBytes(pat), channel, false) {
 			continue
 		}
 		ps.frame = appendPMessage(ps.frame[:0], pat, channel, msg)
@@ -485,7 +486,7 @@ func channelList(c *Ctx, index map[string]*orderedSet[*Client]) {
 	mark := c.W.DeferArray()
 	n := 0
 	for ch := range index {
-		if pattern == nil || MatchString(pattern, ch, false) {
+		if pattern == nil || sds.MatchString(pattern, ch, false) {
 			c.W.BulkString(ch)
 			n++
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/sds"
 )
 
 // Set commands (Redis t_set.c).
@@ -756,7 +757,7 @@ func sscanCommand(c *Ctx) {
 	next := set.Scan(cursor, int(o.count), func(m keyspace.Member) {
 		if o.pattern != nil {
 			buf = m.Bytes(buf[:0])
-			if !Match(o.pattern, buf, false) {
+			if !sds.Match(o.pattern, buf, false) {
 				return
 			}
 		}

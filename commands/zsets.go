@@ -1092,7 +1092,7 @@ func zscanCommand(c *Ctx) {
 	}
 	var out [][]byte
 	next := z.Scan(cursor, int(o.count), func(m []byte, s float64) {
-		if o.pattern == nil || Match(o.pattern, m, false) {
+		if o.pattern == nil || sds.Match(o.pattern, m, false) {
 			out = append(out, m, resp.AppendDouble(nil, s))
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/zredis/zredis/sds"
 )
 
 // Banner is the product and version printed in the fatal configuration
@@ -263,7 +265,7 @@ func (c *Config) GetMulti(patterns []string) []Pair {
 			if directives[e.index].Hidden {
 				continue
 			}
-			if StringMatch(p, e.name, true) {
+			if sds.MatchString([]byte(p), e.name, true) {
 				add(e.name, e)
 			}
 		}

@@ -238,35 +238,6 @@ func TestString2ll(t *testing.T) {
 	}
 }
 
-func TestStringMatch(t *testing.T) {
-	cases := []struct {
-		pat, s string
-		want   bool
-	}{
-		{"*", "maxmemory", true},
-		{"max*", "maxmemory", true},
-		{"MAX*ory", "maxmemory", true},
-		{"maxmemor?", "maxmemory", true},
-		{"maxmemor[x-z]", "maxmemory", true},
-		{"maxmemor[z-x]", "maxmemory", true},
-		{"maxmemor[^y]", "maxmemory", false},
-		{"maxmemor[abc]", "maxmemory", false},
-		{"maxmemor[Y]", "maxmemory", true},
-		{`max\*`, "max*", true},
-		{`max\*`, "maxmemory", false},
-		{"*-read-only", "slave-read-only", true},
-		{"a*b*c", "axxbyyc", true},
-		{"a*b*c", "axxbyy", false},
-		{"[", "x", false},
-		{"?", "", false},
-		{"**", "", false},
-	}
-	for _, tc := range cases {
-		require.Equal(t, tc.want, StringMatch(tc.pat, tc.s, true), "%s ~ %s", tc.pat, tc.s)
-	}
-	require.False(t, StringMatch("MAX*", "maxmemory", false))
-}
-
 func TestGet(t *testing.T) {
 	c := New()
 	require.Equal(t, []Pair{{"slaveof", ""}}, c.Get("slaveof"))

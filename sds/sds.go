@@ -1,8 +1,10 @@
-// Package sds reproduces, byte for byte, the two routines of Redis's
-// sds.c that read and write quoted arguments: sdssplitargs (redis.conf
-// lines, AOF manifests) and sdscatrepr (CONFIG REWRITE, MONITOR, manifest
-// names). Exactness matters: Redis and zredis must accept, reject and echo
-// the same inputs.
+// Package sds reproduces, byte for byte, Redis's string routines that
+// zredis must answer exactly as Redis does: the two of sds.c that read and
+// write quoted arguments, sdssplitargs (redis.conf lines, AOF manifests)
+// and sdscatrepr (CONFIG REWRITE, MONITOR, manifest names), and util.c's
+// glob matcher stringmatchlen (match.go: KEYS, SCAN, CONFIG GET,
+// PSUBSCRIBE...). Exactness matters: Redis and zredis must accept, reject,
+// match and echo the same inputs.
 package sds
 
 // IsSpace is isspace() in the C locale.

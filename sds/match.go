@@ -1,7 +1,8 @@
-package commands
+package sds
 
-// Glob-style matching exactly as Redis's stringmatchlen (util.c), which
-// KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE and PUBSUB CHANNELS share:
+// Glob-style matching exactly as Redis's stringmatchlen (util.c), the one
+// matcher KEYS, SCAN MATCH, CONFIG GET, COMMAND LIST FILTERBY PATTERN,
+// PSUBSCRIBE and PUBSUB CHANNELS share:
 //
 //	*        any sequence, also empty
 //	?        any one byte
