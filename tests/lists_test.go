@@ -25,9 +25,7 @@ func listSetup(d *Diff) {
 	d.t.Helper()
 	d.Do("RPUSH", "l", "a", "b", "c", "a", "b", "c", "a")
 	d.Do("SET", "s", "x")
-	if zredisHas(d, "HSET") {
-		d.Do("HSET", "h", "f", "v")
-	}
+	d.Do("HSET", "h", "f", "v")
 }
 
 // listWrongType runs cmd against the string key and, when zredis has
@@ -36,9 +34,6 @@ func listSetup(d *Diff) {
 func listWrongType(d *Diff, cmd ...string) {
 	d.t.Helper()
 	for _, k := range []string{"s", "h"} {
-		if k == "h" && !zredisHas(d, "HSET") {
-			continue
-		}
 		args := make([]string, len(cmd))
 		for i, a := range cmd {
 			if a == "$W" {
@@ -279,12 +274,10 @@ func TestListMove(t *testing.T) {
 		{"RPOPLPUSH", "s", "dst"}, {"RPOPLPUSH", "dst", "s"}, {"RPOPLPUSH", "nokey", "s"},
 		{"RPOPLPUSH", "src"}, {"LRANGE", "dst", "0", "-1"},
 	})
-	if zredisHas(d, "HSET") {
-		d.Do("HSET", "h", "f", "v")
-		d.Do("LMOVE", "h", "dst", "LEFT", "LEFT")
-		d.Do("LMOVE", "dst", "h", "LEFT", "LEFT")
-		d.Do("RPOPLPUSH", "dst", "h")
-	}
+	d.Do("HSET", "h", "f", "v")
+	d.Do("LMOVE", "h", "dst", "LEFT", "LEFT")
+	d.Do("LMOVE", "dst", "h", "LEFT", "LEFT")
+	d.Do("RPOPLPUSH", "dst", "h")
 }
 
 func TestListMPop(t *testing.T) {

@@ -179,14 +179,9 @@ func slimtaWaitBlocked(t *testing.T, c *Conn, n int) {
 func TestSlimtaBLPOPOrder(t *testing.T) {
 	onBoth(t, func(t *testing.T, p *Proc) {
 		ctl := Dial(t, p.Addr)
-		// Probe: BLPOP on a non-empty list answers at once, or tells that
-		// the command does not exist.
+		// BLPOP on a non-empty list answers at once.
 		ctl.Do("RPUSH", slimtaPrefix+"probe", "x")
-		if r := ctl.Do("BLPOP", slimtaPrefix+"probe", "0"); strings.HasPrefix(r, "-ERR unknown command") {
-			t.Skipf("BLPOP is not implemented yet (%q): blocking-order test skipped", strings.TrimSpace(r))
-		} else {
-			require.Equal(t, "*2\r\n$12\r\nslimta:probe\r\n$1\r\nx\r\n", r)
-		}
+		require.Equal(t, "*2\r\n$12\r\nslimta:probe\r\n$1\r\nx\r\n", ctl.Do("BLPOP", slimtaPrefix+"probe", "0"))
 
 		a, b := Dial(t, p.Addr), Dial(t, p.Addr)
 		a.Send(Encode("BLPOP", slimtaQueue, "0"))

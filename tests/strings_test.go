@@ -23,12 +23,6 @@ func newStringsDiff(t *testing.T, db int) *Diff {
 	return d
 }
 
-// zredisHas reports whether zredis implements a command of another
-// family that a test uses only to inspect results (TTL, EXISTS...).
-func zredisHas(d *Diff, name string) bool {
-	return !strings.HasPrefix(d.Z.Do(name), "-ERR unknown command")
-}
-
 // doScript compares every command of a script.
 func doScript(d *Diff, cmds [][]string) {
 	d.t.Helper()
@@ -110,21 +104,19 @@ func TestStringGetdelGetex(t *testing.T) {
 		{"GETDEL", "k2"},
 	})
 
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "v"},
-			{"GETEX", "t", "EX", "100"},
-			{"TTL", "t"},
-			{"GETEX", "t"},
-			{"TTL", "t"},
-			{"GETEX", "t", "PX", "50000"},
-			{"TTL", "t"},
-			{"GETEX", "t", "PERSIST"},
-			{"TTL", "t"},
-			{"GETEX", "t", "EX", "0"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "v"},
+		{"GETEX", "t", "EX", "100"},
+		{"TTL", "t"},
+		{"GETEX", "t"},
+		{"TTL", "t"},
+		{"GETEX", "t", "PX", "50000"},
+		{"TTL", "t"},
+		{"GETEX", "t", "PERSIST"},
+		{"TTL", "t"},
+		{"GETEX", "t", "EX", "0"},
+		{"TTL", "t"},
+	})
 
 	// A relative expiry takes effect; PERSIST removes it.
 	doScript(d, [][]string{
@@ -176,13 +168,11 @@ func TestStringAppendStrlen(t *testing.T) {
 		d.Do("APPEND", "grow", strings.Repeat("x", i))
 	}
 	d.Do("GET", "grow")
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "v", "EX", "100"},
-			{"APPEND", "t", "x"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "v", "EX", "100"},
+		{"APPEND", "t", "x"},
+		{"TTL", "t"},
+	})
 }
 
 func TestStringIncrDecr(t *testing.T) {
@@ -260,15 +250,13 @@ func TestStringIncrDecr(t *testing.T) {
 		{"INCR", "fl"},
 		{"GET", "fl"},
 	})
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "5", "EX", "100"},
-			{"INCR", "t"},
-			{"TTL", "t"},
-			{"DECRBY", "t", "3"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "5", "EX", "100"},
+		{"INCR", "t"},
+		{"TTL", "t"},
+		{"DECRBY", "t", "3"},
+		{"TTL", "t"},
+	})
 }
 
 func TestStringIncrbyfloat(t *testing.T) {
@@ -330,13 +318,11 @@ func TestStringIncrbyfloat(t *testing.T) {
 		d.Do("INCRBYFLOAT", "s", "x")
 		d.Do("GET", "s")
 	}
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "1.5", "EX", "100"},
-			{"INCRBYFLOAT", "t", "1"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "1.5", "EX", "100"},
+		{"INCRBYFLOAT", "t", "1"},
+		{"TTL", "t"},
+	})
 }
 
 func TestStringMgetMset(t *testing.T) {
@@ -376,15 +362,13 @@ func TestStringMgetMset(t *testing.T) {
 	d.Do(append([]string{"MSETNX", "fresh", "1"}, args...)...)
 	d.Do("GET", "fresh")
 
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "v", "EX", "100"},
-			{"MSETNX", "t", "w"},
-			{"TTL", "t"},
-			{"MSET", "t", "w"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "v", "EX", "100"},
+		{"MSETNX", "t", "w"},
+		{"TTL", "t"},
+		{"MSET", "t", "w"},
+		{"TTL", "t"},
+	})
 }
 
 func TestStringSetrangeGetrange(t *testing.T) {
@@ -466,13 +450,11 @@ func TestStringSetrangeGetrange(t *testing.T) {
 		{"GETRANGE", "one", "-1", "0"},
 		{"GETRANGE", "one", "1", "1"},
 	})
-	if zredisHas(d, "TTL") {
-		doScript(d, [][]string{
-			{"SET", "t", "v", "EX", "100"},
-			{"SETRANGE", "t", "3", "x"},
-			{"TTL", "t"},
-		})
-	}
+	doScript(d, [][]string{
+		{"SET", "t", "v", "EX", "100"},
+		{"SETRANGE", "t", "3", "x"},
+		{"TTL", "t"},
+	})
 }
 
 func TestStringLCS(t *testing.T) {

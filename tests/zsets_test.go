@@ -328,14 +328,12 @@ func TestZSetAlgebra(t *testing.T) {
 		zc("ZINTERCARD", "2", "a", "s"), zc("ZUNIONSTORE", "d", "2", "a", "s"), zc("ZUNION", "1", "s", "FOO"),
 		zc("ZUNIONSTORE", "s", "1", "a"), zc("TYPE", "s"),
 	)
-	if zredisHas(d, "SADD") {
-		doScript(d, [][]string{
-			zc("SADD", "set", "x", "y", "q"),
-			zc("ZUNION", "2", "b", "set", "WITHSCORES"), zc("ZINTER", "2", "b", "set", "WEIGHTS", "1", "5", "WITHSCORES"),
-			zc("ZDIFF", "2", "set", "b", "WITHSCORES"), zc("ZINTERCARD", "2", "set", "b"),
-			zc("ZUNIONSTORE", "d", "1", "set"), zc("ZRANGE", "d", "0", "-1", "WITHSCORES"),
-		})
-	}
+	doScript(d, [][]string{
+		zc("SADD", "set", "x", "y", "q"),
+		zc("ZUNION", "2", "b", "set", "WITHSCORES"), zc("ZINTER", "2", "b", "set", "WEIGHTS", "1", "5", "WITHSCORES"),
+		zc("ZDIFF", "2", "set", "b", "WITHSCORES"), zc("ZINTERCARD", "2", "set", "b"),
+		zc("ZUNIONSTORE", "d", "1", "set"), zc("ZRANGE", "d", "0", "-1", "WITHSCORES"),
+	})
 	big := []string{"ZADD", "big"}
 	for i := 0; i < 200; i++ {
 		big = append(big, strconv.Itoa(i), "m"+strconv.Itoa(i))
