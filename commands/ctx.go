@@ -64,7 +64,6 @@ type ServerStats struct {
 	ErrorCounts         map[string]int64 // errorstats: prefix -> count
 	RejectedConnections int64
 	TotalConnections    int64
-	ExpiredKeys         int64
 	EvictedKeys         int64 // kept by eviction
 	EvictedClients      int64 // clients disconnected by maxmemory-clients
 	Dirty               int64 // changes since the last save (rdb_changes_since_last_save)

@@ -87,7 +87,6 @@ type propagation struct {
 	pending  []propOp   // the running unit's commands
 	inUnit   bool       // a unit runs: buffer instead of handing over
 	replaced bool       // the running command chose its form (Propagate, PreventPropagation)
-	sink     bool       // the expired-key sink is registered
 	arena    argvArena  // where the propagated copies are made
 }
 
@@ -111,8 +110,8 @@ var (
 // SetPropagator makes p receive every change from now on; nil stops
 // propagation. Call it before serving clients or with the keyspace lock
 // held, and once the data set is loaded: commands replayed from an AOF
-// must not be propagated again. The first call registers the keyspace's
-// expired-key sink (which propagates each expired key's DEL).
+// must not be propagated again. Expired keys reach the stream through
+// PropagateExpired, which the server registers as an expiry sink.
 func (d *Dispatcher) SetPropagator(p Propagator) {
 	pr := &d.prop
 	switch {
@@ -126,10 +125,6 @@ func (d *Dispatcher) SetPropagator(p Propagator) {
 		pr.pending = pr.pending[:0]
 	}
 	pr.to = p
-	if p != nil && !pr.sink {
-		pr.sink = true
-		d.KS.AddExpiredSink(func(ev keyspace.Expired) { d.propagateExpired(ev) })
-	}
 }
 
 // propagating returns the propagation state, nil when nothing is
@@ -141,10 +136,11 @@ func (d *Dispatcher) propagating() *propagation {
 	return &d.prop
 }
 
-// propagateExpired propagates the deletion of a key whose deadline
-// passed (db.c deleteExpiredKeyAndPropagate): inside a unit, before the
-// command that met it; outside (the expiry engine) at once.
-func (d *Dispatcher) propagateExpired(ev keyspace.Expired) {
+// PropagateExpired is the expiry sink that propagates the deletion of a
+// key whose deadline passed (db.c deleteExpiredKeyAndPropagate): inside a
+// unit, before the command that met it; outside (the expiry engine) at
+// once. Nothing happens while no propagator is set.
+func (d *Dispatcher) PropagateExpired(ev keyspace.Expired) {
 	p := d.propagating()
 	if p == nil {
 		return

@@ -321,7 +321,6 @@ func configResetstatCommand(c *Ctx) {
 	st.ErrorCounts = nil
 	st.RejectedConnections = 0
 	st.TotalConnections = 0
-	st.ExpiredKeys = 0
 	st.EvictedKeys = 0
 	st.EvictedClients = 0
 	if ev := c.KS.EvictStats(); ev.ExceededSince.IsZero() {

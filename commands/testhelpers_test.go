@@ -50,7 +50,9 @@ func newTestEnv(t testing.TB) *testEnv {
 		Authed:  true,
 	}
 	srv.clients = []*Client{cl}
-	return &testEnv{t: t, Clock: clock, KS: ks, Srv: srv, D: &Dispatcher{KS: ks, Srv: srv}, Client: cl}
+	d := &Dispatcher{KS: ks, Srv: srv}
+	ks.AddExpiredSink(d.PropagateExpired) // as the server wires it
+	return &testEnv{t: t, Clock: clock, KS: ks, Srv: srv, D: d, Client: cl}
 }
 
 // run executes one command and returns the raw reply bytes.

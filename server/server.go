@@ -125,10 +125,20 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.ks.SetMissHook(func(db int, key []byte) {
 		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
 	})
+	// The expiry funnel's sinks, wired here only and always in this
+	// order (the keyspace counts expired_keys itself): the keyspace
+	// event, then the DEL to the AOF (a no-op while nothing is
+	// propagated), then the expiry stream (a no-op without endpoints;
+	// opened in Run).
 	s.ks.AddExpiredSink(func(e keyspace.Expired) {
-		s.stats.ExpiredKeys++
 		if s.pubsub.Notifies(config.NotifyExpired) {
 			s.pubsub.Notify(e.DB, config.NotifyExpired, "expired", []byte(e.Key))
+		}
+	})
+	s.ks.AddExpiredSink(s.disp.PropagateExpired)
+	s.ks.AddExpiredSink(func(e keyspace.Expired) {
+		if s.expiry != nil {
+			s.expiry.sink(e)
 		}
 	})
 	// A replica (replicaof) never expires keys itself, so it sends no
@@ -242,7 +252,6 @@ func (s *Server) Run(ctx context.Context) error {
 	if x != nil {
 		s.expiry = x
 		x.watch(s.cfg)
-		s.ks.AddExpiredSink(x.sink)
 	}
 	s.held = map[*netloop.Loop]*heldReplies{}
 	var looping sync.WaitGroup
