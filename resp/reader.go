@@ -300,29 +300,41 @@ func (r *Reader) fill() error {
 	if int64(end-r.w) > want {
 		end = r.w + int(want)
 	}
+	n, readErr, err := r.readSome(r.buf[r.w:end])
+	if err != nil {
+		return err
+	}
+	r.w += n
+	// Redis counts only what is not yet parsed: completed elements of the
+	// command in progress have left its query buffer.
+	if int64(r.w-r.pos) > r.lim.MaxQueryBuf {
+		r.err = ErrQueryBufLimit
+		return r.err
+	}
+	r.ioErr = readErr
+	return nil
+}
+
+// readSome reads once into dst, reading again after a read that returned
+// nothing and no error (at most maxEmptyReads times in a row). It returns
+// n > 0 with the error that came with those bytes (kept for after they
+// are parsed), or err when nothing was read.
+func (r *Reader) readSome(dst []byte) (n int, readErr, err error) {
 	for {
-		n, err := r.rd.Read(r.buf[r.w:end])
-		if n < 0 || n > end-r.w {
-			return errors.New("resp: invalid Read count")
+		got, rerr := r.rd.Read(dst)
+		if got < 0 || got > len(dst) {
+			return 0, nil, errors.New("resp: invalid Read count")
 		}
-		if n > 0 {
+		if got > 0 {
 			r.emptyReads = 0
-			r.w += n
-			// Redis counts only what is not yet parsed: completed elements of
-			// the command in progress have left its query buffer.
-			if int64(r.w-r.pos) > r.lim.MaxQueryBuf {
-				r.err = ErrQueryBufLimit
-				return r.err
-			}
-			r.ioErr = err
-			return nil
+			return got, rerr, nil
 		}
-		if err != nil {
-			return err
+		if rerr != nil {
+			return 0, nil, rerr
 		}
 		r.emptyReads++
 		if r.emptyReads >= maxEmptyReads {
-			return io.ErrNoProgress
+			return 0, nil, io.ErrNoProgress
 		}
 	}
 }
@@ -339,29 +351,17 @@ func (r *Reader) fillBig() error {
 		r.grown += int64(len(r.big))
 		r.big = growBig(r.big, want, r.bigMin)
 	}
-	for {
-		n, err := r.rd.Read(r.big[r.bigN:])
-		if n < 0 || int64(n) > int64(len(r.big))-r.bigN {
-			return errors.New("resp: invalid Read count")
-		}
-		if n > 0 {
-			r.emptyReads = 0
-			r.bigN += int64(n)
-			if r.bigN+int64(r.w-r.pos) > r.lim.MaxQueryBuf {
-				r.err = ErrQueryBufLimit
-				return r.err
-			}
-			r.ioErr = err
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r.emptyReads++
-		if r.emptyReads >= maxEmptyReads {
-			return io.ErrNoProgress
-		}
+	n, readErr, err := r.readSome(r.big[r.bigN:])
+	if err != nil {
+		return err
 	}
+	r.bigN += int64(n)
+	if r.bigN+int64(r.w-r.pos) > r.lim.MaxQueryBuf {
+		r.err = ErrQueryBufLimit
+		return r.err
+	}
+	r.ioErr = readErr
+	return nil
 }
 
 // growBig returns a larger allocation for a big argument of want bytes
