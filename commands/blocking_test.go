@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -15,23 +15,23 @@ func TestBlockingImmediate(t *testing.T) {
 		{argv("BLPOP", "none", "l", "0"), replyBulks("l", "a")},
 		{argv("BRPOP", "l", "0"), replyBulks("l", "b")},
 		{argv("EXISTS", "l"), replyInt(0)},
-		{argv("BLPOP", "l", "x"), replyErr(ErrTimeoutNotFloat)},
-		{argv("BLPOP", "l", "-1"), replyErr(ErrTimeoutNegative)},
-		{argv("BLPOP", "l", "inf"), replyErr(ErrTimeoutNegative)},
+		{argv("BLPOP", "l", "x"), replyErr(engine.ErrTimeoutNotFloat)},
+		{argv("BLPOP", "l", "-1"), replyErr(engine.ErrTimeoutNegative)},
+		{argv("BLPOP", "l", "inf"), replyErr(engine.ErrTimeoutNegative)},
 		{argv("SET", "s", "v"), replySimple("OK")},
-		{argv("BLPOP", "none", "s", "0"), replyErr(ErrWrongType)},
-		{argv("BZPOPMIN", "s", "0"), replyErr(ErrWrongType)},
+		{argv("BLPOP", "none", "s", "0"), replyErr(engine.ErrWrongType)},
+		{argv("BZPOPMIN", "s", "0"), replyErr(engine.ErrWrongType)},
 		{argv("RPUSH", "src", "1", "2"), replyInt(2)},
 		{argv("BLMOVE", "src", "dst", "LEFT", "LEFT", "0"), replyBulk("1")},
 		{argv("BRPOPLPUSH", "src", "dst", "0"), replyBulk("2")},
 		{argv("LRANGE", "dst", "0", "-1"), replyBulks("2", "1")},
-		{argv("BLMOVE", "dst", "s", "LEFT", "LEFT", "0"), replyErr(ErrWrongType)},
+		{argv("BLMOVE", "dst", "s", "LEFT", "LEFT", "0"), replyErr(engine.ErrWrongType)},
 		{argv("BLMPOP", "0", "2", "none", "dst", "RIGHT", "COUNT", "5"), replyArray(replyBulk("dst"), replyBulks("1", "2"))},
-		{argv("BLMPOP", "0", "0", "dst", "RIGHT"), replyErr(ErrNumkeysPositive)},
+		{argv("BLMPOP", "0", "0", "dst", "RIGHT"), replyErr(engine.ErrNumkeysPositive)},
 		{argv("ZADD", "z", "1", "a", "2", "b"), replyInt(2)},
 		{argv("BZPOPMAX", "z", "0"), replyBulks("z", "b", "2")},
 		{argv("BZMPOP", "0", "1", "z", "MIN"), replyArray(replyBulk("z"), replyArray(replyBulks("a", "1")))},
-		{argv("BZMPOP", "0", "1", "z", "MID"), replyErr(ErrSyntax)},
+		{argv("BZMPOP", "0", "1", "z", "MID"), replyErr(engine.ErrSyntax)},
 		{argv("MULTI"), replySimple("OK")},
 		{argv("BLPOP", "l", "0"), replySimple("QUEUED")},
 		{argv("BLMOVE", "l", "d", "LEFT", "LEFT", "0"), replySimple("QUEUED")},
@@ -41,7 +41,7 @@ func TestBlockingImmediate(t *testing.T) {
 
 // blockOn runs a blocking command for a second client and returns a
 // channel that yields its reply once the wait is over.
-func blockOn(t *testing.T, e *testEnv, cl *Client, args ...string) <-chan string {
+func blockOn(t *testing.T, e *testEnv, cl *engine.Client, args ...string) <-chan string {
 	t.Helper()
 	b := make([][]byte, len(args))
 	for i, a := range args {
@@ -63,8 +63,8 @@ func blockOn(t *testing.T, e *testEnv, cl *Client, args ...string) <-chan string
 	return out
 }
 
-func newBlockClient(e *testEnv, id int64) *Client {
-	cl := &Client{ID: id, W: resp.NewWriter(), Authed: true}
+func newBlockClient(e *testEnv, id int64) *engine.Client {
+	cl := &engine.Client{ID: id, W: resp.NewWriter(), Authed: true}
 	e.Srv.clients = append(e.Srv.clients, cl)
 	return cl
 }
@@ -93,7 +93,7 @@ func TestBlockingServeOrder(t *testing.T) {
 	require.Equal(t, replyInt(2), e.run("RPUSH", "q", "2", "3"))
 	require.Equal(t, replyBulks("q", "3"), recv(t, rb))
 	require.Equal(t, replyBulks("2"), e.run("LRANGE", "q", "0", "-1"))
-	require.Zero(t, blockedTotal.Load())
+	require.Zero(t, e.D.BlockedClients())
 }
 
 func TestBlockingAfterExec(t *testing.T) {
@@ -125,12 +125,12 @@ func TestBlockingTimeoutUnblockRelease(t *testing.T) {
 
 	ra = blockOn(t, e, a, "BLPOP", "q", "0")
 	e.KS.Lock()
-	ReleaseClient(a)
+	engine.ReleaseClient(a)
 	e.KS.Unlock()
 	recv(t, ra)
 	require.Equal(t, replyInt(1), e.run("RPUSH", "q", "v"))
 	require.Equal(t, replyInt(1), e.run("LLEN", "q"))
-	require.Zero(t, blockedTotal.Load())
+	require.Zero(t, e.D.BlockedClients())
 }
 
 func TestParseHexFloat(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zredis/zredis/commands/metadata"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/sds"
 )
 
@@ -20,16 +21,16 @@ func init() {
 	// Decoded here, at start-up, so a defective embedded file fails the
 	// process before it serves anyone.
 	metadata.Load()
-	const flags = Loading | Stale
+	const flags = engine.Loading | engine.Stale
 	register(
-		&Command{Name: "command", Arity: -1, Flags: flags, ACL: "@connection", Group: "server", Run: commandCommand},
-		&Command{Name: "command|count", Arity: 2, Flags: flags, ACL: "@connection", Run: commandCountCommand},
-		&Command{Name: "command|docs", Arity: -2, Flags: flags, ACL: "@connection", Run: commandDocsCommand},
-		&Command{Name: "command|getkeys", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysCommand},
-		&Command{Name: "command|getkeysandflags", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysAndFlagsCommand},
-		&Command{Name: "command|help", Arity: 2, Flags: flags, ACL: "@connection", Run: commandHelpCommand},
-		&Command{Name: "command|info", Arity: -2, Flags: flags, ACL: "@connection", Run: commandInfoCommand},
-		&Command{Name: "command|list", Arity: -2, Flags: flags, ACL: "@connection", Run: commandListCommand},
+		&engine.Command{Name: "command", Arity: -1, Flags: flags, ACL: "@connection", Group: "server", Run: commandCommand},
+		&engine.Command{Name: "command|count", Arity: 2, Flags: flags, ACL: "@connection", Run: commandCountCommand},
+		&engine.Command{Name: "command|docs", Arity: -2, Flags: flags, ACL: "@connection", Run: commandDocsCommand},
+		&engine.Command{Name: "command|getkeys", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysCommand},
+		&engine.Command{Name: "command|getkeysandflags", Arity: -4, Flags: flags, ACL: "@connection", Run: commandGetKeysAndFlagsCommand},
+		&engine.Command{Name: "command|help", Arity: 2, Flags: flags, ACL: "@connection", Run: commandHelpCommand},
+		&engine.Command{Name: "command|info", Arity: -2, Flags: flags, ACL: "@connection", Run: commandInfoCommand},
+		&engine.Command{Name: "command|list", Arity: -2, Flags: flags, ACL: "@connection", Run: commandListCommand},
 	)
 }
 
@@ -44,8 +45,8 @@ const (
 // ---- COMMAND, COMMAND INFO ----------------------------------------------
 
 // commandCommand is COMMAND without arguments: the info of every command.
-func commandCommand(c *Ctx) {
-	all := All()
+func commandCommand(c *engine.Ctx) {
+	all := table.All()
 	c.W.Array(len(all))
 	for _, cmd := range all {
 		writeCommandInfo(c, cmd)
@@ -54,7 +55,7 @@ func commandCommand(c *Ctx) {
 
 // commandInfoCommand is COMMAND INFO [name ...]: a null for a name that is
 // not a command.
-func commandInfoCommand(c *Ctx) {
+func commandInfoCommand(c *engine.Ctx) {
 	if len(c.Args) == 2 {
 		commandCommand(c)
 		return
@@ -71,7 +72,7 @@ func commandInfoCommand(c *Ctx) {
 
 // writeCommandInfo writes the 10-element COMMAND INFO reply of cmd
 // (server.c addReplyCommandInfo).
-func writeCommandInfo(c *Ctx, cmd *Command) {
+func writeCommandInfo(c *engine.Ctx, cmd *engine.Command) {
 	w := c.W
 	meta := metadata.Get(cmd.Name)
 	w.Array(10)
@@ -79,7 +80,7 @@ func writeCommandInfo(c *Ctx, cmd *Command) {
 	w.Int(int64(cmd.Arity))
 	flags := cmd.Flags
 	if cmd.Keys != nil {
-		flags |= MovableKeys
+		flags |= engine.MovableKeys
 	}
 	writeStatusSet(c, flags.Names())
 	w.Int(int64(cmd.FirstKey))
@@ -107,7 +108,7 @@ func writeCommandInfo(c *Ctx, cmd *Command) {
 	}
 }
 
-func writeStatusSet(c *Ctx, items []string) {
+func writeStatusSet(c *engine.Ctx, items []string) {
 	c.W.Set(len(items))
 	for _, s := range items {
 		c.W.Simple(s)
@@ -117,7 +118,7 @@ func writeStatusSet(c *Ctx, items []string) {
 // orderedCategories returns cmd's ACL categories in the order Redis
 // lists them (the order of ACL CAT), whatever order the table declares
 // them in. A category Redis does not know goes last.
-func orderedCategories(cmd *Command) []string {
+func orderedCategories(cmd *engine.Command) []string {
 	cats := cmd.ACLCategories()
 	order := metadata.Load().Categories
 	out := make([]string, 0, len(cats))
@@ -153,7 +154,7 @@ func categoryIndex(cat string) int {
 // "name" or "container|sub", case-insensitively (server.c
 // lookupCommandBySds). Deeper names, a sub of a non-container and an
 // Extension subcommand (not a 7.0 command) are nil.
-func lookupFullName(name []byte) *Command {
+func lookupFullName(name []byte) *engine.Command {
 	i := -1
 	for j, ch := range name {
 		if ch == '|' {
@@ -164,9 +165,9 @@ func lookupFullName(name []byte) *Command {
 		}
 	}
 	if i < 0 {
-		return Lookup(name)
+		return table.Lookup(name)
 	}
-	parent := Lookup(name[:i])
+	parent := table.Lookup(name[:i])
 	if parent == nil || len(parent.Subs) == 0 {
 		return nil
 	}
@@ -175,8 +176,8 @@ func lookupFullName(name []byte) *Command {
 
 // lookupSub is Lookup2 without the Extension subcommands, which
 // introspection does not show.
-func lookupSub(parent *Command, name []byte) *Command {
-	if sub := Lookup2(parent, name); sub != nil && !sub.Extension {
+func lookupSub(parent *engine.Command, name []byte) *engine.Command {
+	if sub := engine.Lookup2(parent, name); sub != nil && !sub.Extension {
 		return sub
 	}
 	return nil
@@ -186,12 +187,12 @@ func lookupSub(parent *Command, name []byte) *Command {
 
 // commandDocsCommand is COMMAND DOCS [name ...]: a map from name to docs,
 // names that are not commands left out.
-func commandDocsCommand(c *Ctx) {
-	var cmds []*Command
+func commandDocsCommand(c *engine.Ctx) {
+	var cmds []*engine.Command
 	if len(c.Args) == 2 {
-		cmds = All()
+		cmds = table.All()
 	} else {
-		cmds = make([]*Command, 0, len(c.Args)-2)
+		cmds = make([]*engine.Command, 0, len(c.Args)-2)
 		for _, name := range c.Args[2:] {
 			if cmd := lookupFullName(name); cmd != nil {
 				cmds = append(cmds, cmd)
@@ -207,7 +208,7 @@ func commandDocsCommand(c *Ctx) {
 
 // writeCommandDocs writes cmd's docs map (server.c addReplyCommandDocs):
 // Redis's pairs from the metadata, then the table's subcommands.
-func writeCommandDocs(c *Ctx, cmd *Command) {
+func writeCommandDocs(c *engine.Ctx, cmd *engine.Command) {
 	w := c.W
 	subs := cmd.SortedSubs()
 	extra := 0
@@ -243,7 +244,7 @@ func writeCommandDocs(c *Ctx, cmd *Command) {
 
 // ---- COMMAND COUNT, COMMAND LIST ---------------------------------------
 
-func commandCountCommand(c *Ctx) { c.W.Int(int64(len(table.byName))) }
+func commandCountCommand(c *engine.Ctx) { c.W.Int(int64(len(table.All()))) }
 
 // commandListFilter is COMMAND LIST's FILTERBY clause.
 type commandListFilter struct {
@@ -254,7 +255,7 @@ type commandListFilter struct {
 
 // keep reports whether cmd passes the filter (server.c
 // shouldFilterFromCommandList).
-func (f *commandListFilter) keep(cmd *Command) bool {
+func (f *commandListFilter) keep(cmd *engine.Command) bool {
 	switch f.kind {
 	case 'm':
 		return false // zredis loads no modules
@@ -276,23 +277,23 @@ func (f *commandListFilter) keep(cmd *Command) bool {
 
 // commandListCommand is COMMAND LIST [FILTERBY MODULE m|ACLCAT c|PATTERN p]:
 // the names of every command and subcommand that pass the filter.
-func commandListCommand(c *Ctx) {
+func commandListCommand(c *engine.Ctx) {
 	var f commandListFilter
 	for i := 2; i < len(c.Args); i++ {
 		more := len(c.Args) - 1 - i
-		if !EqualFold(c.Args[i], "filterby") || more != 2 {
-			c.Error(ErrSyntax)
+		if !engine.EqualFold(c.Args[i], "filterby") || more != 2 {
+			c.Error(engine.ErrSyntax)
 			return
 		}
 		switch kind := c.Args[i+1]; {
-		case EqualFold(kind, "module"):
+		case engine.EqualFold(kind, "module"):
 			f.kind = 'm'
-		case EqualFold(kind, "aclcat"):
+		case engine.EqualFold(kind, "aclcat"):
 			f.kind = 'a'
-		case EqualFold(kind, "pattern"):
+		case engine.EqualFold(kind, "pattern"):
 			f.kind = 'p'
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 		f.arg = c.Args[i+2]
@@ -308,7 +309,7 @@ func commandListCommand(c *Ctx) {
 	}
 	mark := c.W.DeferArray()
 	n := 0
-	for _, cmd := range All() {
+	for _, cmd := range table.All() {
 		if f.keep(cmd) {
 			c.W.BulkString(cmd.Name)
 			n++
@@ -325,8 +326,8 @@ func commandListCommand(c *Ctx) {
 
 // ---- COMMAND GETKEYS, COMMAND GETKEYSANDFLAGS --------------------------
 
-func commandGetKeysCommand(c *Ctx)         { getKeysGeneric(c, false) }
-func commandGetKeysAndFlagsCommand(c *Ctx) { getKeysGeneric(c, true) }
+func commandGetKeysCommand(c *engine.Ctx)         { getKeysGeneric(c, false) }
+func commandGetKeysAndFlagsCommand(c *engine.Ctx) { getKeysGeneric(c, true) }
 
 // getKeysGeneric extracts the keys of the command given as arguments
 // without running it (server.c getKeysSubcommandImpl): the command is
@@ -335,9 +336,9 @@ func commandGetKeysAndFlagsCommand(c *Ctx) { getKeysGeneric(c, true) }
 // table; withFlags adds each key's access flags: the command's KeyFlags
 // when it has one (Redis's getkeys proc for variable_flags specs), else
 // those of Redis's key specifications that find the key.
-func getKeysGeneric(c *Ctx, withFlags bool) {
+func getKeysGeneric(c *engine.Ctx, withFlags bool) {
 	args := c.Args[2:]
-	target := Lookup(args[0])
+	target := table.Lookup(args[0])
 	if target != nil && len(target.Subs) > 0 && len(args) >= 2 {
 		target = lookupSub(target, args[1])
 	}
@@ -355,7 +356,7 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 	}
 	pos := target.KeyPositions(args)
 	if len(pos) == 0 {
-		if target.Flags&NoMandatoryKeys != 0 {
+		if target.Flags&engine.NoMandatoryKeys != 0 {
 			c.W.Array(0)
 		} else {
 			c.Error(errGetKeysInvalidArgs)
@@ -394,7 +395,7 @@ func getKeysGeneric(c *Ctx, withFlags bool) {
 // where a key would, for cluster routing): COMMAND INFO shows their
 // positions, but COMMAND GETKEYS finds no key there (db.c
 // getKeysUsingKeySpecs skips not_key specs by default).
-func onlyNotKeys(cmd *Command) bool {
+func onlyNotKeys(cmd *engine.Command) bool {
 	meta := metadata.Get(cmd.Name)
 	if meta == nil || len(meta.Specs) == 0 {
 		return false
@@ -410,7 +411,7 @@ func onlyNotKeys(cmd *Command) bool {
 // writeKeyFlags writes a key's access flags, without the spec-level
 // markers (incomplete, variable_flags) that describe the spec rather than
 // the access.
-func writeKeyFlags(c *Ctx, flags []string) {
+func writeKeyFlags(c *engine.Ctx, flags []string) {
 	n := 0
 	for _, f := range flags {
 		if f != "incomplete" && f != "variable_flags" {
@@ -447,7 +448,7 @@ func keySpecFlags(specs []metadata.KeySpec, args [][]byte) map[int][]string {
 				if j >= argc || j < 1 {
 					break
 				}
-				if EqualFold(args[j], strings.ToLower(s.Keyword)) {
+				if engine.EqualFold(args[j], strings.ToLower(s.Keyword)) {
 					first = j + 1
 					break
 				}
@@ -481,7 +482,7 @@ func keySpecFlags(specs []metadata.KeySpec, args [][]byte) map[int][]string {
 			if idx >= argc {
 				continue
 			}
-			n, ok := ParseInt(args[idx])
+			n, ok := engine.ParseInt(args[idx])
 			if !ok || n < 0 || n > int64(argc) {
 				continue
 			}
@@ -525,4 +526,4 @@ var commandHelpLines = []string{
 	"    Return the keys and the access flags from a full Redis command.",
 }
 
-func commandHelpCommand(c *Ctx) { replyHelp(c, commandHelpLines) }
+func commandHelpCommand(c *engine.Ctx) { c.ReplyHelp(commandHelpLines) }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	"github.com/zredis/zredis/commands/metadata"
+	"github.com/zredis/zredis/engine"
 )
 
 // Replies captured from redis-server 7.0.15.
@@ -65,7 +65,7 @@ func TestCommandInfoRESP3(t *testing.T) {
 // the table, each with its subcommands.
 func TestCommandAll(t *testing.T) {
 	e := newTestEnv(t)
-	all := All()
+	all := table.All()
 	out := e.run("COMMAND")
 	require.True(t, strings.HasPrefix(out, "*"+cmdItoa(len(all))+"\r\n"), out[:20])
 	assert.Equal(t, out, e.run("COMMAND", "INFO"))
@@ -75,7 +75,7 @@ func TestCommandAll(t *testing.T) {
 	// The container lists its subcommands, in name order.
 	info := e.run("COMMAND", "INFO", "command")
 	var last int
-	for _, sub := range Lookup([]byte("command")).SortedSubs() {
+	for _, sub := range table.Lookup([]byte("command")).SortedSubs() {
 		i := strings.Index(info, "\r\n"+sub.Name+"\r\n")
 		require.Greater(t, i, last, sub.Name)
 		last = i
@@ -93,18 +93,18 @@ func TestCommandDocs(t *testing.T) {
 	assert.Equal(t, "*4\r\n"+strings.Repeat(redisDocsGet[len("*2\r\n"):], 2), e.run("COMMAND", "DOCS", "get", "get"))
 
 	all := e.run("COMMAND", "DOCS")
-	assert.True(t, strings.HasPrefix(all, "*"+cmdItoa(2*len(All()))+"\r\n"))
+	assert.True(t, strings.HasPrefix(all, "*"+cmdItoa(2*len(table.All()))+"\r\n"))
 
 	// A container's docs end with its subcommands' docs.
 	docs := e.run("COMMAND", "DOCS", "command")
-	assert.Contains(t, docs, "$11\r\nsubcommands\r\n*"+cmdItoa(2*len(Lookup([]byte("command")).Subs))+"\r\n$13\r\ncommand|count\r\n")
+	assert.Contains(t, docs, "$11\r\nsubcommands\r\n*"+cmdItoa(2*len(table.Lookup([]byte("command")).Subs))+"\r\n$13\r\ncommand|count\r\n")
 	assert.Contains(t, docs, "Get array of Redis command details")
 }
 
 func TestCommandList(t *testing.T) {
 	e := newTestEnv(t)
 	var names []string
-	for _, cmd := range All() {
+	for _, cmd := range table.All() {
 		names = append(names, cmd.Name)
 		for _, sub := range cmd.SortedSubs() {
 			names = append(names, sub.Name)
@@ -144,7 +144,7 @@ func TestCommandList(t *testing.T) {
 		{"COMMAND", "LIST", "FILTERBY", "NAME", "x"},
 		{"COMMAND", "LIST", "FILTERBY", "PATTERN", "x", "FILTERBY", "PATTERN", "y"},
 	} {
-		assert.Equal(t, replyErr(ErrSyntax), e.run(args...), args)
+		assert.Equal(t, replyErr(engine.ErrSyntax), e.run(args...), args)
 	}
 }
 
@@ -163,7 +163,7 @@ func TestCommandGetKeys(t *testing.T) {
 		{[]string{"command", "count"}, replyErr(errGetKeysNoKeys)},
 		{[]string{"command", "nosuch"}, replyErr(errGetKeysInvalidCommand)},
 		{[]string{"command", "getkeys", "get", "k"}, replyErr(errGetKeysNoKeys)},
-		{[]string{"get"}, replyErr(ErrWrongArgs("command|getkeys"))},
+		{[]string{"get"}, replyErr(engine.ErrWrongArgs("command|getkeys"))},
 	}
 	for _, tt := range tests {
 		args := append([]string{"COMMAND", "GETKEYS"}, tt.args...)
@@ -182,7 +182,7 @@ func TestCommandGetKeys(t *testing.T) {
 // A subcommand zredis accepts from a later Redis is not described.
 func TestCommandHidesExtensions(t *testing.T) {
 	e := newTestEnv(t)
-	for _, cmd := range All() {
+	for _, cmd := range table.All() {
 		for _, sub := range cmd.Subs {
 			if !sub.Extension {
 				continue
@@ -200,9 +200,9 @@ func TestCommandHidesExtensions(t *testing.T) {
 // A movable-keys command: key positions from its Keys function, flags
 // from Redis's key specs, and the "no keys" outcomes.
 func TestCommandGetKeysMovable(t *testing.T) {
-	cmd := &Command{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM, ACL: "@sortedset",
+	cmd := &engine.Command{Name: "zunionstore", Arity: -4, Flags: engine.Write | engine.DenyOOM, ACL: "@sortedset",
 		Keys: func(args [][]byte) []int {
-			n, ok := ParseInt(args[2])
+			n, ok := engine.ParseInt(args[2])
 			if !ok || n < 1 || int(n) > len(args)-3 {
 				return nil
 			}
@@ -222,20 +222,20 @@ func TestCommandGetKeysMovable(t *testing.T) {
 	info := e.run("COMMAND", "INFO", "zunionstore")
 	assert.Contains(t, info, "*3\r\n+write\r\n+denyoom\r\n+movablekeys\r\n")
 
-	cmd.Flags |= NoMandatoryKeys
+	cmd.Flags |= engine.NoMandatoryKeys
 	assert.Equal(t, "*0\r\n", e.run("COMMAND", "GETKEYS", "zunionstore", "d", "0", "a"))
 }
 
 // cmdWithTestCommand adds cmd to the table for the test, unless the table
 // already has a command of that name (then the test is skipped: it is
 // about the COMMAND family, not about that command).
-func cmdWithTestCommand(t *testing.T, cmd *Command) {
+func cmdWithTestCommand(t testing.TB, cmd *engine.Command) {
 	t.Helper()
-	if table.byName[cmd.Name] != nil {
+	if table.Lookup([]byte(cmd.Name)) != nil {
 		t.Skipf("%s is registered by its family", cmd.Name)
 	}
-	table.byName[cmd.Name] = cmd
-	t.Cleanup(func() { delete(table.byName, cmd.Name) })
+	table.Register(cmd)
+	t.Cleanup(func() { table.Remove(cmd.Name) })
 }
 
 func TestCommandHelpAndErrors(t *testing.T) {
@@ -244,16 +244,16 @@ func TestCommandHelpAndErrors(t *testing.T) {
 	assert.True(t, strings.HasPrefix(help, "*21\r\n+COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+(no subcommand)\r\n"), help)
 	assert.True(t, strings.HasSuffix(help, "+HELP\r\n+    Prints this help.\r\n"), help)
 	assert.Equal(t, replyErr("ERR unknown subcommand 'FOO'. Try COMMAND HELP."), e.run("COMMAND", "FOO"))
-	assert.Equal(t, replyErr(ErrWrongArgs("command|count")), e.run("COMMAND", "COUNT", "x"))
-	assert.Equal(t, replyErr(ErrWrongArgs("command|help")), e.run("COMMAND", "HELP", "x"))
+	assert.Equal(t, replyErr(engine.ErrWrongArgs("command|count")), e.run("COMMAND", "COUNT", "x"))
+	assert.Equal(t, replyErr(engine.ErrWrongArgs("command|help")), e.run("COMMAND", "HELP", "x"))
 }
 
 // Every command of the table can be described: COMMAND INFO and DOCS
 // reply for each one, its subcommands included.
 func TestCommandDescribesWholeTable(t *testing.T) {
 	e := newTestEnv(t)
-	for _, cmd := range All() {
-		for _, c := range append([]*Command{cmd}, cmd.SortedSubs()...) {
+	for _, cmd := range table.All() {
+		for _, c := range append([]*engine.Command{cmd}, cmd.SortedSubs()...) {
 			info := e.run("COMMAND", "INFO", c.Name)
 			assert.True(t, strings.HasPrefix(info, "*1\r\n*10\r\n$"+cmdItoa(len(c.Name))+"\r\n"+c.Name+"\r\n"), c.Name)
 			docs := e.run("COMMAND", "DOCS", c.Name)
@@ -263,9 +263,9 @@ func TestCommandDescribesWholeTable(t *testing.T) {
 }
 
 func TestOrderedCategories(t *testing.T) {
-	cmd := &Command{Name: "x", Flags: Write | Admin, ACL: "@connection @string @keyspace"}
+	cmd := &engine.Command{Name: "x", Flags: engine.Write | engine.Admin, ACL: "@connection @string @keyspace"}
 	assert.Equal(t, []string{"@keyspace", "@write", "@string", "@admin", "@slow", "@dangerous", "@connection"}, orderedCategories(cmd))
-	cmd = &Command{Name: "x", Flags: ReadOnly | Fast, ACL: "@custom @string"}
+	cmd = &engine.Command{Name: "x", Flags: engine.ReadOnly | engine.Fast, ACL: "@custom @string"}
 	assert.Equal(t, []string{"@read", "@string", "@fast", "@custom"}, orderedCategories(cmd))
 }
 

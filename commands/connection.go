@@ -2,8 +2,9 @@ package commands
 
 import (
 	"crypto/subtle"
-	"strconv"
 	"strings"
+
+	"github.com/zredis/zredis/engine"
 )
 
 // RedisVersion is the Redis version whose behaviour zredis reproduces.
@@ -13,58 +14,50 @@ const RedisVersion = "7.0.15"
 
 // Connection commands (networking.c, server.c, acl.c).
 func init() {
-	const hello = NoScript | Loading | Stale | Fast | NoAuth | AllowBusy
-	const clientSub = NoScript | Loading | Stale
-	const clientAdmin = Admin | NoScript | Loading | Stale
+	const hello = engine.NoScript | engine.Loading | engine.Stale | engine.Fast | engine.NoAuth | engine.AllowBusy
+	const clientSub = engine.NoScript | engine.Loading | engine.Stale
+	const clientAdmin = engine.Admin | engine.NoScript | engine.Loading | engine.Stale
 	register(
-		&Command{Name: "ping", Arity: -1, Flags: Fast, ACL: "@fast @connection", Group: "connection", Run: pingCommand},
-		&Command{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, ACL: "@fast @connection", Group: "connection", Run: echoCommand},
-		&Command{Name: "quit", Arity: -1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: quitCommand},
-		&Command{Name: "select", Arity: 2, Flags: Loading | Stale | Fast, ACL: "@fast @connection", Group: "connection", Run: selectCommand},
-		&Command{Name: "reset", Arity: 1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: resetCommand},
-		&Command{Name: "hello", Arity: -1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: helloCommand},
-		&Command{Name: "auth", Arity: -2, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: authCommand},
+		&engine.Command{Name: "ping", Arity: -1, Flags: engine.Fast, ACL: "@fast @connection", Group: "connection", Run: pingCommand},
+		&engine.Command{Name: "echo", Arity: 2, Flags: engine.Loading | engine.Stale | engine.Fast, ACL: "@fast @connection", Group: "connection", Run: echoCommand},
+		&engine.Command{Name: "quit", Arity: -1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: quitCommand},
+		&engine.Command{Name: "select", Arity: 2, Flags: engine.Loading | engine.Stale | engine.Fast, ACL: "@fast @connection", Group: "connection", Run: selectCommand},
+		&engine.Command{Name: "reset", Arity: 1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: resetCommand},
+		&engine.Command{Name: "hello", Arity: -1, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: helloCommand},
+		&engine.Command{Name: "auth", Arity: -2, Flags: hello, ACL: "@fast @connection", Group: "connection", Run: authCommand},
 
-		&Command{Name: "client", Arity: -2, Group: "connection"},
-		&Command{Name: "client|caching", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientCachingCommand},
-		&Command{Name: "client|getname", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientGetnameCommand},
-		&Command{Name: "client|getredir", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientGetredirCommand},
-		&Command{Name: "client|help", Arity: 2, Flags: Loading | Stale, ACL: "@connection", Run: clientHelpCommand},
-		&Command{Name: "client|id", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientIDCommand},
-		&Command{Name: "client|info", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientInfoCommand},
-		&Command{Name: "client|kill", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientKillCommand},
-		&Command{Name: "client|list", Arity: -2, Flags: clientAdmin, ACL: "@connection", Run: clientListCommand},
-		&Command{Name: "client|no-evict", Arity: 3, Flags: clientAdmin, ACL: "@connection", Run: clientNoEvictCommand},
-		&Command{Name: "client|pause", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientPauseCommand},
-		&Command{Name: "client|reply", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientReplyCommand},
-		&Command{Name: "client|setname", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientSetnameCommand},
-		&Command{Name: "client|trackinginfo", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientTrackinginfoCommand},
-		&Command{Name: "client|unblock", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientUnblockCommand},
-		&Command{Name: "client|unpause", Arity: 2, Flags: clientAdmin, ACL: "@connection", Run: clientUnpauseCommand},
+		&engine.Command{Name: "client", Arity: -2, Group: "connection"},
+		&engine.Command{Name: "client|caching", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientCachingCommand},
+		&engine.Command{Name: "client|getname", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientGetnameCommand},
+		&engine.Command{Name: "client|getredir", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientGetredirCommand},
+		&engine.Command{Name: "client|help", Arity: 2, Flags: engine.Loading | engine.Stale, ACL: "@connection", Run: clientHelpCommand},
+		&engine.Command{Name: "client|id", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientIDCommand},
+		&engine.Command{Name: "client|info", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientInfoCommand},
+		&engine.Command{Name: "client|kill", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientKillCommand},
+		&engine.Command{Name: "client|list", Arity: -2, Flags: clientAdmin, ACL: "@connection", Run: clientListCommand},
+		&engine.Command{Name: "client|no-evict", Arity: 3, Flags: clientAdmin, ACL: "@connection", Run: clientNoEvictCommand},
+		&engine.Command{Name: "client|pause", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientPauseCommand},
+		&engine.Command{Name: "client|reply", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientReplyCommand},
+		&engine.Command{Name: "client|setname", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientSetnameCommand},
+		&engine.Command{Name: "client|trackinginfo", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientTrackinginfoCommand},
+		&engine.Command{Name: "client|unblock", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientUnblockCommand},
+		&engine.Command{Name: "client|unpause", Arity: 2, Flags: clientAdmin, ACL: "@connection", Run: clientUnpauseCommand},
 		// Redis 7.2 additions that 7.0 lacks: clients of newer servers send
 		// them (go-redis v9 sends CLIENT SETINFO on connect and ignores a
 		// failure), so they are accepted. COMMAND, CLIENT HELP and CLIENT
 		// LIST stay as 7.0 prints them.
-		&Command{Name: "client|setinfo", Arity: 4, Flags: clientSub, ACL: "@connection", Run: clientSetinfoCommand, Extension: true},
-		&Command{Name: "client|no-touch", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientNoTouchCommand, Extension: true},
+		&engine.Command{Name: "client|setinfo", Arity: 4, Flags: clientSub, ACL: "@connection", Run: clientSetinfoCommand, Extension: true},
+		&engine.Command{Name: "client|no-touch", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientNoTouchCommand, Extension: true},
 	)
 }
-
-// resetHooks clear the state other families keep per client (MULTI
-// queue, WATCHed keys, subscriptions) when the client sends RESET. A
-// family registers its hook from its init function.
-var resetHooks []func(c *Ctx)
-
-// onReset registers a RESET hook.
-func onReset(fn func(c *Ctx)) { resetHooks = append(resetHooks, fn) }
 
 // ---- PING ECHO QUIT SELECT ------------------------------------------------
 
 // pingCommand answers PONG, or its argument. A RESP2 client in Pub/Sub
 // mode gets the ["pong", arg] array its subscription reader expects.
-func pingCommand(c *Ctx) {
+func pingCommand(c *engine.Ctx) {
 	if len(c.Args) > 2 {
-		c.Error(ErrWrongArgs("ping"))
+		c.Error(engine.ErrWrongArgs("ping"))
 		return
 	}
 	cl := c.Client
@@ -85,16 +78,16 @@ func pingCommand(c *Ctx) {
 	c.W.Bulk(c.Args[1])
 }
 
-func echoCommand(c *Ctx) { c.W.Bulk(c.Args[1]) }
+func echoCommand(c *engine.Ctx) { c.W.Bulk(c.Args[1]) }
 
-func quitCommand(c *Ctx) {
+func quitCommand(c *engine.Ctx) {
 	c.W.OK()
 	c.Client.CloseAfterReply = true
 }
 
 // selectCommand switches the client's database; the index is parsed as
 // a C int, as getIntFromObjectOrReply does (see dbIndexArg).
-func selectCommand(c *Ctx) {
+func selectCommand(c *engine.Ctx) {
 	db, ok := dbIndexArg(c, c.Args[1])
 	if !ok {
 		return
@@ -108,8 +101,9 @@ func selectCommand(c *Ctx) {
 // resetCommand returns the connection to the state of a new one
 // (clearClientConnectionState): database 0, RESP2, no name, replies on,
 // no MONITOR, authenticated only if the default user needs no password,
-// and every family's per-client state cleared through its hook.
-func resetCommand(c *Ctx) {
+// and the engine's per-client state (MULTI queue, WATCHed keys,
+// subscriptions) cleared.
+func resetCommand(c *engine.Ctx) {
 	cl := c.Client
 	cl.DB = 0
 	c.W.SetProto(2)
@@ -119,9 +113,7 @@ func resetCommand(c *Ctx) {
 	cl.NoTouch = false
 	cl.ReplyOff, cl.ReplySkip, cl.ReplySkipNext = false, false, false
 	cl.Monitor = false
-	for _, h := range resetHooks {
-		h(c)
-	}
+	c.D.ResetClient(cl)
 	c.W.Simple("RESET")
 }
 
@@ -130,7 +122,7 @@ func resetCommand(c *Ctx) {
 // authenticate checks a user and password against the only user,
 // "default": it has the password requirepass, or takes any password when
 // requirepass is empty (nopass).
-func authenticate(c *Ctx, user, pass []byte) bool {
+func authenticate(c *engine.Ctx, user, pass []byte) bool {
 	if string(user) != "default" {
 		return false
 	}
@@ -144,9 +136,9 @@ func authenticate(c *Ctx, user, pass []byte) bool {
 // authCommand is AUTH [username] password. The arguments are redacted
 // before anything else, as Redis does, so MONITOR and the slow log never
 // show a password, even a wrong one.
-func authCommand(c *Ctx) {
+func authCommand(c *engine.Ctx) {
 	if len(c.Args) > 3 {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	user, pass := []byte("default"), c.Args[1]
@@ -156,11 +148,11 @@ func authCommand(c *Ctx) {
 	}
 	c.Redact(1)
 	if len(c.Args) == 2 && c.Config().String("requirepass") == "" {
-		c.Error(ErrAuthNoPassword)
+		c.Error(engine.ErrAuthNoPassword)
 		return
 	}
 	if !authenticate(c, user, pass) {
-		c.Error(ErrWrongPass)
+		c.Error(engine.ErrWrongPass)
 		return
 	}
 	c.Client.Authed = true
@@ -172,17 +164,17 @@ func authCommand(c *Ctx) {
 // it does not know; clients then fall back to RESP2. For protocol 3 the
 // options are still read (and an AUTH password redacted, as Redis, which
 // accepts 3, redacts it) before the refusal.
-func helloCommand(c *Ctx) {
+func helloCommand(c *engine.Ctx) {
 	next := 1
 	resp3 := false
 	if len(c.Args) >= 2 {
-		ver, ok := ParseInt(c.Args[1])
+		ver, ok := engine.ParseInt(c.Args[1])
 		if !ok {
-			c.Error(ErrProtoVersion)
+			c.Error(engine.ErrProtoVersion)
 			return
 		}
 		if ver != 2 && ver != 3 {
-			c.Error(ErrNoProto)
+			c.Error(engine.ErrNoProto)
 			return
 		}
 		resp3 = ver == 3
@@ -195,7 +187,7 @@ func helloCommand(c *Ctx) {
 	for j := next; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
 		switch {
-		case EqualFold(c.Args[j], "auth") && more >= 2:
+		case engine.EqualFold(c.Args[j], "auth") && more >= 2:
 			user, pass := c.Args[j+1], c.Args[j+2]
 			c.Redact(j + 1)
 			c.Redact(j + 2)
@@ -204,16 +196,16 @@ func helloCommand(c *Ctx) {
 				continue
 			}
 			if !authenticate(c, user, pass) {
-				c.Error(ErrWrongPass)
+				c.Error(engine.ErrWrongPass)
 				return
 			}
 			c.Client.Authed = true
-		case EqualFold(c.Args[j], "setname") && more >= 1:
+		case engine.EqualFold(c.Args[j], "setname") && more >= 1:
 			name := c.Args[j+1]
 			j++
 			if resp3 {
 				if !validClientAttr(name) {
-					c.Error(ErrClientName)
+					c.Error(engine.ErrClientName)
 					return
 				}
 				continue
@@ -227,11 +219,11 @@ func helloCommand(c *Ctx) {
 		}
 	}
 	if resp3 {
-		c.Error(ErrNoProto)
+		c.Error(engine.ErrNoProto)
 		return
 	}
 	if !c.Client.Authed {
-		c.Error(ErrHelloNoAuth)
+		c.Error(engine.ErrHelloNoAuth)
 		return
 	}
 	role := "master"
@@ -305,11 +297,11 @@ var clientHelp = []string{
 	"    Protect current client connection from eviction.",
 }
 
-func clientHelpCommand(c *Ctx) { replyHelp(c, clientHelp) }
+func clientHelpCommand(c *engine.Ctx) { c.ReplyHelp(clientHelp) }
 
-func clientIDCommand(c *Ctx) { c.W.Int(c.Client.ID) }
+func clientIDCommand(c *engine.Ctx) { c.W.Int(c.Client.ID) }
 
-func clientGetnameCommand(c *Ctx) {
+func clientGetnameCommand(c *engine.Ctx) {
 	if c.Client.Name == "" {
 		c.W.Null()
 		return
@@ -317,7 +309,7 @@ func clientGetnameCommand(c *Ctx) {
 	c.W.BulkString(c.Client.Name)
 }
 
-func clientSetnameCommand(c *Ctx) {
+func clientSetnameCommand(c *engine.Ctx) {
 	if setClientName(c, c.Args[2]) {
 		c.W.OK()
 	}
@@ -337,9 +329,9 @@ func validClientAttr(b []byte) bool {
 
 // setClientName names the client (an empty name removes it), or replies
 // with the error and returns false.
-func setClientName(c *Ctx, name []byte) bool {
+func setClientName(c *engine.Ctx, name []byte) bool {
 	if !validClientAttr(name) {
-		c.Error(ErrClientName)
+		c.Error(engine.ErrClientName)
 		return false
 	}
 	c.Client.Name = string(name)
@@ -347,13 +339,13 @@ func setClientName(c *Ctx, name []byte) bool {
 }
 
 // clientSetinfoCommand is CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2).
-func clientSetinfoCommand(c *Ctx) {
+func clientSetinfoCommand(c *engine.Ctx) {
 	attr, val := c.Args[2], c.Args[3]
 	var dst *string
 	switch {
-	case EqualFold(attr, "lib-name"):
+	case engine.EqualFold(attr, "lib-name"):
 		dst = &c.Client.LibName
-	case EqualFold(attr, "lib-ver"):
+	case engine.EqualFold(attr, "lib-ver"):
 		dst = &c.Client.LibVer
 	default:
 		c.Error("ERR Unrecognized option '" + string(attr) + "'")
@@ -368,18 +360,18 @@ func clientSetinfoCommand(c *Ctx) {
 }
 
 // onOff parses ON or OFF, replying a syntax error otherwise.
-func onOff(c *Ctx, b []byte) (on, ok bool) {
+func onOff(c *engine.Ctx, b []byte) (on, ok bool) {
 	switch {
-	case EqualFold(b, "on"):
+	case engine.EqualFold(b, "on"):
 		return true, true
-	case EqualFold(b, "off"):
+	case engine.EqualFold(b, "off"):
 		return false, true
 	}
-	c.Error(ErrSyntax)
+	c.Error(engine.ErrSyntax)
 	return false, false
 }
 
-func clientNoEvictCommand(c *Ctx) {
+func clientNoEvictCommand(c *engine.Ctx) {
 	if on, ok := onOff(c, c.Args[2]); ok {
 		c.Client.NoEvict = on
 		c.W.OK()
@@ -388,7 +380,7 @@ func clientNoEvictCommand(c *Ctx) {
 
 // clientNoTouchCommand is CLIENT NO-TOUCH ON|OFF (Redis 7.2): the client's
 // commands leave keys' access times alone.
-func clientNoTouchCommand(c *Ctx) {
+func clientNoTouchCommand(c *engine.Ctx) {
 	if on, ok := onOff(c, c.Args[2]); ok {
 		c.Client.NoTouch = on
 		c.W.OK()
@@ -398,49 +390,49 @@ func clientNoTouchCommand(c *Ctx) {
 // clientReplyCommand is CLIENT REPLY ON|OFF|SKIP. The connection drops the
 // replies after each command according to the client's flags; OFF and
 // SKIP themselves have no reply.
-func clientReplyCommand(c *Ctx) {
+func clientReplyCommand(c *engine.Ctx) {
 	cl := c.Client
 	switch a := c.Args[2]; {
-	case EqualFold(a, "on"):
+	case engine.EqualFold(a, "on"):
 		cl.ReplyOff, cl.ReplySkip, cl.ReplySkipNext = false, false, false
 		c.W.OK()
-	case EqualFold(a, "off"):
+	case engine.EqualFold(a, "off"):
 		cl.ReplyOff = true
-	case EqualFold(a, "skip"):
+	case engine.EqualFold(a, "skip"):
 		if !cl.ReplyOff {
 			cl.ReplySkipNext = true
 		}
 	default:
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 	}
 }
 
 // clientPauseCommand is CLIENT PAUSE timeout [WRITE|ALL]. The mode is
 // checked before the timeout, as in Redis; the deadline wraps like
 // Redis's when the timeout is near the int64 limit (no pause at all).
-func clientPauseCommand(c *Ctx) {
+func clientPauseCommand(c *engine.Ctx) {
 	if len(c.Args) > 4 {
-		c.Error(ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
+		c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
 		return
 	}
 	all := true
 	if len(c.Args) == 4 {
 		switch {
-		case EqualFold(c.Args[3], "write"):
+		case engine.EqualFold(c.Args[3], "write"):
 			all = false
-		case EqualFold(c.Args[3], "all"):
+		case engine.EqualFold(c.Args[3], "all"):
 		default:
-			c.Error(ErrPauseMode)
+			c.Error(engine.ErrPauseMode)
 			return
 		}
 	}
-	ms, ok := ParseInt(c.Args[2])
+	ms, ok := engine.ParseInt(c.Args[2])
 	if !ok {
-		c.Error(ErrTimeoutNotInt)
+		c.Error(engine.ErrTimeoutNotInt)
 		return
 	}
 	if ms < 0 {
-		c.Error(ErrTimeoutNegative)
+		c.Error(engine.ErrTimeoutNegative)
 		return
 	}
 	end := int64(0)
@@ -451,16 +443,16 @@ func clientPauseCommand(c *Ctx) {
 	c.W.OK()
 }
 
-func clientUnpauseCommand(c *Ctx) {
+func clientUnpauseCommand(c *engine.Ctx) {
 	c.Srv.Unpause()
 	c.W.OK()
 }
 
-func clientGetredirCommand(c *Ctx) { c.W.Int(-1) }
+func clientGetredirCommand(c *engine.Ctx) { c.W.Int(-1) }
 
 // clientTrackinginfoCommand reports tracking off: zredis does not offer
 // client-side caching.
-func clientTrackinginfoCommand(c *Ctx) {
+func clientTrackinginfoCommand(c *engine.Ctx) {
 	c.W.Map(3)
 	c.W.BulkString("flags")
 	c.W.Set(1)
@@ -471,23 +463,23 @@ func clientTrackinginfoCommand(c *Ctx) {
 	c.W.Array(0)
 }
 
-func clientCachingCommand(c *Ctx) { c.Error(ErrCachingNoTrack) }
+func clientCachingCommand(c *engine.Ctx) { c.Error(engine.ErrCachingNoTrack) }
 
 // clientUnblockCommand is CLIENT UNBLOCK id [TIMEOUT|ERROR]: the reason is
 // checked before the id, as in Redis.
-func clientUnblockCommand(c *Ctx) {
+func clientUnblockCommand(c *engine.Ctx) {
 	if len(c.Args) > 4 {
-		c.Error(ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
+		c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
 		return
 	}
 	withErr := false
 	if len(c.Args) == 4 {
 		switch {
-		case EqualFold(c.Args[3], "timeout"):
-		case EqualFold(c.Args[3], "error"):
+		case engine.EqualFold(c.Args[3], "timeout"):
+		case engine.EqualFold(c.Args[3], "error"):
 			withErr = true
 		default:
-			c.Error(ErrUnblockReason)
+			c.Error(engine.ErrUnblockReason)
 			return
 		}
 	}
@@ -503,7 +495,7 @@ func clientUnblockCommand(c *Ctx) {
 }
 
 // clientByID finds a connected client.
-func clientByID(c *Ctx, id int64) *Client {
+func clientByID(c *engine.Ctx, id int64) *engine.Client {
 	for _, cl := range c.Srv.Clients() {
 		if cl.ID == id {
 			return cl
@@ -523,13 +515,13 @@ const (
 // parseClientType maps a type name to its type, -1 when unknown.
 func parseClientType(b []byte) int {
 	switch {
-	case EqualFold(b, "normal"):
+	case engine.EqualFold(b, "normal"):
 		return clientTypeNormal
-	case EqualFold(b, "slave"), EqualFold(b, "replica"):
+	case engine.EqualFold(b, "slave"), engine.EqualFold(b, "replica"):
 		return clientTypeReplica
-	case EqualFold(b, "pubsub"):
+	case engine.EqualFold(b, "pubsub"):
 		return clientTypePubSub
-	case EqualFold(b, "master"):
+	case engine.EqualFold(b, "master"):
 		return clientTypeMaster
 	}
 	return -1
@@ -537,7 +529,7 @@ func parseClientType(b []byte) int {
 
 // clientType classifies a client as getClientType does: a MONITOR client
 // counts as normal.
-func clientType(cl *Client) int {
+func clientType(cl *engine.Client) int {
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return clientTypePubSub
 	}
@@ -545,11 +537,11 @@ func clientType(cl *Client) int {
 }
 
 // clientListCommand is CLIENT LIST [TYPE type | ID id [id ...]].
-func clientListCommand(c *Ctx) {
+func clientListCommand(c *engine.Ctx) {
 	now := c.KS.Now()
 	var b []byte
 	switch {
-	case len(c.Args) == 4 && EqualFold(c.Args[2], "type"):
+	case len(c.Args) == 4 && engine.EqualFold(c.Args[2], "type"):
 		typ := parseClientType(c.Args[3])
 		if typ < 0 {
 			c.Error("ERR Unknown client type '" + string(c.Args[3]) + "'")
@@ -557,187 +549,48 @@ func clientListCommand(c *Ctx) {
 		}
 		for _, cl := range c.Srv.Clients() {
 			if clientType(cl) == typ {
-				b = appendClientInfo(b, c, cl, now, 0)
+				b = engine.AppendClientInfo(b, c, cl, now, 0)
 				b = append(b, '\n')
 			}
 		}
-	case len(c.Args) > 3 && EqualFold(c.Args[2], "id"):
+	case len(c.Args) > 3 && engine.EqualFold(c.Args[2], "id"):
 		ids := make([]int64, 0, len(c.Args)-3)
 		for _, a := range c.Args[3:] {
-			id, ok := ParseInt(a)
+			id, ok := engine.ParseInt(a)
 			if !ok {
-				c.Error(ErrInvalidClientID)
+				c.Error(engine.ErrInvalidClientID)
 				return
 			}
 			ids = append(ids, id)
 		}
 		for _, id := range ids {
 			if cl := clientByID(c, id); cl != nil {
-				b = appendClientInfo(b, c, cl, now, 0)
+				b = engine.AppendClientInfo(b, c, cl, now, 0)
 				b = append(b, '\n')
 			}
 		}
 	case len(c.Args) != 2:
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	default:
 		for _, cl := range c.Srv.Clients() {
-			b = appendClientInfo(b, c, cl, now, 0)
+			b = engine.AppendClientInfo(b, c, cl, now, 0)
 			b = append(b, '\n')
 		}
 	}
 	c.W.Verbatim(string(b))
 }
 
-func clientInfoCommand(c *Ctx) {
-	b := appendClientInfo(nil, c, c.Client, c.KS.Now(), 0)
+func clientInfoCommand(c *engine.Ctx) {
+	b := engine.AppendClientInfo(nil, c, c.Client, c.KS.Now(), 0)
 	b = append(b, '\n')
 	c.W.Verbatim(string(b))
-}
-
-// clientFlags is the flags= field of CLIENT LIST, letters in Redis's order.
-func clientFlags(dst []byte, cl *Client) []byte {
-	n := len(dst)
-	if cl.Monitor {
-		dst = append(dst, 'O')
-	}
-	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
-		dst = append(dst, 'P')
-	}
-	if cl.InMulti {
-		dst = append(dst, 'x')
-	}
-	if cl.Blocked {
-		dst = append(dst, 'b')
-	}
-	if cl.NoEvict {
-		dst = append(dst, 'e')
-	}
-	if cl.NoTouch {
-		dst = append(dst, 'T')
-	}
-	if len(dst) == n {
-		dst = append(dst, 'N')
-	}
-	return dst
-}
-
-// readBufSize is the size of a connection's query buffer while it holds
-// less (the request reader's initial buffer), and the size of the part of
-// its output that stands for Redis's static reply buffer (rbs: Redis's
-// PROTO_REPLY_CHUNK_BYTES).
-const readBufSize = 16 << 10
-
-// clientStructBytes is what CLIENT LIST's tot-mem counts for the client
-// itself, besides its buffers.
-const clientStructBytes = 1024
-
-// ClientInfoString is the CLIENT LIST line of cl (without the newline),
-// as Redis logs a client (catClientInfoString); writer is the length of
-// its reply writer, which only its own connection may read.
-func ClientInfoString(cl *Client, now int64, writer int) string {
-	return string(appendClientInfo(nil, nil, cl, now, writer))
-}
-
-// appendClientInfo appends one CLIENT LIST line (without the newline),
-// with the fields of Redis 7.0 in its order. For the client running the
-// command (c's), cmd= is the running command and the argument and output
-// sizes are those of this call, as Redis shows them; c is nil outside a
-// command, and writer then the length of cl's reply writer.
-//
-// The buffers map to Redis's as follows. qbuf is what the request reader
-// holds unparsed (during a batch: the batch and the rest), qbuf-free the
-// rest of its 16 KB initial buffer. Output (replies of the batch being
-// run, messages and MONITOR lines queued, and what the socket has not
-// taken) is shown as Redis would hold it: the first 16 KB in its static
-// reply buffer (obl, of size rbs), the rest in its reply list (omem, one
-// block here: oll). tot-mem adds those buffers, argv-mem and the client
-// itself.
-func appendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byte {
-	num := func(name string, v int64) {
-		b = append(b, ' ')
-		b = append(b, name...)
-		b = append(b, '=')
-		b = strconv.AppendInt(b, v, 10)
-	}
-	str := func(name, v string) {
-		b = append(b, ' ')
-		b = append(b, name...)
-		b = append(b, '=')
-		b = append(b, v...)
-	}
-	self := c != nil && cl == c.Client
-	cmd := cl.LastCmd
-	var argvMem int64
-	if self {
-		cmd = c.Cmd.Name
-		for _, a := range c.Args {
-			argvMem += int64(len(a))
-		}
-		writer = c.W.Len()
-	}
-	if cmd == "" {
-		cmd = "NULL"
-	}
-	var out OutputFigures
-	if cl.Output != nil {
-		out = cl.Output(writer)
-	}
-	qbuf := cl.QueryBuf.Load()
-	qbufFree := int64(0)
-	if qbuf > 0 && qbuf < readBufSize {
-		qbufFree = readBufSize - qbuf
-	}
-	multi := int64(-1)
-	if cl.InMulti {
-		multi = int64(cl.MultiLen)
-	}
-	idle := (now - cl.LastInteraction.Load()) / 1000
-	if self || idle < 0 {
-		idle = 0
-	}
-
-	b = append(b, "id="...)
-	b = strconv.AppendInt(b, cl.ID, 10)
-	str("addr", cl.Addr)
-	str("laddr", cl.LAddr)
-	num("fd", int64(cl.FD))
-	str("name", cl.Name)
-	num("age", max(0, (now-cl.Created)/1000))
-	num("idle", idle)
-	b = append(b, " flags="...)
-	b = clientFlags(b, cl)
-	num("db", int64(cl.DB))
-	num("sub", int64(cl.Subs))
-	num("psub", int64(cl.PSubs))
-	num("ssub", int64(cl.SSubs))
-	num("multi", multi)
-	num("qbuf", qbuf)
-	num("qbuf-free", qbufFree)
-	num("argv-mem", argvMem)
-	num("multi-mem", 0)
-	num("rbs", readBufSize)
-	num("rbp", out.Buf)
-	num("obl", out.Buf)
-	num("oll", out.Blocks)
-	num("omem", out.Mem)
-	num("tot-mem", clientStructBytes+max(readBufSize, qbuf)+readBufSize+out.Mem+argvMem)
-	if out.Writing {
-		str("events", "rw")
-	} else {
-		str("events", "r")
-	}
-	str("cmd", cmd)
-	str("user", "default")
-	num("redir", -1)
-	num("resp", int64(cl.W.Proto()))
-	return b
 }
 
 // clientKillCommand is CLIENT KILL addr (old form: replies OK or an error,
 // may kill the caller) or CLIENT KILL <filter> <value> ... (new form:
 // replies the count; skips the caller unless SKIPME NO).
-func clientKillCommand(c *Ctx) {
+func clientKillCommand(c *engine.Ctx) {
 	var addr, laddr []byte
 	typ := -1
 	var id int64
@@ -750,45 +603,45 @@ func clientKillCommand(c *Ctx) {
 		for i := 2; i < len(c.Args); i += 2 {
 			opt := c.Args[i]
 			if i+1 >= len(c.Args) {
-				c.Error(ErrSyntax)
+				c.Error(engine.ErrSyntax)
 				return
 			}
 			val := c.Args[i+1]
 			switch {
-			case EqualFold(opt, "id"):
-				n, ok := ParseInt(val)
+			case engine.EqualFold(opt, "id"):
+				n, ok := engine.ParseInt(val)
 				if !ok || n < 1 {
-					c.Error(ErrClientIDRange)
+					c.Error(engine.ErrClientIDRange)
 					return
 				}
 				id = n
-			case EqualFold(opt, "type"):
+			case engine.EqualFold(opt, "type"):
 				if typ = parseClientType(val); typ < 0 {
 					c.Error("ERR Unknown client type '" + string(val) + "'")
 					return
 				}
-			case EqualFold(opt, "addr"):
+			case engine.EqualFold(opt, "addr"):
 				addr = val
-			case EqualFold(opt, "laddr"):
+			case engine.EqualFold(opt, "laddr"):
 				laddr = val
-			case EqualFold(opt, "user"):
+			case engine.EqualFold(opt, "user"):
 				// "default" is the only user, and every client's.
 				if string(val) != "default" {
 					c.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
-			case EqualFold(opt, "skipme"):
+			case engine.EqualFold(opt, "skipme"):
 				switch {
-				case EqualFold(val, "yes"):
+				case engine.EqualFold(val, "yes"):
 					skipme = true
-				case EqualFold(val, "no"):
+				case engine.EqualFold(val, "no"):
 					skipme = false
 				default:
-					c.Error(ErrSyntax)
+					c.Error(engine.ErrSyntax)
 					return
 				}
 			default:
-				c.Error(ErrSyntax)
+				c.Error(engine.ErrSyntax)
 				return
 			}
 		}
@@ -813,7 +666,7 @@ func clientKillCommand(c *Ctx) {
 	}
 	if len(c.Args) == 3 {
 		if killed == 0 {
-			c.Error(ErrNoSuchClient)
+			c.Error(engine.ErrNoSuchClient)
 			return
 		}
 		c.W.OK()

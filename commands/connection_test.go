@@ -7,10 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/engine"
 )
 
 func TestConnectionCommands(t *testing.T) {
-	wrongArgs := func(name string) string { return replyErr(ErrWrongArgs(name)) }
+	wrongArgs := func(name string) string { return replyErr(engine.ErrWrongArgs(name)) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -24,27 +25,27 @@ func TestConnectionCommands(t *testing.T) {
 		}},
 		{"select", []step{
 			{argv("SELECT", "15"), replyOK},
-			{argv("SELECT", "16"), replyErr(ErrDBIndex)},
-			{argv("SELECT", "-1"), replyErr(ErrDBIndex)},
-			{argv("SELECT", "4294967296"), replyErr(ErrIntRange)},
-			{argv("SELECT", "1.5"), replyErr(ErrNotInteger)},
+			{argv("SELECT", "16"), replyErr(engine.ErrDBIndex)},
+			{argv("SELECT", "-1"), replyErr(engine.ErrDBIndex)},
+			{argv("SELECT", "4294967296"), replyErr(engine.ErrIntRange)},
+			{argv("SELECT", "1.5"), replyErr(engine.ErrNotInteger)},
 			{argv("SELECT", "0"), replyOK},
 		}},
 		{"auth without requirepass", []step{
-			{argv("AUTH", "x"), replyErr(ErrAuthNoPassword)},
+			{argv("AUTH", "x"), replyErr(engine.ErrAuthNoPassword)},
 			{argv("AUTH", "default", "anything"), replyOK},
-			{argv("AUTH", "other", "x"), replyErr(ErrWrongPass)},
-			{argv("AUTH", "a", "b", "c"), replyErr(ErrSyntax)},
+			{argv("AUTH", "other", "x"), replyErr(engine.ErrWrongPass)},
+			{argv("AUTH", "a", "b", "c"), replyErr(engine.ErrSyntax)},
 		}},
 		{"hello", []step{
-			{argv("HELLO", "3"), replyErr(ErrNoProto)},
-			{argv("HELLO", "1"), replyErr(ErrNoProto)},
-			{argv("HELLO", "x"), replyErr(ErrProtoVersion)},
+			{argv("HELLO", "3"), replyErr(engine.ErrNoProto)},
+			{argv("HELLO", "1"), replyErr(engine.ErrNoProto)},
+			{argv("HELLO", "x"), replyErr(engine.ErrProtoVersion)},
 			{argv("HELLO", "2", "foo"), replyErr("ERR Syntax error in HELLO option 'foo'")},
 			{argv("HELLO", "2", "auth", "a"), replyErr("ERR Syntax error in HELLO option 'auth'")},
 			{argv("HELLO", "2", "setname"), replyErr("ERR Syntax error in HELLO option 'setname'")},
-			{argv("HELLO", "2", "setname", "a b"), replyErr(ErrClientName)},
-			{argv("HELLO", "2", "AUTH", "nobody", "x"), replyErr(ErrWrongPass)},
+			{argv("HELLO", "2", "setname", "a b"), replyErr(engine.ErrClientName)},
+			{argv("HELLO", "2", "AUTH", "nobody", "x"), replyErr(engine.ErrWrongPass)},
 			{argv("HELLO", "2", "SETNAME", "me"), replyArray(
 				replyBulk("server"), replyBulk("redis"), replyBulk("version"), replyBulk(RedisVersion),
 				replyBulk("proto"), replyInt(2), replyBulk("id"), replyInt(1),
@@ -54,9 +55,9 @@ func TestConnectionCommands(t *testing.T) {
 		}},
 		{"client names", []step{
 			{argv("CLIENT", "GETNAME"), replyNull},
-			{argv("CLIENT", "SETNAME", "a b"), replyErr(ErrClientName)},
-			{argv("CLIENT", "SETNAME", "caf\xc3\xa9"), replyErr(ErrClientName)},
-			{argv("CLIENT", "SETNAME", "a\nb"), replyErr(ErrClientName)},
+			{argv("CLIENT", "SETNAME", "a b"), replyErr(engine.ErrClientName)},
+			{argv("CLIENT", "SETNAME", "caf\xc3\xa9"), replyErr(engine.ErrClientName)},
+			{argv("CLIENT", "SETNAME", "a\nb"), replyErr(engine.ErrClientName)},
 			{argv("CLIENT", "SETNAME", "name-1!~"), replyOK},
 			{argv("CLIENT", "GETNAME"), replyBulk("name-1!~")},
 			{argv("CLIENT", "SETNAME", ""), replyOK},
@@ -66,56 +67,56 @@ func TestConnectionCommands(t *testing.T) {
 			{argv("CLIENT", "ID", "x"), wrongArgs("client|id")},
 		}},
 		{"client flags and options", []step{
-			{argv("CLIENT", "NO-EVICT", "maybe"), replyErr(ErrSyntax)},
+			{argv("CLIENT", "NO-EVICT", "maybe"), replyErr(engine.ErrSyntax)},
 			{argv("CLIENT", "NO-EVICT", "ON"), replyOK},
 			{argv("CLIENT", "NO-TOUCH", "on"), replyOK},
 			{argv("CLIENT", "SETINFO", "LIB-NAME", "go-redis(,go1.26)"), replyOK},
 			{argv("CLIENT", "SETINFO", "lib-ver", "9.0"), replyOK},
 			{argv("CLIENT", "SETINFO", "lib-ver", "a b"), replyErr("ERR lib-ver cannot contain spaces, newlines or special characters.")},
 			{argv("CLIENT", "SETINFO", "other", "x"), replyErr("ERR Unrecognized option 'other'")},
-			{argv("CLIENT", "REPLY", "maybe"), replyErr(ErrSyntax)},
+			{argv("CLIENT", "REPLY", "maybe"), replyErr(engine.ErrSyntax)},
 			{argv("CLIENT", "GETREDIR"), replyInt(-1)},
-			{argv("CLIENT", "CACHING", "yes"), replyErr(ErrCachingNoTrack)},
+			{argv("CLIENT", "CACHING", "yes"), replyErr(engine.ErrCachingNoTrack)},
 			{argv("CLIENT", "TRACKINGINFO"), replyArray(replyBulk("flags"), replyBulks("off"),
 				replyBulk("redirect"), replyInt(-1), replyBulk("prefixes"), replyArray())},
 			{argv("CLIENT", "FOO"), replyErr("ERR unknown subcommand 'FOO'. Try CLIENT HELP.")},
 			{argv("CLIENT"), wrongArgs("client")},
 		}},
 		{"client pause parsing", []step{
-			{argv("CLIENT", "PAUSE", "abc", "foo"), replyErr(ErrPauseMode)},
-			{argv("CLIENT", "PAUSE", "abc"), replyErr(ErrTimeoutNotInt)},
-			{argv("CLIENT", "PAUSE", "-1"), replyErr(ErrTimeoutNegative)},
+			{argv("CLIENT", "PAUSE", "abc", "foo"), replyErr(engine.ErrPauseMode)},
+			{argv("CLIENT", "PAUSE", "abc"), replyErr(engine.ErrTimeoutNotInt)},
+			{argv("CLIENT", "PAUSE", "-1"), replyErr(engine.ErrTimeoutNegative)},
 			{argv("CLIENT", "PAUSE", "1", "2", "3"), replyErr("ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.")},
 			{argv("client", "pause", "1", "2", "3"), replyErr("ERR unknown subcommand or wrong number of arguments for 'pause'. Try CLIENT HELP.")},
 			{argv("CLIENT", "UNPAUSE"), replyOK},
 		}},
 		{"client unblock", []step{
-			{argv("CLIENT", "UNBLOCK", "abc", "foo"), replyErr(ErrUnblockReason)},
-			{argv("CLIENT", "UNBLOCK", "abc"), replyErr(ErrNotInteger)},
+			{argv("CLIENT", "UNBLOCK", "abc", "foo"), replyErr(engine.ErrUnblockReason)},
+			{argv("CLIENT", "UNBLOCK", "abc"), replyErr(engine.ErrNotInteger)},
 			{argv("CLIENT", "UNBLOCK", "1"), replyInt(0)},
 			{argv("CLIENT", "UNBLOCK", "99", "ERROR"), replyInt(0)},
 			{argv("CLIENT", "UNBLOCK", "1", "2", "3"), replyErr("ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.")},
 		}},
 		{"client kill parsing", []step{
-			{argv("CLIENT", "KILL", "1.2.3.4:5"), replyErr(ErrNoSuchClient)},
+			{argv("CLIENT", "KILL", "1.2.3.4:5"), replyErr(engine.ErrNoSuchClient)},
 			{argv("CLIENT", "KILL", "ADDR", "1.2.3.4:5"), replyInt(0)},
-			{argv("CLIENT", "KILL", "ID", "abc"), replyErr(ErrClientIDRange)},
-			{argv("CLIENT", "KILL", "ID", "0"), replyErr(ErrClientIDRange)},
+			{argv("CLIENT", "KILL", "ID", "abc"), replyErr(engine.ErrClientIDRange)},
+			{argv("CLIENT", "KILL", "ID", "0"), replyErr(engine.ErrClientIDRange)},
 			{argv("CLIENT", "KILL", "TYPE", "foo"), replyErr("ERR Unknown client type 'foo'")},
 			{argv("CLIENT", "KILL", "USER", "nobody"), replyErr("ERR No such user 'nobody'")},
-			{argv("CLIENT", "KILL", "SKIPME", "maybe"), replyErr(ErrSyntax)},
-			{argv("CLIENT", "KILL", "ADDR", "x", "ID"), replyErr(ErrSyntax)},
-			{argv("CLIENT", "KILL", "FOO", "bar"), replyErr(ErrSyntax)},
+			{argv("CLIENT", "KILL", "SKIPME", "maybe"), replyErr(engine.ErrSyntax)},
+			{argv("CLIENT", "KILL", "ADDR", "x", "ID"), replyErr(engine.ErrSyntax)},
+			{argv("CLIENT", "KILL", "FOO", "bar"), replyErr(engine.ErrSyntax)},
 			{argv("CLIENT", "KILL", "ID", "1"), replyInt(0)},
 			{argv("CLIENT", "KILL", "TYPE", "normal", "USER", "default"), replyInt(0)},
 		}},
 		{"client list parsing", []step{
 			{argv("CLIENT", "LIST", "TYPE", "foo"), replyErr("ERR Unknown client type 'foo'")},
-			{argv("CLIENT", "LIST", "ID"), replyErr(ErrSyntax)},
-			{argv("CLIENT", "LIST", "ID", "1", "x"), replyErr(ErrInvalidClientID)},
+			{argv("CLIENT", "LIST", "ID"), replyErr(engine.ErrSyntax)},
+			{argv("CLIENT", "LIST", "ID", "1", "x"), replyErr(engine.ErrInvalidClientID)},
 			{argv("CLIENT", "LIST", "ID", "99"), replyEmpty},
 			{argv("CLIENT", "LIST", "TYPE", "pubsub"), replyEmpty},
-			{argv("CLIENT", "LIST", "foo"), replyErr(ErrSyntax)},
+			{argv("CLIENT", "LIST", "foo"), replyErr(engine.ErrSyntax)},
 		}},
 	}
 	for _, tc := range tests {
@@ -128,15 +129,15 @@ func TestAuthRequirepass(t *testing.T) {
 	require.NoError(t, e.Srv.cfg.Set([]string{"requirepass", "secret"}))
 	e.Client.Authed = false
 	steps := []step{
-		{argv("PING"), replyErr(ErrNoAuth)},
-		{argv("HELLO"), replyErr(ErrHelloNoAuth)},
-		{argv("HELLO", "2", "SETNAME", "x"), replyErr(ErrHelloNoAuth)},
-		{argv("AUTH", "wrong"), replyErr(ErrWrongPass)},
-		{argv("AUTH", "default", "wrong"), replyErr(ErrWrongPass)},
+		{argv("PING"), replyErr(engine.ErrNoAuth)},
+		{argv("HELLO"), replyErr(engine.ErrHelloNoAuth)},
+		{argv("HELLO", "2", "SETNAME", "x"), replyErr(engine.ErrHelloNoAuth)},
+		{argv("AUTH", "wrong"), replyErr(engine.ErrWrongPass)},
+		{argv("AUTH", "default", "wrong"), replyErr(engine.ErrWrongPass)},
 		{argv("AUTH", "secret"), replyOK},
 		{argv("PING"), replySimple("PONG")},
 		{argv("RESET"), replySimple("RESET")},
-		{argv("PING"), replyErr(ErrNoAuth)},
+		{argv("PING"), replyErr(engine.ErrNoAuth)},
 		{argv("AUTH", "default", "secret"), replyOK},
 		{argv("RESET"), replySimple("RESET")},
 		{argv("HELLO", "2", "AUTH", "default", "secret", "SETNAME", "n"), ""},
@@ -155,7 +156,7 @@ func TestAuthRequirepass(t *testing.T) {
 func TestAuthRedactsArguments(t *testing.T) {
 	e := newTestEnv(t)
 	var seen [][]string
-	e.D.AfterCall = append(e.D.AfterCall, func(c *Ctx, _ time.Duration) {
+	e.D.AfterCall = append(e.D.AfterCall, func(c *engine.Ctx, _ time.Duration) {
 		a := make([]string, len(c.Args))
 		for i, x := range c.Args {
 			a[i] = string(x)
@@ -174,9 +175,6 @@ func TestAuthRedactsArguments(t *testing.T) {
 
 func TestResetClearsConnectionState(t *testing.T) {
 	e := newTestEnv(t)
-	hooked := 0
-	resetHooks = append(resetHooks, func(*Ctx) { hooked++ })
-	defer func() { resetHooks = resetHooks[:len(resetHooks)-1] }()
 	e.run("SELECT", "3")
 	e.run("CLIENT", "SETNAME", "n")
 	e.run("CLIENT", "NO-EVICT", "on")
@@ -188,7 +186,6 @@ func TestResetClearsConnectionState(t *testing.T) {
 	assert.False(t, cl.NoEvict)
 	assert.False(t, cl.Monitor)
 	assert.True(t, cl.Authed)
-	assert.Equal(t, 1, hooked)
 }
 
 func TestClientReplyFlags(t *testing.T) {
@@ -239,7 +236,7 @@ func parseClientLine(t *testing.T, line string) ([]string, map[string]string) {
 
 func TestClientListFormat(t *testing.T) {
 	e := newTestEnv(t)
-	other := &Client{ID: 7, Addr: "10.0.0.2:4000", LAddr: "10.0.0.1:6379", FD: 9, Created: testEpochMs - 90_000,
+	other := &engine.Client{ID: 7, Addr: "10.0.0.2:4000", LAddr: "10.0.0.1:6379", FD: 9, Created: testEpochMs - 90_000,
 		W: e.Client.W, Name: "worker", DB: 2, Subs: 2, PSubs: 1, InMulti: true, MultiLen: 3, NoEvict: true, LastCmd: "get"}
 	other.LastInteraction.Store(testEpochMs - 30_000)
 	e.Client.LastInteraction.Store(testEpochMs)
@@ -285,7 +282,7 @@ func TestClientKill(t *testing.T) {
 	e := newTestEnv(t)
 	killed := map[int64]bool{}
 	add := func(id int64, addr string) {
-		cl := &Client{ID: id, Addr: addr, LAddr: "127.0.0.1:6379", W: e.Client.W}
+		cl := &engine.Client{ID: id, Addr: addr, LAddr: "127.0.0.1:6379", W: e.Client.W}
 		cl.Kill = func() { killed[id] = true }
 		e.Srv.clients = append(e.Srv.clients, cl)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/persistence/rdb"
 )
 
@@ -11,14 +12,14 @@ import (
 // RDB version and a CRC64, interchangeable with redis-server's.
 func init() {
 	register(
-		&Command{Name: "dump", Arity: 2, Flags: ReadOnly, ACL: "@keyspace", Group: "generic",
+		&engine.Command{Name: "dump", Arity: 2, Flags: engine.ReadOnly, ACL: "@keyspace", Group: "generic",
 			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: dumpCommand},
-		&Command{Name: "restore", Arity: -4, Flags: Write | DenyOOM, ACL: "@keyspace @dangerous", Group: "generic",
+		&engine.Command{Name: "restore", Arity: -4, Flags: engine.Write | engine.DenyOOM, ACL: "@keyspace @dangerous", Group: "generic",
 			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: restoreCommand},
 	)
 }
 
-func dumpCommand(c *Ctx) {
+func dumpCommand(c *engine.Ctx) {
 	e := c.DB.Lookup(c.Args[1])
 	if e == nil {
 		c.W.Null()
@@ -48,17 +49,17 @@ type restoreModifiers struct {
 
 // parseRestoreOptions reads RESTORE's options in restoreCommand's order
 // and with its errors; ok=false means the reply was written.
-func parseRestoreOptions(c *Ctx) (o restoreModifiers, ok bool) {
+func parseRestoreOptions(c *engine.Ctx) (o restoreModifiers, ok bool) {
 	o.idle, o.freq = -1, -1
 	for j := 4; j < len(c.Args); j++ {
 		a := c.Args[j]
 		more := j+1 < len(c.Args)
 		switch {
-		case EqualFold(a, "replace"):
+		case engine.EqualFold(a, "replace"):
 			o.replace = true
-		case EqualFold(a, "absttl"):
+		case engine.EqualFold(a, "absttl"):
 			o.absTTL = true
-		case EqualFold(a, "idletime") && more && o.freq == -1:
+		case engine.EqualFold(a, "idletime") && more && o.freq == -1:
 			v, ok := c.IntArg(j + 1)
 			if !ok {
 				return o, false
@@ -69,7 +70,7 @@ func parseRestoreOptions(c *Ctx) (o restoreModifiers, ok bool) {
 			}
 			o.idle = v
 			j++
-		case EqualFold(a, "freq") && more && o.idle == -1:
+		case engine.EqualFold(a, "freq") && more && o.idle == -1:
 			v, ok := c.IntArg(j + 1)
 			if !ok {
 				return o, false
@@ -81,7 +82,7 @@ func parseRestoreOptions(c *Ctx) (o restoreModifiers, ok bool) {
 			o.freq = v
 			j++
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return o, false
 		}
 	}
@@ -91,14 +92,14 @@ func parseRestoreOptions(c *Ctx) (o restoreModifiers, ok bool) {
 // restoreCommand is RESTORE key ttl serialized-value [REPLACE] [ABSTTL]
 // [IDLETIME seconds] [FREQ frequency]. A deadline already past stores
 // nothing (deleting the key REPLACE would have replaced), as Redis does.
-func restoreCommand(c *Ctx) {
+func restoreCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	o, ok := parseRestoreOptions(c)
 	if !ok {
 		return
 	}
 	if !o.replace && c.DB.LookupWrite(key) != nil {
-		c.Error(ErrBusyKey)
+		c.Error(engine.ErrBusyKey)
 		return
 	}
 	ttl, ok := c.IntArg(2)
@@ -111,11 +112,11 @@ func restoreCommand(c *Ctx) {
 	}
 	e, err := rdb.Restore(c.Args[3], RDBLoadOptions(c.Config()))
 	if errors.Is(err, rdb.ErrDumpPayload) {
-		c.Error(ErrBadDump)
+		c.Error(engine.ErrBadDump)
 		return
 	}
 	if err != nil {
-		c.Error(ErrBadDataFormat)
+		c.Error(engine.ErrBadDataFormat)
 		return
 	}
 	deleted := o.replace && c.DB.Delete(key)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/engine"
 )
 
 // FuzzCommandArgs runs short sequences of commands built from the fuzz
@@ -78,7 +80,7 @@ func FuzzCommandArgs(f *testing.F) {
 			}
 			fuzzClampCounts(args)
 			run := fuzzResolve(cmd, args)
-			if run.Flags&(Admin|Blocking) != 0 {
+			if run.Flags&(engine.Admin|engine.Blocking) != 0 {
 				continue
 			}
 			if run.Name == "client|reply" {
@@ -100,7 +102,7 @@ func FuzzCommandArgs(f *testing.F) {
 func fuzzClampCounts(args [][]byte) {
 	const limit = 100000
 	for i := 1; i < len(args); i++ {
-		if n, ok := ParseInt(args[i]); ok && (n > limit || n < -limit) {
+		if n, ok := engine.ParseInt(args[i]); ok && (n > limit || n < -limit) {
 			if n > 0 {
 				args[i] = []byte("100000")
 			} else {
@@ -120,9 +122,9 @@ const (
 var fuzzNoRun = map[string]bool{"wait": true}
 
 // fuzzCommands are the top-level commands the fuzzer picks from.
-func fuzzCommands() []*Command {
-	var out []*Command
-	for _, cmd := range All() {
+func fuzzCommands() []*engine.Command {
+	var out []*engine.Command
+	for _, cmd := range table.All() {
 		if !fuzzNoRun[cmd.Name] {
 			out = append(out, cmd)
 		}
@@ -137,16 +139,16 @@ func fuzzCommands() []*Command {
 // than on the keyspace, or blocks: the admin commands (SHUTDOWN, MONITOR,
 // DEBUG, SAVE, CONFIG SET dir, REPLICAOF...) and the blocking ones,
 // decided on the resolved command.
-func fuzzResolve(cmd *Command, args [][]byte) *Command {
+func fuzzResolve(cmd *engine.Command, args [][]byte) *engine.Command {
 	if len(cmd.Subs) > 0 && len(args) >= 2 {
-		if sub := Lookup2(cmd, args[1]); sub != nil {
+		if sub := engine.Lookup2(cmd, args[1]); sub != nil {
 			return sub
 		}
 	}
 	return cmd
 }
 
-func fuzzIndex(cmds []*Command, name string) int {
+func fuzzIndex(cmds []*engine.Command, name string) int {
 	for i, c := range cmds {
 		if c.Name == name {
 			return i
@@ -169,7 +171,7 @@ func fuzzInput(index int, args []string) []byte {
 // fuzzCheckReply verifies that reply is well-formed RESP2/RESP3 holding
 // as many replies as cmd may send: one, none once replies may have been
 // silenced, any number for a pub/sub command.
-func fuzzCheckReply(reply string, cmd *Command, silenced bool) error {
+func fuzzCheckReply(reply string, cmd *engine.Command, silenced bool) error {
 	b := []byte(reply)
 	n := 0
 	for len(b) > 0 {
@@ -181,7 +183,7 @@ func fuzzCheckReply(reply string, cmd *Command, silenced bool) error {
 		n++
 	}
 	switch {
-	case cmd.Flags&PubSub != 0:
+	case cmd.Flags&engine.PubSub != 0:
 	case n == 0 && !silenced:
 		return fmt.Errorf("no reply")
 	case n > 1:
@@ -207,7 +209,7 @@ func fuzzParseValue(b []byte, depth int) ([]byte, error) {
 		}
 		return rest, nil
 	case ':', '(':
-		if _, ok := ParseInt([]byte(body)); !ok && typ == ':' {
+		if _, ok := engine.ParseInt([]byte(body)); !ok && typ == ':' {
 			return nil, fmt.Errorf("bad integer %q", body)
 		}
 		return rest, nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/sds"
@@ -15,22 +16,22 @@ import (
 // Hash commands (Redis t_hash.c).
 func init() {
 	register(
-		&Command{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetCommand},
-		&Command{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmsetCommand},
-		&Command{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetnxCommand},
-		&Command{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetCommand},
-		&Command{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmgetCommand},
-		&Command{Name: "hgetall", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetallCommand},
-		&Command{Name: "hkeys", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hkeysCommand},
-		&Command{Name: "hvals", Arity: 2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hvalsCommand},
-		&Command{Name: "hdel", Arity: -3, Flags: Write | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hdelCommand},
-		&Command{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hexistsCommand},
-		&Command{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hlenCommand},
-		&Command{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hstrlenCommand},
-		&Command{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyCommand},
-		&Command{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyfloatCommand},
-		&Command{Name: "hrandfield", Arity: -2, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hrandfieldCommand},
-		&Command{Name: "hscan", Arity: -3, Flags: ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hscanCommand},
+		&engine.Command{Name: "hset", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetCommand},
+		&engine.Command{Name: "hmset", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmsetCommand},
+		&engine.Command{Name: "hsetnx", Arity: 4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hsetnxCommand},
+		&engine.Command{Name: "hget", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetCommand},
+		&engine.Command{Name: "hmget", Arity: -3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hmgetCommand},
+		&engine.Command{Name: "hgetall", Arity: 2, Flags: engine.ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hgetallCommand},
+		&engine.Command{Name: "hkeys", Arity: 2, Flags: engine.ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hkeysCommand},
+		&engine.Command{Name: "hvals", Arity: 2, Flags: engine.ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hvalsCommand},
+		&engine.Command{Name: "hdel", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hdelCommand},
+		&engine.Command{Name: "hexists", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hexistsCommand},
+		&engine.Command{Name: "hlen", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hlenCommand},
+		&engine.Command{Name: "hstrlen", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hstrlenCommand},
+		&engine.Command{Name: "hincrby", Arity: 4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyCommand},
+		&engine.Command{Name: "hincrbyfloat", Arity: 4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @hash @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hincrbyfloatCommand},
+		&engine.Command{Name: "hrandfield", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hrandfieldCommand},
+		&engine.Command{Name: "hscan", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @hash @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "hash", Run: hscanCommand},
 	)
 }
 
@@ -46,13 +47,13 @@ const (
 
 // hashRead looks key up for a read. ok=false means the key holds another
 // type and WRONGTYPE was written; a missing key gives (nil, true).
-func hashRead(c *Ctx, key []byte) (*keyspace.Hash, bool) {
+func hashRead(c *engine.Ctx, key []byte) (*keyspace.Hash, bool) {
 	e := c.DB.Lookup(key)
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeHash {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.Hash), true
@@ -61,13 +62,13 @@ func hashRead(c *Ctx, key []byte) (*keyspace.Hash, bool) {
 // hashWrite looks key up for a change (hashTypeLookupWriteOrCreate). A
 // missing key gives a new empty hash and isNew: the caller stores it with
 // hashAdd once it holds fields. ok=false means WRONGTYPE was written.
-func hashWrite(c *Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
+func hashWrite(c *engine.Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
 		return keyspace.NewHash(), true, true
 	}
 	if e.Type() != keyspace.TypeHash {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false, false
 	}
 	return e.Obj().(*keyspace.Hash), false, true
@@ -75,13 +76,13 @@ func hashWrite(c *Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 
 // hashAdd stores a hash made by hashWrite under key, with the "new"
 // event Redis's dbAdd sends; the caller then sends its own event.
-func hashAdd(c *Ctx, key []byte, h *keyspace.Hash) {
+func hashAdd(c *engine.Ctx, key []byte, h *keyspace.Hash) {
 	c.DB.Put(key, keyspace.NewObject(h, 0))
 	c.Notify(config.NotifyNew, "new", key)
 }
 
 // hashLimits reads hash-max-listpack-entries and hash-max-listpack-value.
-func hashLimits(c *Ctx) keyspace.HashLimits {
+func hashLimits(c *engine.Ctx) keyspace.HashLimits {
 	cfg := c.Config()
 	return keyspace.HashLimits{
 		MaxEntries: cfg.Int("hash-max-listpack-entries"),
@@ -91,14 +92,14 @@ func hashLimits(c *Ctx) keyspace.HashLimits {
 
 // ---- HSET, HMSET, HSETNX ------------------------------------------------------
 
-func hsetCommand(c *Ctx)  { hsetGeneric(c, false) }
-func hmsetCommand(c *Ctx) { hsetGeneric(c, true) }
+func hsetCommand(c *engine.Ctx)  { hsetGeneric(c, false) }
+func hmsetCommand(c *engine.Ctx) { hsetGeneric(c, true) }
 
 // hsetGeneric is HSET key field value [field value ...], replying the
 // number of new fields, and HMSET, replying OK.
-func hsetGeneric(c *Ctx, okReply bool) {
+func hsetGeneric(c *engine.Ctx, okReply bool) {
 	if len(c.Args)%2 == 1 {
-		c.Error(ErrWrongArgs(c.Cmd.Name))
+		c.Error(engine.ErrWrongArgs(c.Cmd.Name))
 		return
 	}
 	key := c.Args[1]
@@ -128,7 +129,7 @@ func hsetGeneric(c *Ctx, okReply bool) {
 
 // hsetnxCommand is HSETNX key field value. An existing field leaves the
 // hash untouched, its encoding included.
-func hsetnxCommand(c *Ctx) {
+func hsetnxCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	h, isNew, ok := hashWrite(c, key)
 	if !ok {
@@ -149,7 +150,7 @@ func hsetnxCommand(c *Ctx) {
 
 // ---- reads --------------------------------------------------------------------
 
-func hgetCommand(c *Ctx) {
+func hgetCommand(c *engine.Ctx) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -163,7 +164,7 @@ func hgetCommand(c *Ctx) {
 	c.W.Null()
 }
 
-func hmgetCommand(c *Ctx) {
+func hmgetCommand(c *engine.Ctx) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -187,13 +188,13 @@ const (
 	hgetVals
 )
 
-func hgetallCommand(c *Ctx) { hgetallGeneric(c, hgetKeys|hgetVals) }
-func hkeysCommand(c *Ctx)   { hgetallGeneric(c, hgetKeys) }
-func hvalsCommand(c *Ctx)   { hgetallGeneric(c, hgetVals) }
+func hgetallCommand(c *engine.Ctx) { hgetallGeneric(c, hgetKeys|hgetVals) }
+func hkeysCommand(c *engine.Ctx)   { hgetallGeneric(c, hgetKeys) }
+func hvalsCommand(c *engine.Ctx)   { hgetallGeneric(c, hgetVals) }
 
 // hgetallGeneric is HGETALL (a map in RESP3), HKEYS and HVALS, in storage
 // order: insertion order for a small hash, as Redis's listpack.
-func hgetallGeneric(c *Ctx, what int) {
+func hgetallGeneric(c *engine.Ctx, what int) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -224,7 +225,7 @@ func hgetallGeneric(c *Ctx, what int) {
 // replyHashValue replies with v, a value of h: a large one by reference
 // when h's values never change in place (a mail body in a queue's hash
 // goes out from where it is stored, not copied into the reply).
-func replyHashValue(c *Ctx, h *keyspace.Hash, v []byte) {
+func replyHashValue(c *engine.Ctx, h *keyspace.Hash, v []byte) {
 	if len(v) >= resp.BigArg && h.ValuesStable() {
 		c.W.BulkRef(v)
 		return
@@ -232,7 +233,7 @@ func replyHashValue(c *Ctx, h *keyspace.Hash, v []byte) {
 	c.W.Bulk(v)
 }
 
-func hexistsCommand(c *Ctx) {
+func hexistsCommand(c *engine.Ctx) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -248,7 +249,7 @@ func hexistsCommand(c *Ctx) {
 	}
 }
 
-func hlenCommand(c *Ctx) {
+func hlenCommand(c *engine.Ctx) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -260,7 +261,7 @@ func hlenCommand(c *Ctx) {
 	c.W.Int(int64(n))
 }
 
-func hstrlenCommand(c *Ctx) {
+func hstrlenCommand(c *engine.Ctx) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -277,7 +278,7 @@ func hstrlenCommand(c *Ctx) {
 // hdelCommand is HDEL key field [field ...]: the key goes once its last
 // field does. Events: "hdel" when a field went, then "del" when the key
 // went with it.
-func hdelCommand(c *Ctx) {
+func hdelCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
@@ -285,7 +286,7 @@ func hdelCommand(c *Ctx) {
 		return
 	}
 	if e.Type() != keyspace.TypeHash {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
 	h := e.Obj().(*keyspace.Hash)
@@ -314,7 +315,7 @@ func hdelCommand(c *Ctx) {
 
 // hincrbyCommand is HINCRBY key field increment: a missing field counts
 // as 0; the increment is checked before the key's type.
-func hincrbyCommand(c *Ctx) {
+func hincrbyCommand(c *engine.Ctx) {
 	incr, ok := c.IntArg(3)
 	if !ok {
 		return
@@ -326,13 +327,13 @@ func hincrbyCommand(c *Ctx) {
 	}
 	var v int64
 	if old, found := h.Get(field); found {
-		if v, ok = ParseInt(old); !ok {
+		if v, ok = engine.ParseInt(old); !ok {
 			c.Error(errHashNotInteger)
 			return
 		}
 	}
 	if (incr < 0 && v < 0 && incr < minInt64-v) || (incr > 0 && v > 0 && incr > maxInt64-v) {
-		c.Error(ErrOverflow)
+		c.Error(engine.ErrOverflow)
 		return
 	}
 	v += incr
@@ -348,10 +349,10 @@ func hincrbyCommand(c *Ctx) {
 
 // hincrbyfloatCommand is HINCRBYFLOAT key field increment, computed in C's
 // long double and formatted as INCRBYFLOAT formats (see parseLongDouble).
-func hincrbyfloatCommand(c *Ctx) {
+func hincrbyfloatCommand(c *engine.Ctx) {
 	incr, ok := parseLongDouble(c.Args[3])
 	if !ok {
-		c.Error(ErrNotFloat)
+		c.Error(engine.ErrNotFloat)
 		return
 	}
 	if incr.IsInf() {
@@ -371,12 +372,12 @@ func hincrbyfloatCommand(c *Ctx) {
 		}
 	}
 	if value.IsInf() {
-		c.Error(ErrIncrFloatNaN)
+		c.Error(engine.ErrIncrFloatNaN)
 		return
 	}
 	sum := new(big.Float).SetPrec(ldPrec).Add(value, incr)
 	if ldOverflows(sum) {
-		c.Error(ErrIncrFloatNaN)
+		c.Error(engine.ErrIncrFloatNaN)
 		return
 	}
 	var tmp [64]byte
@@ -397,7 +398,7 @@ func hincrbyfloatCommand(c *Ctx) {
 // hrandfieldCommand is HRANDFIELD key [count [WITHVALUES]]
 // (t_hash.c hrandfieldCommand): the count and options are checked before
 // the key.
-func hrandfieldCommand(c *Ctx) {
+func hrandfieldCommand(c *engine.Ctx) {
 	if len(c.Args) < 3 {
 		h, ok := hashRead(c, c.Args[1])
 		if !ok {
@@ -420,8 +421,8 @@ func hrandfieldCommand(c *Ctx) {
 		return
 	}
 	withValues := false
-	if len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "withvalues")) {
-		c.Error(ErrSyntax)
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !engine.EqualFold(c.Args[3], "withvalues")) {
+		c.Error(engine.ErrSyntax)
 		return
 	} else if len(c.Args) == 4 {
 		withValues = true
@@ -433,7 +434,7 @@ func hrandfieldCommand(c *Ctx) {
 	hrandfieldWithCount(c, l, withValues)
 }
 
-func hrandfieldWithCount(c *Ctx, l int64, withValues bool) {
+func hrandfieldWithCount(c *engine.Ctx, l int64, withValues bool) {
 	h, ok := hashRead(c, c.Args[1])
 	if !ok {
 		return
@@ -528,7 +529,7 @@ func sortInts(a []int) {
 // scanGenericCommand). A small hash is returned whole with cursor 0; a
 // hashtable is walked in hash-position order (keyspace.Hash.Scan), which
 // returns a field present for the whole scan at least once.
-func hscanCommand(c *Ctx) {
+func hscanCommand(c *engine.Ctx) {
 	cursor, h, o, ok := beginScan(c, hashRead)
 	if !ok {
 		return

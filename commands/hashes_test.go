@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -34,8 +34,8 @@ func TestHashCommands(t *testing.T) {
 			{argv("HEXISTS", "h", "x"), replyInt(0)},
 			{argv("HSTRLEN", "h", "a"), replyInt(2)},
 			{argv("HSTRLEN", "h", "x"), replyInt(0)},
-			{argv("HSET", "h", "a"), replyErr(ErrWrongArgs("hset"))},
-			{argv("HMSET", "h", "a", "1", "b"), replyErr(ErrWrongArgs("hmset"))},
+			{argv("HSET", "h", "a"), replyErr(engine.ErrWrongArgs("hset"))},
+			{argv("HMSET", "h", "a", "1", "b"), replyErr(engine.ErrWrongArgs("hmset"))},
 			{argv("HMSET", "h", "d", "4"), replyOK},
 			{argv("OBJECT", "ENCODING", "h"), replyBulk("listpack")},
 		}},
@@ -51,33 +51,33 @@ func TestHashCommands(t *testing.T) {
 		{"hincrby", []step{
 			{argv("HINCRBY", "h", "n", "5"), replyInt(5)},
 			{argv("HINCRBY", "h", "n", "-7"), replyInt(-2)},
-			{argv("HINCRBY", "h", "n", "x"), replyErr(ErrNotInteger)},
+			{argv("HINCRBY", "h", "n", "x"), replyErr(engine.ErrNotInteger)},
 			{argv("HSET", "h", "s", "abc", "m", "9223372036854775807"), replyInt(2)},
 			{argv("HINCRBY", "h", "s", "1"), replyErr(errHashNotInteger)},
-			{argv("HINCRBY", "h", "m", "1"), replyErr(ErrOverflow)},
+			{argv("HINCRBY", "h", "m", "1"), replyErr(engine.ErrOverflow)},
 			{argv("HINCRBY", "h", "m", "-1"), replyInt(9223372036854775806)},
 		}},
 		{"hincrbyfloat", []step{
 			{argv("HINCRBYFLOAT", "h", "f", "10.5"), replyBulk("10.5")},
 			{argv("HINCRBYFLOAT", "h", "f", "0.1"), replyBulk("10.6")},
 			{argv("HINCRBYFLOAT", "h", "f", "-10.6"), replyBulk("0")},
-			{argv("HINCRBYFLOAT", "h", "f", "x"), replyErr(ErrNotFloat)},
+			{argv("HINCRBYFLOAT", "h", "f", "x"), replyErr(engine.ErrNotFloat)},
 			{argv("HINCRBYFLOAT", "h", "f", "inf"), replyErr(errHashNaNOrInf)},
 			{argv("HSET", "h", "s", "abc", "i", "inf"), replyInt(2)},
 			{argv("HINCRBYFLOAT", "h", "s", "1"), replyErr(errHashNotFloat)},
-			{argv("HINCRBYFLOAT", "h", "i", "1"), replyErr(ErrIncrFloatNaN)},
+			{argv("HINCRBYFLOAT", "h", "i", "1"), replyErr(engine.ErrIncrFloatNaN)},
 			{argv("HGET", "h", "f"), replyBulk("0")},
 		}},
 		{"hrandfield", []step{
 			{argv("HRANDFIELD", "nokey"), replyNull},
 			{argv("HRANDFIELD", "nokey", "2"), replyArray()},
-			{argv("HRANDFIELD", "nokey", "x"), replyErr(ErrNotInteger)},
+			{argv("HRANDFIELD", "nokey", "x"), replyErr(engine.ErrNotInteger)},
 			{argv("HSET", "h", "a", "1", "b", "2"), replyInt(2)},
 			{argv("HRANDFIELD", "h", "0"), replyArray()},
 			{argv("HRANDFIELD", "h", "5"), replyBulks("a", "b")},
 			{argv("HRANDFIELD", "h", "5", "WITHVALUES"), replyBulks("a", "1", "b", "2")},
-			{argv("HRANDFIELD", "h", "1", "bad"), replyErr(ErrSyntax)},
-			{argv("HRANDFIELD", "h", "1", "WITHVALUES", "x"), replyErr(ErrSyntax)},
+			{argv("HRANDFIELD", "h", "1", "bad"), replyErr(engine.ErrSyntax)},
+			{argv("HRANDFIELD", "h", "1", "WITHVALUES", "x"), replyErr(engine.ErrSyntax)},
 			{argv("HRANDFIELD", "h", "-9223372036854775808"), replyErr("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")},
 			{argv("HRANDFIELD", "h", "4611686018427387904", "WITHVALUES"), replyErr(errHashValueRange)},
 		}},
@@ -87,10 +87,10 @@ func TestHashCommands(t *testing.T) {
 			{argv("HSET", "h", "a1", "1", "b", "2", "a2", "3"), replyInt(3)},
 			{argv("HSCAN", "h", "7"), replyArray(replyBulk("0"), replyBulks("a1", "1", "b", "2", "a2", "3"))},
 			{argv("HSCAN", "h", "0", "MATCH", "a*"), replyArray(replyBulk("0"), replyBulks("a1", "1", "a2", "3"))},
-			{argv("HSCAN", "h", "0", "COUNT", "0"), replyErr(ErrSyntax)},
-			{argv("HSCAN", "h", "0", "COUNT", "x"), replyErr(ErrNotInteger)},
-			{argv("HSCAN", "h", "0", "TYPE", "hash"), replyErr(ErrSyntax)},
-			{argv("HSCAN", "h", "0", "COUNT"), replyErr(ErrSyntax)},
+			{argv("HSCAN", "h", "0", "COUNT", "0"), replyErr(engine.ErrSyntax)},
+			{argv("HSCAN", "h", "0", "COUNT", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("HSCAN", "h", "0", "TYPE", "hash"), replyErr(engine.ErrSyntax)},
+			{argv("HSCAN", "h", "0", "COUNT"), replyErr(engine.ErrSyntax)},
 		}},
 	}
 	for _, tc := range tests {
@@ -108,12 +108,12 @@ func TestHashWrongType(t *testing.T) {
 		{"HINCRBY", "l", "f", "1"}, {"HINCRBYFLOAT", "l", "f", "1"}, {"HRANDFIELD", "l"},
 		{"HRANDFIELD", "l", "1"}, {"HSCAN", "l", "0"},
 	} {
-		assert.Equal(t, replyErr(ErrWrongType), e.run(c...), "%q", c)
+		assert.Equal(t, replyErr(engine.ErrWrongType), e.run(c...), "%q", c)
 	}
 	// The argument is checked before the type.
-	assert.Equal(t, replyErr(ErrNotInteger), e.run("HINCRBY", "l", "f", "x"))
-	assert.Equal(t, replyErr(ErrNotFloat), e.run("HINCRBYFLOAT", "l", "f", "x"))
-	assert.Equal(t, replyErr(ErrNotInteger), e.run("HRANDFIELD", "l", "x"))
+	assert.Equal(t, replyErr(engine.ErrNotInteger), e.run("HINCRBY", "l", "f", "x"))
+	assert.Equal(t, replyErr(engine.ErrNotFloat), e.run("HINCRBYFLOAT", "l", "f", "x"))
+	assert.Equal(t, replyErr(engine.ErrNotInteger), e.run("HRANDFIELD", "l", "x"))
 }
 
 func TestHashDirty(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/engine"
 )
 
 // infoTitles lists the "# Title" lines of an INFO reply.
@@ -107,14 +108,14 @@ func TestInfoCommandAndErrorStats(t *testing.T) {
 
 func TestInfoErrorCodesBounded(t *testing.T) {
 	e := newTestEnv(t)
-	c := &e.Client.ctx
+	c := e.Client.Ctx()
 	c.Srv = e.Srv
 	c.W = e.Client.W
-	for i := 0; i < maxErrorCodes+20; i++ {
+	for i := 0; i < engine.MaxErrorCodes+20; i++ {
 		c.Error("E" + strings.Repeat("x", i) + " boom")
 	}
-	assert.Len(t, e.Srv.stats.ErrorCounts, maxErrorCodes)
-	assert.Equal(t, int64(maxErrorCodes+20), e.Srv.stats.TotalErrorReplies)
+	assert.Len(t, e.Srv.stats.ErrorCounts, engine.MaxErrorCodes)
+	assert.Equal(t, int64(engine.MaxErrorCodes+20), e.Srv.stats.TotalErrorReplies)
 }
 
 func TestInfoLatencystats(t *testing.T) {
@@ -136,6 +137,6 @@ func TestAvgTTLSamplesSpreadKeys(t *testing.T) {
 		e.run("SET", "key:"+strings.Repeat("k", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), "v", "PX", ttl)
 	}
 	var avg int64
-	e.KS.Exec(func() { avg = avgTTL(e.KS.DB(0), e.KS.Now()) })
+	e.KS.Exec(func() { avg = engine.AvgTTL(e.KS.DB(0), e.KS.Now()) })
 	assert.InDelta(t, 20000, avg, 3000)
 }

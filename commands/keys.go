@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/sds"
 )
@@ -13,37 +14,37 @@ import (
 // Generic key commands (Redis db.c and expire.c; OBJECT from object.c).
 func init() {
 	register(
-		&Command{Name: "del", Arity: -2, Flags: Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
-		&Command{Name: "unlink", Arity: -2, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
-		&Command{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: existsCommand},
-		&Command{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: touchCommand},
-		&Command{Name: "type", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: typeCommand},
+		&engine.Command{Name: "del", Arity: -2, Flags: engine.Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
+		&engine.Command{Name: "unlink", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
+		&engine.Command{Name: "exists", Arity: -2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: existsCommand},
+		&engine.Command{Name: "touch", Arity: -2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: touchCommand},
+		&engine.Command{Name: "type", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: typeCommand},
 
-		&Command{Name: "expire", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireCommand},
-		&Command{Name: "pexpire", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireCommand},
-		&Command{Name: "expireat", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireatCommand},
-		&Command{Name: "pexpireat", Arity: -3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireatCommand},
-		&Command{Name: "ttl", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: ttlCommand},
-		&Command{Name: "pttl", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pttlCommand},
-		&Command{Name: "expiretime", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expiretimeCommand},
-		&Command{Name: "pexpiretime", Arity: 2, Flags: ReadOnly | Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpiretimeCommand},
-		&Command{Name: "persist", Arity: 2, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: persistCommand},
+		&engine.Command{Name: "expire", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireCommand},
+		&engine.Command{Name: "pexpire", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireCommand},
+		&engine.Command{Name: "expireat", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expireatCommand},
+		&engine.Command{Name: "pexpireat", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpireatCommand},
+		&engine.Command{Name: "ttl", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: ttlCommand},
+		&engine.Command{Name: "pttl", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pttlCommand},
+		&engine.Command{Name: "expiretime", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: expiretimeCommand},
+		&engine.Command{Name: "pexpiretime", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: pexpiretimeCommand},
+		&engine.Command{Name: "persist", Arity: 2, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: persistCommand},
 
-		&Command{Name: "rename", Arity: 3, Flags: Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renameCommand},
-		&Command{Name: "renamenx", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renamenxCommand},
-		&Command{Name: "move", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: moveCommand},
-		&Command{Name: "copy", Arity: -3, Flags: Write | DenyOOM, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: copyCommand},
+		&engine.Command{Name: "rename", Arity: 3, Flags: engine.Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renameCommand},
+		&engine.Command{Name: "renamenx", Arity: 3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: renamenxCommand},
+		&engine.Command{Name: "move", Arity: 3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: moveCommand},
+		&engine.Command{Name: "copy", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: copyCommand},
 
-		&Command{Name: "keys", Arity: 2, Flags: ReadOnly, ACL: "@keyspace @read @slow @dangerous", Group: "generic", Run: keysCommand},
-		&Command{Name: "scan", Arity: -2, Flags: ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: scanCommand},
-		&Command{Name: "randomkey", Arity: 1, Flags: ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: randomkeyCommand},
+		&engine.Command{Name: "keys", Arity: 2, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow @dangerous", Group: "generic", Run: keysCommand},
+		&engine.Command{Name: "scan", Arity: -2, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: scanCommand},
+		&engine.Command{Name: "randomkey", Arity: 1, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: randomkeyCommand},
 
-		&Command{Name: "object", Arity: -2, Group: "generic"},
-		&Command{Name: "object|encoding", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectEncodingCommand},
-		&Command{Name: "object|freq", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectFreqCommand},
-		&Command{Name: "object|help", Arity: 2, Flags: Loading | Stale, ACL: "@keyspace @slow", Run: objectHelpCommand},
-		&Command{Name: "object|idletime", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectIdletimeCommand},
-		&Command{Name: "object|refcount", Arity: 3, Flags: ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectRefcountCommand},
+		&engine.Command{Name: "object", Arity: -2, Group: "generic"},
+		&engine.Command{Name: "object|encoding", Arity: 3, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectEncodingCommand},
+		&engine.Command{Name: "object|freq", Arity: 3, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectFreqCommand},
+		&engine.Command{Name: "object|help", Arity: 2, Flags: engine.Loading | engine.Stale, ACL: "@keyspace @slow", Run: objectHelpCommand},
+		&engine.Command{Name: "object|idletime", Arity: 3, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectIdletimeCommand},
+		&engine.Command{Name: "object|refcount", Arity: 3, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectRefcountCommand},
 	)
 }
 
@@ -64,7 +65,7 @@ func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " 
 // delCommand is DEL and UNLINK: the number of keys removed. Values are
 // freed by the garbage collector either way, so UNLINK's lazy free is
 // DEL here. Explicit deletions: no expiry event.
-func delCommand(c *Ctx) {
+func delCommand(c *engine.Ctx) {
 	n := 0
 	for _, key := range c.Args[1:] {
 		if c.DB.Delete(key) {
@@ -78,7 +79,7 @@ func delCommand(c *Ctx) {
 
 // existsCommand counts the arguments that name a live key; a key given
 // twice counts twice. It does not touch the keys.
-func existsCommand(c *Ctx) {
+func existsCommand(c *engine.Ctx) {
 	n := 0
 	for _, key := range c.Args[1:] {
 		if c.DB.LookupNoTouch(key) != nil {
@@ -89,7 +90,7 @@ func existsCommand(c *Ctx) {
 }
 
 // touchCommand records an access to each key and counts the live ones.
-func touchCommand(c *Ctx) {
+func touchCommand(c *engine.Ctx) {
 	n := 0
 	for _, key := range c.Args[1:] {
 		if c.DB.Lookup(key) != nil {
@@ -99,7 +100,7 @@ func touchCommand(c *Ctx) {
 	c.W.Int(int64(n))
 }
 
-func typeCommand(c *Ctx) { c.W.Simple(c.DB.TypeOf(c.Args[1]).String()) }
+func typeCommand(c *engine.Ctx) { c.W.Simple(c.DB.TypeOf(c.Args[1]).String()) }
 
 // ---- EXPIRE PEXPIRE EXPIREAT PEXPIREAT --------------------------------
 
@@ -117,17 +118,17 @@ const (
 // parseExtendedExpireArgumentsOrReply: every argument must be an option,
 // then the incompatible pairs are refused. ok=false means the error reply
 // was written.
-func parseExpireFlags(c *Ctx) (expireFlags, bool) {
+func parseExpireFlags(c *engine.Ctx) (expireFlags, bool) {
 	var f expireFlags
 	for _, opt := range c.Args[3:] {
 		switch {
-		case EqualFold(opt, "nx"):
+		case engine.EqualFold(opt, "nx"):
 			f |= expireNX
-		case EqualFold(opt, "xx"):
+		case engine.EqualFold(opt, "xx"):
 			f |= expireXX
-		case EqualFold(opt, "gt"):
+		case engine.EqualFold(opt, "gt"):
 			f |= expireGT
-		case EqualFold(opt, "lt"):
+		case engine.EqualFold(opt, "lt"):
 			f |= expireLT
 		default:
 			c.Error(errUnsupportedOption(opt))
@@ -155,7 +156,7 @@ func parseExpireFlags(c *Ctx) (expireFlags, bool) {
 // expiry event. A replica, and a server loading its data, store the past
 // deadline instead and wait for the master's DEL or the normal expiry.
 // GT and LT treat a key without deadline as one with an infinite TTL.
-func expireGeneric(c *Ctx, base, unit int64) {
+func expireGeneric(c *engine.Ctx, base, unit int64) {
 	key := c.Args[1]
 	flags, ok := parseExpireFlags(c)
 	if !ok {
@@ -167,13 +168,13 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	}
 	if unit != 1 {
 		if when > math.MaxInt64/unit || when < math.MinInt64/unit {
-			c.Error(ErrInvalidExpire(c.Cmd.Name))
+			c.Error(engine.ErrInvalidExpire(c.Cmd.Name))
 			return
 		}
 		when *= unit
 	}
 	if when > math.MaxInt64-base {
-		c.Error(ErrInvalidExpire(c.Cmd.Name))
+		c.Error(engine.ErrInvalidExpire(c.Cmd.Name))
 		return
 	}
 	when += base
@@ -204,17 +205,17 @@ func expireGeneric(c *Ctx, base, unit int64) {
 	c.W.Int(1)
 }
 
-func expireCommand(c *Ctx)    { expireGeneric(c, c.KS.Now(), 1000) }
-func pexpireCommand(c *Ctx)   { expireGeneric(c, c.KS.Now(), 1) }
-func expireatCommand(c *Ctx)  { expireGeneric(c, 0, 1000) }
-func pexpireatCommand(c *Ctx) { expireGeneric(c, 0, 1) }
+func expireCommand(c *engine.Ctx)    { expireGeneric(c, c.KS.Now(), 1000) }
+func pexpireCommand(c *engine.Ctx)   { expireGeneric(c, c.KS.Now(), 1) }
+func expireatCommand(c *engine.Ctx)  { expireGeneric(c, 0, 1000) }
+func pexpireatCommand(c *engine.Ctx) { expireGeneric(c, 0, 1) }
 
 // ---- TTL PTTL EXPIRETIME PEXPIRETIME PERSIST --------------------------
 
 // ttlGeneric implements TTL, PTTL, EXPIRETIME and PEXPIRETIME (expire.c
 // ttlGenericCommand): -2 for a missing key, -1 without deadline, else the
 // time left (or the deadline) in ms, or in seconds rounded to nearest.
-func ttlGeneric(c *Ctx, ms, abs bool) {
+func ttlGeneric(c *engine.Ctx, ms, abs bool) {
 	e := c.DB.LookupNoTouch(c.Args[1])
 	if e == nil {
 		c.W.Int(-2)
@@ -238,12 +239,12 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 	c.W.Int(ttl)
 }
 
-func ttlCommand(c *Ctx)         { ttlGeneric(c, false, false) }
-func pttlCommand(c *Ctx)        { ttlGeneric(c, true, false) }
-func expiretimeCommand(c *Ctx)  { ttlGeneric(c, false, true) }
-func pexpiretimeCommand(c *Ctx) { ttlGeneric(c, true, true) }
+func ttlCommand(c *engine.Ctx)         { ttlGeneric(c, false, false) }
+func pttlCommand(c *engine.Ctx)        { ttlGeneric(c, true, false) }
+func expiretimeCommand(c *engine.Ctx)  { ttlGeneric(c, false, true) }
+func pexpiretimeCommand(c *engine.Ctx) { ttlGeneric(c, true, true) }
 
-func persistCommand(c *Ctx) {
+func persistCommand(c *engine.Ctx) {
 	if !c.DB.Persist(c.Args[1]) {
 		c.W.Int(0)
 		return
@@ -259,10 +260,10 @@ func persistCommand(c *Ctx) {
 // renameGenericCommand). The value moves with its deadline; a destination
 // that exists is deleted first (RENAMENX answers 0 instead). Renaming a
 // key to itself succeeds when it exists.
-func renameGeneric(c *Ctx, nx bool) {
+func renameGeneric(c *engine.Ctx, nx bool) {
 	src, dst := c.Args[1], c.Args[2]
 	if !c.DB.Exists(src) {
-		c.Error(ErrNoSuchKey)
+		c.Error(engine.ErrNoSuchKey)
 		return
 	}
 	if bytes.Equal(src, dst) {
@@ -282,7 +283,7 @@ func renameGeneric(c *Ctx, nx bool) {
 	}
 	c.DB.Put(dst, c.DB.Take(src))
 	c.Notify(config.NotifyNew, "new", dst) // dbAdd, even over a deleted dst
-	keyReady(c, dst)
+	c.KeyReady(dst)
 	c.Dirty(1)
 	c.Notify(config.NotifyGeneric, "rename_from", src)
 	c.Notify(config.NotifyGeneric, "rename_to", dst)
@@ -293,25 +294,25 @@ func renameGeneric(c *Ctx, nx bool) {
 	}
 }
 
-func renameCommand(c *Ctx)   { renameGeneric(c, false) }
-func renamenxCommand(c *Ctx) { renameGeneric(c, true) }
+func renameCommand(c *engine.Ctx)   { renameGeneric(c, false) }
+func renamenxCommand(c *engine.Ctx) { renameGeneric(c, true) }
 
 // dbIndexArg parses a database number as getIntFromObjectOrReply and
 // selectDb do: not an integer -> ErrNotInteger, beyond 32 bits ->
 // ErrIntRange, out of the range of databases -> ErrDBIndex. ok=false
 // means the error reply was written.
-func dbIndexArg(c *Ctx, arg []byte) (*keyspace.DB, bool) {
-	n, ok := ParseInt(arg)
+func dbIndexArg(c *engine.Ctx, arg []byte) (*keyspace.DB, bool) {
+	n, ok := engine.ParseInt(arg)
 	if !ok {
-		c.Error(ErrNotInteger)
+		c.Error(engine.ErrNotInteger)
 		return nil, false
 	}
 	if n < math.MinInt32 || n > math.MaxInt32 {
-		c.Error(ErrIntRange)
+		c.Error(engine.ErrIntRange)
 		return nil, false
 	}
 	if n < 0 || n >= int64(c.KS.NumDBs()) {
-		c.Error(ErrDBIndex)
+		c.Error(engine.ErrDBIndex)
 		return nil, false
 	}
 	return c.KS.DB(int(n)), true
@@ -319,14 +320,14 @@ func dbIndexArg(c *Ctx, arg []byte) (*keyspace.DB, bool) {
 
 // moveCommand is MOVE key db: 1 when the key moved with its deadline, 0
 // when it is missing here or already present there.
-func moveCommand(c *Ctx) {
+func moveCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	dst, ok := dbIndexArg(c, c.Args[2])
 	if !ok {
 		return
 	}
 	if dst == c.DB {
-		c.Error(ErrSameObject)
+		c.Error(engine.ErrSameObject)
 		return
 	}
 	if !c.DB.Exists(key) || dst.Exists(key) {
@@ -335,7 +336,7 @@ func moveCommand(c *Ctx) {
 	}
 	dst.Put(key, c.DB.Take(key))
 	c.NotifyIn(dst.ID(), config.NotifyNew, "new", key)
-	keyReadyIn(c, dst, key)
+	c.KeyReadyIn(dst, key)
 	c.Dirty(1)
 	c.Notify(config.NotifyGeneric, "move_from", key)
 	c.NotifyIn(dst.ID(), config.NotifyGeneric, "move_to", key)
@@ -344,27 +345,27 @@ func moveCommand(c *Ctx) {
 
 // copyCommand is COPY source destination [DB db] [REPLACE] (db.c
 // copyCommand): the options are parsed in order, each error as met.
-func copyCommand(c *Ctx) {
+func copyCommand(c *engine.Ctx) {
 	src, dstKey := c.Args[1], c.Args[2]
 	dst := c.DB
 	replace := false
 	for j := 3; j < len(c.Args); j++ {
 		switch {
-		case EqualFold(c.Args[j], "replace"):
+		case engine.EqualFold(c.Args[j], "replace"):
 			replace = true
-		case EqualFold(c.Args[j], "db") && j+1 < len(c.Args):
+		case engine.EqualFold(c.Args[j], "db") && j+1 < len(c.Args):
 			var ok bool
 			if dst, ok = dbIndexArg(c, c.Args[j+1]); !ok {
 				return
 			}
 			j++
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}
 	if dst == c.DB && bytes.Equal(src, dstKey) {
-		c.Error(ErrSameObject)
+		c.Error(engine.ErrSameObject)
 		return
 	}
 	e := c.DB.Lookup(src)
@@ -381,7 +382,7 @@ func copyCommand(c *Ctx) {
 	}
 	dst.Put(dstKey, e.Copy())
 	c.NotifyIn(dst.ID(), config.NotifyNew, "new", dstKey)
-	keyReadyIn(c, dst, dstKey)
+	c.KeyReadyIn(dst, dstKey)
 	c.Dirty(1)
 	c.NotifyIn(dst.ID(), config.NotifyGeneric, "copy_to", dstKey)
 	c.W.Int(1)
@@ -394,7 +395,7 @@ func copyCommand(c *Ctx) {
 // of keys does not stall the other clients; the reply is the keyspace as
 // of the command's instant, keys already past their deadline left out
 // (and, as in Redis, not deleted).
-func keysCommand(c *Ctx) {
+func keysCommand(c *engine.Ctx) {
 	pattern := bytes.Clone(c.Args[1])
 	all := len(pattern) == 1 && pattern[0] == '*'
 	snap := c.KS.SnapshotDB(c.DB.ID())
@@ -454,7 +455,7 @@ func parseCursor(b []byte) (uint64, bool) {
 // cursorArg parses the cursor of SCAN, HSCAN, SSCAN or ZSCAN at args[i],
 // answering "ERR invalid cursor" when it is not one. ok=false means the
 // error reply was written.
-func cursorArg(c *Ctx, i int) (uint64, bool) {
+func cursorArg(c *engine.Ctx, i int) (uint64, bool) {
 	cursor, ok := parseCursor(c.Args[i])
 	if !ok {
 		c.Error(errInvalidCursor)
@@ -463,7 +464,7 @@ func cursorArg(c *Ctx, i int) (uint64, bool) {
 }
 
 // writeEmptyScan answers a scan of a missing key: cursor 0, no elements.
-func writeEmptyScan(c *Ctx) {
+func writeEmptyScan(c *engine.Ctx) {
 	c.W.Array(2)
 	c.W.BulkString("0")
 	c.W.Array(0)
@@ -473,7 +474,7 @@ func writeEmptyScan(c *Ctx) {
 // scanGenericCommand's order: the cursor, then the key through lookup (a
 // missing key answers an empty, complete scan before the options are
 // read), then the options. ok=false means the reply was written.
-func beginScan[T any](c *Ctx, lookup func(*Ctx, []byte) (*T, bool)) (cursor uint64, v *T, o scanOptions, ok bool) {
+func beginScan[T any](c *engine.Ctx, lookup func(*engine.Ctx, []byte) (*T, bool)) (cursor uint64, v *T, o scanOptions, ok bool) {
 	if cursor, ok = cursorArg(c, 2); !ok {
 		return
 	}
@@ -490,7 +491,7 @@ func beginScan[T any](c *Ctx, lookup func(*Ctx, []byte) (*T, bool)) (cursor uint
 
 // writeScanReply writes a scan's reply: the next cursor, then the
 // elements.
-func writeScanReply(c *Ctx, next uint64, elems [][]byte) {
+func writeScanReply(c *engine.Ctx, next uint64, elems [][]byte) {
 	c.W.Array(2)
 	c.W.BulkUint(next)
 	c.W.Array(len(elems))
@@ -510,32 +511,32 @@ type scanOptions struct {
 // rules (scanGenericCommand): COUNT must be a positive integer, an
 // unknown option or a missing value is a syntax error. ok=false means
 // the error reply was written.
-func parseScanOptions(c *Ctx, from int, allowType bool) (o scanOptions, ok bool) {
+func parseScanOptions(c *engine.Ctx, from int, allowType bool) (o scanOptions, ok bool) {
 	o.count = scanDefaultCount
 	for i := from; i < len(c.Args); i += 2 {
 		opt := c.Args[i]
 		if i+1 >= len(c.Args) {
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return o, false
 		}
 		switch {
-		case EqualFold(opt, "count"):
-			n, ok := ParseInt(c.Args[i+1])
+		case engine.EqualFold(opt, "count"):
+			n, ok := engine.ParseInt(c.Args[i+1])
 			if !ok {
-				c.Error(ErrNotInteger)
+				c.Error(engine.ErrNotInteger)
 				return o, false
 			}
 			if n < 1 {
-				c.Error(ErrSyntax)
+				c.Error(engine.ErrSyntax)
 				return o, false
 			}
 			o.count = n
-		case EqualFold(opt, "match"):
+		case engine.EqualFold(opt, "match"):
 			o.pattern = c.Args[i+1]
-		case allowType && EqualFold(opt, "type"):
+		case allowType && engine.EqualFold(opt, "type"):
 			o.typ = c.Args[i+1]
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return o, false
 		}
 	}
@@ -553,7 +554,7 @@ func parseScanOptions(c *Ctx, from int, allowType bool) (o scanOptions, ok bool)
 // within one, the keys' hash order (keyspace.DB.Scan): a key present for
 // the whole iteration is returned at least once. COUNT is the number of
 // keys examined per call, before MATCH and TYPE filter them.
-func scanCommand(c *Ctx) {
+func scanCommand(c *engine.Ctx) {
 	cursor, ok := cursorArg(c, 1)
 	if !ok {
 		return
@@ -581,7 +582,7 @@ func scanCommand(c *Ctx) {
 	}
 }
 
-func randomkeyCommand(c *Ctx) {
+func randomkeyCommand(c *engine.Ctx) {
 	key, ok := c.DB.RandomKey()
 	if !ok {
 		c.W.Null()
@@ -607,11 +608,11 @@ var objectHelpLines = []string{
 	"    <key>.",
 }
 
-func objectHelpCommand(c *Ctx) { replyHelp(c, objectHelpLines) }
+func objectHelpCommand(c *engine.Ctx) { c.ReplyHelp(objectHelpLines) }
 
 // objectLookup finds OBJECT's key without touching it, replying null when
 // it is missing.
-func objectLookup(c *Ctx) *keyspace.Entry {
+func objectLookup(c *engine.Ctx) *keyspace.Entry {
 	e := c.DB.LookupNoNotify(c.Args[2])
 	if e == nil {
 		c.W.Null()
@@ -621,7 +622,7 @@ func objectLookup(c *Ctx) *keyspace.Entry {
 
 // lfuPolicy reports whether the maxmemory-policy tracks frequency
 // (allkeys-lfu, volatile-lfu).
-func lfuPolicy(c *Ctx) bool {
+func lfuPolicy(c *engine.Ctx) bool {
 	return strings.HasSuffix(c.Config().String("maxmemory-policy"), "-lfu")
 }
 
@@ -641,7 +642,7 @@ func TrackLFU(cfg *config.Config, ks *keyspace.Keyspace) {
 	}
 }
 
-func objectEncodingCommand(c *Ctx) {
+func objectEncodingCommand(c *engine.Ctx) {
 	if e := objectLookup(c); e != nil {
 		c.W.BulkString(e.Encoding())
 	}
@@ -651,7 +652,7 @@ func objectEncodingCommand(c *Ctx) {
 // that Redis would hold as one of its shared integers: those are not used
 // when maxmemory is set with an LRU or LFU policy, whose per-key access
 // data a shared object cannot hold.
-func objectRefcountCommand(c *Ctx) {
+func objectRefcountCommand(c *engine.Ctx) {
 	e := objectLookup(c)
 	if e == nil {
 		return
@@ -662,7 +663,7 @@ func objectRefcountCommand(c *Ctx) {
 	c.W.Int(e.Refcount(shared))
 }
 
-func objectIdletimeCommand(c *Ctx) {
+func objectIdletimeCommand(c *engine.Ctx) {
 	e := objectLookup(c)
 	if e == nil {
 		return
@@ -674,7 +675,7 @@ func objectIdletimeCommand(c *Ctx) {
 	c.W.Int(e.IdleSeconds(c.KS.Now()))
 }
 
-func objectFreqCommand(c *Ctx) {
+func objectFreqCommand(c *engine.Ctx) {
 	e := objectLookup(c)
 	if e == nil {
 		return

@@ -4,29 +4,30 @@ import (
 	"math"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
 // List commands (Redis t_list.c), the non-blocking ones.
 func init() {
 	register(
-		&Command{Name: "lpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpushCommand},
-		&Command{Name: "rpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpushCommand},
-		&Command{Name: "lpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpushxCommand},
-		&Command{Name: "rpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpushxCommand},
-		&Command{Name: "lpop", Arity: -2, Flags: Write | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpopCommand},
-		&Command{Name: "rpop", Arity: -2, Flags: Write | Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpopCommand},
-		&Command{Name: "llen", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: llenCommand},
-		&Command{Name: "lrange", Arity: 4, Flags: ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lrangeCommand},
-		&Command{Name: "lindex", Arity: 3, Flags: ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lindexCommand},
-		&Command{Name: "lset", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lsetCommand},
-		&Command{Name: "linsert", Arity: 5, Flags: Write | DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: linsertCommand},
-		&Command{Name: "lrem", Arity: 4, Flags: Write, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lremCommand},
-		&Command{Name: "ltrim", Arity: 4, Flags: Write, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: ltrimCommand},
-		&Command{Name: "lpos", Arity: -3, Flags: ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lposCommand},
-		&Command{Name: "lmove", Arity: 5, Flags: Write | DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "list", Run: lmoveCommand},
-		&Command{Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "list", Run: rpoplpushCommand},
-		&Command{Name: "lmpop", Arity: -4, Flags: Write, ACL: "@write @list @slow", Group: "list", Run: lmpopCommand, Keys: lmpopKeys},
+		&engine.Command{Name: "lpush", Arity: -3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpushCommand},
+		&engine.Command{Name: "rpush", Arity: -3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpushCommand},
+		&engine.Command{Name: "lpushx", Arity: -3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpushxCommand},
+		&engine.Command{Name: "rpushx", Arity: -3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpushxCommand},
+		&engine.Command{Name: "lpop", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lpopCommand},
+		&engine.Command{Name: "rpop", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: rpopCommand},
+		&engine.Command{Name: "llen", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @list @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: llenCommand},
+		&engine.Command{Name: "lrange", Arity: 4, Flags: engine.ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lrangeCommand},
+		&engine.Command{Name: "lindex", Arity: 3, Flags: engine.ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lindexCommand},
+		&engine.Command{Name: "lset", Arity: 4, Flags: engine.Write | engine.DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lsetCommand},
+		&engine.Command{Name: "linsert", Arity: 5, Flags: engine.Write | engine.DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: linsertCommand},
+		&engine.Command{Name: "lrem", Arity: 4, Flags: engine.Write, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lremCommand},
+		&engine.Command{Name: "ltrim", Arity: 4, Flags: engine.Write, ACL: "@write @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: ltrimCommand},
+		&engine.Command{Name: "lpos", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @list @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "list", Run: lposCommand},
+		&engine.Command{Name: "lmove", Arity: 5, Flags: engine.Write | engine.DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "list", Run: lmoveCommand},
+		&engine.Command{Name: "rpoplpush", Arity: 3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @list @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "list", Run: rpoplpushCommand},
+		&engine.Command{Name: "lmpop", Arity: -4, Flags: engine.Write, ACL: "@write @list @slow", Group: "list", Run: lmpopCommand, Keys: lmpopKeys},
 	)
 }
 
@@ -34,13 +35,13 @@ func init() {
 
 // listRead finds key's list for a read. ok=false means the WRONGTYPE
 // error was written; l is nil when the key does not exist.
-func listRead(c *Ctx, key []byte) (l *keyspace.List, ok bool) {
+func listRead(c *engine.Ctx, key []byte) (l *keyspace.List, ok bool) {
 	e := c.DB.Lookup(key)
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeList {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.List), true
@@ -49,13 +50,13 @@ func listRead(c *Ctx, key []byte) (l *keyspace.List, ok bool) {
 // listWrite finds key's list for an in-place change (the list is private
 // to the live keyspace). ok=false means the WRONGTYPE error was written;
 // l is nil when the key does not exist.
-func listWrite(c *Ctx, key []byte) (l *keyspace.List, ok bool) {
+func listWrite(c *engine.Ctx, key []byte) (l *keyspace.List, ok bool) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeList {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.List), true
@@ -69,14 +70,14 @@ func listWrite(c *Ctx, key []byte) (l *keyspace.List, ok bool) {
 // for the clients blocked on it (db.c dbAdd -> signalKeyAsReady): the
 // blocking layer hooks listReady. Events: "new" when the key is created
 // (dbAdd), then one "lpush" or "rpush" for all of vals.
-func listPush(c *Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *keyspace.List {
+func listPush(c *engine.Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *keyspace.List {
 	if l == nil {
 		l = keyspace.NewList()
 		c.DB.Put(key, keyspace.NewObject(l, 0))
 		c.Notify(config.NotifyNew, "new", key)
 	}
 	l.PushCopy(front, vals)
-	listReady(c, key)
+	c.KeyReady(key)
 	if front {
 		c.Notify(config.NotifyList, "lpush", key)
 	} else {
@@ -88,7 +89,7 @@ func listPush(c *Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *
 // listDeleteIfEmpty removes key when its list became empty, with the
 // "del" event that follows the command's own: Redis never keeps an empty
 // list.
-func listDeleteIfEmpty(c *Ctx, key []byte, l *keyspace.List) {
+func listDeleteIfEmpty(c *engine.Ctx, key []byte, l *keyspace.List) {
 	if l.Len() == 0 {
 		c.DB.Delete(key)
 		c.Notify(config.NotifyGeneric, "del", key)
@@ -98,7 +99,7 @@ func listDeleteIfEmpty(c *Ctx, key []byte, l *keyspace.List) {
 // listPopped follows elements popped from one end of the list at key
 // (t_list.c listElementsRemoved): an "lpop" or "rpop" event, then the
 // key's deletion, with "del", when the list is empty.
-func listPopped(c *Ctx, key []byte, l *keyspace.List, front bool) {
+func listPopped(c *engine.Ctx, key []byte, l *keyspace.List, front bool) {
 	if front {
 		c.Notify(config.NotifyList, "lpop", key)
 	} else {
@@ -109,14 +110,14 @@ func listPopped(c *Ctx, key []byte, l *keyspace.List, front bool) {
 
 // ---- LPUSH, RPUSH, LPUSHX, RPUSHX ---------------------------------------
 
-func lpushCommand(c *Ctx)  { pushGeneric(c, true, false) }
-func rpushCommand(c *Ctx)  { pushGeneric(c, false, false) }
-func lpushxCommand(c *Ctx) { pushGeneric(c, true, true) }
-func rpushxCommand(c *Ctx) { pushGeneric(c, false, true) }
+func lpushCommand(c *engine.Ctx)  { pushGeneric(c, true, false) }
+func rpushCommand(c *engine.Ctx)  { pushGeneric(c, false, false) }
+func lpushxCommand(c *engine.Ctx) { pushGeneric(c, true, true) }
+func rpushxCommand(c *engine.Ctx) { pushGeneric(c, false, true) }
 
 // pushGeneric implements [LR]PUSH[X] key element [element ...]: the X
 // variants push only onto an existing list and answer 0 otherwise.
-func pushGeneric(c *Ctx, front, onlyExisting bool) {
+func pushGeneric(c *engine.Ctx, front, onlyExisting bool) {
 	key := c.Args[1]
 	l, ok := listWrite(c, key)
 	if !ok {
@@ -134,24 +135,24 @@ func pushGeneric(c *Ctx, front, onlyExisting bool) {
 
 // ---- LPOP, RPOP, LMPOP ----------------------------------------------------
 
-func lpopCommand(c *Ctx) { popGeneric(c, true) }
-func rpopCommand(c *Ctx) { popGeneric(c, false) }
+func lpopCommand(c *engine.Ctx) { popGeneric(c, true) }
+func rpopCommand(c *engine.Ctx) { popGeneric(c, false) }
 
 // popGeneric implements [LR]POP key [count]. Without count it answers a
 // bulk (null when the key is missing); with count an array of up to count
 // elements (a null array when the key is missing, an empty one for a
 // count of 0).
-func popGeneric(c *Ctx, front bool) {
+func popGeneric(c *engine.Ctx, front bool) {
 	if len(c.Args) > 3 {
-		c.Error(ErrWrongArgs(c.Cmd.Name))
+		c.Error(engine.ErrWrongArgs(c.Cmd.Name))
 		return
 	}
 	hasCount := len(c.Args) == 3
 	var count int64
 	if hasCount {
-		n, ok := ParseInt(c.Args[2])
+		n, ok := engine.ParseInt(c.Args[2])
 		if !ok || n < 0 {
-			c.Error(ErrCountPositive)
+			c.Error(engine.ErrCountPositive)
 			return
 		}
 		count = n
@@ -186,7 +187,7 @@ func popGeneric(c *Ctx, front bool) {
 // with them as an array in popping order, and deletes the key when the
 // list is left empty (listPopped). It returns how many it popped (what
 // LMPOP propagates as the count of LPOP or RPOP).
-func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64) (popped int) {
+func listPopReply(c *engine.Ctx, key []byte, l *keyspace.List, front bool, count int64) (popped int) {
 	n := int(min(count, int64(l.Len())))
 	c.W.Array(n)
 	for i := 0; i < n; i++ {
@@ -199,14 +200,14 @@ func listPopReply(c *Ctx, key []byte, l *keyspace.List, front bool, count int64)
 
 // listEnd parses LEFT or RIGHT: front=true for LEFT. ok=false means the
 // syntax error was written.
-func listEnd(c *Ctx, arg []byte) (front, ok bool) {
+func listEnd(c *engine.Ctx, arg []byte) (front, ok bool) {
 	switch {
-	case EqualFold(arg, "left"):
+	case engine.EqualFold(arg, "left"):
 		return true, true
-	case EqualFold(arg, "right"):
+	case engine.EqualFold(arg, "right"):
 		return false, true
 	}
-	c.Error(ErrSyntax)
+	c.Error(engine.ErrSyntax)
 	return false, false
 }
 
@@ -214,14 +215,14 @@ func listEnd(c *Ctx, arg []byte) (front, ok bool) {
 // first non-empty list, replying [key, [elements]], or a null array when
 // every list is empty. A key of another type met before that list is a
 // WRONGTYPE error.
-func lmpopCommand(c *Ctx) {
-	numkeys, ok := ParseInt(c.Args[1])
+func lmpopCommand(c *engine.Ctx) {
+	numkeys, ok := engine.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
-		c.Error(ErrNumkeysPositive)
+		c.Error(engine.ErrNumkeysPositive)
 		return
 	}
 	if numkeys > int64(len(c.Args)-3) {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	whereIdx := 2 + int(numkeys)
@@ -292,7 +293,7 @@ func atoi(b []byte) int64 {
 
 // ---- LLEN, LRANGE, LINDEX, LSET -------------------------------------------
 
-func llenCommand(c *Ctx) {
+func llenCommand(c *engine.Ctx) {
 	l, ok := listRead(c, c.Args[1])
 	if !ok {
 		return
@@ -327,7 +328,7 @@ func listRange(start, end int64, n int) (int, int) {
 }
 
 // LRANGE key start stop: the indexes are parsed before the key is read.
-func lrangeCommand(c *Ctx) {
+func lrangeCommand(c *engine.Ctx) {
 	start, ok := c.IntArg(2)
 	if !ok {
 		return
@@ -358,7 +359,7 @@ func lrangeCommand(c *Ctx) {
 
 // LINDEX key index: a missing key answers null before the index is
 // parsed.
-func lindexCommand(c *Ctx) {
+func lindexCommand(c *engine.Ctx) {
 	l, ok := listRead(c, c.Args[1])
 	if !ok {
 		return
@@ -380,13 +381,13 @@ func lindexCommand(c *Ctx) {
 
 // LSET key index element: a missing key is an error, checked before the
 // index is parsed.
-func lsetCommand(c *Ctx) {
+func lsetCommand(c *engine.Ctx) {
 	l, ok := listWrite(c, c.Args[1])
 	if !ok {
 		return
 	}
 	if l == nil {
-		c.Error(ErrNoSuchKey)
+		c.Error(engine.ErrNoSuchKey)
 		return
 	}
 	idx, ok := c.IntArg(2)
@@ -395,7 +396,7 @@ func lsetCommand(c *Ctx) {
 	}
 	i, ok := l.Index(idx)
 	if !ok {
-		c.Error(ErrIndexOutOfRange)
+		c.Error(engine.ErrIndexOutOfRange)
 		return
 	}
 	l.Set(i, c.Args[3])
@@ -408,14 +409,14 @@ func lsetCommand(c *Ctx) {
 
 // LINSERT key BEFORE|AFTER pivot element: the new length, -1 when the
 // pivot is not found, 0 when the key does not exist.
-func linsertCommand(c *Ctx) {
+func linsertCommand(c *engine.Ctx) {
 	var after bool
 	switch {
-	case EqualFold(c.Args[2], "after"):
+	case engine.EqualFold(c.Args[2], "after"):
 		after = true
-	case EqualFold(c.Args[2], "before"):
+	case engine.EqualFold(c.Args[2], "before"):
 	default:
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	l, ok := listWrite(c, c.Args[1])
@@ -443,7 +444,7 @@ func linsertCommand(c *Ctx) {
 // LREM key count element: removes up to |count| matches, from the tail
 // when count is negative, all of them when it is 0. Events: "lrem" when
 // something was removed, then "del" when the list went.
-func lremCommand(c *Ctx) {
+func lremCommand(c *engine.Ctx) {
 	count, ok := c.IntArg(2)
 	if !ok {
 		return
@@ -478,7 +479,7 @@ func lremCommand(c *Ctx) {
 // LTRIM key start stop: keeps the range, deleting the key when nothing is
 // left; an existing key counts as changed, and sends "ltrim", even when
 // nothing is trimmed.
-func ltrimCommand(c *Ctx) {
+func ltrimCommand(c *engine.Ctx) {
 	start, ok := c.IntArg(2)
 	if !ok {
 		return
@@ -516,41 +517,41 @@ func ltrimCommand(c *Ctx) {
 // not an integer gets the same error as a negative one, as in Redis. The arithmetic is Redis's
 // own on 64-bit longs, wrap-around included (a RANK of -2^63 stays
 // negative once negated and so matches from the first hit).
-func lposCommand(c *Ctx) {
+func lposCommand(c *engine.Ctx) {
 	rank, count, maxlen := int64(1), int64(-1), int64(0)
 	for j := 3; j < len(c.Args); j++ {
 		opt := c.Args[j]
 		more := j+1 < len(c.Args)
 		switch {
-		case EqualFold(opt, "rank") && more:
+		case engine.EqualFold(opt, "rank") && more:
 			j++
 			n, ok := c.IntArg(j)
 			if !ok {
 				return
 			}
 			if n == 0 {
-				c.Error(ErrLPosRankZero)
+				c.Error(engine.ErrLPosRankZero)
 				return
 			}
 			rank = n
-		case EqualFold(opt, "count") && more:
+		case engine.EqualFold(opt, "count") && more:
 			j++
-			n, ok := ParseInt(c.Args[j])
+			n, ok := engine.ParseInt(c.Args[j])
 			if !ok || n < 0 {
-				c.Error(ErrLPosCountNeg)
+				c.Error(engine.ErrLPosCountNeg)
 				return
 			}
 			count = n
-		case EqualFold(opt, "maxlen") && more:
+		case engine.EqualFold(opt, "maxlen") && more:
 			j++
-			n, ok := ParseInt(c.Args[j])
+			n, ok := engine.ParseInt(c.Args[j])
 			if !ok || n < 0 {
-				c.Error(ErrLPosMaxlenNeg)
+				c.Error(engine.ErrLPosMaxlenNeg)
 				return
 			}
 			maxlen = n
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}
@@ -616,7 +617,7 @@ func lposCommand(c *Ctx) {
 // ---- LMOVE, RPOPLPUSH -------------------------------------------------------
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
-func lmoveCommand(c *Ctx) {
+func lmoveCommand(c *engine.Ctx) {
 	from, ok := listEnd(c, c.Args[3])
 	if !ok {
 		return
@@ -629,7 +630,7 @@ func lmoveCommand(c *Ctx) {
 }
 
 // RPOPLPUSH source destination: LMOVE source destination RIGHT LEFT.
-func rpoplpushCommand(c *Ctx) { lmoveGeneric(c, false, true) }
+func rpoplpushCommand(c *engine.Ctx) { lmoveGeneric(c, false, true) }
 
 // lmoveGeneric pops an element from one end of the source list and
 // pushes it onto the destination (the same list when the keys are
@@ -637,7 +638,7 @@ func rpoplpushCommand(c *Ctx) { lmoveGeneric(c, false, true) }
 // destination of another type is an error and nothing moves. Events, in
 // t_list.c's order: the push on the destination ("new" first if it is
 // created), then the pop on the source, then "del" if the source went.
-func lmoveGeneric(c *Ctx, from, to bool) {
+func lmoveGeneric(c *engine.Ctx, from, to bool) {
 	src, dst := c.Args[1], c.Args[2]
 	sl, ok := listWrite(c, src)
 	if !ok {
@@ -664,20 +665,20 @@ func lmoveGeneric(c *Ctx, from, to bool) {
 // blocking forms from args[from:] (after LEFT|RIGHT or MIN|MAX): at most
 // one COUNT, a positive integer; anything else is a syntax error. The
 // default is 1. ok=false means the error reply was written.
-func parseMpopCount(c *Ctx, from int) (count int64, ok bool) {
+func parseMpopCount(c *engine.Ctx, from int) (count int64, ok bool) {
 	count = -1
 	for j := from; j < len(c.Args); j++ {
-		if count == -1 && EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
+		if count == -1 && engine.EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
 			j++
-			n, ok := ParseInt(c.Args[j])
+			n, ok := engine.ParseInt(c.Args[j])
 			if !ok || n < 1 {
-				c.Error(ErrCountGreaterZero)
+				c.Error(engine.ErrCountGreaterZero)
 				return 0, false
 			}
 			count = n
 			continue
 		}
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return 0, false
 	}
 	if count == -1 {

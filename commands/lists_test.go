@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -21,9 +21,9 @@ func TestListPushPopCommands(t *testing.T) {
 		{argv("LPOP", "l", "0"), replyArray()},
 		{argv("LPOP", "nokey"), replyNull},
 		{argv("LPOP", "nokey", "0"), replyNullArray},
-		{argv("LPOP", "l", "-1"), replyErr(ErrCountPositive)},
-		{argv("LPOP", "l", "x"), replyErr(ErrCountPositive)},
-		{argv("LPOP", "l", "1", "2"), replyErr(ErrWrongArgs("lpop"))},
+		{argv("LPOP", "l", "-1"), replyErr(engine.ErrCountPositive)},
+		{argv("LPOP", "l", "x"), replyErr(engine.ErrCountPositive)},
+		{argv("LPOP", "l", "1", "2"), replyErr(engine.ErrWrongArgs("lpop"))},
 		{argv("LPOP", "l", "10"), replyBulks("a", "c")},
 		{argv("EXISTS", "l"), replyInt(0)},
 	})
@@ -58,7 +58,7 @@ func TestListWrongType(t *testing.T) {
 	e.putObject("h", keyspace.TypeHash, 1)
 	e.run("SET", "s", "v")
 	e.run("RPUSH", "l", "a")
-	wrong := replyErr(ErrWrongType)
+	wrong := replyErr(engine.ErrWrongType)
 	for _, k := range []string{"h", "s"} {
 		for _, cmd := range [][]string{
 			{"LPUSH", k, "a"}, {"RPUSH", k, "a"}, {"LPUSHX", k, "a"}, {"RPUSHX", k, "a"},
@@ -81,7 +81,7 @@ func TestListCommands(t *testing.T) {
 		{argv("LINDEX", "l", "-1"), replyBulk("a")},
 		{argv("LINDEX", "l", "7"), replyNull},
 		{argv("LINDEX", "nokey", "x"), replyNull},
-		{argv("LINDEX", "l", "x"), replyErr(ErrNotInteger)},
+		{argv("LINDEX", "l", "x"), replyErr(engine.ErrNotInteger)},
 		{argv("LRANGE", "l", "-2", "100"), replyBulks("c", "a")},
 		{argv("LRANGE", "l", "5", "2"), replyArray()},
 		{argv("LPOS", "l", "a", "RANK", "-1"), replyInt(6)},
@@ -91,17 +91,17 @@ func TestListCommands(t *testing.T) {
 		{argv("LPOS", "l", "a", "RANK", "-9223372036854775808", "COUNT", "2"), replyArray(replyInt(6), replyInt(3), replyInt(0))},
 		{argv("LPOS", "l", "z"), replyNull},
 		{argv("LPOS", "nokey", "z", "COUNT", "1"), replyArray()},
-		{argv("LPOS", "l", "a", "RANK", "0"), replyErr(ErrLPosRankZero)},
-		{argv("LPOS", "l", "a", "COUNT", "x"), replyErr(ErrLPosCountNeg)},
-		{argv("LPOS", "l", "a", "MAXLEN", "-1"), replyErr(ErrLPosMaxlenNeg)},
-		{argv("LPOS", "l", "a", "FOO"), replyErr(ErrSyntax)},
-		{argv("LSET", "nokey", "x", "v"), replyErr(ErrNoSuchKey)},
-		{argv("LSET", "l", "9", "v"), replyErr(ErrIndexOutOfRange)},
+		{argv("LPOS", "l", "a", "RANK", "0"), replyErr(engine.ErrLPosRankZero)},
+		{argv("LPOS", "l", "a", "COUNT", "x"), replyErr(engine.ErrLPosCountNeg)},
+		{argv("LPOS", "l", "a", "MAXLEN", "-1"), replyErr(engine.ErrLPosMaxlenNeg)},
+		{argv("LPOS", "l", "a", "FOO"), replyErr(engine.ErrSyntax)},
+		{argv("LSET", "nokey", "x", "v"), replyErr(engine.ErrNoSuchKey)},
+		{argv("LSET", "l", "9", "v"), replyErr(engine.ErrIndexOutOfRange)},
 		{argv("LSET", "l", "1", "B"), replyOK},
 		{argv("LINSERT", "l", "AFTER", "B", "b2"), replyInt(8)},
 		{argv("LINSERT", "l", "BEFORE", "zz", "x"), replyInt(-1)},
 		{argv("LINSERT", "nokey", "BEFORE", "a", "x"), replyInt(0)},
-		{argv("LINSERT", "l", "UP", "a", "x"), replyErr(ErrSyntax)},
+		{argv("LINSERT", "l", "UP", "a", "x"), replyErr(engine.ErrSyntax)},
 		{argv("LREM", "l", "-2", "a"), replyInt(2)},
 		{argv("LRANGE", "l", "0", "-1"), replyBulks("a", "B", "b2", "c", "b", "c")},
 		{argv("LREM", "l", "-9223372036854775808", "c"), replyInt(2)},
@@ -109,7 +109,7 @@ func TestListCommands(t *testing.T) {
 		{argv("LRANGE", "l", "0", "-1"), replyBulks("B", "b2")},
 		{argv("LTRIM", "l", "5", "1"), replyOK},
 		{argv("EXISTS", "l"), replyInt(0)},
-		{argv("LTRIM", "nokey", "x", "1"), replyErr(ErrNotInteger)},
+		{argv("LTRIM", "nokey", "x", "1"), replyErr(engine.ErrNotInteger)},
 		{argv("OBJECT", "ENCODING", "nokey"), replyNull},
 	})
 }
@@ -122,7 +122,7 @@ func TestListMoveAndMPop(t *testing.T) {
 		{argv("LRANGE", "b", "0", "-1"), replyBulks("3", "1")},
 		{argv("LMOVE", "b", "b", "LEFT", "RIGHT"), replyBulk("3")},
 		{argv("LRANGE", "b", "0", "-1"), replyBulks("1", "3")},
-		{argv("LMOVE", "nokey", "b", "LEFT", "UP"), replyErr(ErrSyntax)},
+		{argv("LMOVE", "nokey", "b", "LEFT", "UP"), replyErr(engine.ErrSyntax)},
 		{argv("LMOVE", "nokey", "b", "LEFT", "LEFT"), replyNull},
 		{argv("LMOVE", "a", "b", "RIGHT", "LEFT"), replyBulk("2")},
 		{argv("EXISTS", "a"), replyInt(0)},
@@ -130,10 +130,10 @@ func TestListMoveAndMPop(t *testing.T) {
 		{argv("LMPOP", "2", "a", "b", "RIGHT", "COUNT", "2"), replyArray(replyBulk("b"), replyBulks("3", "1"))},
 		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "2"), replyArray(replyBulk("b"), replyBulks("2"))},
 		{argv("LMPOP", "1", "b", "LEFT"), replyNullArray},
-		{argv("LMPOP", "0", "b", "LEFT"), replyErr(ErrNumkeysPositive)},
-		{argv("LMPOP", "3", "b", "LEFT"), replyErr(ErrSyntax)},
-		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "0"), replyErr(ErrCountGreaterZero)},
-		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "1", "COUNT", "1"), replyErr(ErrSyntax)},
+		{argv("LMPOP", "0", "b", "LEFT"), replyErr(engine.ErrNumkeysPositive)},
+		{argv("LMPOP", "3", "b", "LEFT"), replyErr(engine.ErrSyntax)},
+		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "0"), replyErr(engine.ErrCountGreaterZero)},
+		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "1", "COUNT", "1"), replyErr(engine.ErrSyntax)},
 		{argv("COMMAND", "GETKEYS", "LMPOP", "2", "x", "y", "LEFT"), replyBulks("x", "y")},
 		{argv("COMMAND", "GETKEYS", "LMPOP", "2abc", "x", "y", "LEFT"), replyBulks("x", "y")},
 		{argv("COMMAND", "GETKEYS", "LMPOP", "3", "x", "LEFT"), replyErr(errGetKeysInvalidArgs)},

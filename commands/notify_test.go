@@ -5,13 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 )
 
 // listen sets notify-keyspace-events and subscribes a second client to
 // every channel; the events then show up in pushed(listener).
-func listen(t *testing.T, e *testEnv, flags string) *Client {
+func listen(t *testing.T, e *testEnv, flags string) *engine.Client {
 	t.Helper()
 	require.Equal(t, replyOK, e.run("CONFIG", "SET", "notify-keyspace-events", flags))
 	l := e.addClient(9)
@@ -85,7 +85,7 @@ func TestNotifyConfigIsCached(t *testing.T) {
 // but nobody subscribed) a Notify costs no allocation.
 func TestNotifyOffAllocatesNothing(t *testing.T) {
 	e := newTestEnv(t)
-	c := &Ctx{Srv: e.Srv, KS: e.KS, DB: e.KS.DB(0), Client: e.Client}
+	c := &engine.Ctx{Srv: e.Srv, KS: e.KS, DB: e.KS.DB(0), Client: e.Client}
 	key := []byte("some:key")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { c.Notify(config.NotifyString, "set", key) }))
 	e.run("CONFIG", "SET", "notify-keyspace-events", "KEA")
@@ -94,7 +94,7 @@ func TestNotifyOffAllocatesNothing(t *testing.T) {
 
 func BenchmarkNotifyOff(b *testing.B) {
 	e := newTestEnv(b)
-	c := &Ctx{Srv: e.Srv, KS: e.KS, DB: e.KS.DB(0), Client: e.Client}
+	c := &engine.Ctx{Srv: e.Srv, KS: e.KS, DB: e.KS.DB(0), Client: e.Client}
 	key := []byte("some:key")
 	b.ReportAllocs()
 	for b.Loop() {

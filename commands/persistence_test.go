@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -39,7 +39,7 @@ func (p *fakePersistence) WritesRefused() string { return p.misconf }
 
 var fakePersistences = map[*fakeServer]*fakePersistence{}
 
-func (s *fakeServer) Persistence() Persistence {
+func (s *fakeServer) Persistence() engine.Persistence {
 	p := fakePersistences[s]
 	if p == nil {
 		p = &fakePersistence{lastSave: 1700000000}

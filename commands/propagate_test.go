@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -23,11 +23,16 @@ import (
 // the lines are formatted only when read, so that a command propagated
 // with arguments that alias a buffer reused later shows up corrupted.
 type propRecorder struct {
-	ops []propOp
+	ops []recordedOp
+}
+
+type recordedOp struct {
+	db   int
+	argv [][]byte
 }
 
 func (r *propRecorder) Propagate(db int, argv [][]byte) {
-	r.ops = append(r.ops, propOp{db, argv})
+	r.ops = append(r.ops, recordedOp{db, argv})
 }
 
 // take returns what was propagated since the last call, one "db:argv"
@@ -56,11 +61,11 @@ func newPropEnv(t *testing.T) (*testEnv, *propRecorder) {
 	e := newTestEnv(t)
 	r := &propRecorder{}
 	e.KS.Lock()
-	e.D.SetPropagator(r)
+	e.D.Attach(r)
 	e.KS.Unlock()
 	t.Cleanup(func() {
 		e.KS.Lock()
-		e.D.SetPropagator(nil)
+		e.D.Detach(r)
 		e.KS.Unlock()
 	})
 	return e, r
@@ -408,15 +413,15 @@ func TestPropagatorOff(t *testing.T) {
 	e.run("set", "a", "1")
 	require.Equal(t, []string{"0:set a 1"}, r.take())
 	e.KS.Lock()
-	e.D.SetPropagator(nil)
+	e.D.Detach(r)
 	e.KS.Unlock()
 	e.runScript([][]string{{"set", "k", "v", "ex", "10", "get"}, {"spop", "none"}, {"sadd", "s", "a", "b"},
 		{"spop", "s", "1"}, {"set", "x", "1", "px", "10"}, {"@advance", "20"}, {"get", "x"}})
 	require.Empty(t, r.take())
-	require.False(t, e.Client.ctx.Propagating())
+	require.False(t, e.Client.Ctx().Propagating())
 
 	e.KS.Lock()
-	e.D.SetPropagator(r)
+	e.D.Attach(r)
 	e.KS.Unlock()
 	e.run("getset", "a", "2")
 	require.Equal(t, []string{"0:SET a 2"}, r.take())
@@ -819,19 +824,21 @@ func TestPropagateRestoreForm(t *testing.T) {
 		{"no ttl", []string{"RESTORE", "k", "0", "payload"}, 0, false, []string{"0:RESTORE k 0 payload"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, r := newPropEnv(t)
+			// A table whose RESTORE only propagates, as the real one
+			// does once the payload is restored.
+			restore := *table.Lookup([]byte("restore"))
+			restore.Run = func(c *engine.Ctx) {
+				propagateRestore(c, tc.deadline, tc.abs)
+				c.Dirty(1)
+			}
+			tbl := engine.NewTable()
+			tbl.Register(&restore)
+			e := newTestEnvWith(t, tbl)
+			r := &propRecorder{}
 			e.KS.Lock()
-			e.KS.BeginCommand(false)
-			p := e.D.propagating()
-			p.beginUnit()
-			c := &Ctx{Args: argvBytes(tc.args), Cmd: Lookup([]byte("restore")), Client: e.Client, W: e.Client.W,
-				KS: e.KS, DB: e.KS.DB(0), Srv: e.Srv}
-			p.beforeCall()
-			propagateRestore(c, tc.deadline, tc.abs)
-			c.dirty = 1
-			p.afterCall(c)
-			p.endUnit()
+			e.D.Attach(r)
 			e.KS.Unlock()
+			e.run(tc.args...)
 			require.Equal(t, tc.want, r.take())
 		})
 	}
@@ -843,43 +850,6 @@ func argvBytes(args []string) [][]byte {
 		b[i] = []byte(a)
 	}
 	return b
-}
-
-// Copies handed out by the arena never change, whatever is copied after
-// them (chunks roll over; large commands get their own buffer), and
-// appending to one cannot write into the next.
-func TestArgvArena(t *testing.T) {
-	var a argvArena
-	var kept [][][]byte
-	var want [][]string
-	for i := 0; i < 5000; i++ {
-		argv := [][]byte{[]byte("SET"), []byte("key:" + strconv.Itoa(i)), bytes.Repeat([]byte{byte(i)}, i%700)}
-		if i%997 == 0 {
-			argv = append(argv, bytes.Repeat([]byte("x"), arenaMaxCopy+1))
-		}
-		if i%1499 == 0 {
-			for j := 0; j < arenaHdrChunk; j++ {
-				argv = append(argv, []byte("m"))
-			}
-		}
-		w := make([]string, len(argv))
-		for j, x := range argv {
-			w[j] = string(x)
-		}
-		c := a.copy(argv)
-		for _, x := range argv {
-			clear(x) // the source may be reused at once
-		}
-		c[0] = append(c[0], "!!!"...)[:3]
-		kept = append(kept, c)
-		want = append(want, w)
-	}
-	for i, c := range kept {
-		require.Len(t, c, len(want[i]))
-		for j, x := range c {
-			require.Equal(t, want[i][j], string(x), "command %d argument %d", i, j)
-		}
-	}
 }
 
 // ---- cost ---------------------------------------------------------------------
@@ -901,8 +871,9 @@ func benchPropagated(b *testing.B, cmd func(key []byte) [][]byte) {
 	}
 	e.KS.Lock()
 	defer e.KS.Unlock()
-	e.D.SetPropagator(&propDiscard{})
-	defer e.D.SetPropagator(nil)
+	p := &propDiscard{}
+	e.D.Attach(p)
+	defer e.D.Detach(p)
 	for _, k := range keys {
 		e.D.Exec(e.Client, [][]byte{[]byte("SET"), k, []byte("1")})
 	}

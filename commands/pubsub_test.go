@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -14,27 +14,27 @@ import (
 // delivers to a client is recorded, in order, for pushed to return.
 var fakePubSubs struct {
 	sync.Mutex
-	m map[*fakeServer]*Subscriptions
+	m map[*fakeServer]*engine.Subscriptions
 }
 
 var pushedFrames struct {
 	sync.Mutex
-	m map[*Client][]string
+	m map[*engine.Client][]string
 }
 
-func (s *fakeServer) PubSub() *Subscriptions {
+func (s *fakeServer) PubSub() *engine.Subscriptions {
 	fakePubSubs.Lock()
 	defer fakePubSubs.Unlock()
 	if fakePubSubs.m == nil {
-		fakePubSubs.m = map[*fakeServer]*Subscriptions{}
+		fakePubSubs.m = map[*fakeServer]*engine.Subscriptions{}
 	}
 	ps := fakePubSubs.m[s]
 	if ps == nil {
-		ps = NewPubSub(s.cfg, &s.stats, func(cl *Client, frame []byte) {
+		ps = engine.NewPubSub(s.cfg, &s.stats, func(cl *engine.Client, frame []byte) {
 			pushedFrames.Lock()
 			defer pushedFrames.Unlock()
 			if pushedFrames.m == nil {
-				pushedFrames.m = map[*Client][]string{}
+				pushedFrames.m = map[*engine.Client][]string{}
 			}
 			pushedFrames.m[cl] = append(pushedFrames.m[cl], string(frame))
 		})
@@ -44,7 +44,7 @@ func (s *fakeServer) PubSub() *Subscriptions {
 }
 
 // pushed returns and forgets the frames delivered to cl.
-func pushed(cl *Client) []string {
+func pushed(cl *engine.Client) []string {
 	pushedFrames.Lock()
 	defer pushedFrames.Unlock()
 	out := pushedFrames.m[cl]
@@ -54,14 +54,14 @@ func pushed(cl *Client) []string {
 
 // addClient connects another authenticated RESP2 client to the test
 // environment.
-func (e *testEnv) addClient(id int64) *Client {
-	cl := &Client{ID: id, Addr: "127.0.0.1:5000" + string(rune('0'+id)), W: resp.NewWriter(), Authed: true}
+func (e *testEnv) addClient(id int64) *engine.Client {
+	cl := &engine.Client{ID: id, Addr: "127.0.0.1:5000" + string(rune('0'+id)), W: resp.NewWriter(), Authed: true}
 	e.Srv.clients = append(e.Srv.clients, cl)
 	return cl
 }
 
 // runAs runs one command as cl and returns its raw reply.
-func (e *testEnv) runAs(cl *Client, args ...string) string {
+func (e *testEnv) runAs(cl *engine.Client, args ...string) string {
 	e.t.Helper()
 	main := e.Client
 	e.Client = cl
@@ -157,12 +157,8 @@ func TestPubSubReleaseLeavesNoTrace(t *testing.T) {
 	assert.Equal(t, replyBulks("a"), e.run("PUBSUB", "CHANNELS"))
 
 	require.Equal(t, replySimple("RESET"), e.runAs(s2, "RESET"))
-	assert.Empty(t, ps.clients)
-	assert.Empty(t, ps.channels)
-	assert.Empty(t, ps.patterns)
-	assert.Empty(t, ps.shards)
-	assert.Equal(t, 0, ps.patternOrder.Len())
-	assert.Equal(t, ServerStats{}.PubSubChannels, e.Srv.stats.PubSubChannels)
+	assert.True(t, ps.Empty())
+	assert.Equal(t, engine.ServerStats{}.PubSubChannels, e.Srv.stats.PubSubChannels)
 	assert.Zero(t, e.Srv.stats.PubSubPatterns+e.Srv.stats.PubSubShardChannels)
 	assert.Equal(t, replyInt(0), e.run("PUBLISH", "a", "x"))
 }
@@ -180,37 +176,17 @@ func TestPubSubInMulti(t *testing.T) {
 func TestPubSubHelpAndErrors(t *testing.T) {
 	e := runSteps(t, []step{
 		{argv("PUBSUB", "CHANNELS", "a", "b"), replyErr("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.")},
-		{argv("PUBSUB", "NUMPAT", "x"), replyErr(ErrWrongArgs("pubsub|numpat"))},
-		{argv("PUBLISH", "a"), replyErr(ErrWrongArgs("publish"))},
+		{argv("PUBSUB", "NUMPAT", "x"), replyErr(engine.ErrWrongArgs("pubsub|numpat"))},
+		{argv("PUBLISH", "a"), replyErr(engine.ErrWrongArgs("publish"))},
 	})
 	help := e.run("PUBSUB", "HELP")
 	assert.Contains(t, help, "*14\r\n+PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n")
 	assert.Contains(t, help, "+NUMSUB [<channel> ...]\r\n")
 }
 
-func TestOrderedSet(t *testing.T) {
-	var s orderedSet[string]
-	for _, k := range []string{"a", "b", "c", "d"} {
-		require.True(t, s.Add(k))
-	}
-	require.False(t, s.Add("b"))
-	require.True(t, s.Remove("a"))
-	require.True(t, s.Remove("c"))
-	require.False(t, s.Remove("c"))
-	require.True(t, s.Add("a"))
-	assert.Equal(t, []string{"b", "d", "a"}, s.Keys())
-	assert.Equal(t, "a", s.Last())
-	for _, k := range s.Keys() {
-		s.Remove(k)
-	}
-	assert.Equal(t, 0, s.Len())
-	assert.Nil(t, s.head)
-	assert.Nil(t, s.tail)
-}
-
 // subscribedContextText is redis-server 7.0's reply to a command not
 // allowed in RESP2's subscribed mode, written out so that a change of
-// errSubscribedContext's text fails the tests above.
+// ErrSubscribedContext's text fails the tests above.
 func subscribedContextText(name string) string {
 	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 }

@@ -2,94 +2,91 @@ package commands
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"net"
-	"os"
-
 	"runtime/debug"
-	"runtime/metrics"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
 // Server commands (server.c, db.c, config.c, slowlog.c, latency.c,
 // object.c). INFO is in info.go; COMMAND in cmd_command.go.
 func init() {
-	const adm = Admin | NoScript | Loading | Stale
-	const slowlog = Admin | Loading | Stale
+	const adm = engine.Admin | engine.NoScript | engine.Loading | engine.Stale
+	const slowlog = engine.Admin | engine.Loading | engine.Stale
 	register(
-		&Command{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, ACL: "@keyspace", Group: "server", Run: dbsizeCommand},
-		&Command{Name: "flushdb", Arity: -1, Flags: Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushdbCommand},
-		&Command{Name: "flushall", Arity: -1, Flags: Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushallCommand},
-		&Command{Name: "swapdb", Arity: 3, Flags: Write | Fast, ACL: "@keyspace @dangerous", Group: "server", Run: swapdbCommand},
-		&Command{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Group: "server", Run: timeCommand},
-		&Command{Name: "monitor", Arity: 1, Flags: adm, Group: "server", Run: monitorCommand},
-		&Command{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Group: "server", Run: shutdownCommand},
+		&engine.Command{Name: "dbsize", Arity: 1, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace", Group: "server", Run: dbsizeCommand},
+		&engine.Command{Name: "flushdb", Arity: -1, Flags: engine.Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushdbCommand},
+		&engine.Command{Name: "flushall", Arity: -1, Flags: engine.Write, ACL: "@keyspace @dangerous", Group: "server", Run: flushallCommand},
+		&engine.Command{Name: "swapdb", Arity: 3, Flags: engine.Write | engine.Fast, ACL: "@keyspace @dangerous", Group: "server", Run: swapdbCommand},
+		&engine.Command{Name: "info", Arity: -1, Flags: engine.Loading | engine.Stale, ACL: "@dangerous", Group: "server", Run: infoCommand},
+		&engine.Command{Name: "time", Arity: 1, Flags: engine.Loading | engine.Stale | engine.Fast, Group: "server", Run: timeCommand},
+		&engine.Command{Name: "monitor", Arity: 1, Flags: adm, Group: "server", Run: monitorCommand},
+		&engine.Command{Name: "shutdown", Arity: -1, Flags: adm | engine.NoMulti | engine.AllowBusy, Group: "server", Run: shutdownCommand},
 
-		&Command{Name: "config", Arity: -2, Group: "server"},
-		&Command{Name: "config|get", Arity: -3, Flags: adm, Run: configGetCommand},
-		&Command{Name: "config|help", Arity: 2, Flags: Loading | Stale, Run: configHelpCommand},
-		&Command{Name: "config|resetstat", Arity: 2, Flags: adm, Run: configResetstatCommand},
-		&Command{Name: "config|rewrite", Arity: 2, Flags: adm, Run: configRewriteCommand},
-		&Command{Name: "config|set", Arity: -4, Flags: adm, Run: configSetCommand},
+		&engine.Command{Name: "config", Arity: -2, Group: "server"},
+		&engine.Command{Name: "config|get", Arity: -3, Flags: adm, Run: configGetCommand},
+		&engine.Command{Name: "config|help", Arity: 2, Flags: engine.Loading | engine.Stale, Run: configHelpCommand},
+		&engine.Command{Name: "config|resetstat", Arity: 2, Flags: adm, Run: configResetstatCommand},
+		&engine.Command{Name: "config|rewrite", Arity: 2, Flags: adm, Run: configRewriteCommand},
+		&engine.Command{Name: "config|set", Arity: -4, Flags: adm, Run: configSetCommand},
 
-		&Command{Name: "slowlog", Arity: -2, Group: "server"},
-		&Command{Name: "slowlog|get", Arity: -2, Flags: slowlog, Run: slowlogGetCommand},
-		&Command{Name: "slowlog|help", Arity: 2, Flags: Loading | Stale, Run: slowlogHelpCommand},
-		&Command{Name: "slowlog|len", Arity: 2, Flags: slowlog, Run: slowlogLenCommand},
-		&Command{Name: "slowlog|reset", Arity: 2, Flags: slowlog, Run: slowlogResetCommand},
+		&engine.Command{Name: "slowlog", Arity: -2, Group: "server"},
+		&engine.Command{Name: "slowlog|get", Arity: -2, Flags: slowlog, Run: slowlogGetCommand},
+		&engine.Command{Name: "slowlog|help", Arity: 2, Flags: engine.Loading | engine.Stale, Run: slowlogHelpCommand},
+		&engine.Command{Name: "slowlog|len", Arity: 2, Flags: slowlog, Run: slowlogLenCommand},
+		&engine.Command{Name: "slowlog|reset", Arity: 2, Flags: slowlog, Run: slowlogResetCommand},
 
-		&Command{Name: "latency", Arity: -2, Group: "server"},
-		&Command{Name: "latency|doctor", Arity: 2, Flags: adm, Run: latencyDoctorCommand},
-		&Command{Name: "latency|graph", Arity: 3, Flags: adm, Run: latencyGraphCommand},
-		&Command{Name: "latency|help", Arity: 2, Flags: Loading | Stale, Run: latencyHelpCommand},
-		&Command{Name: "latency|histogram", Arity: -2, Flags: adm, Run: latencyHistogramCommand},
-		&Command{Name: "latency|history", Arity: 3, Flags: adm, Run: latencyHistoryCommand},
-		&Command{Name: "latency|latest", Arity: 2, Flags: adm, Run: latencyLatestCommand},
-		&Command{Name: "latency|reset", Arity: -2, Flags: adm, Run: latencyResetCommand},
+		&engine.Command{Name: "latency", Arity: -2, Group: "server"},
+		&engine.Command{Name: "latency|doctor", Arity: 2, Flags: adm, Run: latencyDoctorCommand},
+		&engine.Command{Name: "latency|graph", Arity: 3, Flags: adm, Run: latencyGraphCommand},
+		&engine.Command{Name: "latency|help", Arity: 2, Flags: engine.Loading | engine.Stale, Run: latencyHelpCommand},
+		&engine.Command{Name: "latency|histogram", Arity: -2, Flags: adm, Run: latencyHistogramCommand},
+		&engine.Command{Name: "latency|history", Arity: 3, Flags: adm, Run: latencyHistoryCommand},
+		&engine.Command{Name: "latency|latest", Arity: 2, Flags: adm, Run: latencyLatestCommand},
+		&engine.Command{Name: "latency|reset", Arity: -2, Flags: adm, Run: latencyResetCommand},
 
-		&Command{Name: "memory", Arity: -2, Group: "server"},
-		&Command{Name: "memory|doctor", Arity: 2, Run: memoryDoctorCommand},
-		&Command{Name: "memory|help", Arity: 2, Flags: Loading | Stale, Run: memoryHelpCommand},
-		&Command{Name: "memory|malloc-stats", Arity: 2, Run: memoryMallocStatsCommand},
-		&Command{Name: "memory|purge", Arity: 2, Run: memoryPurgeCommand},
-		&Command{Name: "memory|stats", Arity: 2, Run: memoryStatsCommand},
-		&Command{Name: "memory|usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, Run: memoryUsageCommand},
+		&engine.Command{Name: "memory", Arity: -2, Group: "server"},
+		&engine.Command{Name: "memory|doctor", Arity: 2, Run: memoryDoctorCommand},
+		&engine.Command{Name: "memory|help", Arity: 2, Flags: engine.Loading | engine.Stale, Run: memoryHelpCommand},
+		&engine.Command{Name: "memory|malloc-stats", Arity: 2, Run: memoryMallocStatsCommand},
+		&engine.Command{Name: "memory|purge", Arity: 2, Run: memoryPurgeCommand},
+		&engine.Command{Name: "memory|stats", Arity: 2, Run: memoryStatsCommand},
+		&engine.Command{Name: "memory|usage", Arity: -3, Flags: engine.ReadOnly, FirstKey: 2, LastKey: 2, KeyStep: 1, Run: memoryUsageCommand},
 	)
 }
 
 // subcommandSyntax replies addReplySubcommandSyntaxError's error.
-func subcommandSyntax(c *Ctx) {
-	c.Error(ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
+func subcommandSyntax(c *engine.Ctx) {
+	c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), strings.ToUpper(string(c.Args[0]))))
 }
 
 // ---- DBSIZE FLUSHDB FLUSHALL SWAPDB TIME -----------------------------------
 
-func dbsizeCommand(c *Ctx) { c.W.Int(int64(c.DB.Len())) }
+func dbsizeCommand(c *engine.Ctx) { c.W.Int(int64(c.DB.Len())) }
 
 // parseFlushFlags accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC. Both
 // flush at once: dropping a database's shards is O(shards), and the
 // memory is reclaimed by the collector in the background either way.
-func parseFlushFlags(c *Ctx) bool {
+func parseFlushFlags(c *engine.Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
 		return true
-	case len(c.Args) == 2 && (EqualFold(c.Args[1], "sync") || EqualFold(c.Args[1], "async")):
+	case len(c.Args) == 2 && (engine.EqualFold(c.Args[1], "sync") || engine.EqualFold(c.Args[1], "async")):
 		return true
 	}
-	c.Error(ErrSyntax)
+	c.Error(engine.ErrSyntax)
 	return false
 }
 
 // flushdbCommand empties the selected database. It always counts as a
 // change, so that it is propagated even when the database was empty.
-func flushdbCommand(c *Ctx) {
+func flushdbCommand(c *engine.Ctx) {
 	if !parseFlushFlags(c) {
 		return
 	}
@@ -99,7 +96,7 @@ func flushdbCommand(c *Ctx) {
 	c.W.OK()
 }
 
-func flushallCommand(c *Ctx) {
+func flushallCommand(c *engine.Ctx) {
 	if !parseFlushFlags(c) {
 		return
 	}
@@ -114,24 +111,24 @@ func flushallCommand(c *Ctx) {
 
 // parseDBIndex parses a database number as a C int (getIntFromObject).
 func parseDBIndex(b []byte) (int64, bool) {
-	n, ok := ParseInt(b)
+	n, ok := engine.ParseInt(b)
 	return n, ok && n == int64(int32(n))
 }
 
-func swapdbCommand(c *Ctx) {
+func swapdbCommand(c *engine.Ctx) {
 	a, ok := parseDBIndex(c.Args[1])
 	if !ok {
-		c.Error(ErrFirstDBIndex)
+		c.Error(engine.ErrFirstDBIndex)
 		return
 	}
 	b, ok := parseDBIndex(c.Args[2])
 	if !ok {
-		c.Error(ErrSecondDBIndex)
+		c.Error(engine.ErrSecondDBIndex)
 		return
 	}
 	n := int64(c.KS.NumDBs())
 	if a < 0 || a >= n || b < 0 || b >= n {
-		c.Error(ErrDBIndex)
+		c.Error(engine.ErrDBIndex)
 		return
 	}
 	if a != b {
@@ -141,9 +138,14 @@ func swapdbCommand(c *Ctx) {
 	c.W.OK()
 }
 
+// infoCommand is INFO [section ...] (the engine assembles it).
+func infoCommand(c *engine.Ctx) {
+	c.W.Verbatim(string(engine.AppendInfo(nil, c, engine.ParseInfoSelection(c.Args[1:]))))
+}
+
 // timeCommand replies the server time as [seconds, microseconds], from the
 // keyspace's clock so that a test clock governs TIME as it governs expiry.
-func timeCommand(c *Ctx) {
+func timeCommand(c *engine.Ctx) {
 	var sec, usec int64
 	if _, system := c.KS.Clock().(keyspace.SystemClock); system {
 		now := time.Now()
@@ -161,7 +163,7 @@ func timeCommand(c *Ctx) {
 
 // monitorCommand turns the connection into a MONITOR stream. A second
 // MONITOR is ignored without a reply, as in Redis.
-func monitorCommand(c *Ctx) {
+func monitorCommand(c *engine.Ctx) {
 	if c.Client.Monitor {
 		return
 	}
@@ -174,34 +176,34 @@ func monitorCommand(c *Ctx) {
 // waits, off the lock, for the final save: on success the client gets no
 // reply (the server closes every connection and exits); a failed save
 // answers an error and the server goes on serving.
-func shutdownCommand(c *Ctx) {
-	var o ShutdownOptions
+func shutdownCommand(c *engine.Ctx) {
+	var o engine.ShutdownOptions
 	for _, a := range c.Args[1:] {
 		switch {
-		case EqualFold(a, "nosave"):
+		case engine.EqualFold(a, "nosave"):
 			o.NoSave = true
-		case EqualFold(a, "save"):
+		case engine.EqualFold(a, "save"):
 			o.Save = true
-		case EqualFold(a, "now"):
+		case engine.EqualFold(a, "now"):
 			o.Now = true
-		case EqualFold(a, "force"):
+		case engine.EqualFold(a, "force"):
 			o.Force = true
-		case EqualFold(a, "abort"):
+		case engine.EqualFold(a, "abort"):
 			o.Abort = true
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}
 	if (o.Abort && (o.NoSave || o.Save || o.Now || o.Force)) || (o.NoSave && o.Save) {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	if o.Abort {
 		// There is no shutdown in progress that ABORT could cancel: the
 		// final save runs as soon as it is asked for, as with Redis
 		// when no replica is waited for.
-		c.Error(ErrNoShutdown)
+		c.Error(engine.ErrNoShutdown)
 		return
 	}
 	wait := c.Srv.Shutdown(o)
@@ -230,11 +232,11 @@ var configHelp = []string{
 	"    Rewrite the configuration file.",
 }
 
-func configHelpCommand(c *Ctx) { replyHelp(c, configHelp) }
+func configHelpCommand(c *engine.Ctx) { c.ReplyHelp(configHelp) }
 
 // configGetCommand is CONFIG GET pattern [pattern ...]: a map of every
 // matching directive, each once.
-func configGetCommand(c *Ctx) {
+func configGetCommand(c *engine.Ctx) {
 	patterns := make([]string, len(c.Args)-2)
 	for i, a := range c.Args[2:] {
 		patterns[i] = string(a)
@@ -250,7 +252,7 @@ func configGetCommand(c *Ctx) {
 // configSetCommand is CONFIG SET directive value [directive value ...],
 // applied atomically by the configuration; the server's change hooks
 // apply run-time directives.
-func configSetCommand(c *Ctx) {
+func configSetCommand(c *engine.Ctx) {
 	args := make([]string, len(c.Args)-2)
 	for i, a := range c.Args[2:] {
 		args[i] = string(a)
@@ -270,7 +272,7 @@ func configSetCommand(c *Ctx) {
 // unknown or immutable directive beside it, a malformed value), but an
 // argument list of odd length is refused before any redaction, as Redis
 // refuses it. args are c.Args[2:] as strings, copied before redaction.
-func redactSensitiveConfigs(c *Ctx, args []string) {
+func redactSensitiveConfigs(c *engine.Ctx, args []string) {
 	if len(args)%2 != 0 {
 		return
 	}
@@ -292,7 +294,7 @@ func isLocalAddr(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func configRewriteCommand(c *Ctx) {
+func configRewriteCommand(c *engine.Ctx) {
 	if err := c.Config().Rewrite(); err != nil {
 		c.Error(configError(err))
 		return
@@ -313,7 +315,7 @@ func configError(err error) string {
 // configResetstatCommand resets what Redis's CONFIG RESETSTAT resets: the
 // INFO stats counters, command and error statistics and latency
 // histograms. The slow log and latency events are kept.
-func configResetstatCommand(c *Ctx) {
+func configResetstatCommand(c *engine.Ctx) {
 	st := c.Srv.Stats()
 	st.TotalCommands = 0
 	st.TotalErrorReplies = 0
@@ -335,125 +337,8 @@ func configResetstatCommand(c *Ctx) {
 	st.PeakMemory = 0
 	st.Histograms = nil
 	*c.KS.Stats() = keyspace.Stats{}
-	for _, cmd := range All() {
-		cmd.stats = CommandStats{}
-		for _, sub := range cmd.Subs {
-			sub.stats = CommandStats{}
-		}
-	}
+	c.D.ResetCommandStats()
 	c.W.OK()
-}
-
-// ---- the record of calls: slow log, latency monitor, histograms -----------
-
-// AfterCall records a finished call: changes for persistence, the slow
-// log, the latency monitor and the command's latency histogram. The
-// server runs it as a Dispatcher.AfterCall hook, under the lock. A call
-// that left its client blocked is not recorded: Redis records it when it
-// completes.
-func (st *ServerStats) AfterCall(c *Ctx, dur time.Duration) {
-	st.Dirty += int64(c.dirty)
-	if c.Client.Blocked {
-		return
-	}
-	cmd := c.Cmd
-	us := dur.Microseconds()
-	if cmd.Flags&SkipSlowlog == 0 && st.SlowLog.SlowerThan >= 0 && us >= st.SlowLog.SlowerThan {
-		st.SlowLog.Push(c.Args, time.Now().Unix(), us, c.Client.Addr, c.Client.Name)
-	}
-	if st.Latency.Threshold > 0 {
-		event := "command"
-		if cmd.Flags&Fast != 0 {
-			event = "fast-command"
-		}
-		st.Latency.AddIfNeeded(event, us/1000, time.Now().Unix())
-	}
-	if st.LatencyTracking {
-		h := st.Histograms[cmd]
-		if h == nil {
-			if st.Histograms == nil {
-				st.Histograms = map[*Command]*Histogram{}
-			}
-			h = &Histogram{}
-			st.Histograms[cmd] = h
-		}
-		h.Record(dur.Nanoseconds())
-	}
-}
-
-// SlowLog holds the most recent calls that ran at least SlowerThan
-// microseconds (slowlog-log-slower-than; negative disables it), at most
-// MaxLen of them (slowlog-max-len). Like Redis, a smaller MaxLen trims the
-// log on the next entry.
-type SlowLog struct {
-	SlowerThan int64
-	MaxLen     int
-
-	nextID  int64
-	entries []SlowLogEntry // oldest first
-}
-
-// SlowLogEntry is one slow log record.
-type SlowLogEntry struct {
-	ID       int64
-	Time     int64 // Unix seconds
-	Duration int64 // microseconds
-	Args     [][]byte
-	Addr     string
-	Name     string
-}
-
-// Slow log entries keep at most this many arguments, each of at most this
-// many bytes (SLOWLOG_ENTRY_MAX_ARGC, SLOWLOG_ENTRY_MAX_STRING).
-const (
-	slowlogMaxArgc   = 32
-	slowlogMaxString = 128
-)
-
-// Push adds an entry for a call with args; args are copied (they alias
-// the connection's read buffer), long ones truncated.
-func (l *SlowLog) Push(args [][]byte, unix, us int64, addr, name string) {
-	argc := min(len(args), slowlogMaxArgc)
-	e := SlowLogEntry{ID: l.nextID, Time: unix, Duration: us, Addr: addr, Name: name, Args: make([][]byte, argc)}
-	l.nextID++
-	for j := 0; j < argc; j++ {
-		a := args[j]
-		switch {
-		case argc != len(args) && j == argc-1:
-			e.Args[j] = []byte(fmt.Sprintf("... (%d more arguments)", len(args)-argc+1))
-		case len(a) > slowlogMaxString:
-			b := make([]byte, 0, slowlogMaxString+32)
-			b = append(b, a[:slowlogMaxString]...)
-			b = fmt.Appendf(b, "... (%d more bytes)", len(a)-slowlogMaxString)
-			e.Args[j] = b
-		default:
-			e.Args[j] = append([]byte(nil), a...)
-		}
-	}
-	l.entries = append(l.entries, e)
-	if over := len(l.entries) - max(l.MaxLen, 0); over > 0 {
-		n := copy(l.entries, l.entries[over:])
-		clear(l.entries[n:])
-		l.entries = l.entries[:n]
-	}
-}
-
-// Len is the number of entries.
-func (l *SlowLog) Len() int { return len(l.entries) }
-
-// Reset drops every entry; IDs keep counting.
-func (l *SlowLog) Reset() { l.entries = nil }
-
-// Newest returns up to n entries, newest first; n < 0 means all.
-func (l *SlowLog) Newest(n int) []SlowLogEntry {
-	if n < 0 || n > len(l.entries) {
-		n = len(l.entries)
-	}
-	out := make([]SlowLogEntry, n)
-	for i := range out {
-		out[i] = l.entries[len(l.entries)-1-i]
-	}
-	return out
 }
 
 var slowlogHelp = []string{
@@ -468,18 +353,18 @@ var slowlogHelp = []string{
 	"    Reset the slowlog.",
 }
 
-func slowlogHelpCommand(c *Ctx) { replyHelp(c, slowlogHelp) }
+func slowlogHelpCommand(c *engine.Ctx) { c.ReplyHelp(slowlogHelp) }
 
-func slowlogGetCommand(c *Ctx) {
+func slowlogGetCommand(c *engine.Ctx) {
 	if len(c.Args) > 3 {
 		subcommandSyntax(c)
 		return
 	}
 	count := int64(10)
 	if len(c.Args) == 3 {
-		n, ok := ParseInt(c.Args[2])
+		n, ok := engine.ParseInt(c.Args[2])
 		if !ok || n < -1 {
-			c.Error(ErrSlowlogCount)
+			c.Error(engine.ErrSlowlogCount)
 			return
 		}
 		count = n
@@ -503,115 +388,11 @@ func slowlogGetCommand(c *Ctx) {
 	}
 }
 
-func slowlogLenCommand(c *Ctx) { c.W.Int(int64(c.Srv.Stats().SlowLog.Len())) }
+func slowlogLenCommand(c *engine.Ctx) { c.W.Int(int64(c.Srv.Stats().SlowLog.Len())) }
 
-func slowlogResetCommand(c *Ctx) {
+func slowlogResetCommand(c *engine.Ctx) {
 	c.Srv.Stats().SlowLog.Reset()
 	c.W.OK()
-}
-
-// LatencyMonitor records latency spikes per event class: a call of at
-// least Threshold milliseconds (latency-monitor-threshold; 0 disables)
-// adds a sample to its event's series of the last latencySeriesLen
-// seconds that saw one (latency.c).
-type LatencyMonitor struct {
-	Threshold int64
-	events    map[string]*latencySeries
-}
-
-// latencySeriesLen is LATENCY_TS_LEN.
-const latencySeriesLen = 160
-
-// LatencySample is the worst latency of one second.
-type LatencySample struct {
-	Time    int64 // Unix seconds; 0 = unused slot
-	Latency int64 // milliseconds
-}
-
-type latencySeries struct {
-	samples [latencySeriesLen]LatencySample
-	idx     int
-	max     int64
-}
-
-// AddIfNeeded records ms for event at time now when it reaches the
-// threshold.
-func (m *LatencyMonitor) AddIfNeeded(event string, ms, now int64) {
-	if m.Threshold > 0 && ms >= m.Threshold {
-		m.Add(event, ms, now)
-	}
-}
-
-// Add records a sample: a second already sampled keeps its worst latency.
-func (m *LatencyMonitor) Add(event string, ms, now int64) {
-	ts := m.events[event]
-	if ts == nil {
-		if m.events == nil {
-			m.events = map[string]*latencySeries{}
-		}
-		ts = &latencySeries{}
-		m.events[event] = ts
-	}
-	ts.max = max(ts.max, ms)
-	prev := (ts.idx + latencySeriesLen - 1) % latencySeriesLen
-	if ts.samples[prev].Time == now {
-		ts.samples[prev].Latency = max(ts.samples[prev].Latency, ms)
-		return
-	}
-	ts.samples[ts.idx] = LatencySample{Time: now, Latency: ms}
-	ts.idx = (ts.idx + 1) % latencySeriesLen
-}
-
-// Events lists the event names with samples, sorted.
-func (m *LatencyMonitor) Events() []string {
-	out := make([]string, 0, len(m.events))
-	for e := range m.events {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// History returns an event's samples, oldest first (nil when unknown).
-func (m *LatencyMonitor) History(event string) []LatencySample {
-	ts := m.events[event]
-	if ts == nil {
-		return nil
-	}
-	var out []LatencySample
-	for j := 0; j < latencySeriesLen; j++ {
-		if s := ts.samples[(ts.idx+j)%latencySeriesLen]; s.Time != 0 {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// Latest returns an event's newest sample and its all-time maximum.
-func (m *LatencyMonitor) Latest(event string) (last LatencySample, maxMs int64) {
-	ts := m.events[event]
-	if ts == nil {
-		return LatencySample{}, 0
-	}
-	return ts.samples[(ts.idx+latencySeriesLen-1)%latencySeriesLen], ts.max
-}
-
-// Reset drops the named events (every event when none is named) and
-// returns how many existed.
-func (m *LatencyMonitor) Reset(events ...string) int {
-	if len(events) == 0 {
-		n := len(m.events)
-		m.events = nil
-		return n
-	}
-	n := 0
-	for _, e := range events {
-		if _, ok := m.events[e]; ok {
-			delete(m.events, e)
-			n++
-		}
-	}
-	return n
 }
 
 var latencyHelp = []string{
@@ -631,9 +412,9 @@ var latencyHelp = []string{
 	"    If no commands are specified then all histograms are replied.",
 }
 
-func latencyHelpCommand(c *Ctx) { replyHelp(c, latencyHelp) }
+func latencyHelpCommand(c *engine.Ctx) { c.ReplyHelp(latencyHelp) }
 
-func latencyLatestCommand(c *Ctx) {
+func latencyLatestCommand(c *engine.Ctx) {
 	m := &c.Srv.Stats().Latency
 	events := m.Events()
 	c.W.Array(len(events))
@@ -647,7 +428,7 @@ func latencyLatestCommand(c *Ctx) {
 	}
 }
 
-func latencyHistoryCommand(c *Ctx) {
+func latencyHistoryCommand(c *engine.Ctx) {
 	samples := c.Srv.Stats().Latency.History(string(c.Args[2]))
 	c.W.Array(len(samples))
 	for _, s := range samples {
@@ -657,7 +438,7 @@ func latencyHistoryCommand(c *Ctx) {
 	}
 }
 
-func latencyResetCommand(c *Ctx) {
+func latencyResetCommand(c *engine.Ctx) {
 	events := make([]string, len(c.Args)-2)
 	for i, a := range c.Args[2:] {
 		events[i] = string(a)
@@ -666,7 +447,7 @@ func latencyResetCommand(c *Ctx) {
 }
 
 // latencyGraphCommand draws an event's samples as Redis's sparkline.
-func latencyGraphCommand(c *Ctx) {
+func latencyGraphCommand(c *engine.Ctx) {
 	event := string(c.Args[2])
 	m := &c.Srv.Stats().Latency
 	samples := m.History(event)
@@ -681,7 +462,7 @@ func latencyGraphCommand(c *Ctx) {
 // latencyGraph renders latencyCommandGenSparkeline's graph: a title, a
 // rule, then the samples as a filled sparkline of 4 rows, 80 columns per
 // block, each column labelled with how long ago its sample was taken.
-func latencyGraph(event string, samples []LatencySample, allTime, now int64) string {
+func latencyGraph(event string, samples []engine.LatencySample, allTime, now int64) string {
 	const cols, rows = 80, 4
 	lo, hi := samples[0].Latency, samples[0].Latency
 	labels := make([]string, len(samples))
@@ -754,7 +535,7 @@ func latencyGraph(event string, samples []LatencySample, allTime, now int64) str
 
 // latencyDoctorCommand is a short form of Redis's latency report: the
 // spikes per event and the advice that applies to command latency.
-func latencyDoctorCommand(c *Ctx) {
+func latencyDoctorCommand(c *engine.Ctx) {
 	st := c.Srv.Stats()
 	m := &st.Latency
 	events := m.Events()
@@ -823,13 +604,13 @@ func latencyDoctorCommand(c *Ctx) {
 // command (and each subcommand of a named container) that has a
 // histogram, its calls and cumulative distribution in power-of-two
 // microsecond buckets.
-func latencyHistogramCommand(c *Ctx) {
+func latencyHistogramCommand(c *engine.Ctx) {
 	st := c.Srv.Stats()
-	var cmds []*Command
+	var cmds []*engine.Command
 	if len(c.Args) == 2 {
-		for _, cmd := range All() {
+		for _, cmd := range table.All() {
 			cmds = append(cmds, cmd)
-			cmds = append(cmds, allSubs(cmd)...)
+			cmds = append(cmds, cmd.AllSubs()...)
 		}
 	} else {
 		for _, a := range c.Args[2:] {
@@ -838,7 +619,7 @@ func latencyHistogramCommand(c *Ctx) {
 				continue
 			}
 			cmds = append(cmds, cmd)
-			cmds = append(cmds, allSubs(cmd)...)
+			cmds = append(cmds, cmd.AllSubs()...)
 		}
 	}
 	n := 0
@@ -866,127 +647,6 @@ func latencyHistogramCommand(c *Ctx) {
 	}
 }
 
-// Histogram is a latency histogram with the layout of the HdrHistogram
-// Redis keeps per command (values 1 ns to 1 s, 2 significant figures), so
-// that LATENCY HISTOGRAM's buckets and INFO latencystats' percentiles
-// come out as Redis computes them.
-type Histogram struct {
-	counts [histCountsLen]int64
-	total  int64
-}
-
-// hdr_init(1, 1e9, 2): sub-buckets of 256 (2 significant digits), half
-// counts of 128, 23 buckets to cover 1e9.
-const (
-	histSubBucketHalfMag = 7
-	histSubBucketHalf    = 1 << histSubBucketHalfMag
-	histSubBucketMask    = 2*histSubBucketHalf - 1
-	histBucketCount      = 23
-	histCountsLen        = (histBucketCount + 1) * histSubBucketHalf
-	histHighest          = 1_000_000_000
-)
-
-func histBucketIndex(v int64) int {
-	return 64 - bits.LeadingZeros64(uint64(v)|histSubBucketMask) - (histSubBucketHalfMag + 1)
-}
-
-func histCountsIndex(v int64) int {
-	b := histBucketIndex(v)
-	sub := int(v >> uint(b))
-	return (b+1)<<histSubBucketHalfMag + sub - histSubBucketHalf
-}
-
-// histValueAt is the lowest value counted at index i.
-func histValueAt(i int) int64 {
-	b := i>>histSubBucketHalfMag - 1
-	sub := i&(histSubBucketHalf-1) + histSubBucketHalf
-	if b < 0 {
-		sub -= histSubBucketHalf
-		b = 0
-	}
-	return int64(sub) << uint(b)
-}
-
-// histLowest and histHighest are the bounds of the values counted
-// together with v.
-func histLowest(v int64) int64 {
-	b := histBucketIndex(v)
-	return v >> uint(b) << uint(b)
-}
-
-func histHighestEquivalent(v int64) int64 {
-	b := histBucketIndex(v)
-	if v>>uint(b) >= 2*histSubBucketHalf {
-		b++
-	}
-	return histLowest(v) + 1<<uint(b) - 1
-}
-
-// Record counts one value (nanoseconds), clamped to the tracked range.
-func (h *Histogram) Record(ns int64) {
-	ns = max(1, min(ns, histHighest))
-	h.counts[histCountsIndex(ns)]++
-	h.total++
-}
-
-// Total is the number of values recorded.
-func (h *Histogram) Total() int64 { return h.total }
-
-// ValueAtPercentile is hdr_value_at_percentile: the highest value
-// equivalent to the one at percentile p.
-func (h *Histogram) ValueAtPercentile(p float64) int64 {
-	p = min(p, 100)
-	want := max(int64(p/100*float64(h.total)+0.5), 1)
-	var sum int64
-	for i, n := range h.counts {
-		sum += n
-		if sum >= want {
-			v := histValueAt(i)
-			if p == 0 {
-				return histLowest(v)
-			}
-			return histHighestEquivalent(v)
-		}
-	}
-	return 0
-}
-
-// CDF walks the histogram as Redis's fillCommandCDF does (hdr's
-// logarithmic iterator from 1024 ns, base 2) and returns (microseconds,
-// cumulative count) at each bucket where the count grew.
-func (h *Histogram) CDF() [][2]int64 {
-	var out [][2]int64
-	level := int64(1024)
-	levelLowest := histLowest(level)
-	idx, value := -1, int64(0)
-	var cum, prev int64
-	for cum < h.total || histValueAt(idx+1) > levelLowest {
-		reported := false
-		for {
-			if value >= levelLowest {
-				if cum > prev {
-					out = append(out, [2]int64{histHighestEquivalent(level) / 1000, cum})
-				}
-				prev = cum
-				level *= 2
-				levelLowest = histLowest(level)
-				reported = true
-				break
-			}
-			if idx+1 >= histCountsLen {
-				break
-			}
-			idx++
-			value = histValueAt(idx)
-			cum += h.counts[idx]
-		}
-		if !reported {
-			break
-		}
-	}
-	return out
-}
-
 // ---- MEMORY -----------------------------------------------------------------
 
 var memoryHelp = []string{
@@ -1003,7 +663,7 @@ var memoryHelp = []string{
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
 }
 
-func memoryHelpCommand(c *Ctx) { replyHelp(c, memoryHelp) }
+func memoryHelpCommand(c *engine.Ctx) { c.ReplyHelp(memoryHelp) }
 
 // MemoryUser is implemented by collection values that can estimate their
 // own memory use (MEMORY USAGE), looking at up to samples elements
@@ -1049,7 +709,7 @@ func entryMemoryUsage(key []byte, e *keyspace.Entry, samples int) int64 {
 	switch {
 	case e.Type() == keyspace.TypeString:
 		s := e.Str()
-		if _, isInt := ParseInt(s); isInt {
+		if _, isInt := engine.ParseInt(s); isInt {
 			v = robj
 		} else if len(s) <= 44 {
 			v = allocSize(robj + 3 + int64(len(s)) + 1) // embedded string
@@ -1068,11 +728,11 @@ func entryMemoryUsage(key []byte, e *keyspace.Entry, samples int) int64 {
 
 // memoryUsageCommand is MEMORY USAGE key [SAMPLES count]: options are
 // checked before the key is looked up.
-func memoryUsageCommand(c *Ctx) {
+func memoryUsageCommand(c *engine.Ctx) {
 	samples := int64(5)
 	for j := 3; j < len(c.Args); j++ {
-		if !EqualFold(c.Args[j], "samples") || j+1 >= len(c.Args) {
-			c.Error(ErrSyntax)
+		if !engine.EqualFold(c.Args[j], "samples") || j+1 >= len(c.Args) {
+			c.Error(engine.ErrSyntax)
 			return
 		}
 		n, ok := c.IntArg(j + 1)
@@ -1080,7 +740,7 @@ func memoryUsageCommand(c *Ctx) {
 			return
 		}
 		if n < 0 {
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 		samples = n
@@ -1097,91 +757,6 @@ func memoryUsageCommand(c *Ctx) {
 	c.W.Int(entryMemoryUsage(c.Args[2], e, int(samples)))
 }
 
-// MemoryStats is the process's memory as INFO memory and MEMORY STATS
-// report it: the Go heap stands for Redis's allocator.
-type MemoryStats struct {
-	Heap      int64 // live and not yet collected heap objects (allocator_allocated)
-	Active    int64 // heap spans in use (allocator_active)
-	Resident  int64 // heap memory obtained and not released (allocator_resident)
-	RSS       int64 // resident set size of the process
-	Sys       int64 // everything obtained from the OS
-	NumGC     uint32
-	GCPauseNs uint64
-}
-
-// memMetrics are the runtime/metrics ReadMemory reads, in this order.
-var memMetrics = [...]string{
-	"/memory/classes/heap/objects:bytes",
-	"/memory/classes/heap/unused:bytes",
-	"/memory/classes/heap/free:bytes",
-	"/memory/classes/total:bytes",
-	"/gc/cycles/total:gc-cycles",
-	"/sched/pauses/total/gc:seconds",
-}
-
-// ReadMemory measures the process's memory through runtime/metrics,
-// which, unlike runtime.ReadMemStats, does not stop the world. used_memory
-// is not among these figures: it is the keyspace's count
-// (Keyspace.UsedMemory).
-func ReadMemory() MemoryStats {
-	var samples [len(memMetrics)]metrics.Sample
-	for i, name := range memMetrics {
-		samples[i].Name = name
-	}
-	metrics.Read(samples[:])
-	u := func(i int) int64 {
-		if samples[i].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return int64(samples[i].Value.Uint64())
-	}
-	m := MemoryStats{
-		Heap:     u(0),
-		Active:   u(0) + u(1),
-		Resident: u(0) + u(1) + u(2),
-		Sys:      u(3),
-		NumGC:    uint32(u(4)),
-	}
-	if h := samples[5]; h.Value.Kind() == metrics.KindFloat64Histogram {
-		hist := h.Value.Float64Histogram()
-		var sec float64
-		for i, n := range hist.Counts {
-			lo, hi := hist.Buckets[i], hist.Buckets[i+1]
-			if math.IsInf(lo, -1) {
-				lo = 0
-			}
-			if math.IsInf(hi, 1) {
-				hi = lo
-			}
-			sec += float64(n) * (lo + hi) / 2
-		}
-		m.GCPauseNs = uint64(sec * 1e9)
-	}
-	m.RSS = processRSS()
-	if m.RSS == 0 {
-		m.RSS = m.Resident
-	}
-	return m
-}
-
-// processRSS reads the resident set size from /proc (0 where there is
-// none).
-func processRSS() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
-}
-
 // ratio is a/b, 0 when b is 0 (MEMORY STATS divides with floats).
 func ratio(a, b int64) float64 {
 	if b == 0 {
@@ -1193,9 +768,9 @@ func ratio(a, b int64) float64 {
 // memoryStatsCommand is MEMORY STATS with Redis's fields, measured on the
 // Go heap; per database, the main and expires tables' overhead is
 // estimated from their sizes.
-func memoryStatsCommand(c *Ctx) {
+func memoryStatsCommand(c *engine.Ctx) {
 	st := c.Srv.Stats()
-	m := ReadMemory()
+	m := engine.ReadMemory()
 	used := c.KS.UsedMemory()
 	st.PeakMemory = max(st.PeakMemory, used)
 	type dbInfo struct {
@@ -1275,7 +850,7 @@ func memoryStatsCommand(c *Ctx) {
 // memoryDoctorCommand gives Redis's verdicts for an empty or small
 // instance and for one without problems; the allocator checks Redis
 // makes do not apply to the Go heap.
-func memoryDoctorCommand(c *Ctx) {
+func memoryDoctorCommand(c *engine.Ctx) {
 	keys := 0
 	for i := 0; i < c.KS.NumDBs(); i++ {
 		keys += c.KS.DB(i).Len()
@@ -1287,13 +862,13 @@ func memoryDoctorCommand(c *Ctx) {
 	c.W.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
 }
 
-func memoryMallocStatsCommand(c *Ctx) {
+func memoryMallocStatsCommand(c *engine.Ctx) {
 	c.W.Verbatim("Stats not supported for the current allocator")
 }
 
 // memoryPurgeCommand returns freed memory to the OS, after releasing the
 // lock: it runs a full garbage collection.
-func memoryPurgeCommand(c *Ctx) {
+func memoryPurgeCommand(c *engine.Ctx) {
 	w := c.W
 	c.Offload(func() {
 		debug.FreeOSMemory()

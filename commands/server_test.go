@@ -8,10 +8,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/engine"
 )
 
 func TestServerCommands(t *testing.T) {
-	wrongArgs := func(name string) string { return replyErr(ErrWrongArgs(name)) }
+	wrongArgs := func(name string) string { return replyErr(engine.ErrWrongArgs(name)) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -21,14 +22,14 @@ func TestServerCommands(t *testing.T) {
 			{argv("SET", "a", "1"), replyOK},
 			{argv("SET", "b", "1"), replyOK},
 			{argv("DBSIZE"), replyInt(2)},
-			{argv("FLUSHDB", "foo"), replyErr(ErrSyntax)},
-			{argv("FLUSHDB", "async", "sync"), replyErr(ErrSyntax)},
+			{argv("FLUSHDB", "foo"), replyErr(engine.ErrSyntax)},
+			{argv("FLUSHDB", "async", "sync"), replyErr(engine.ErrSyntax)},
 			{argv("FLUSHDB", "SYNC"), replyOK},
 			{argv("DBSIZE"), replyInt(0)},
 			{argv("SET", "a", "1"), replyOK},
 			{argv("SELECT", "1"), replyOK},
 			{argv("SET", "a", "1"), replyOK},
-			{argv("FLUSHALL", "x"), replyErr(ErrSyntax)},
+			{argv("FLUSHALL", "x"), replyErr(engine.ErrSyntax)},
 			{argv("FLUSHALL", "ASYNC"), replyOK},
 			{argv("DBSIZE"), replyInt(0)},
 			{argv("SELECT", "0"), replyOK},
@@ -37,11 +38,11 @@ func TestServerCommands(t *testing.T) {
 		}},
 		{"swapdb", []step{
 			{argv("SET", "a", "1"), replyOK},
-			{argv("SWAPDB", "0", "abc"), replyErr(ErrSecondDBIndex)},
-			{argv("SWAPDB", "abc", "0"), replyErr(ErrFirstDBIndex)},
-			{argv("SWAPDB", "4294967296", "0"), replyErr(ErrFirstDBIndex)},
-			{argv("SWAPDB", "0", "16"), replyErr(ErrDBIndex)},
-			{argv("SWAPDB", "-1", "0"), replyErr(ErrDBIndex)},
+			{argv("SWAPDB", "0", "abc"), replyErr(engine.ErrSecondDBIndex)},
+			{argv("SWAPDB", "abc", "0"), replyErr(engine.ErrFirstDBIndex)},
+			{argv("SWAPDB", "4294967296", "0"), replyErr(engine.ErrFirstDBIndex)},
+			{argv("SWAPDB", "0", "16"), replyErr(engine.ErrDBIndex)},
+			{argv("SWAPDB", "-1", "0"), replyErr(engine.ErrDBIndex)},
 			{argv("SWAPDB", "0", "0"), replyOK},
 			{argv("SWAPDB", "0", "5"), replyOK},
 			{argv("DBSIZE"), replyInt(0)},
@@ -53,16 +54,16 @@ func TestServerCommands(t *testing.T) {
 			{argv("TIME", "x"), wrongArgs("time")},
 		}},
 		{"shutdown parsing", []step{
-			{argv("SHUTDOWN", "foo"), replyErr(ErrSyntax)},
-			{argv("SHUTDOWN", "NOSAVE", "SAVE"), replyErr(ErrSyntax)},
-			{argv("SHUTDOWN", "ABORT", "NOW"), replyErr(ErrSyntax)},
+			{argv("SHUTDOWN", "foo"), replyErr(engine.ErrSyntax)},
+			{argv("SHUTDOWN", "NOSAVE", "SAVE"), replyErr(engine.ErrSyntax)},
+			{argv("SHUTDOWN", "ABORT", "NOW"), replyErr(engine.ErrSyntax)},
 		}},
 		{"config", []step{
 			{argv("CONFIG", "GET", "maxclients"), replyBulks("maxclients", "10000")},
 			{argv("CONFIG", "GET", "nosuch"), replyArray()},
 			{argv("CONFIG", "SET", "maxclients", "abc"), replyErr("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer")},
 			{argv("CONFIG", "SET", "nosuch", "1"), replyErr("ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'")},
-			{argv("CONFIG", "SET", "a", "b", "c"), replyErr(ErrSyntax)},
+			{argv("CONFIG", "SET", "a", "b", "c"), replyErr(engine.ErrSyntax)},
 			{argv("CONFIG", "SET", "maxclients", "100"), replyOK},
 			{argv("CONFIG", "GET", "maxclients"), replyBulks("maxclients", "100")},
 			{argv("CONFIG", "GET"), wrongArgs("config|get")},
@@ -70,8 +71,8 @@ func TestServerCommands(t *testing.T) {
 			{argv("CONFIG", "REWRITE"), replyErr("ERR The server is running without a config file")},
 		}},
 		{"slowlog errors", []step{
-			{argv("SLOWLOG", "GET", "abc"), replyErr(ErrSlowlogCount)},
-			{argv("SLOWLOG", "GET", "-2"), replyErr(ErrSlowlogCount)},
+			{argv("SLOWLOG", "GET", "abc"), replyErr(engine.ErrSlowlogCount)},
+			{argv("SLOWLOG", "GET", "-2"), replyErr(engine.ErrSlowlogCount)},
 			{argv("SLOWLOG", "GET", "1", "2"), replyErr("ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")},
 			{argv("SLOWLOG", "GET"), replyArray()},
 			{argv("SLOWLOG", "LEN"), replyInt(0)},
@@ -88,10 +89,10 @@ func TestServerCommands(t *testing.T) {
 		}},
 		{"memory", []step{
 			{argv("MEMORY", "USAGE", "nokey"), replyNull},
-			{argv("MEMORY", "USAGE", "nokey", "SAMPLES"), replyErr(ErrSyntax)},
-			{argv("MEMORY", "USAGE", "nokey", "SAMPLES", "abc"), replyErr(ErrNotInteger)},
-			{argv("MEMORY", "USAGE", "nokey", "SAMPLES", "-1"), replyErr(ErrSyntax)},
-			{argv("MEMORY", "USAGE", "nokey", "foo", "1"), replyErr(ErrSyntax)},
+			{argv("MEMORY", "USAGE", "nokey", "SAMPLES"), replyErr(engine.ErrSyntax)},
+			{argv("MEMORY", "USAGE", "nokey", "SAMPLES", "abc"), replyErr(engine.ErrNotInteger)},
+			{argv("MEMORY", "USAGE", "nokey", "SAMPLES", "-1"), replyErr(engine.ErrSyntax)},
+			{argv("MEMORY", "USAGE", "nokey", "foo", "1"), replyErr(engine.ErrSyntax)},
 			{argv("MEMORY", "USAGE", "nokey", "samples", "1", "samples", "0"), replyNull},
 			// The sizes redis-server 7.0 reports for these keys.
 			{argv("SET", "k", "v"), replyOK},
@@ -121,12 +122,12 @@ func TestFlushCountsChanges(t *testing.T) {
 
 func TestShutdownReachesServer(t *testing.T) {
 	e := newTestEnv(t)
-	assert.Equal(t, replyErr(ErrSyntax), e.run("SHUTDOWN", "NOSAVE", "SAVE"))
+	assert.Equal(t, replyErr(engine.ErrSyntax), e.run("SHUTDOWN", "NOSAVE", "SAVE"))
 	assert.Empty(t, e.Srv.shutdowns)
 	assert.Equal(t, "", e.run("SHUTDOWN", "NOSAVE", "now", "FORCE"), "no reply: the connection closes")
 	assert.True(t, e.Client.CloseAfterReply)
 	require.Len(t, e.Srv.shutdowns, 1)
-	assert.Equal(t, ShutdownOptions{NoSave: true, Now: true, Force: true}, e.Srv.shutdowns[0])
+	assert.Equal(t, engine.ShutdownOptions{NoSave: true, Now: true, Force: true}, e.Srv.shutdowns[0])
 }
 
 func TestMonitorCommand(t *testing.T) {
@@ -181,7 +182,7 @@ func TestSlowlogRecordsCalls(t *testing.T) {
 }
 
 func TestSlowLogRing(t *testing.T) {
-	l := SlowLog{MaxLen: 3}
+	l := engine.SlowLog{MaxLen: 3}
 	for i := 0; i < 5; i++ {
 		l.Push([][]byte{[]byte("cmd" + strconv.Itoa(i))}, 100, int64(i), "a:1", "")
 	}
@@ -210,7 +211,7 @@ func TestSlowLogRing(t *testing.T) {
 
 // The slow log copies arguments: they alias the connection's buffer.
 func TestSlowLogCopiesArgs(t *testing.T) {
-	var l SlowLog
+	var l engine.SlowLog
 	l.MaxLen = 10
 	buf := []byte("GETkey")
 	l.Push([][]byte{buf[:3], buf[3:]}, 1, 1, "a:1", "")
@@ -220,7 +221,7 @@ func TestSlowLogCopiesArgs(t *testing.T) {
 }
 
 func TestLatencyMonitor(t *testing.T) {
-	var m LatencyMonitor
+	var m engine.LatencyMonitor
 	m.AddIfNeeded("command", 50, 1000)
 	assert.Empty(t, m.Events(), "disabled at threshold 0")
 	m.Threshold = 10
@@ -232,15 +233,15 @@ func TestLatencyMonitor(t *testing.T) {
 	m.AddIfNeeded("command", 15, 1002)
 	m.AddIfNeeded("fast-command", 12, 1003)
 	assert.Equal(t, []string{"command", "fast-command"}, m.Events())
-	assert.Equal(t, []LatencySample{{1000, 40}, {1002, 15}}, m.History("command"), "one sample per second, its worst")
+	assert.Equal(t, []engine.LatencySample{{Time: 1000, Latency: 40}, {Time: 1002, Latency: 15}}, m.History("command"), "one sample per second, its worst")
 	last, worst := m.Latest("command")
-	assert.Equal(t, LatencySample{1002, 15}, last)
+	assert.Equal(t, engine.LatencySample{Time: 1002, Latency: 15}, last)
 	assert.Equal(t, int64(40), worst)
-	for i := int64(0); i < latencySeriesLen+10; i++ {
+	for i := int64(0); i < engine.LatencySeriesLen+10; i++ {
 		m.Add("fast-command", i+1, 2000+i)
 	}
 	h := m.History("fast-command")
-	require.Len(t, h, latencySeriesLen)
+	require.Len(t, h, engine.LatencySeriesLen)
 	assert.Equal(t, int64(2010), h[0].Time, "oldest kept first")
 	assert.Equal(t, 1, m.Reset("fast-command", "nosuch"))
 	assert.Equal(t, 1, m.Reset())
@@ -269,7 +270,7 @@ func TestLatencyCommands(t *testing.T) {
 }
 
 func TestLatencyGraphLabels(t *testing.T) {
-	g := latencyGraph("e", []LatencySample{{100, 1}, {160, 5}, {200, 9}}, 9, 220)
+	g := latencyGraph("e", []engine.LatencySample{{Time: 100, Latency: 1}, {Time: 160, Latency: 5}, {Time: 200, Latency: 9}}, 9, 220)
 	lines := strings.Split(g, "\n")
 	require.GreaterOrEqual(t, len(lines), 9)
 	assert.Equal(t, "e - high 9 ms, low 1 ms (all time high 9 ms)", lines[0])
@@ -282,7 +283,7 @@ func TestLatencyGraphLabels(t *testing.T) {
 }
 
 func TestHistogram(t *testing.T) {
-	var h Histogram
+	var h engine.Histogram
 	for i := 0; i < 3; i++ {
 		h.Record(500)
 	}
@@ -293,7 +294,7 @@ func TestHistogram(t *testing.T) {
 	assert.Equal(t, int64(501), h.ValueAtPercentile(50), "the highest value equivalent to 500")
 	assert.Equal(t, int64(3007), h.ValueAtPercentile(99))
 
-	var u Histogram
+	var u engine.Histogram
 	for us := int64(1); us <= 100; us++ {
 		u.Record(us * 1000)
 	}
@@ -309,7 +310,7 @@ func TestHistogram(t *testing.T) {
 	}(), "Redis's bucket labels")
 	assert.Equal(t, int64(100), cdf[len(cdf)-1][1])
 
-	var big Histogram
+	var big engine.Histogram
 	big.Record(5e9)
 	big.Record(0)
 	assert.Equal(t, int64(2), big.Total(), "values outside 1 ns..1 s are clamped")

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/sds"
 )
@@ -13,23 +14,23 @@ import (
 // Set commands (Redis t_set.c).
 func init() {
 	register(
-		&Command{Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: saddCommand},
-		&Command{Name: "srem", Arity: -3, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sremCommand},
-		&Command{Name: "smove", Arity: 4, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "set", Run: smoveCommand},
-		&Command{Name: "sismember", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sismemberCommand},
-		&Command{Name: "smismember", Arity: -3, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: smismemberCommand},
-		&Command{Name: "scard", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: scardCommand},
-		&Command{Name: "spop", Arity: -2, Flags: Write | Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: spopCommand},
-		&Command{Name: "srandmember", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: srandmemberCommand},
-		&Command{Name: "smembers", Arity: 2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sinterCommand},
-		&Command{Name: "sinter", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterCommand},
-		&Command{Name: "sintercard", Arity: -3, Flags: ReadOnly, ACL: "@read @set @slow", Group: "set", Run: sintercardCommand, Keys: sintercardKeys},
-		&Command{Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterstoreCommand},
-		&Command{Name: "sunion", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionCommand},
-		&Command{Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionstoreCommand},
-		&Command{Name: "sdiff", Arity: -2, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffCommand},
-		&Command{Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffstoreCommand},
-		&Command{Name: "sscan", Arity: -3, Flags: ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sscanCommand},
+		&engine.Command{Name: "sadd", Arity: -3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: saddCommand},
+		&engine.Command{Name: "srem", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sremCommand},
+		&engine.Command{Name: "smove", Arity: 4, Flags: engine.Write | engine.Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "set", Run: smoveCommand},
+		&engine.Command{Name: "sismember", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sismemberCommand},
+		&engine.Command{Name: "smismember", Arity: -3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: smismemberCommand},
+		&engine.Command{Name: "scard", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: scardCommand},
+		&engine.Command{Name: "spop", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @set @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: spopCommand},
+		&engine.Command{Name: "srandmember", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: srandmemberCommand},
+		&engine.Command{Name: "smembers", Arity: 2, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sinterCommand},
+		&engine.Command{Name: "sinter", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterCommand},
+		&engine.Command{Name: "sintercard", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @set @slow", Group: "set", Run: sintercardCommand, Keys: sintercardKeys},
+		&engine.Command{Name: "sinterstore", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sinterstoreCommand},
+		&engine.Command{Name: "sunion", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionCommand},
+		&engine.Command{Name: "sunionstore", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sunionstoreCommand},
+		&engine.Command{Name: "sdiff", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffCommand},
+		&engine.Command{Name: "sdiffstore", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @set @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "set", Run: sdiffstoreCommand},
+		&engine.Command{Name: "sscan", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @set @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "set", Run: sscanCommand},
 	)
 }
 
@@ -44,7 +45,7 @@ const (
 // sintercardKeys is SINTERCARD's key positions: numkeys keys from
 // argument 2, none when numkeys is not a valid count.
 func sintercardKeys(args [][]byte) []int {
-	n, ok := ParseInt(args[1])
+	n, ok := engine.ParseInt(args[1])
 	if !ok || n < 1 || n > int64(len(args)-2) {
 		return nil
 	}
@@ -56,7 +57,7 @@ func sintercardKeys(args [][]byte) []int {
 }
 
 // maxIntset is set-max-intset-entries.
-func (c *Ctx) maxIntset() int {
+func maxIntset(c *engine.Ctx) int {
 	n := c.Config().Int("set-max-intset-entries")
 	if n > math.MaxInt32 {
 		return math.MaxInt32
@@ -67,13 +68,13 @@ func (c *Ctx) maxIntset() int {
 // lookupSet finds the set at key for reading. ok=false means the key
 // holds another type and WRONGTYPE was replied; a missing key is a nil
 // set with ok=true.
-func lookupSet(c *Ctx, key []byte) (*keyspace.Set, bool) {
+func lookupSet(c *engine.Ctx, key []byte) (*keyspace.Set, bool) {
 	e := c.DB.Lookup(key)
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeSet {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.Set), true
@@ -81,20 +82,20 @@ func lookupSet(c *Ctx, key []byte) (*keyspace.Set, bool) {
 
 // lookupSetWrite is lookupSet for an in-place change: the set returned
 // is private to the live keyspace.
-func lookupSetWrite(c *Ctx, key []byte) (*keyspace.Set, bool) {
+func lookupSetWrite(c *engine.Ctx, key []byte) (*keyspace.Set, bool) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeSet {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.Set), true
 }
 
 // writeMember writes one member as a bulk string.
-func writeMember(c *Ctx, m keyspace.Member) {
+func writeMember(c *engine.Ctx, m keyspace.Member) {
 	if m.IsInt {
 		c.W.BulkInt(m.Int)
 		return
@@ -104,7 +105,7 @@ func writeMember(c *Ctx, m keyspace.Member) {
 
 // writeSetMembers replies with every member of s as a set, in s's
 // iteration order (ascending for an intset, as Redis).
-func writeSetMembers(c *Ctx, s *keyspace.Set) {
+func writeSetMembers(c *engine.Ctx, s *keyspace.Set) {
 	c.W.Set(s.Len())
 	s.Each(func(m keyspace.Member) bool {
 		writeMember(c, m)
@@ -116,7 +117,7 @@ func writeSetMembers(c *Ctx, s *keyspace.Set) {
 
 // setAdd stores a new set under key (setTypeCreate then dbAdd), with the
 // "new" event dbAdd sends.
-func setAdd(c *Ctx, key []byte, first []byte) *keyspace.Set {
+func setAdd(c *engine.Ctx, key []byte, first []byte) *keyspace.Set {
 	s := keyspace.NewSetFor(first)
 	c.DB.Put(key, keyspace.NewObject(s, 0))
 	c.Notify(config.NotifyNew, "new", key)
@@ -125,7 +126,7 @@ func setAdd(c *Ctx, key []byte, first []byte) *keyspace.Set {
 
 // setDeleteIfEmpty removes key once its set is empty, with the "del"
 // event that follows the command's own (Redis never keeps an empty set).
-func setDeleteIfEmpty(c *Ctx, key []byte, s *keyspace.Set) {
+func setDeleteIfEmpty(c *engine.Ctx, key []byte, s *keyspace.Set) {
 	if s.Len() == 0 {
 		c.DB.Delete(key)
 		c.Notify(config.NotifyGeneric, "del", key)
@@ -134,7 +135,7 @@ func setDeleteIfEmpty(c *Ctx, key []byte, s *keyspace.Set) {
 
 // saddCommand is SADD key member [member ...]: "sadd" when a member was
 // added.
-func saddCommand(c *Ctx) {
+func saddCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	s, ok := lookupSetWrite(c, key)
 	if !ok {
@@ -143,7 +144,7 @@ func saddCommand(c *Ctx) {
 	if s == nil {
 		s = setAdd(c, key, c.Args[2])
 	}
-	maxIS := c.maxIntset()
+	maxIS := maxIntset(c)
 	added := 0
 	for _, m := range c.Args[2:] {
 		if s.Add(m, maxIS) {
@@ -159,7 +160,7 @@ func saddCommand(c *Ctx) {
 
 // sremCommand is SREM key member [member ...]: "srem" when a member was
 // removed, then "del" when the set went with it.
-func sremCommand(c *Ctx) {
+func sremCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	s, ok := lookupSetWrite(c, key)
 	if !ok {
@@ -189,7 +190,7 @@ func sremCommand(c *Ctx) {
 // missing source answers 0 before the destination's type is checked.
 // Events, as t_set.c orders them: "srem" on the source, "del" if it went,
 // "new" if the destination is created, "sadd" if member was not in it.
-func smoveCommand(c *Ctx) {
+func smoveCommand(c *engine.Ctx) {
 	srcKey, dstKey, m := c.Args[1], c.Args[2], c.Args[3]
 	src, ok := lookupSetWrite(c, srcKey)
 	if !ok {
@@ -221,7 +222,7 @@ func smoveCommand(c *Ctx) {
 		dst = setAdd(c, dstKey, m)
 	}
 	c.Dirty(1)
-	if dst.Add(m, c.maxIntset()) {
+	if dst.Add(m, maxIntset(c)) {
 		c.Dirty(1)
 		c.Notify(config.NotifySet, "sadd", dstKey)
 	}
@@ -230,7 +231,7 @@ func smoveCommand(c *Ctx) {
 
 // ---- SISMEMBER SMISMEMBER SCARD -----------------------------------------
 
-func sismemberCommand(c *Ctx) {
+func sismemberCommand(c *engine.Ctx) {
 	s, ok := lookupSet(c, c.Args[1])
 	if !ok {
 		return
@@ -242,7 +243,7 @@ func sismemberCommand(c *Ctx) {
 	c.W.Int(0)
 }
 
-func smismemberCommand(c *Ctx) {
+func smismemberCommand(c *engine.Ctx) {
 	s, ok := lookupSet(c, c.Args[1])
 	if !ok {
 		return
@@ -257,7 +258,7 @@ func smismemberCommand(c *Ctx) {
 	}
 }
 
-func scardCommand(c *Ctx) {
+func scardCommand(c *engine.Ctx) {
 	s, ok := lookupSet(c, c.Args[1])
 	if !ok {
 		return
@@ -282,9 +283,9 @@ const spopMoveStrategyMul = 5
 // members; the key is deleted when emptied. Either form sends one "spop"
 // event, then "del" when the set went. Replication (SREM per member, DEL
 // when emptied) is the propagation layer's concern.
-func spopCommand(c *Ctx) {
+func spopCommand(c *engine.Ctx) {
 	if len(c.Args) > 3 {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	key := c.Args[1]
@@ -309,10 +310,10 @@ func spopCommand(c *Ctx) {
 	c.Dirty(1)
 }
 
-func spopWithCount(c *Ctx, key []byte) {
-	n, ok := ParseInt(c.Args[2])
+func spopWithCount(c *engine.Ctx, key []byte) {
+	n, ok := engine.ParseInt(c.Args[2])
 	if !ok || n < 0 {
-		c.Error(ErrCountPositive)
+		c.Error(engine.ErrCountPositive)
 		return
 	}
 	s, ok := lookupSetWrite(c, key)
@@ -347,7 +348,7 @@ func spopWithCount(c *Ctx, key []byte) {
 		return
 	}
 	var keep *keyspace.Set
-	maxIS := c.maxIntset()
+	maxIS := maxIntset(c)
 	var buf []byte
 	for i := 0; i < remaining; i++ {
 		m := s.Random()
@@ -374,9 +375,9 @@ const srandmemberSubStrategyMul = 3
 // srandmemberCommand is SRANDMEMBER key [count]. A negative count allows
 // repetitions; a positive one gives min(count, size) distinct members
 // (the whole set, in its iteration order, when count >= size).
-func srandmemberCommand(c *Ctx) {
+func srandmemberCommand(c *engine.Ctx) {
 	if len(c.Args) > 3 {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	if len(c.Args) == 2 {
@@ -391,9 +392,9 @@ func srandmemberCommand(c *Ctx) {
 		writeMember(c, s.Random())
 		return
 	}
-	l, ok := ParseInt(c.Args[2])
+	l, ok := engine.ParseInt(c.Args[2])
 	if !ok {
-		c.Error(ErrNotInteger)
+		c.Error(engine.ErrNotInteger)
 		return
 	}
 	if l == math.MinInt64 {
@@ -462,7 +463,7 @@ func srandmemberCommand(c *Ctx) {
 // interSets looks up the sets of keys for an intersection: every key is
 // type-checked first (WRONGTYPE wins over a missing key), then a missing
 // key makes the result empty (empty=true).
-func interSets(c *Ctx, keys [][]byte) (sets []*keyspace.Set, empty, ok bool) {
+func interSets(c *engine.Ctx, keys [][]byte) (sets []*keyspace.Set, empty, ok bool) {
 	sets = make([]*keyspace.Set, len(keys))
 	for i, k := range keys {
 		s, ok := lookupSet(c, k)
@@ -497,7 +498,7 @@ func intersect(sets []*keyspace.Set, fn func(m keyspace.Member) bool) {
 }
 
 // sinterCommand is SINTER key [key ...] and SMEMBERS key.
-func sinterCommand(c *Ctx) {
+func sinterCommand(c *engine.Ctx) {
 	sets, empty, ok := interSets(c, c.Args[1:])
 	if !ok {
 		return
@@ -523,8 +524,8 @@ func sinterCommand(c *Ctx) {
 
 // sintercardCommand is SINTERCARD numkeys key [key ...] [LIMIT limit]:
 // the size of the intersection, counting stopped at limit (0 = none).
-func sintercardCommand(c *Ctx) {
-	numkeys, ok := ParseInt(c.Args[1])
+func sintercardCommand(c *engine.Ctx) {
+	numkeys, ok := engine.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
 		c.Error(errNumkeysPositive)
 		return
@@ -535,9 +536,9 @@ func sintercardCommand(c *Ctx) {
 	}
 	limit := int64(0)
 	for j := 2 + int(numkeys); j < len(c.Args); j++ {
-		if EqualFold(c.Args[j], "limit") && j+1 < len(c.Args) {
+		if engine.EqualFold(c.Args[j], "limit") && j+1 < len(c.Args) {
 			j++
-			n, ok := ParseInt(c.Args[j])
+			n, ok := engine.ParseInt(c.Args[j])
 			if !ok || n < 0 {
 				c.Error(errLimitNegative)
 				return
@@ -545,7 +546,7 @@ func sintercardCommand(c *Ctx) {
 			limit = n
 			continue
 		}
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	sets, empty, ok := interSets(c, c.Args[2:2+numkeys])
@@ -565,7 +566,7 @@ func sintercardCommand(c *Ctx) {
 // sinterstoreCommand is SINTERSTORE destination key [key ...]. The
 // result replaces destination (dropping its TTL); an empty result
 // deletes it. The reply is the result's size.
-func sinterstoreCommand(c *Ctx) {
+func sinterstoreCommand(c *engine.Ctx) {
 	dst := c.Args[1]
 	sets, empty, ok := interSets(c, c.Args[2:])
 	if !ok {
@@ -573,7 +574,7 @@ func sinterstoreCommand(c *Ctx) {
 	}
 	res := keyspace.NewSet()
 	if !empty {
-		maxIS := c.maxIntset()
+		maxIS := maxIntset(c)
 		var buf []byte
 		intersect(sets, func(m keyspace.Member) bool {
 			if m.IsInt {
@@ -592,7 +593,7 @@ func sinterstoreCommand(c *Ctx) {
 // the result's size. A non-empty result sends "new" when dst did not
 // exist (setKey's dbAdd), then event; an empty one deletes dst and sends
 // "del" if there was a key to delete.
-func storeSet(c *Ctx, dst []byte, res *keyspace.Set, event string) {
+func storeSet(c *engine.Ctx, dst []byte, res *keyspace.Set, event string) {
 	if res.Len() == 0 {
 		if c.DB.Delete(dst) {
 			c.Dirty(1)
@@ -621,7 +622,7 @@ const (
 )
 
 // lookupSets type-checks every key; a missing key is a nil (empty) set.
-func lookupSets(c *Ctx, keys [][]byte) ([]*keyspace.Set, bool) {
+func lookupSets(c *engine.Ctx, keys [][]byte) ([]*keyspace.Set, bool) {
 	sets := make([]*keyspace.Set, len(keys))
 	for i, k := range keys {
 		s, ok := lookupSet(c, k)
@@ -641,9 +642,9 @@ func lookupSets(c *Ctx, keys [][]byte) ([]*keyspace.Set, bool) {
 // adding the survivors of the first set (algorithm 1) and adding the
 // whole first set then removing the others (algorithm 2), which can turn
 // the result into a hashtable on the way.
-func unionDiff(c *Ctx, sets []*keyspace.Set, op setOp) *keyspace.Set {
+func unionDiff(c *engine.Ctx, sets []*keyspace.Set, op setOp) *keyspace.Set {
 	res := keyspace.NewSet()
-	maxIS := c.maxIntset()
+	maxIS := maxIntset(c)
 	var buf []byte
 	add := func(m keyspace.Member) bool {
 		if m.IsInt {
@@ -709,11 +710,11 @@ func unionDiff(c *Ctx, sets []*keyspace.Set, op setOp) *keyspace.Set {
 
 // writeUnion replies with the union of sets (SPOP's whole-set case
 // too), in the order Redis's temporary set iterates it.
-func writeUnion(c *Ctx, sets []*keyspace.Set) {
+func writeUnion(c *engine.Ctx, sets []*keyspace.Set) {
 	writeSetMembers(c, unionDiff(c, sets, setOpUnion))
 }
 
-func sunionDiffGeneric(c *Ctx, op setOp, store bool) {
+func sunionDiffGeneric(c *engine.Ctx, op setOp, store bool) {
 	keys := c.Args[1:]
 	if store {
 		keys = c.Args[2:]
@@ -734,10 +735,10 @@ func sunionDiffGeneric(c *Ctx, op setOp, store bool) {
 	writeSetMembers(c, res)
 }
 
-func sunionCommand(c *Ctx)      { sunionDiffGeneric(c, setOpUnion, false) }
-func sunionstoreCommand(c *Ctx) { sunionDiffGeneric(c, setOpUnion, true) }
-func sdiffCommand(c *Ctx)       { sunionDiffGeneric(c, setOpDiff, false) }
-func sdiffstoreCommand(c *Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
+func sunionCommand(c *engine.Ctx)      { sunionDiffGeneric(c, setOpUnion, false) }
+func sunionstoreCommand(c *engine.Ctx) { sunionDiffGeneric(c, setOpUnion, true) }
+func sdiffCommand(c *engine.Ctx)       { sunionDiffGeneric(c, setOpDiff, false) }
+func sdiffstoreCommand(c *engine.Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
 
 // ---- SSCAN ---------------------------------------------------------------
 
@@ -747,7 +748,7 @@ func sdiffstoreCommand(c *Ctx)  { sunionDiffGeneric(c, setOpDiff, true) }
 // returned whole with cursor 0; a hashtable is walked in hash order
 // (keyspace.Set.Scan), which returns every member present for the whole
 // scan at least once.
-func sscanCommand(c *Ctx) {
+func sscanCommand(c *engine.Ctx) {
 	cursor, set, o, ok := beginScan(c, lookupSet)
 	if !ok {
 		return

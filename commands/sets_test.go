@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -33,7 +33,7 @@ func sortedBulks(t *testing.T, raw string) []string {
 }
 
 func TestSetCommands(t *testing.T) {
-	wrongArgs := func(name string) string { return replyErr(ErrWrongArgs(name)) }
+	wrongArgs := func(name string) string { return replyErr(engine.ErrWrongArgs(name)) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -73,14 +73,14 @@ func TestSetCommands(t *testing.T) {
 		{"spop srandmember intset", []step{
 			{argv("SPOP", "none"), replyNull},
 			{argv("SPOP", "none", "2"), "*0\r\n"},
-			{argv("SPOP", "s", "-1"), replyErr(ErrCountPositive)},
-			{argv("SPOP", "s", "x"), replyErr(ErrCountPositive)},
-			{argv("SPOP", "s", "1", "2"), replyErr(ErrSyntax)},
+			{argv("SPOP", "s", "-1"), replyErr(engine.ErrCountPositive)},
+			{argv("SPOP", "s", "x"), replyErr(engine.ErrCountPositive)},
+			{argv("SPOP", "s", "1", "2"), replyErr(engine.ErrSyntax)},
 			{argv("SRANDMEMBER", "none"), replyNull},
 			{argv("SRANDMEMBER", "none", "-2"), "*0\r\n"},
-			{argv("SRANDMEMBER", "s", "x"), replyErr(ErrNotInteger)},
+			{argv("SRANDMEMBER", "s", "x"), replyErr(engine.ErrNotInteger)},
 			{argv("SRANDMEMBER", "s", "-9223372036854775808"), replyErr(errSrandCountRange)},
-			{argv("SRANDMEMBER", "s", "1", "2"), replyErr(ErrSyntax)},
+			{argv("SRANDMEMBER", "s", "1", "2"), replyErr(engine.ErrSyntax)},
 			{argv("SADD", "s", "5", "4", "6"), replyInt(3)},
 			{argv("SRANDMEMBER", "s", "10"), replyBulks("4", "5", "6")},
 			{argv("SRANDMEMBER", "s", "0"), "*0\r\n"},
@@ -101,7 +101,7 @@ func TestSetCommands(t *testing.T) {
 			{argv("SINTERCARD", "x", "a"), replyErr(errNumkeysPositive)},
 			{argv("SINTERCARD", "3", "a", "b"), replyErr(errNumkeysTooMany)},
 			{argv("SINTERCARD", "1", "a", "LIMIT", "-1"), replyErr(errLimitNegative)},
-			{argv("SINTERCARD", "1", "a", "LIMIT"), replyErr(ErrSyntax)},
+			{argv("SINTERCARD", "1", "a", "LIMIT"), replyErr(engine.ErrSyntax)},
 			{argv("SINTERSTORE", "d", "a", "b"), replyInt(2)},
 			{argv("SMEMBERS", "d"), replyBulks("3", "4")},
 			{argv("SINTERSTORE", "d", "a", "none"), replyInt(0)},
@@ -127,10 +127,10 @@ func TestSetCommands(t *testing.T) {
 			{argv("SADD", "s", "2", "10", "1"), replyInt(3)},
 			{argv("SSCAN", "s", "99", "COUNT", "1"), "*2\r\n$1\r\n0\r\n" + replyBulks("1", "2", "10")},
 			{argv("SSCAN", "s", "0", "MATCH", "1*"), "*2\r\n$1\r\n0\r\n" + replyBulks("1", "10")},
-			{argv("SSCAN", "s", "0", "COUNT", "0"), replyErr(ErrSyntax)},
-			{argv("SSCAN", "s", "0", "COUNT", "x"), replyErr(ErrNotInteger)},
-			{argv("SSCAN", "s", "0", "TYPE", "set"), replyErr(ErrSyntax)},
-			{argv("SSCAN", "s", "0", "MATCH"), replyErr(ErrSyntax)},
+			{argv("SSCAN", "s", "0", "COUNT", "0"), replyErr(engine.ErrSyntax)},
+			{argv("SSCAN", "s", "0", "COUNT", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("SSCAN", "s", "0", "TYPE", "set"), replyErr(engine.ErrSyntax)},
+			{argv("SSCAN", "s", "0", "MATCH"), replyErr(engine.ErrSyntax)},
 		}},
 	}
 	for _, tc := range tests {
@@ -151,7 +151,7 @@ func TestSetWrongType(t *testing.T) {
 		{"SUNIONSTORE", "d", "str"}, {"SDIFF", "none", "str"}, {"SDIFFSTORE", "d", "s", "str"},
 		{"SSCAN", "str", "0"}, {"SMOVE", "str", "s", "a"}, {"SMOVE", "s", "str", "a"},
 	} {
-		assert.Equal(t, replyErr(ErrWrongType), e.run(args...), "%q", args)
+		assert.Equal(t, replyErr(engine.ErrWrongType), e.run(args...), "%q", args)
 	}
 	assert.Equal(t, replyInt(0), e.run("SMOVE", "none", "str", "a"))
 	assert.Equal(t, replyBulk("x"), e.run("GET", "str"))

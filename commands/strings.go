@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 )
@@ -13,30 +14,30 @@ import (
 // String commands (Redis t_string.c).
 func init() {
 	register(
-		&Command{Name: "get", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getCommand},
-		&Command{Name: "set", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setCommand, KeyFlags: setKeyFlags},
-		&Command{Name: "setnx", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setnxCommand},
-		&Command{Name: "setex", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setexCommand},
-		&Command{Name: "psetex", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: psetexCommand},
-		&Command{Name: "getset", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getsetCommand},
+		&engine.Command{Name: "get", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getCommand},
+		&engine.Command{Name: "set", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setCommand, KeyFlags: setKeyFlags},
+		&engine.Command{Name: "setnx", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setnxCommand},
+		&engine.Command{Name: "setex", Arity: 4, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setexCommand},
+		&engine.Command{Name: "psetex", Arity: 4, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: psetexCommand},
+		&engine.Command{Name: "getset", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getsetCommand},
 		// GETDEL and GETEX write (they delete the key or change its TTL):
 		// write, not readonly, and no denyoom since they never grow memory.
-		&Command{Name: "getdel", Arity: 2, Flags: Write | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getdelCommand},
-		&Command{Name: "getex", Arity: -2, Flags: Write | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getexCommand},
-		&Command{Name: "append", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: appendCommand},
-		&Command{Name: "strlen", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: strlenCommand},
-		&Command{Name: "incr", Arity: 2, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrCommand},
-		&Command{Name: "decr", Arity: 2, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: decrCommand},
-		&Command{Name: "incrby", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrbyCommand},
-		&Command{Name: "decrby", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: decrbyCommand},
-		&Command{Name: "incrbyfloat", Arity: 3, Flags: Write | DenyOOM | Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrbyfloatCommand},
-		&Command{Name: "mget", Arity: -2, Flags: ReadOnly | Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "string", Run: mgetCommand},
-		&Command{Name: "mset", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: -1, KeyStep: 2, Group: "string", Run: msetCommand},
-		&Command{Name: "msetnx", Arity: -3, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: -1, KeyStep: 2, Group: "string", Run: msetnxCommand},
-		&Command{Name: "setrange", Arity: 4, Flags: Write | DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setrangeCommand},
-		&Command{Name: "getrange", Arity: 4, Flags: ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getrangeCommand},
-		&Command{Name: "substr", Arity: 4, Flags: ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getrangeCommand},
-		&Command{Name: "lcs", Arity: -3, Flags: ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "string", Run: lcsCommand},
+		&engine.Command{Name: "getdel", Arity: 2, Flags: engine.Write | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getdelCommand},
+		&engine.Command{Name: "getex", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getexCommand},
+		&engine.Command{Name: "append", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: appendCommand},
+		&engine.Command{Name: "strlen", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: strlenCommand},
+		&engine.Command{Name: "incr", Arity: 2, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrCommand},
+		&engine.Command{Name: "decr", Arity: 2, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: decrCommand},
+		&engine.Command{Name: "incrby", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrbyCommand},
+		&engine.Command{Name: "decrby", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: decrbyCommand},
+		&engine.Command{Name: "incrbyfloat", Arity: 3, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @string @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: incrbyfloatCommand},
+		&engine.Command{Name: "mget", Arity: -2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @string @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "string", Run: mgetCommand},
+		&engine.Command{Name: "mset", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: -1, KeyStep: 2, Group: "string", Run: msetCommand},
+		&engine.Command{Name: "msetnx", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: -1, KeyStep: 2, Group: "string", Run: msetnxCommand},
+		&engine.Command{Name: "setrange", Arity: 4, Flags: engine.Write | engine.DenyOOM, ACL: "@write @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: setrangeCommand},
+		&engine.Command{Name: "getrange", Arity: 4, Flags: engine.ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getrangeCommand},
+		&engine.Command{Name: "substr", Arity: 4, Flags: engine.ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "string", Run: getrangeCommand},
+		&engine.Command{Name: "lcs", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @string @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "string", Run: lcsCommand},
 	)
 }
 
@@ -44,7 +45,7 @@ func init() {
 // the old value, otherwise the key is overwritten.
 func setKeyFlags(args [][]byte, pos int) []string {
 	for _, a := range args[3:] {
-		if EqualFold(a, "get") {
+		if engine.EqualFold(a, "get") {
 			return setKeyFlagsGet
 		}
 	}
@@ -89,29 +90,29 @@ func parseSetOptions(args [][]byte, from int, forGetex bool) (setOptions, bool) 
 		hasNext := j+1 < len(args)
 		f := o.flags
 		switch {
-		case !forGetex && EqualFold(opt, "nx") && f&setXX == 0:
+		case !forGetex && engine.EqualFold(opt, "nx") && f&setXX == 0:
 			o.flags |= setNX
-		case !forGetex && EqualFold(opt, "xx") && f&setNX == 0:
+		case !forGetex && engine.EqualFold(opt, "xx") && f&setNX == 0:
 			o.flags |= setXX
-		case !forGetex && EqualFold(opt, "get"):
+		case !forGetex && engine.EqualFold(opt, "get"):
 			o.flags |= setGet
-		case !forGetex && EqualFold(opt, "keepttl") && f&(setPersist|setExpireFlags) == 0:
+		case !forGetex && engine.EqualFold(opt, "keepttl") && f&(setPersist|setExpireFlags) == 0:
 			o.flags |= setKeepTTL
-		case forGetex && EqualFold(opt, "persist") && f&(setExpireFlags|setKeepTTL) == 0:
+		case forGetex && engine.EqualFold(opt, "persist") && f&(setExpireFlags|setKeepTTL) == 0:
 			o.flags |= setPersist
-		case EqualFold(opt, "ex") && f&(setKeepTTL|setPersist|setEXAT|setPX|setPXAT) == 0 && hasNext:
+		case engine.EqualFold(opt, "ex") && f&(setKeepTTL|setPersist|setEXAT|setPX|setPXAT) == 0 && hasNext:
 			o.flags |= setEX
 			j++
 			o.expire = args[j]
-		case EqualFold(opt, "px") && f&(setKeepTTL|setPersist|setEX|setEXAT|setPXAT) == 0 && hasNext:
+		case engine.EqualFold(opt, "px") && f&(setKeepTTL|setPersist|setEX|setEXAT|setPXAT) == 0 && hasNext:
 			o.flags |= setPX
 			j++
 			o.expire = args[j]
-		case EqualFold(opt, "exat") && f&(setKeepTTL|setPersist|setEX|setPX|setPXAT) == 0 && hasNext:
+		case engine.EqualFold(opt, "exat") && f&(setKeepTTL|setPersist|setEX|setPX|setPXAT) == 0 && hasNext:
 			o.flags |= setEXAT
 			j++
 			o.expire = args[j]
-		case EqualFold(opt, "pxat") && f&(setKeepTTL|setPersist|setEX|setEXAT|setPX) == 0 && hasNext:
+		case engine.EqualFold(opt, "pxat") && f&(setKeepTTL|setPersist|setEX|setEXAT|setPX) == 0 && hasNext:
 			o.flags |= setPXAT
 			j++
 			o.expire = args[j]
@@ -125,15 +126,15 @@ func parseSetOptions(args [][]byte, from int, forGetex bool) (setOptions, bool) 
 // expireAt turns an EX/PX/EXAT/PXAT argument into an absolute deadline in
 // Unix ms (t_string.c getExpireMillisecondsOrReply). ok=false means the
 // error reply was written.
-func (c *Ctx) expireAt(arg []byte, flags setFlags) (int64, bool) {
-	ms, ok := ParseInt(arg)
+func expireAt(c *engine.Ctx, arg []byte, flags setFlags) (int64, bool) {
+	ms, ok := engine.ParseInt(arg)
 	if !ok {
-		c.Error(ErrNotInteger)
+		c.Error(engine.ErrNotInteger)
 		return 0, false
 	}
 	seconds := flags&(setEX|setEXAT) != 0
 	if ms <= 0 || (seconds && ms > maxInt64/1000) {
-		c.Error(ErrInvalidExpire(c.Cmd.Name))
+		c.Error(engine.ErrInvalidExpire(c.Cmd.Name))
 		return 0, false
 	}
 	if seconds {
@@ -143,7 +144,7 @@ func (c *Ctx) expireAt(arg []byte, flags setFlags) (int64, bool) {
 		ms += c.KS.Now() // may wrap, as in Redis; caught below
 	}
 	if ms <= 0 {
-		c.Error(ErrInvalidExpire(c.Cmd.Name))
+		c.Error(engine.ErrInvalidExpire(c.Cmd.Name))
 		return 0, false
 	}
 	return ms, true
@@ -154,11 +155,11 @@ const maxInt64 = 1<<63 - 1
 // setGeneric implements SET, SETNX, SETEX, PSETEX (t_string.c
 // setGenericCommand). okReply and abortReply replace +OK and the null
 // reply for SETNX's :1 and :0.
-func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func()) {
+func setGeneric(c *engine.Ctx, o setOptions, key, val []byte, okReply, abortReply func()) {
 	var deadline int64
 	if o.expire != nil {
 		var ok bool
-		if deadline, ok = c.expireAt(o.expire, o.flags); !ok {
+		if deadline, ok = expireAt(c, o.expire, o.flags); !ok {
 			return
 		}
 	}
@@ -182,7 +183,7 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 	// someone listens for it.
 	fresh := o.flags&setNX != 0 ||
 		o.flags&setXX == 0 && c.Notifies(config.NotifyNew) && !c.DB.Exists(key)
-	c.setString(key, val, o.flags&setKeepTTL != 0, deadline)
+	setString(c, key, val, o.flags&setKeepTTL != 0, deadline)
 	c.Dirty(1)
 	propagateSet(c, o, key, val, deadline) // absolute expire, no GET
 	if fresh {
@@ -203,25 +204,25 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, okReply, abortReply func(
 
 // getGeneric replies with key's string value (or null); false when the
 // key holds another type and the WRONGTYPE error was written.
-func getGeneric(c *Ctx, key []byte) bool {
+func getGeneric(c *engine.Ctx, key []byte) bool {
 	e := c.DB.Lookup(key)
 	if e == nil {
 		c.W.Null()
 		return true
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return false
 	}
-	c.replyStr(e)
+	replyStr(c, e)
 	return true
 }
 
 // setString stores val under key as DB.SetString does, storing the
 // argument itself when it is a big one the request reader allocated for
 // this command alone (resp.IsOwned), so that a large value is held once.
-func (c *Ctx) setString(key, val []byte, keepTTL bool, expireAt int64) {
-	if c.ownArgs && resp.IsOwned(val) {
+func setString(c *engine.Ctx, key, val []byte, keepTTL bool, expireAt int64) {
+	if c.OwnsArg(val) {
 		c.DB.SetStringOwned(key, val, keepTTL, expireAt)
 		c.Client.KeptArgBytes += int64(len(val))
 		return
@@ -232,7 +233,7 @@ func (c *Ctx) setString(key, val []byte, keepTTL bool, expireAt int64) {
 // replyStr replies with e's string value, a large one by reference to the
 // stored bytes (pinned until written) rather than a copy, as Redis's
 // reply refers to a big string object.
-func (c *Ctx) replyStr(e *keyspace.Entry) {
+func replyStr(c *engine.Ctx, e *keyspace.Entry) {
 	s := e.Str()
 	if len(s) >= resp.BigArg && c.DB.PinStr(e) {
 		c.W.BulkRef(s)
@@ -241,38 +242,38 @@ func (c *Ctx) replyStr(e *keyspace.Entry) {
 	c.W.Bulk(s)
 }
 
-func getCommand(c *Ctx) { getGeneric(c, c.Args[1]) }
+func getCommand(c *engine.Ctx) { getGeneric(c, c.Args[1]) }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL]
-func setCommand(c *Ctx) {
+func setCommand(c *engine.Ctx) {
 	o, ok := parseSetOptions(c.Args, 3, false)
 	if !ok {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	setGeneric(c, o, c.Args[1], c.Args[2], nil, nil)
 }
 
-func setnxCommand(c *Ctx) {
+func setnxCommand(c *engine.Ctx) {
 	setGeneric(c, setOptions{flags: setNX}, c.Args[1], c.Args[2],
 		func() { c.W.Int(1) }, func() { c.W.Int(0) })
 }
 
-func setexCommand(c *Ctx) {
+func setexCommand(c *engine.Ctx) {
 	setGeneric(c, setOptions{flags: setEX, expire: c.Args[2]}, c.Args[1], c.Args[3], nil, nil)
 }
 
-func psetexCommand(c *Ctx) {
+func psetexCommand(c *engine.Ctx) {
 	setGeneric(c, setOptions{flags: setPX, expire: c.Args[2]}, c.Args[1], c.Args[3], nil, nil)
 }
 
 // GETSET key value: SET with GET, dropping any TTL.
-func getsetCommand(c *Ctx) {
+func getsetCommand(c *engine.Ctx) {
 	if !getGeneric(c, c.Args[1]) {
 		return
 	}
 	fresh := c.Notifies(config.NotifyNew) && !c.DB.Exists(c.Args[1])
-	c.setString(c.Args[1], c.Args[2], false, 0)
+	setString(c, c.Args[1], c.Args[2], false, 0)
 	c.Dirty(1)
 	c.Propagate(propSET, c.Args[1], c.Args[2]) // propagated as SET
 	if fresh {
@@ -284,7 +285,7 @@ func getsetCommand(c *Ctx) {
 // ---- GETDEL, GETEX ----------------------------------------------------------
 
 // GETDEL key: GET, then delete the key when it held a string.
-func getdelCommand(c *Ctx) {
+func getdelCommand(c *engine.Ctx) {
 	if !getGeneric(c, c.Args[1]) {
 		return
 	}
@@ -302,10 +303,10 @@ func getdelCommand(c *Ctx) {
 // deadline already past deletes the key on a master, an explicit deletion
 // that Redis propagates as DEL and that is no expiry; a replica stores the
 // past deadline and waits for its master's DEL.
-func getexCommand(c *Ctx) {
+func getexCommand(c *engine.Ctx) {
 	o, ok := parseSetOptions(c.Args, 2, true)
 	if !ok {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	key := c.Args[1]
@@ -315,16 +316,16 @@ func getexCommand(c *Ctx) {
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
 	var at int64
 	if o.expire != nil {
-		if at, ok = c.expireAt(o.expire, o.flags); !ok {
+		if at, ok = expireAt(c, o.expire, o.flags); !ok {
 			return
 		}
 	}
-	c.replyStr(e)
+	replyStr(c, e)
 	switch {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.KS.Now() && !c.KS.IsReplica():
 		c.DB.Delete(key)
@@ -349,26 +350,26 @@ func getexCommand(c *Ctx) {
 
 // maxBulkLen is proto-max-bulk-len, the largest string a command may
 // build.
-func (c *Ctx) maxBulkLen() int64 { return int64(c.Config().Int("proto-max-bulk-len")) }
+func maxBulkLen(c *engine.Ctx) int64 { return int64(c.Config().Int("proto-max-bulk-len")) }
 
 // checkStringLength refuses a string of size+add bytes when it would
 // exceed proto-max-bulk-len or overflow (t_string.c checkStringLength).
 // false means the error reply was written.
-func (c *Ctx) checkStringLength(size, add int64) bool {
+func checkStringLength(c *engine.Ctx, size, add int64) bool {
 	total := size + add // may wrap: caught below, as in Redis
-	if total > c.maxBulkLen() || total < size || total < add {
-		c.Error(ErrStringTooLong)
+	if total > maxBulkLen(c) || total < size || total < add {
+		c.Error(engine.ErrStringTooLong)
 		return false
 	}
 	return true
 }
 
 // APPEND key value: the value grows in place; a missing key is created.
-func appendCommand(c *Ctx) {
+func appendCommand(c *engine.Ctx) {
 	key, val := c.Args[1], c.Args[2]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
-		c.setString(key, val, false, 0)
+		setString(c, key, val, false, 0)
 		c.Dirty(1)
 		c.Notify(config.NotifyNew, "new", key)
 		c.Notify(config.NotifyString, "append", key)
@@ -376,10 +377,10 @@ func appendCommand(c *Ctx) {
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
-	if !c.checkStringLength(int64(len(e.Str())), int64(len(val))) {
+	if !checkStringLength(c, int64(len(e.Str())), int64(len(val))) {
 		return
 	}
 	e.SetStr(append(e.Str(), val...))
@@ -389,14 +390,14 @@ func appendCommand(c *Ctx) {
 	c.W.Int(int64(len(e.Str())))
 }
 
-func strlenCommand(c *Ctx) {
+func strlenCommand(c *engine.Ctx) {
 	e := c.DB.Lookup(c.Args[1])
 	if e == nil {
 		c.W.Int(0)
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
 	c.W.Int(int64(len(e.Str())))
@@ -405,14 +406,14 @@ func strlenCommand(c *Ctx) {
 // SETRANGE key offset value overwrites the value from offset on, padding
 // with zero bytes past its end. An empty value changes nothing (and
 // creates no key); the reply is the resulting length.
-func setrangeCommand(c *Ctx) {
+func setrangeCommand(c *engine.Ctx) {
 	key, val := c.Args[1], c.Args[3]
 	offset, ok := c.IntArg(2)
 	if !ok {
 		return
 	}
 	if offset < 0 {
-		c.Error(ErrOffsetRange)
+		c.Error(engine.ErrOffsetRange)
 		return
 	}
 	e := c.DB.LookupWrite(key)
@@ -421,7 +422,7 @@ func setrangeCommand(c *Ctx) {
 			c.W.Int(0)
 			return
 		}
-		if !c.checkStringLength(offset, int64(len(val))) {
+		if !checkStringLength(c, offset, int64(len(val))) {
 			return
 		}
 		buf := make([]byte, offset+int64(len(val)))
@@ -436,7 +437,7 @@ func setrangeCommand(c *Ctx) {
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
 	cur := e.Str()
@@ -444,7 +445,7 @@ func setrangeCommand(c *Ctx) {
 		c.W.Int(int64(len(cur)))
 		return
 	}
-	if !c.checkStringLength(offset, int64(len(val))) {
+	if !checkStringLength(c, offset, int64(len(val))) {
 		return
 	}
 	if end := int(offset) + len(val); end > len(cur) {
@@ -461,7 +462,7 @@ func setrangeCommand(c *Ctx) {
 // GETRANGE key start end (and its old name SUBSTR): the bytes from start
 // to end inclusive, negative indexes counting from the end; a missing key
 // is an empty string.
-func getrangeCommand(c *Ctx) {
+func getrangeCommand(c *engine.Ctx) {
 	start, ok := c.IntArg(2)
 	if !ok {
 		return
@@ -476,7 +477,7 @@ func getrangeCommand(c *Ctx) {
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return
 	}
 	s := e.Str()
@@ -511,7 +512,7 @@ func getrangeCommand(c *Ctx) {
 
 // MGET key [key ...]: a null for every key that is missing or not a
 // string (never WRONGTYPE).
-func mgetCommand(c *Ctx) {
+func mgetCommand(c *engine.Ctx) {
 	c.W.Array(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		e := c.DB.Lookup(key)
@@ -519,19 +520,19 @@ func mgetCommand(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		c.replyStr(e)
+		replyStr(c, e)
 	}
 }
 
-func msetCommand(c *Ctx)   { msetGeneric(c, false) }
-func msetnxCommand(c *Ctx) { msetGeneric(c, true) }
+func msetCommand(c *engine.Ctx)   { msetGeneric(c, false) }
+func msetnxCommand(c *engine.Ctx) { msetGeneric(c, true) }
 
 // msetGeneric implements MSET and MSETNX (t_string.c msetGenericCommand):
 // with nx nothing is set when any of the keys exists. Every pair counts as
 // one change; a key set twice keeps the last value.
-func msetGeneric(c *Ctx, nx bool) {
+func msetGeneric(c *engine.Ctx, nx bool) {
 	if len(c.Args)%2 == 0 {
-		c.Error(ErrWrongArgs(c.Cmd.Name))
+		c.Error(engine.ErrWrongArgs(c.Cmd.Name))
 		return
 	}
 	if nx {
@@ -545,7 +546,7 @@ func msetGeneric(c *Ctx, nx bool) {
 	notifyNew := c.Notifies(config.NotifyNew)
 	for j := 1; j < len(c.Args); j += 2 {
 		fresh := notifyNew && !c.DB.Exists(c.Args[j])
-		c.setString(c.Args[j], c.Args[j+1], false, 0)
+		setString(c, c.Args[j], c.Args[j+1], false, 0)
 		if fresh {
 			c.Notify(config.NotifyNew, "new", c.Args[j])
 		}
@@ -563,22 +564,22 @@ func msetGeneric(c *Ctx, nx bool) {
 
 const minInt64 = -1 << 63
 
-func incrCommand(c *Ctx) { incrDecr(c, 1) }
-func decrCommand(c *Ctx) { incrDecr(c, -1) }
+func incrCommand(c *engine.Ctx) { incrDecr(c, 1) }
+func decrCommand(c *engine.Ctx) { incrDecr(c, -1) }
 
-func incrbyCommand(c *Ctx) {
+func incrbyCommand(c *engine.Ctx) {
 	if incr, ok := c.IntArg(2); ok {
 		incrDecr(c, incr)
 	}
 }
 
-func decrbyCommand(c *Ctx) {
+func decrbyCommand(c *engine.Ctx) {
 	decr, ok := c.IntArg(2)
 	if !ok {
 		return
 	}
 	if decr == minInt64 { // -decr does not exist
-		c.Error(ErrDecrOverflow)
+		c.Error(engine.ErrDecrOverflow)
 		return
 	}
 	incrDecr(c, -decr)
@@ -589,23 +590,23 @@ func decrbyCommand(c *Ctx) {
 // (no spaces, sign '+' or leading zeros) and the sum must not overflow.
 // An existing key keeps its TTL, and the new number is formatted into the
 // value's own buffer: INCR on a live counter allocates nothing.
-func incrDecr(c *Ctx, incr int64) {
+func incrDecr(c *engine.Ctx, incr int64) {
 	key := c.Args[1]
 	e := c.DB.LookupWrite(key)
 	var v int64
 	if e != nil {
 		if e.Type() != keyspace.TypeString {
-			c.Error(ErrWrongType)
+			c.Error(engine.ErrWrongType)
 			return
 		}
 		var ok bool
-		if v, ok = ParseInt(e.Str()); !ok {
-			c.Error(ErrNotInteger)
+		if v, ok = engine.ParseInt(e.Str()); !ok {
+			c.Error(engine.ErrNotInteger)
 			return
 		}
 	}
 	if (incr < 0 && v < 0 && incr < minInt64-v) || (incr > 0 && v > 0 && incr > maxInt64-v) {
-		c.Error(ErrOverflow)
+		c.Error(engine.ErrOverflow)
 		return
 	}
 	v += incr
@@ -637,33 +638,33 @@ func reuseBuf(b []byte, n int) []byte {
 // it, in C's long double (see parseLongDouble), and stored as its
 // "human" decimal form, which is also the reply (always a bulk string).
 // An existing key keeps its TTL.
-func incrbyfloatCommand(c *Ctx) {
+func incrbyfloatCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	e := c.DB.LookupWrite(key)
 	value := new(big.Float).SetPrec(ldPrec)
 	if e != nil {
 		if e.Type() != keyspace.TypeString {
-			c.Error(ErrWrongType)
+			c.Error(engine.ErrWrongType)
 			return
 		}
 		var ok bool
 		if value, ok = parseLongDouble(e.Str()); !ok {
-			c.Error(ErrNotFloat)
+			c.Error(engine.ErrNotFloat)
 			return
 		}
 	}
 	incr, ok := parseLongDouble(c.Args[2])
 	if !ok {
-		c.Error(ErrNotFloat)
+		c.Error(engine.ErrNotFloat)
 		return
 	}
 	if value.IsInf() || incr.IsInf() {
-		c.Error(ErrIncrFloatNaN)
+		c.Error(engine.ErrIncrFloatNaN)
 		return
 	}
 	sum := new(big.Float).SetPrec(ldPrec).Add(value, incr)
 	if ldOverflows(sum) {
-		c.Error(ErrIncrFloatNaN)
+		c.Error(engine.ErrIncrFloatNaN)
 		return
 	}
 	var out []byte
@@ -746,7 +747,7 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	f := new(big.Float).SetPrec(ldPrec)
 	var ok bool
 	switch {
-	case EqualFold(s, "inf") || EqualFold(s, "infinity"):
+	case engine.EqualFold(s, "inf") || engine.EqualFold(s, "infinity"):
 		f.SetInf(neg)
 		return f, true
 	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'):
@@ -893,10 +894,10 @@ func formatLongDouble(dst []byte, f *big.Float) []byte {
 // walk back from the end (ties go to j) decides which of several equally
 // long subsequences and match ranges are reported, so it is followed
 // step by step.
-func lcsCommand(c *Ctx) {
+func lcsCommand(c *engine.Ctx) {
 	ea, eb := c.DB.Lookup(c.Args[1]), c.DB.Lookup(c.Args[2])
 	if (ea != nil && ea.Type() != keyspace.TypeString) || (eb != nil && eb.Type() != keyspace.TypeString) {
-		c.Error(ErrLCSNotString)
+		c.Error(engine.ErrLCSNotString)
 		return
 	}
 	var a, b []byte
@@ -911,13 +912,13 @@ func lcsCommand(c *Ctx) {
 	for j := 3; j < len(c.Args); j++ {
 		opt := c.Args[j]
 		switch {
-		case EqualFold(opt, "idx"):
+		case engine.EqualFold(opt, "idx"):
 			getIdx = true
-		case EqualFold(opt, "len"):
+		case engine.EqualFold(opt, "len"):
 			getLen = true
-		case EqualFold(opt, "withmatchlen"):
+		case engine.EqualFold(opt, "withmatchlen"):
 			withMatchLen = true
-		case EqualFold(opt, "minmatchlen") && j+1 < len(c.Args):
+		case engine.EqualFold(opt, "minmatchlen") && j+1 < len(c.Args):
 			n, ok := c.IntArg(j + 1)
 			if !ok {
 				return
@@ -925,26 +926,26 @@ func lcsCommand(c *Ctx) {
 			minMatchLen = max(n, 0)
 			j++
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}
 	if getLen && getIdx {
-		c.Error(ErrLCSLenAndIdx)
+		c.Error(engine.ErrLCSLenAndIdx)
 		return
 	}
 	if uint64(len(a)) >= 1<<32-2 || uint64(len(b)) >= 1<<32-2 {
-		c.Error(ErrLCSTooLong)
+		c.Error(engine.ErrLCSTooLong)
 		return
 	}
 	alen, blen := len(a), len(b)
 	cells := uint64(alen+1) * uint64(blen+1)
 	if cells > 1<<61 {
-		c.Error(ErrLCSAlloc)
+		c.Error(engine.ErrLCSAlloc)
 		return
 	}
-	if limit := c.maxBulkLen(); limit >= 0 && cells*4 > uint64(limit) {
-		c.Error(ErrLCSMemory)
+	if limit := maxBulkLen(c); limit >= 0 && cells*4 > uint64(limit) {
+		c.Error(engine.ErrLCSMemory)
 		return
 	}
 	if getLen {

@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
 func TestStringCommands(t *testing.T) {
-	wrongArgs := func(name string) string { return replyErr(ErrWrongArgs(name)) }
+	wrongArgs := func(name string) string { return replyErr(engine.ErrWrongArgs(name)) }
 	tests := []struct {
 		name  string
 		steps []step
@@ -34,18 +34,18 @@ func TestStringCommands(t *testing.T) {
 			{argv("GETEX", "k", "EX", "100"), replyBulk("v")},
 			{argv("GETEX", "k", "px", "100000"), replyBulk("v")},
 			{argv("GETEX", "k", "PERSIST"), replyBulk("v")},
-			{argv("GETEX", "k", "EX", "0"), replyErr(ErrInvalidExpire("getex"))},
-			{argv("GETEX", "k", "EX", "-1"), replyErr(ErrInvalidExpire("getex"))},
-			{argv("GETEX", "k", "EX", "x"), replyErr(ErrNotInteger)},
-			{argv("GETEX", "k", "EX", "9223372036854775807"), replyErr(ErrInvalidExpire("getex"))},
-			{argv("GETEX", "k", "PX", "9223372036854775807"), replyErr(ErrInvalidExpire("getex"))},
-			{argv("GETEX", "k", "EX"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "KEEPTTL"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "NX"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "GET"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "EX", "10", "PX", "10"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "PERSIST", "EX", "10"), replyErr(ErrSyntax)},
-			{argv("GETEX", "k", "EX", "10", "PERSIST"), replyErr(ErrSyntax)},
+			{argv("GETEX", "k", "EX", "0"), replyErr(engine.ErrInvalidExpire("getex"))},
+			{argv("GETEX", "k", "EX", "-1"), replyErr(engine.ErrInvalidExpire("getex"))},
+			{argv("GETEX", "k", "EX", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("GETEX", "k", "EX", "9223372036854775807"), replyErr(engine.ErrInvalidExpire("getex"))},
+			{argv("GETEX", "k", "PX", "9223372036854775807"), replyErr(engine.ErrInvalidExpire("getex"))},
+			{argv("GETEX", "k", "EX"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "KEEPTTL"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "NX"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "GET"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "EX", "10", "PX", "10"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "PERSIST", "EX", "10"), replyErr(engine.ErrSyntax)},
+			{argv("GETEX", "k", "EX", "10", "PERSIST"), replyErr(engine.ErrSyntax)},
 			{argv("GETEX", "k", "EX", "10", "EX", "20"), replyBulk("v")},
 			{argv("GETEX", "k", "PERSIST", "PERSIST"), replyBulk("v")},
 			{argv("GETEX", "k", "EXAT", "1"), replyBulk("v")},
@@ -85,28 +85,28 @@ func TestStringCommands(t *testing.T) {
 			{argv("DECRBY", "k", "-1"), replyInt(100)},
 			{argv("INCRBY", "k", "-200"), replyInt(-100)},
 			{argv("DECRBY", "new", "5"), replyInt(-5)},
-			{argv("INCRBY", "k", "x"), replyErr(ErrNotInteger)},
-			{argv("INCRBY", "k", "1.5"), replyErr(ErrNotInteger)},
-			{argv("DECRBY", "k", "+1"), replyErr(ErrNotInteger)},
-			{argv("DECRBY", "k", "-9223372036854775808"), replyErr(ErrDecrOverflow)},
-			{argv("INCRBY", "k", "-9223372036854775808"), replyErr(ErrOverflow)},
-			{argv("INCRBY", "k", "9223372036854775808"), replyErr(ErrNotInteger)},
+			{argv("INCRBY", "k", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("INCRBY", "k", "1.5"), replyErr(engine.ErrNotInteger)},
+			{argv("DECRBY", "k", "+1"), replyErr(engine.ErrNotInteger)},
+			{argv("DECRBY", "k", "-9223372036854775808"), replyErr(engine.ErrDecrOverflow)},
+			{argv("INCRBY", "k", "-9223372036854775808"), replyErr(engine.ErrOverflow)},
+			{argv("INCRBY", "k", "9223372036854775808"), replyErr(engine.ErrNotInteger)},
 		}},
 		{"incr strict parsing", []step{
 			{argv("SET", "k", "012"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "+5"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "-0"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", " 5"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "5 "), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", ""), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "1.0"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "0"), replyOK},
 			{argv("INCR", "k"), replyInt(1)},
 			{argv("GET", "k"), replyBulk("1")},
@@ -114,18 +114,18 @@ func TestStringCommands(t *testing.T) {
 		{"int64 bounds", []step{
 			{argv("SET", "k", "9223372036854775806"), replyOK},
 			{argv("INCR", "k"), replyInt(9223372036854775807)},
-			{argv("INCR", "k"), replyErr(ErrOverflow)},
+			{argv("INCR", "k"), replyErr(engine.ErrOverflow)},
 			{argv("INCRBY", "k", "0"), replyInt(9223372036854775807)},
 			{argv("GET", "k"), replyBulk("9223372036854775807")},
 			{argv("SET", "k", "-9223372036854775807"), replyOK},
 			{argv("DECR", "k"), replyInt(-9223372036854775808)},
-			{argv("DECR", "k"), replyErr(ErrOverflow)},
+			{argv("DECR", "k"), replyErr(engine.ErrOverflow)},
 			{argv("GET", "k"), replyBulk("-9223372036854775808")},
 			{argv("INCRBY", "k", "9223372036854775807"), replyInt(-1)},
 			{argv("SET", "k", "9223372036854775808"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "-9223372036854775809"), replyOK},
-			{argv("DECR", "k"), replyErr(ErrNotInteger)},
+			{argv("DECR", "k"), replyErr(engine.ErrNotInteger)},
 		}},
 		{"incrbyfloat", []step{
 			{argv("INCRBYFLOAT", "f", "10.5"), replyBulk("10.5")},
@@ -136,19 +136,19 @@ func TestStringCommands(t *testing.T) {
 			{argv("INCRBYFLOAT", "h", "-0"), replyBulk("0")},
 			{argv("INCRBYFLOAT", "h", "1e-18"), replyBulk("0")},
 			{argv("INCRBYFLOAT", "i", "123456789.123456789"), replyBulk("123456789.12345678899873747")},
-			{argv("INCRBYFLOAT", "i", "x"), replyErr(ErrNotFloat)},
-			{argv("INCRBYFLOAT", "i", " 1"), replyErr(ErrNotFloat)},
-			{argv("INCRBYFLOAT", "i", "1 "), replyErr(ErrNotFloat)},
-			{argv("INCRBYFLOAT", "i", "nan"), replyErr(ErrNotFloat)},
-			{argv("INCRBYFLOAT", "i", "inf"), replyErr(ErrIncrFloatNaN)},
-			{argv("INCRBYFLOAT", "i", "1e99999"), replyErr(ErrNotFloat)},
+			{argv("INCRBYFLOAT", "i", "x"), replyErr(engine.ErrNotFloat)},
+			{argv("INCRBYFLOAT", "i", " 1"), replyErr(engine.ErrNotFloat)},
+			{argv("INCRBYFLOAT", "i", "1 "), replyErr(engine.ErrNotFloat)},
+			{argv("INCRBYFLOAT", "i", "nan"), replyErr(engine.ErrNotFloat)},
+			{argv("INCRBYFLOAT", "i", "inf"), replyErr(engine.ErrIncrFloatNaN)},
+			{argv("INCRBYFLOAT", "i", "1e99999"), replyErr(engine.ErrNotFloat)},
 			{argv("SET", "s", "abc"), replyOK},
-			{argv("INCRBYFLOAT", "s", "1"), replyErr(ErrNotFloat)},
+			{argv("INCRBYFLOAT", "s", "1"), replyErr(engine.ErrNotFloat)},
 			{argv("SET", "n", "5"), replyOK},
 			{argv("INCRBYFLOAT", "n", "0x10"), replyBulk("21")},
 			{argv("INCR", "n"), replyInt(22)},
 			{argv("INCRBYFLOAT", "n", "0.5"), replyBulk("22.5")},
-			{argv("INCR", "n"), replyErr(ErrNotInteger)},
+			{argv("INCR", "n"), replyErr(engine.ErrNotInteger)},
 		}},
 		{"mget mset msetnx", []step{
 			{argv("MSET", "a", "1", "b", "2"), replyOK},
@@ -176,18 +176,18 @@ func TestStringCommands(t *testing.T) {
 			{argv("SETRANGE", "k", "8", "!"), replyInt(9)},
 			{argv("GET", "k"), replyBulk("\x00Z\x00abc\x00\x00!")},
 			{argv("SETRANGE", "k", "100", ""), replyInt(9)},
-			{argv("SETRANGE", "k", "-1", "x"), replyErr(ErrOffsetRange)},
-			{argv("SETRANGE", "k", "x", "x"), replyErr(ErrNotInteger)},
-			{argv("SETRANGE", "k", "536870911", "xx"), replyErr(ErrStringTooLong)},
-			{argv("SETRANGE", "k", "9223372036854775807", "x"), replyErr(ErrStringTooLong)},
-			{argv("SETRANGE", "m", "536870912", "x"), replyErr(ErrStringTooLong)},
+			{argv("SETRANGE", "k", "-1", "x"), replyErr(engine.ErrOffsetRange)},
+			{argv("SETRANGE", "k", "x", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("SETRANGE", "k", "536870911", "xx"), replyErr(engine.ErrStringTooLong)},
+			{argv("SETRANGE", "k", "9223372036854775807", "x"), replyErr(engine.ErrStringTooLong)},
+			{argv("SETRANGE", "m", "536870912", "x"), replyErr(engine.ErrStringTooLong)},
 			{argv("SET", "n", "1234"), replyOK},
 			{argv("SETRANGE", "n", "1", "9"), replyInt(4)},
 			{argv("INCR", "n"), replyInt(1935)},
 		}},
 		{"getrange", []step{
 			{argv("GETRANGE", "missing", "0", "-1"), replyEmpty},
-			{argv("GETRANGE", "missing", "x", "-1"), replyErr(ErrNotInteger)},
+			{argv("GETRANGE", "missing", "x", "-1"), replyErr(engine.ErrNotInteger)},
 			{argv("SET", "k", "Hello World"), replyOK},
 			{argv("GETRANGE", "k", "0", "4"), replyBulk("Hello")},
 			{argv("GETRANGE", "k", "-5", "-1"), replyBulk("World")},
@@ -197,7 +197,7 @@ func TestStringCommands(t *testing.T) {
 			{argv("GETRANGE", "k", "-1", "-5"), replyEmpty},
 			{argv("GETRANGE", "k", "20", "30"), replyEmpty},
 			{argv("GETRANGE", "k", "-9223372036854775808", "9223372036854775807"), replyBulk("Hello World")},
-			{argv("GETRANGE", "k", "0", "x"), replyErr(ErrNotInteger)},
+			{argv("GETRANGE", "k", "0", "x"), replyErr(engine.ErrNotInteger)},
 			{argv("SUBSTR", "k", "6", "-1"), replyBulk("World")},
 			{argv("SET", "e", ""), replyOK},
 			{argv("GETRANGE", "e", "0", "-1"), replyEmpty},
@@ -209,7 +209,7 @@ func TestStringCommands(t *testing.T) {
 			{argv("MSET", "a", "ohmytext", "b", "mynewtext"), replyOK},
 			{argv("LCS", "a", "b"), replyBulk("mytext")},
 			{argv("LCS", "a", "b", "LEN"), replyInt(6)},
-			{argv("LCS", "a", "b", "len", "idx"), replyErr(ErrLCSLenAndIdx)},
+			{argv("LCS", "a", "b", "len", "idx"), replyErr(engine.ErrLCSLenAndIdx)},
 			{argv("LCS", "a", "b", "IDX"), replyArray(
 				replyBulk("matches"),
 				replyArray(
@@ -223,9 +223,9 @@ func TestStringCommands(t *testing.T) {
 					replyArray(replyArray(replyInt(4), replyInt(7)), replyArray(replyInt(5), replyInt(8)), replyInt(4)),
 				),
 				replyBulk("len"), replyInt(6))},
-			{argv("LCS", "a", "b", "MINMATCHLEN"), replyErr(ErrSyntax)},
-			{argv("LCS", "a", "b", "MINMATCHLEN", "x"), replyErr(ErrNotInteger)},
-			{argv("LCS", "a", "b", "foo"), replyErr(ErrSyntax)},
+			{argv("LCS", "a", "b", "MINMATCHLEN"), replyErr(engine.ErrSyntax)},
+			{argv("LCS", "a", "b", "MINMATCHLEN", "x"), replyErr(engine.ErrNotInteger)},
+			{argv("LCS", "a", "b", "foo"), replyErr(engine.ErrSyntax)},
 			{argv("LCS", "a", "missing"), replyEmpty},
 			{argv("LCS", "x", "y", "IDX"), replyArray(replyBulk("matches"), replyArray(), replyBulk("len"), replyInt(0))},
 			{argv("LCS", "a"), wrongArgs("lcs")},
@@ -239,7 +239,7 @@ func TestStringCommands(t *testing.T) {
 // TestStringWrongType runs every string command against a key of another
 // type.
 func TestStringWrongType(t *testing.T) {
-	wrong := replyErr(ErrWrongType)
+	wrong := replyErr(engine.ErrWrongType)
 	tests := []struct {
 		cmd  []string
 		want string
@@ -248,26 +248,26 @@ func TestStringWrongType(t *testing.T) {
 		{argv("GETDEL", "l"), wrong},
 		{argv("GETEX", "l"), wrong},
 		{argv("GETEX", "l", "EX", "notanumber"), wrong},
-		{argv("GETEX", "l", "FOO"), replyErr(ErrSyntax)},
+		{argv("GETEX", "l", "FOO"), replyErr(engine.ErrSyntax)},
 		{argv("GETSET", "l", "v"), wrong},
 		{argv("APPEND", "l", "v"), wrong},
 		{argv("STRLEN", "l"), wrong},
 		{argv("INCR", "l"), wrong},
 		{argv("DECR", "l"), wrong},
 		{argv("INCRBY", "l", "1"), wrong},
-		{argv("INCRBY", "l", "x"), replyErr(ErrNotInteger)},
+		{argv("INCRBY", "l", "x"), replyErr(engine.ErrNotInteger)},
 		{argv("DECRBY", "l", "1"), wrong},
 		{argv("INCRBYFLOAT", "l", "1"), wrong},
 		{argv("INCRBYFLOAT", "l", "x"), wrong},
 		{argv("SETRANGE", "l", "0", "v"), wrong},
 		{argv("SETRANGE", "l", "0", ""), wrong},
-		{argv("SETRANGE", "l", "-1", "v"), replyErr(ErrOffsetRange)},
+		{argv("SETRANGE", "l", "-1", "v"), replyErr(engine.ErrOffsetRange)},
 		{argv("GETRANGE", "l", "0", "-1"), wrong},
-		{argv("GETRANGE", "l", "x", "-1"), replyErr(ErrNotInteger)},
+		{argv("GETRANGE", "l", "x", "-1"), replyErr(engine.ErrNotInteger)},
 		{argv("SUBSTR", "l", "0", "-1"), wrong},
 		{argv("MGET", "l", "s"), replyArray(replyNull, replyBulk("v"))},
-		{argv("LCS", "l", "s"), replyErr(ErrLCSNotString)},
-		{argv("LCS", "s", "l", "BADOPT"), replyErr(ErrLCSNotString)},
+		{argv("LCS", "l", "s"), replyErr(engine.ErrLCSNotString)},
+		{argv("LCS", "s", "l", "BADOPT"), replyErr(engine.ErrLCSNotString)},
 		{argv("MSETNX", "l", "v"), replyInt(0)},
 		{argv("SETNX", "l", "v"), replyInt(0)},
 	}
@@ -484,9 +484,9 @@ func TestSetrangeAppendLimit(t *testing.T) {
 	limit := e.Srv.cfg.Int("proto-max-bulk-len")
 	require.Equal(t, replyOK, e.run("SET", "k", "abc"))
 	big := strings.Repeat("x", 64)
-	assert.Equal(t, replyErr(ErrStringTooLong),
+	assert.Equal(t, replyErr(engine.ErrStringTooLong),
 		e.run("SETRANGE", "k", strconv.FormatInt(int64(limit)-63, 10), big))
-	assert.Equal(t, replyErr(ErrStringTooLong),
+	assert.Equal(t, replyErr(engine.ErrStringTooLong),
 		e.run("SETRANGE", "k", "9223372036854775800", big), "overflow of offset+len")
 	assert.Equal(t, replyBulk("abc"), e.run("GET", "k"))
 }
@@ -593,31 +593,31 @@ func TestStringMetadata(t *testing.T) {
 	tests := []struct {
 		name              string
 		arity             int
-		flags             Flag
+		flags             engine.Flag
 		first, last, step int
 	}{
-		{"getdel", 2, Write | Fast, 1, 1, 1},
-		{"getex", -2, Write | Fast, 1, 1, 1},
-		{"append", 3, Write | DenyOOM | Fast, 1, 1, 1},
-		{"strlen", 2, ReadOnly | Fast, 1, 1, 1},
-		{"incr", 2, Write | DenyOOM | Fast, 1, 1, 1},
-		{"incrbyfloat", 3, Write | DenyOOM | Fast, 1, 1, 1},
-		{"mget", -2, ReadOnly | Fast, 1, -1, 1},
-		{"mset", -3, Write | DenyOOM, 1, -1, 2},
-		{"msetnx", -3, Write | DenyOOM, 1, -1, 2},
-		{"setrange", 4, Write | DenyOOM, 1, 1, 1},
-		{"getrange", 4, ReadOnly, 1, 1, 1},
-		{"substr", 4, ReadOnly, 1, 1, 1},
-		{"lcs", -3, ReadOnly, 1, 2, 1},
+		{"getdel", 2, engine.Write | engine.Fast, 1, 1, 1},
+		{"getex", -2, engine.Write | engine.Fast, 1, 1, 1},
+		{"append", 3, engine.Write | engine.DenyOOM | engine.Fast, 1, 1, 1},
+		{"strlen", 2, engine.ReadOnly | engine.Fast, 1, 1, 1},
+		{"incr", 2, engine.Write | engine.DenyOOM | engine.Fast, 1, 1, 1},
+		{"incrbyfloat", 3, engine.Write | engine.DenyOOM | engine.Fast, 1, 1, 1},
+		{"mget", -2, engine.ReadOnly | engine.Fast, 1, -1, 1},
+		{"mset", -3, engine.Write | engine.DenyOOM, 1, -1, 2},
+		{"msetnx", -3, engine.Write | engine.DenyOOM, 1, -1, 2},
+		{"setrange", 4, engine.Write | engine.DenyOOM, 1, 1, 1},
+		{"getrange", 4, engine.ReadOnly, 1, 1, 1},
+		{"substr", 4, engine.ReadOnly, 1, 1, 1},
+		{"lcs", -3, engine.ReadOnly, 1, 2, 1},
 	}
 	for _, tt := range tests {
-		cmd := Lookup([]byte(tt.name))
+		cmd := table.Lookup([]byte(tt.name))
 		require.NotNil(t, cmd, tt.name)
 		assert.Equal(t, tt.arity, cmd.Arity, tt.name)
 		assert.Equal(t, tt.flags, cmd.Flags, tt.name)
 		assert.Equal(t, []int{tt.first, tt.last, tt.step}, []int{cmd.FirstKey, cmd.LastKey, cmd.KeyStep}, tt.name)
 		assert.Equal(t, "string", cmd.Group)
 	}
-	assert.Equal(t, []int{1, 3, 5}, Lookup([]byte("mset")).KeyPositions([][]byte{
+	assert.Equal(t, []int{1, 3, 5}, table.Lookup([]byte("mset")).KeyPositions([][]byte{
 		[]byte("mset"), []byte("a"), []byte("1"), []byte("b"), []byte("2"), []byte("c"), []byte("3")}))
 }

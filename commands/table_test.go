@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zredis/zredis/commands/metadata"
+	"github.com/zredis/zredis/engine"
 )
 
 // The command table must describe every command exactly as redis-server
@@ -33,9 +34,9 @@ type tblRedisView struct {
 
 // tblAllCommands lists every command of the table, subcommands after
 // their container.
-func tblAllCommands() []*Command {
-	var out []*Command
-	for _, cmd := range All() {
+func tblAllCommands() []*engine.Command {
+	var out []*engine.Command
+	for _, cmd := range table.All() {
 		out = append(out, cmd)
 		out = append(out, cmd.SortedSubs()...)
 	}
@@ -44,7 +45,7 @@ func tblAllCommands() []*Command {
 
 // tblDiff compares a table entry with Redis's view and describes every
 // difference.
-func tblDiff(cmd *Command, r *tblRedisView) []string {
+func tblDiff(cmd *engine.Command, r *tblRedisView) []string {
 	var diffs []string
 	add := func(format string, args ...any) {
 		diffs = append(diffs, cmd.Name+": "+fmt.Sprintf(format, args...))
@@ -54,7 +55,7 @@ func tblDiff(cmd *Command, r *tblRedisView) []string {
 	}
 	flags := cmd.Flags
 	if cmd.Keys != nil {
-		flags |= MovableKeys
+		flags |= engine.MovableKeys
 	}
 	if ours := flags.Names(); strings.Join(ours, " ") != strings.Join(r.Flags, " ") {
 		missing, extra := tblSetDiff(r.Flags, ours)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 )
@@ -31,17 +31,23 @@ type testEnv struct {
 	Clock  *keyspace.ManualClock
 	KS     *keyspace.Keyspace
 	Srv    *fakeServer
-	D      *Dispatcher
-	Client *Client
+	D      *engine.Dispatcher
+	Client *engine.Client
 }
 
 func newTestEnv(t testing.TB) *testEnv {
+	t.Helper()
+	return newTestEnvWith(t, table)
+}
+
+// newTestEnvWith is newTestEnv running the commands of tbl.
+func newTestEnvWith(t testing.TB, tbl *engine.Table) *testEnv {
 	t.Helper()
 	clock := keyspace.NewManualClock(testEpochMs)
 	ks := keyspace.New(16, clock)
 	srv := &fakeServer{cfg: config.New()}
 	srv.stats.StartMs = testEpochMs
-	cl := &Client{
+	cl := &engine.Client{
 		ID:      1,
 		Addr:    "127.0.0.1:50000",
 		LAddr:   "127.0.0.1:6379",
@@ -49,8 +55,8 @@ func newTestEnv(t testing.TB) *testEnv {
 		W:       resp.NewWriter(),
 		Authed:  true,
 	}
-	srv.clients = []*Client{cl}
-	d := &Dispatcher{KS: ks, Srv: srv}
+	srv.clients = []*engine.Client{cl}
+	d := engine.NewDispatcher(ks, srv, tbl)
 	ks.AddExpiredSink(d.PropagateExpired) // as the server wires it
 	return &testEnv{t: t, Clock: clock, KS: ks, Srv: srv, D: d, Client: cl}
 }
@@ -113,11 +119,11 @@ func (e *testEnv) runAll(cmds ...[]string) []string {
 }
 
 // dirty is what the last command recorded with Ctx.Dirty.
-func (e *testEnv) dirty() int { return e.Client.ctx.dirty }
+func (e *testEnv) dirty() int { return e.Client.Ctx().Changes() }
 
 // failed reports whether the last command replied with an error through
 // Ctx.Error.
-func (e *testEnv) failed() bool { return e.Client.ctx.failed }
+func (e *testEnv) failed() bool { return e.Client.Ctx().Failed() }
 
 // withDB runs fn on the client's selected database under the keyspace
 // lock, at the clock's current time, for set-up and inspection that no
@@ -179,35 +185,35 @@ func (o *fakeObject) Len() int               { return o.n }
 // and otherwise ignored.
 type fakeServer struct {
 	cfg       *config.Config
-	stats     ServerStats
-	clients   []*Client
-	shutdowns []ShutdownOptions
-	monitors  []*Client
+	stats     engine.ServerStats
+	clients   []*engine.Client
+	shutdowns []engine.ShutdownOptions
+	monitors  []*engine.Client
 	pauseEnd  int64
 	pauseAll  bool
 	fed       [][]string
 }
 
-var _ Server = (*fakeServer)(nil)
+var _ engine.Server = (*fakeServer)(nil)
 
-func (s *fakeServer) Config() *config.Config { return s.cfg }
-func (s *fakeServer) Clients() []*Client     { return s.clients }
-func (s *fakeServer) Stats() *ServerStats    { return &s.stats }
+func (s *fakeServer) Config() *config.Config     { return s.cfg }
+func (s *fakeServer) Clients() []*engine.Client  { return s.clients }
+func (s *fakeServer) Stats() *engine.ServerStats { return &s.stats }
 
-func (s *fakeServer) Shutdown(opts ShutdownOptions) func() string {
+func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)
 	return func() string { return "" }
 }
 
 func (s *fakeServer) Info(section string, b []byte) []byte { return b }
-func (s *fakeServer) Monitor(c *Client)                    { s.monitors = append(s.monitors, c) }
+func (s *fakeServer) Monitor(c *engine.Client)             { s.monitors = append(s.monitors, c) }
 
 // Pause and Unpause record CLIENT PAUSE's effect: pauseEnd is 0 when not
 // paused.
 func (s *fakeServer) Pause(endMs int64, all bool) { s.pauseEnd, s.pauseAll = endMs, all }
 func (s *fakeServer) Unpause()                    { s.pauseEnd, s.pauseAll = 0, false }
 
-func (s *fakeServer) Feed(c *Client, args [][]byte) {
+func (s *fakeServer) Feed(c *engine.Client, args [][]byte) {
 	a := make([]string, len(args))
 	for i, x := range args {
 		a[i] = string(x)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/resp"
 )
 
@@ -17,7 +17,7 @@ const (
 // otherClient adds a second authenticated client to e and returns a
 // function running a command as it.
 func otherClient(e *testEnv) func(args ...string) string {
-	cl := &Client{ID: 2, Addr: "127.0.0.1:50001", W: resp.NewWriter(), Authed: true}
+	cl := &engine.Client{ID: 2, Addr: "127.0.0.1:50001", W: resp.NewWriter(), Authed: true}
 	e.Srv.clients = append(e.Srv.clients, cl)
 	return func(args ...string) string {
 		e.t.Helper()
@@ -47,17 +47,17 @@ func TestTransactionSteps(t *testing.T) {
 		}},
 		{"nested multi is an error, not a flag", []step{
 			{argv("MULTI"), replyOK},
-			{argv("MULTI"), replyErr(errMultiNested)},
+			{argv("MULTI"), replyErr(engine.ErrMultiNested)},
 			{argv("SET", "a", "1"), replyQueued},
 			{argv("EXEC"), replyArray(replyOK)},
 		}},
 		{"without multi", []step{
-			{argv("EXEC"), replyErr(errExecWithoutMulti)},
-			{argv("DISCARD"), replyErr(errDiscardNoMulti)},
+			{argv("EXEC"), replyErr(engine.ErrExecWithoutMulti)},
+			{argv("DISCARD"), replyErr(engine.ErrDiscardNoMulti)},
 		}},
 		{"watch inside multi", []step{
 			{argv("MULTI"), replyOK},
-			{argv("WATCH", "x"), replyErr(errWatchInMulti)},
+			{argv("WATCH", "x"), replyErr(engine.ErrWatchInMulti)},
 			{argv("PING"), replyQueued},
 			{argv("EXEC"), replyArray(replySimple("PONG"))},
 		}},
@@ -65,26 +65,26 @@ func TestTransactionSteps(t *testing.T) {
 			{argv("MULTI"), replyOK},
 			{argv("NOSUCH"), replyErr("ERR unknown command 'NOSUCH', with args beginning with: ")},
 			{argv("SET", "a", "1"), replyQueued},
-			{argv("EXEC"), replyErr(errExecAbort)},
+			{argv("EXEC"), replyErr(engine.ErrExecAbort)},
 			{argv("EXISTS", "a"), replyInt(0)},
 		}},
 		{"arity error aborts", []step{
 			{argv("MULTI"), replyOK},
-			{argv("GET"), replyErr(ErrWrongArgs("get"))},
-			{argv("EXEC"), replyErr(errExecAbort)},
-			{argv("EXEC"), replyErr(errExecWithoutMulti)},
+			{argv("GET"), replyErr(engine.ErrWrongArgs("get"))},
+			{argv("EXEC"), replyErr(engine.ErrExecAbort)},
+			{argv("EXEC"), replyErr(engine.ErrExecWithoutMulti)},
 		}},
 		{"no_multi command aborts", []step{
 			{argv("MULTI"), replyOK},
-			{argv("SHUTDOWN"), replyErr(errNotInMulti)},
-			{argv("EXEC"), replyErr(errExecAbort)},
+			{argv("SHUTDOWN"), replyErr(engine.ErrNotInMulti)},
+			{argv("EXEC"), replyErr(engine.ErrExecAbort)},
 		}},
 		{"run-time error is one element", []step{
 			{argv("SET", "s", "x"), replyOK},
 			{argv("MULTI"), replyOK},
 			{argv("INCR", "s"), replyQueued},
 			{argv("SET", "b", "1"), replyQueued},
-			{argv("EXEC"), replyArray(replyErr(ErrNotInteger), replyOK)},
+			{argv("EXEC"), replyArray(replyErr(engine.ErrNotInteger), replyOK)},
 			{argv("GET", "b"), replyBulk("1")},
 		}},
 		{"discard drops the queue", []step{
@@ -92,7 +92,7 @@ func TestTransactionSteps(t *testing.T) {
 			{argv("SET", "a", "1"), replyQueued},
 			{argv("DISCARD"), replyOK},
 			{argv("EXISTS", "a"), replyInt(0)},
-			{argv("EXEC"), replyErr(errExecWithoutMulti)},
+			{argv("EXEC"), replyErr(engine.ErrExecWithoutMulti)},
 		}},
 		{"select inside multi", []step{
 			{argv("MULTI"), replyOK},
@@ -123,7 +123,7 @@ func TestTransactionSteps(t *testing.T) {
 		{"failed write does not touch", []step{
 			{argv("SET", "k", "abc"), replyOK},
 			{argv("WATCH", "k"), replyOK},
-			{argv("INCR", "k"), replyErr(ErrNotInteger)},
+			{argv("INCR", "k"), replyErr(engine.ErrNotInteger)},
 			{argv("SETRANGE", "k", "0", ""), replyInt(3)},
 			{argv("PERSIST", "k"), replyInt(0)},
 			{argv("DEL", "nokey"), replyInt(0)},
@@ -171,7 +171,7 @@ func TestTransactionSteps(t *testing.T) {
 			{argv("WATCH", "k"), replyOK},
 			{argv("MULTI"), replyOK},
 			{argv("RESET"), replySimple("RESET")},
-			{argv("EXEC"), replyErr(errExecWithoutMulti)},
+			{argv("EXEC"), replyErr(engine.ErrExecWithoutMulti)},
 		}},
 	}
 	for _, tt := range tests {
@@ -278,8 +278,8 @@ func TestExecAbortBeforeNull(t *testing.T) {
 	e.run("WATCH", "k")
 	e.run("SET", "k", "1")
 	e.run("MULTI")
-	require.Equal(t, replyErr(ErrWrongArgs("get")), e.run("GET"))
-	require.Equal(t, replyErr(errExecAbort), e.run("EXEC"))
+	require.Equal(t, replyErr(engine.ErrWrongArgs("get")), e.run("GET"))
+	require.Equal(t, replyErr(engine.ErrExecAbort), e.run("EXEC"))
 	require.True(t, e.failed())
 }
 
@@ -301,8 +301,8 @@ func TestExecRunsOffloadInPlace(t *testing.T) {
 func TestExecAccounting(t *testing.T) {
 	e := newTestEnv(t)
 	var seen []string
-	e.D.AfterCall = append(e.D.AfterCall, func(c *Ctx, _ time.Duration) { seen = append(seen, c.Cmd.Name) })
-	setCalls := Lookup([]byte("set")).Stats().Calls
+	e.D.AfterCall = append(e.D.AfterCall, func(c *engine.Ctx, _ time.Duration) { seen = append(seen, c.Cmd.Name) })
+	setCalls := e.D.CommandStats(table.Lookup([]byte("set"))).Calls
 	e.run("MULTI")
 	e.run("SET", "a", "1")
 	e.run("INCR", "a")
@@ -312,7 +312,7 @@ func TestExecAccounting(t *testing.T) {
 	require.Equal(t, []string{"multi", "set", "incr", "exec"}, seen)
 	require.False(t, e.Client.InMulti)
 	require.Zero(t, e.Client.MultiLen)
-	require.Equal(t, setCalls+1, Lookup([]byte("set")).Stats().Calls)
+	require.Equal(t, setCalls+1, e.D.CommandStats(table.Lookup([]byte("set"))).Calls)
 }
 
 func TestReleaseClientUnwatches(t *testing.T) {
@@ -321,8 +321,8 @@ func TestReleaseClientUnwatches(t *testing.T) {
 	require.Equal(t, 2, e.KS.WatchedKeys())
 	e.run("MULTI")
 	e.KS.Lock()
-	ReleaseClient(e.Client)
-	ReleaseClient(e.Client)
+	engine.ReleaseClient(e.Client)
+	engine.ReleaseClient(e.Client)
 	e.KS.Unlock()
 	require.Zero(t, e.KS.WatchedKeys())
 	require.False(t, e.Client.InMulti)
@@ -339,12 +339,12 @@ func TestExecNullRESP3(t *testing.T) {
 
 func TestExecRejected(t *testing.T) {
 	e := newTestEnv(t)
-	abort := replyErr(errExecAbortBecause + "wrong number of arguments for 'exec' command")
+	abort := replyErr(engine.ErrExecAbortBecause + "wrong number of arguments for 'exec' command")
 	require.Equal(t, abort, e.run("EXEC", "x"))
 	e.run("MULTI")
 	e.run("SET", "a", "1")
 	require.Equal(t, abort, e.run("EXEC", "x"))
 	require.False(t, e.Client.InMulti)
-	require.Equal(t, replyErr(errExecWithoutMulti), e.run("EXEC"))
+	require.Equal(t, replyErr(engine.ErrExecWithoutMulti), e.run("EXEC"))
 	require.Equal(t, replyInt(0), e.run("EXISTS", "a"))
 }

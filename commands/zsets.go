@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/sds"
@@ -16,38 +17,38 @@ import (
 // Sorted set commands (Redis t_zset.c).
 func init() {
 	register(
-		&Command{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zaddCommand},
-		&Command{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zincrbyCommand},
-		&Command{Name: "zrem", Arity: -3, Flags: Write | Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremCommand},
-		&Command{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zscoreCommand},
-		&Command{Name: "zmscore", Arity: -3, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zmscoreCommand},
-		&Command{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zcardCommand},
-		&Command{Name: "zcount", Arity: 4, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zcountCommand},
-		&Command{Name: "zlexcount", Arity: 4, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zlexcountCommand},
-		&Command{Name: "zrange", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangeCommand},
-		&Command{Name: "zrevrange", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangeCommand},
-		&Command{Name: "zrangebyscore", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangebyscoreCommand},
-		&Command{Name: "zrevrangebyscore", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangebyscoreCommand},
-		&Command{Name: "zrangebylex", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangebylexCommand},
-		&Command{Name: "zrevrangebylex", Arity: -4, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangebylexCommand},
-		&Command{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "sorted-set", Run: zrangestoreCommand},
-		&Command{Name: "zrank", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrankCommand},
-		&Command{Name: "zrevrank", Arity: 3, Flags: ReadOnly | Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrankCommand},
-		&Command{Name: "zremrangebyscore", Arity: 4, Flags: Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebyscoreCommand},
-		&Command{Name: "zremrangebyrank", Arity: 4, Flags: Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebyrankCommand},
-		&Command{Name: "zremrangebylex", Arity: 4, Flags: Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebylexCommand},
-		&Command{Name: "zpopmin", Arity: -2, Flags: Write | Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zpopminCommand},
-		&Command{Name: "zpopmax", Arity: -2, Flags: Write | Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zpopmaxCommand},
-		&Command{Name: "zmpop", Arity: -4, Flags: Write | MovableKeys, ACL: "@write @sortedset @slow", Group: "sorted-set", Run: zmpopCommand, Keys: numkeysKeys(1)},
-		&Command{Name: "zrandmember", Arity: -2, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrandmemberCommand},
-		&Command{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zunionCommand, Keys: numkeysKeys(1)},
-		&Command{Name: "zinter", Arity: -3, Flags: ReadOnly | MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zinterCommand, Keys: numkeysKeys(1)},
-		&Command{Name: "zdiff", Arity: -3, Flags: ReadOnly | MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zdiffCommand, Keys: numkeysKeys(1)},
-		&Command{Name: "zintercard", Arity: -3, Flags: ReadOnly | MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zintercardCommand, Keys: numkeysKeys(1)},
-		&Command{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zunionstoreCommand, Keys: storeKeys},
-		&Command{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zinterstoreCommand, Keys: storeKeys},
-		&Command{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zdiffstoreCommand, Keys: storeKeys},
-		&Command{Name: "zscan", Arity: -3, Flags: ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zscanCommand},
+		&engine.Command{Name: "zadd", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zaddCommand},
+		&engine.Command{Name: "zincrby", Arity: 4, Flags: engine.Write | engine.DenyOOM | engine.Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zincrbyCommand},
+		&engine.Command{Name: "zrem", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremCommand},
+		&engine.Command{Name: "zscore", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zscoreCommand},
+		&engine.Command{Name: "zmscore", Arity: -3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zmscoreCommand},
+		&engine.Command{Name: "zcard", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zcardCommand},
+		&engine.Command{Name: "zcount", Arity: 4, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zcountCommand},
+		&engine.Command{Name: "zlexcount", Arity: 4, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zlexcountCommand},
+		&engine.Command{Name: "zrange", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangeCommand},
+		&engine.Command{Name: "zrevrange", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangeCommand},
+		&engine.Command{Name: "zrangebyscore", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangebyscoreCommand},
+		&engine.Command{Name: "zrevrangebyscore", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangebyscoreCommand},
+		&engine.Command{Name: "zrangebylex", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrangebylexCommand},
+		&engine.Command{Name: "zrevrangebylex", Arity: -4, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrangebylexCommand},
+		&engine.Command{Name: "zrangestore", Arity: -5, Flags: engine.Write | engine.DenyOOM, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "sorted-set", Run: zrangestoreCommand},
+		&engine.Command{Name: "zrank", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrankCommand},
+		&engine.Command{Name: "zrevrank", Arity: 3, Flags: engine.ReadOnly | engine.Fast, ACL: "@read @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrevrankCommand},
+		&engine.Command{Name: "zremrangebyscore", Arity: 4, Flags: engine.Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebyscoreCommand},
+		&engine.Command{Name: "zremrangebyrank", Arity: 4, Flags: engine.Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebyrankCommand},
+		&engine.Command{Name: "zremrangebylex", Arity: 4, Flags: engine.Write, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zremrangebylexCommand},
+		&engine.Command{Name: "zpopmin", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zpopminCommand},
+		&engine.Command{Name: "zpopmax", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@write @sortedset @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zpopmaxCommand},
+		&engine.Command{Name: "zmpop", Arity: -4, Flags: engine.Write | engine.MovableKeys, ACL: "@write @sortedset @slow", Group: "sorted-set", Run: zmpopCommand, Keys: numkeysKeys(1)},
+		&engine.Command{Name: "zrandmember", Arity: -2, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zrandmemberCommand},
+		&engine.Command{Name: "zunion", Arity: -3, Flags: engine.ReadOnly | engine.MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zunionCommand, Keys: numkeysKeys(1)},
+		&engine.Command{Name: "zinter", Arity: -3, Flags: engine.ReadOnly | engine.MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zinterCommand, Keys: numkeysKeys(1)},
+		&engine.Command{Name: "zdiff", Arity: -3, Flags: engine.ReadOnly | engine.MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zdiffCommand, Keys: numkeysKeys(1)},
+		&engine.Command{Name: "zintercard", Arity: -3, Flags: engine.ReadOnly | engine.MovableKeys, ACL: "@read @sortedset @slow", Group: "sorted-set", Run: zintercardCommand, Keys: numkeysKeys(1)},
+		&engine.Command{Name: "zunionstore", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zunionstoreCommand, Keys: storeKeys},
+		&engine.Command{Name: "zinterstore", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zinterstoreCommand, Keys: storeKeys},
+		&engine.Command{Name: "zdiffstore", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.MovableKeys, ACL: "@write @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zdiffstoreCommand, Keys: storeKeys},
+		&engine.Command{Name: "zscan", Arity: -3, Flags: engine.ReadOnly, ACL: "@read @sortedset @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "sorted-set", Run: zscanCommand},
 	)
 }
 
@@ -58,7 +59,7 @@ func numkeysKeys(idx int) func(args [][]byte) []int {
 		if idx >= len(args) {
 			return nil
 		}
-		n, ok := ParseInt(args[idx])
+		n, ok := engine.ParseInt(args[idx])
 		if !ok || n < 1 || n > int64(len(args)-idx-1) {
 			return nil
 		}
@@ -84,29 +85,29 @@ func storeKeys(args [][]byte) []int {
 // ---- helpers ---------------------------------------------------------------
 
 // zsetLimits are zset-max-listpack-entries and zset-max-listpack-value.
-func zsetLimits(c *Ctx) (entries, value int) {
+func zsetLimits(c *engine.Ctx) (entries, value int) {
 	cfg := c.Config()
 	return int(cfg.Int("zset-max-listpack-entries")), int(cfg.Int("zset-max-listpack-value"))
 }
 
 // zsetOf returns the sorted set in e, nil when e is nil; ok=false means
 // e holds another type and WRONGTYPE was written.
-func zsetOf(c *Ctx, e *keyspace.Entry) (*keyspace.ZSet, bool) {
+func zsetOf(c *engine.Ctx, e *keyspace.Entry) (*keyspace.ZSet, bool) {
 	if e == nil {
 		return nil, true
 	}
 	if e.Type() != keyspace.TypeZSet {
-		c.Error(ErrWrongType)
+		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
 	return e.Obj().(*keyspace.ZSet), true
 }
 
 // zsetRead looks key up for reading: never modify what it returns.
-func zsetRead(c *Ctx, key []byte) (*keyspace.ZSet, bool) { return zsetOf(c, c.DB.Lookup(key)) }
+func zsetRead(c *engine.Ctx, key []byte) (*keyspace.ZSet, bool) { return zsetOf(c, c.DB.Lookup(key)) }
 
 // zsetWrite looks key up for an in-place change.
-func zsetWrite(c *Ctx, key []byte) (*keyspace.ZSet, bool) {
+func zsetWrite(c *engine.Ctx, key []byte) (*keyspace.ZSet, bool) {
 	return zsetOf(c, c.DB.LookupWrite(key))
 }
 
@@ -252,7 +253,7 @@ func parseLexRange(min, max []byte) (lo, hi keyspace.LexBound, ok bool) {
 
 // writeScored writes one member and, when withScores, its score; in
 // RESP3 the pair is an array of two (zrangeResultEmitCBufferForClient).
-func writeScored(c *Ctx, member string, score float64, withScores bool) {
+func writeScored(c *engine.Ctx, member string, score float64, withScores bool) {
 	if withScores && c.W.Proto() > 2 {
 		c.W.Array(2)
 	}
@@ -264,7 +265,7 @@ func writeScored(c *Ctx, member string, score float64, withScores bool) {
 
 // scoredHeader writes the array header of n members with or without
 // scores.
-func scoredHeader(c *Ctx, n int, withScores bool) {
+func scoredHeader(c *engine.Ctx, n int, withScores bool) {
 	if withScores && c.W.Proto() == 2 {
 		n *= 2
 	}
@@ -285,29 +286,29 @@ const (
 	zaddCH
 )
 
-func zaddCommand(c *Ctx)    { zaddGeneric(c, 0) }
-func zincrbyCommand(c *Ctx) { zaddGeneric(c, zaddIncr) }
+func zaddCommand(c *engine.Ctx)    { zaddGeneric(c, 0) }
+func zincrbyCommand(c *engine.Ctx) { zaddGeneric(c, zaddIncr) }
 
 // zaddGeneric is ZADD and ZINCRBY (zaddGenericCommand): options, then
 // score-member pairs, all scores parsed before anything changes.
-func zaddGeneric(c *Ctx, flags zaddFlags) {
+func zaddGeneric(c *engine.Ctx, flags zaddFlags) {
 	key := c.Args[1]
 	idx := 2
 options:
 	for ; idx < len(c.Args); idx++ {
 		a := c.Args[idx]
 		switch {
-		case EqualFold(a, "nx"):
+		case engine.EqualFold(a, "nx"):
 			flags |= zaddNX
-		case EqualFold(a, "xx"):
+		case engine.EqualFold(a, "xx"):
 			flags |= zaddXX
-		case EqualFold(a, "ch"):
+		case engine.EqualFold(a, "ch"):
 			flags |= zaddCH
-		case EqualFold(a, "incr"):
+		case engine.EqualFold(a, "incr"):
 			flags |= zaddIncr
-		case EqualFold(a, "gt"):
+		case engine.EqualFold(a, "gt"):
 			flags |= zaddGT
-		case EqualFold(a, "lt"):
+		case engine.EqualFold(a, "lt"):
 			flags |= zaddLT
 		default:
 			break options
@@ -315,19 +316,19 @@ options:
 	}
 	rest := len(c.Args) - idx
 	if rest == 0 || rest%2 != 0 {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	pairs := rest / 2
 	switch {
 	case flags&zaddNX != 0 && flags&zaddXX != 0:
-		c.Error(ErrZAddXXNX)
+		c.Error(engine.ErrZAddXXNX)
 		return
 	case flags&zaddNX != 0 && flags&(zaddGT|zaddLT) != 0, flags&zaddGT != 0 && flags&zaddLT != 0:
-		c.Error(ErrZAddGTLTNX)
+		c.Error(engine.ErrZAddGTLTNX)
 		return
 	case flags&zaddIncr != 0 && pairs > 1:
-		c.Error(ErrZAddIncrPair)
+		c.Error(engine.ErrZAddIncrPair)
 		return
 	}
 	var one [1]float64
@@ -338,7 +339,7 @@ options:
 	for j := 0; j < pairs; j++ {
 		f, ok := parseScore(c.Args[idx+2*j])
 		if !ok {
-			c.Error(ErrNotFloat)
+			c.Error(engine.ErrNotFloat)
 			return
 		}
 		scores = append(scores, f)
@@ -372,7 +373,7 @@ options:
 				c.DB.Delete(key)
 			}
 			c.Dirty(added + updated)
-			c.Error(ErrZScoreNaN)
+			c.Error(engine.ErrZScoreNaN)
 			zaddNotify(c, key, incr, added+updated)
 			return
 		}
@@ -389,7 +390,7 @@ options:
 	}
 	c.Dirty(added + updated)
 	if added > 0 {
-		zsetReady(c, key)
+		c.KeyReady(key)
 	}
 	zaddReply(c, incr, flags, processed, score, added, updated)
 	zaddNotify(c, key, incr, added+updated)
@@ -398,7 +399,7 @@ options:
 // zaddNotify sends ZADD's event ("zincr" for INCR and ZINCRBY) when a
 // member was added or its score changed: a score set to its current
 // value, or refused by NX, XX, GT or LT, sends nothing.
-func zaddNotify(c *Ctx, key []byte, incr bool, changed int) {
+func zaddNotify(c *engine.Ctx, key []byte, incr bool, changed int) {
 	if changed == 0 {
 		return
 	}
@@ -409,7 +410,7 @@ func zaddNotify(c *Ctx, key []byte, incr bool, changed int) {
 	}
 }
 
-func zaddReply(c *Ctx, incr bool, flags zaddFlags, processed int, score float64, added, updated int) {
+func zaddReply(c *engine.Ctx, incr bool, flags zaddFlags, processed int, score float64, added, updated int) {
 	switch {
 	case incr && processed > 0:
 		c.W.Double(score)
@@ -466,7 +467,7 @@ func zsetAdd(z *keyspace.ZSet, member []byte, score float64, flags zaddFlags, ma
 
 // ---- point reads and removal ------------------------------------------------------
 
-func zremCommand(c *Ctx) {
+func zremCommand(c *engine.Ctx) {
 	key := c.Args[1]
 	z, ok := zsetWrite(c, key)
 	if !ok {
@@ -495,7 +496,7 @@ func zremCommand(c *Ctx) {
 
 // zsetDeleteIfEmpty removes key once its sorted set is empty, with the
 // "del" event that follows the command's own.
-func zsetDeleteIfEmpty(c *Ctx, key []byte, z *keyspace.ZSet) {
+func zsetDeleteIfEmpty(c *engine.Ctx, key []byte, z *keyspace.ZSet) {
 	if z.Len() == 0 {
 		c.DB.Delete(key)
 		c.Notify(config.NotifyGeneric, "del", key)
@@ -504,27 +505,27 @@ func zsetDeleteIfEmpty(c *Ctx, key []byte, z *keyspace.ZSet) {
 
 // zsetStore stores the sorted set result under dst for the STORE
 // commands (setKey): "new" when dst did not exist, then event.
-func zsetStore(c *Ctx, dst []byte, result *keyspace.ZSet, event string) {
+func zsetStore(c *engine.Ctx, dst []byte, result *keyspace.ZSet, event string) {
 	existed := c.DB.Exists(dst)
 	c.DB.Put(dst, keyspace.NewObject(result, 0))
 	if !existed {
 		c.Notify(config.NotifyNew, "new", dst)
 	}
 	c.Notify(config.NotifyZSet, event, dst)
-	zsetReady(c, dst)
+	c.KeyReady(dst)
 	c.Dirty(1)
 }
 
 // zsetStoreEmpty is a STORE command's empty result: dst is deleted, with
 // a "del" event if there was a key to delete.
-func zsetStoreEmpty(c *Ctx, dst []byte) {
+func zsetStoreEmpty(c *engine.Ctx, dst []byte) {
 	if c.DB.Delete(dst) {
 		c.Dirty(1)
 		c.Notify(config.NotifyGeneric, "del", dst)
 	}
 }
 
-func zscoreCommand(c *Ctx) {
+func zscoreCommand(c *engine.Ctx) {
 	z, ok := zsetRead(c, c.Args[1])
 	if !ok {
 		return
@@ -541,7 +542,7 @@ func zscoreCommand(c *Ctx) {
 	c.W.Double(s)
 }
 
-func zmscoreCommand(c *Ctx) {
+func zmscoreCommand(c *engine.Ctx) {
 	z, ok := zsetRead(c, c.Args[1])
 	if !ok {
 		return
@@ -560,7 +561,7 @@ func zmscoreCommand(c *Ctx) {
 	}
 }
 
-func zcardCommand(c *Ctx) {
+func zcardCommand(c *engine.Ctx) {
 	z, ok := zsetRead(c, c.Args[1])
 	if !ok {
 		return
@@ -572,10 +573,10 @@ func zcardCommand(c *Ctx) {
 	c.W.Int(int64(z.Len()))
 }
 
-func zcountCommand(c *Ctx) {
+func zcountCommand(c *engine.Ctx) {
 	r, ok := parseScoreRange(c.Args[2], c.Args[3])
 	if !ok {
-		c.Error(ErrZMinMaxFloat)
+		c.Error(engine.ErrZMinMaxFloat)
 		return
 	}
 	z, ok := zsetRead(c, c.Args[1])
@@ -590,10 +591,10 @@ func zcountCommand(c *Ctx) {
 	c.W.Int(int64(max(end-start, 0)))
 }
 
-func zlexcountCommand(c *Ctx) {
+func zlexcountCommand(c *engine.Ctx) {
 	lo, hi, ok := parseLexRange(c.Args[2], c.Args[3])
 	if !ok {
-		c.Error(ErrZMinMaxLex)
+		c.Error(engine.ErrZMinMaxLex)
 		return
 	}
 	z, ok := zsetRead(c, c.Args[1])
@@ -608,10 +609,10 @@ func zlexcountCommand(c *Ctx) {
 	c.W.Int(int64(max(end-start, 0)))
 }
 
-func zrankCommand(c *Ctx)    { zrankGeneric(c, false) }
-func zrevrankCommand(c *Ctx) { zrankGeneric(c, true) }
+func zrankCommand(c *engine.Ctx)    { zrankGeneric(c, false) }
+func zrevrankCommand(c *engine.Ctx) { zrankGeneric(c, true) }
 
-func zrankGeneric(c *Ctx, rev bool) {
+func zrankGeneric(c *engine.Ctx, rev bool) {
 	z, ok := zsetRead(c, c.Args[1])
 	if !ok {
 		return
@@ -652,22 +653,22 @@ const (
 	zrangeReverse
 )
 
-func zrangeCommand(c *Ctx)      { zrangeGeneric(c, 1, false, zrangeAuto, zrangeDirAuto) }
-func zrevrangeCommand(c *Ctx)   { zrangeGeneric(c, 1, false, zrangeRank, zrangeReverse) }
-func zrangestoreCommand(c *Ctx) { zrangeGeneric(c, 2, true, zrangeAuto, zrangeDirAuto) }
-func zrangebyscoreCommand(c *Ctx) {
+func zrangeCommand(c *engine.Ctx)      { zrangeGeneric(c, 1, false, zrangeAuto, zrangeDirAuto) }
+func zrevrangeCommand(c *engine.Ctx)   { zrangeGeneric(c, 1, false, zrangeRank, zrangeReverse) }
+func zrangestoreCommand(c *engine.Ctx) { zrangeGeneric(c, 2, true, zrangeAuto, zrangeDirAuto) }
+func zrangebyscoreCommand(c *engine.Ctx) {
 	zrangeGeneric(c, 1, false, zrangeScore, zrangeForward)
 }
-func zrevrangebyscoreCommand(c *Ctx) {
+func zrevrangebyscoreCommand(c *engine.Ctx) {
 	zrangeGeneric(c, 1, false, zrangeScore, zrangeReverse)
 }
-func zrangebylexCommand(c *Ctx)    { zrangeGeneric(c, 1, false, zrangeLex, zrangeForward) }
-func zrevrangebylexCommand(c *Ctx) { zrangeGeneric(c, 1, false, zrangeLex, zrangeReverse) }
+func zrangebylexCommand(c *engine.Ctx)    { zrangeGeneric(c, 1, false, zrangeLex, zrangeForward) }
+func zrevrangebylexCommand(c *engine.Ctx) { zrangeGeneric(c, 1, false, zrangeLex, zrangeReverse) }
 
 // zrangeGeneric is the ZRANGE family (zrangeGenericCommand): the source
 // key at argStart, then min, max and options; store writes the result to
 // Args[1] (ZRANGESTORE) instead of replying with it.
-func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeDir) {
+func zrangeGeneric(c *engine.Ctx, argStart int, store bool, typ zrangeType, dir zrangeDir) {
 	minIdx, maxIdx := argStart+1, argStart+2
 	withScores := false
 	offset, limit := int64(0), int64(-1)
@@ -675,9 +676,9 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 		a := c.Args[j]
 		left := len(c.Args) - j - 1
 		switch {
-		case !store && EqualFold(a, "withscores"):
+		case !store && engine.EqualFold(a, "withscores"):
 			withScores = true
-		case EqualFold(a, "limit") && left >= 2:
+		case engine.EqualFold(a, "limit") && left >= 2:
 			var ok bool
 			if offset, ok = c.IntArg(j + 1); !ok {
 				return
@@ -686,14 +687,14 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 				return
 			}
 			j += 2
-		case dir == zrangeDirAuto && EqualFold(a, "rev"):
+		case dir == zrangeDirAuto && engine.EqualFold(a, "rev"):
 			dir = zrangeReverse
-		case typ == zrangeAuto && EqualFold(a, "bylex"):
+		case typ == zrangeAuto && engine.EqualFold(a, "bylex"):
 			typ = zrangeLex
-		case typ == zrangeAuto && EqualFold(a, "byscore"):
+		case typ == zrangeAuto && engine.EqualFold(a, "byscore"):
 			typ = zrangeScore
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}
@@ -704,11 +705,11 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 		typ = zrangeRank
 	}
 	if limit != -1 && typ == zrangeRank {
-		c.Error(ErrZLimitRank)
+		c.Error(engine.ErrZLimitRank)
 		return
 	}
 	if withScores && typ == zrangeLex {
-		c.Error(ErrZWithscoresLex)
+		c.Error(engine.ErrZWithscoresLex)
 		return
 	}
 	rev := dir == zrangeReverse
@@ -731,13 +732,13 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 	case zrangeScore:
 		var ok bool
 		if sr, ok = parseScoreRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
-			c.Error(ErrZMinMaxFloat)
+			c.Error(engine.ErrZMinMaxFloat)
 			return
 		}
 	case zrangeLex:
 		var ok bool
 		if lo, hi, ok = parseLexRange(c.Args[minIdx], c.Args[maxIdx]); !ok {
-			c.Error(ErrZMinMaxLex)
+			c.Error(engine.ErrZMinMaxLex)
 			return
 		}
 	}
@@ -826,7 +827,7 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 // ZRANGE BYSCORE) by walking from the range's start, skipping offset
 // items: no rank is computed, so a LIMIT on a large set costs one
 // descent of the tree, as Redis's skiplist walk does.
-func zrangeScoreForward(c *Ctx, z *keyspace.ZSet, sr keyspace.ScoreRange, offset, limit int64, withScores bool) {
+func zrangeScoreForward(c *engine.Ctx, z *keyspace.ZSet, sr keyspace.ScoreRange, offset, limit int64, withScores bool) {
 	mark := c.W.DeferArray()
 	n := 0
 	if limit != 0 {
@@ -848,7 +849,7 @@ func zrangeScoreForward(c *Ctx, z *keyspace.ZSet, sr keyspace.ScoreRange, offset
 
 // zrangeStore stores positions [from, to) of src at Args[1] as a new
 // sorted set (zrangeResultFinalizeStore), deleting it when empty.
-func zrangeStore(c *Ctx, src *keyspace.ZSet, from, to int) {
+func zrangeStore(c *engine.Ctx, src *keyspace.ZSet, from, to int) {
 	dst := c.Args[1]
 	if to <= from {
 		c.W.Int(0)
@@ -873,9 +874,9 @@ func zrangeStore(c *Ctx, src *keyspace.ZSet, from, to int) {
 
 // ---- range removal ------------------------------------------------------------
 
-func zremrangebyrankCommand(c *Ctx)  { zremrangeGeneric(c, zrangeRank) }
-func zremrangebyscoreCommand(c *Ctx) { zremrangeGeneric(c, zrangeScore) }
-func zremrangebylexCommand(c *Ctx)   { zremrangeGeneric(c, zrangeLex) }
+func zremrangebyrankCommand(c *engine.Ctx)  { zremrangeGeneric(c, zrangeRank) }
+func zremrangebyscoreCommand(c *engine.Ctx) { zremrangeGeneric(c, zrangeScore) }
+func zremrangebylexCommand(c *engine.Ctx)   { zremrangeGeneric(c, zrangeLex) }
 
 // zremrangeEvents are zremrangeGeneric's events, by zrangeType.
 var zremrangeEvents = map[zrangeType]string{
@@ -886,7 +887,7 @@ var zremrangeEvents = map[zrangeType]string{
 
 // zremrangeGeneric is ZREMRANGEBYRANK/SCORE/LEX (zremrangeGenericCommand):
 // its event when a member went, then "del" when the key went with them.
-func zremrangeGeneric(c *Ctx, typ zrangeType) {
+func zremrangeGeneric(c *engine.Ctx, typ zrangeType) {
 	key := c.Args[1]
 	var start, end int64
 	var sr keyspace.ScoreRange
@@ -902,12 +903,12 @@ func zremrangeGeneric(c *Ctx, typ zrangeType) {
 		}
 	case zrangeScore:
 		if sr, ok = parseScoreRange(c.Args[2], c.Args[3]); !ok {
-			c.Error(ErrZMinMaxFloat)
+			c.Error(engine.ErrZMinMaxFloat)
 			return
 		}
 	case zrangeLex:
 		if lo, hi, ok = parseLexRange(c.Args[2], c.Args[3]); !ok {
-			c.Error(ErrZMinMaxLex)
+			c.Error(engine.ErrZMinMaxLex)
 			return
 		}
 	}
@@ -955,20 +956,20 @@ func zremrangeGeneric(c *Ctx, typ zrangeType) {
 
 // ---- pops -------------------------------------------------------------------
 
-func zpopminCommand(c *Ctx) { zpopMinMax(c, false) }
-func zpopmaxCommand(c *Ctx) { zpopMinMax(c, true) }
+func zpopminCommand(c *engine.Ctx) { zpopMinMax(c, false) }
+func zpopmaxCommand(c *engine.Ctx) { zpopMinMax(c, true) }
 
 // zpopMinMax is ZPOPMIN/ZPOPMAX key [count] (zpopMinMaxCommand).
-func zpopMinMax(c *Ctx, max bool) {
+func zpopMinMax(c *engine.Ctx, max bool) {
 	if len(c.Args) > 3 {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	count := int64(-1)
 	if len(c.Args) == 3 {
-		n, ok := ParseInt(c.Args[2])
+		n, ok := engine.ParseInt(c.Args[2])
 		if !ok || n < 0 {
-			c.Error(ErrCountPositive)
+			c.Error(engine.ErrCountPositive)
 			return
 		}
 		count = n
@@ -984,7 +985,7 @@ func zpopMinMax(c *Ctx, max bool) {
 // when the key went; served blocked clients send the same. It returns
 // the key popped from and how many members it popped, for the callers
 // that propagate the pop as ZPOPMIN or ZPOPMAX.
-func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, nilWhenEmpty bool) (key []byte, popped int) {
+func zpopGeneric(c *engine.Ctx, keys [][]byte, max, emitKey bool, count int64, nested, nilWhenEmpty bool) (key []byte, popped int) {
 	var z *keyspace.ZSet
 	for _, k := range keys {
 		var ok bool
@@ -1045,28 +1046,28 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, 
 }
 
 // zmpopCommand is ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
-func zmpopCommand(c *Ctx) {
-	numkeys, ok := ParseInt(c.Args[1])
+func zmpopCommand(c *engine.Ctx) {
+	numkeys, ok := engine.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
-		c.Error(ErrNumkeysPositive)
+		c.Error(engine.ErrNumkeysPositive)
 		return
 	}
 	if numkeys >= int64(len(c.Args)) {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	whereIdx := 1 + numkeys + 1
 	if whereIdx >= int64(len(c.Args)) {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	var max bool
 	switch w := c.Args[whereIdx]; {
-	case EqualFold(w, "min"):
-	case EqualFold(w, "max"):
+	case engine.EqualFold(w, "min"):
+	case engine.EqualFold(w, "max"):
 		max = true
 	default:
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	count, ok := parseMpopCount(c, int(whereIdx)+1)
@@ -1085,7 +1086,7 @@ func zmpopCommand(c *Ctx) {
 // large one is walked in the order of its members' hash positions and the
 // cursor is the position reached (ZSet.Scan), so a member present for the
 // whole scan is returned at least once while the set grows or shrinks.
-func zscanCommand(c *Ctx) {
+func zscanCommand(c *engine.Ctx) {
 	cursor, z, o, ok := beginScan(c, zsetRead)
 	if !ok {
 		return
@@ -1105,7 +1106,7 @@ func zscanCommand(c *Ctx) {
 // (zrandmemberCommand, zrandmemberWithCountCommand). A negative count
 // may repeat members; a positive one returns distinct members, the whole
 // set in descending order when it asks for at least all of them.
-func zrandmemberCommand(c *Ctx) {
+func zrandmemberCommand(c *engine.Ctx) {
 	if len(c.Args) == 2 {
 		z, ok := zsetRead(c, c.Args[1])
 		if !ok {
@@ -1119,24 +1120,24 @@ func zrandmemberCommand(c *Ctx) {
 		c.W.BulkString(m)
 		return
 	}
-	l, ok := ParseInt(c.Args[2])
+	l, ok := engine.ParseInt(c.Args[2])
 	if !ok {
-		c.Error(ErrNotInteger)
+		c.Error(engine.ErrNotInteger)
 		return
 	}
 	if l == math.MinInt64 {
-		c.Error(ErrLongRange)
+		c.Error(engine.ErrLongRange)
 		return
 	}
 	withScores := false
-	if len(c.Args) > 4 || len(c.Args) == 4 && !EqualFold(c.Args[3], "withscores") {
-		c.Error(ErrSyntax)
+	if len(c.Args) > 4 || len(c.Args) == 4 && !engine.EqualFold(c.Args[3], "withscores") {
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	if len(c.Args) == 4 {
 		withScores = true
 		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			c.Error(ErrZRandRange)
+			c.Error(engine.ErrZRandRange)
 			return
 		}
 	}
@@ -1276,28 +1277,28 @@ func (x *zsrc) find(m string) (float64, bool) {
 	return 0, false
 }
 
-func zunionCommand(c *Ctx)      { zsetOpGeneric(c, false, 1, zopUnion, false) }
-func zinterCommand(c *Ctx)      { zsetOpGeneric(c, false, 1, zopInter, false) }
-func zdiffCommand(c *Ctx)       { zsetOpGeneric(c, false, 1, zopDiff, false) }
-func zintercardCommand(c *Ctx)  { zsetOpGeneric(c, false, 1, zopInter, true) }
-func zunionstoreCommand(c *Ctx) { zsetOpGeneric(c, true, 2, zopUnion, false) }
-func zinterstoreCommand(c *Ctx) { zsetOpGeneric(c, true, 2, zopInter, false) }
-func zdiffstoreCommand(c *Ctx)  { zsetOpGeneric(c, true, 2, zopDiff, false) }
+func zunionCommand(c *engine.Ctx)      { zsetOpGeneric(c, false, 1, zopUnion, false) }
+func zinterCommand(c *engine.Ctx)      { zsetOpGeneric(c, false, 1, zopInter, false) }
+func zdiffCommand(c *engine.Ctx)       { zsetOpGeneric(c, false, 1, zopDiff, false) }
+func zintercardCommand(c *engine.Ctx)  { zsetOpGeneric(c, false, 1, zopInter, true) }
+func zunionstoreCommand(c *engine.Ctx) { zsetOpGeneric(c, true, 2, zopUnion, false) }
+func zinterstoreCommand(c *engine.Ctx) { zsetOpGeneric(c, true, 2, zopInter, false) }
+func zdiffstoreCommand(c *engine.Ctx)  { zsetOpGeneric(c, true, 2, zopDiff, false) }
 
 // zsetOpGeneric is zunionInterDiffGenericCommand: numkeys at numkeysIdx,
 // the keys (sorted sets or sets), then WEIGHTS, AGGREGATE, WITHSCORES or
 // (ZINTERCARD) LIMIT. store writes the result to Args[1].
-func zsetOpGeneric(c *Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool) {
+func zsetOpGeneric(c *engine.Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool) {
 	setnum, ok := c.IntArg(numkeysIdx)
 	if !ok {
 		return
 	}
 	if setnum < 1 {
-		c.Error(ErrAtLeastOneKey(c.Cmd.FullName()))
+		c.Error(engine.ErrAtLeastOneKey(c.Cmd.FullName()))
 		return
 	}
 	if setnum > int64(len(c.Args)-numkeysIdx-1) {
-		c.Error(ErrSyntax)
+		c.Error(engine.ErrSyntax)
 		return
 	}
 	n := int(setnum)
@@ -1315,7 +1316,7 @@ func zsetOpGeneric(c *Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool)
 		case keyspace.TypeSet:
 			src[i].s = e.Obj().(*keyspace.Set)
 		default:
-			c.Error(ErrWrongType)
+			c.Error(engine.ErrWrongType)
 			return
 		}
 	}
@@ -1326,42 +1327,42 @@ func zsetOpGeneric(c *Ctx, store bool, numkeysIdx int, op zsetOp, cardOnly bool)
 		remaining := len(c.Args) - j
 		a := c.Args[j]
 		switch {
-		case op != zopDiff && !cardOnly && remaining >= n+1 && EqualFold(a, "weights"):
+		case op != zopDiff && !cardOnly && remaining >= n+1 && engine.EqualFold(a, "weights"):
 			j++
 			for i := 0; i < n; i, j = i+1, j+1 {
 				w, ok := parseScore(c.Args[j])
 				if !ok {
-					c.Error(ErrZWeightFloat)
+					c.Error(engine.ErrZWeightFloat)
 					return
 				}
 				src[i].weight = w
 			}
-		case op != zopDiff && !cardOnly && remaining >= 2 && EqualFold(a, "aggregate"):
+		case op != zopDiff && !cardOnly && remaining >= 2 && engine.EqualFold(a, "aggregate"):
 			switch b := c.Args[j+1]; {
-			case EqualFold(b, "sum"):
+			case engine.EqualFold(b, "sum"):
 				agg = zaggSum
-			case EqualFold(b, "min"):
+			case engine.EqualFold(b, "min"):
 				agg = zaggMin
-			case EqualFold(b, "max"):
+			case engine.EqualFold(b, "max"):
 				agg = zaggMax
 			default:
-				c.Error(ErrSyntax)
+				c.Error(engine.ErrSyntax)
 				return
 			}
 			j += 2
-		case !store && !cardOnly && EqualFold(a, "withscores"):
+		case !store && !cardOnly && engine.EqualFold(a, "withscores"):
 			withScores = true
 			j++
-		case cardOnly && remaining >= 2 && EqualFold(a, "limit"):
-			l, ok := ParseInt(c.Args[j+1])
+		case cardOnly && remaining >= 2 && engine.EqualFold(a, "limit"):
+			l, ok := engine.ParseInt(c.Args[j+1])
 			if !ok || l < 0 {
-				c.Error(ErrZLimitNegative)
+				c.Error(engine.ErrZLimitNegative)
 				return
 			}
 			limit = l
 			j += 2
 		default:
-			c.Error(ErrSyntax)
+			c.Error(engine.ErrSyntax)
 			return
 		}
 	}

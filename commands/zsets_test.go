@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -15,16 +15,16 @@ func TestZaddAndReads(t *testing.T) {
 	runSteps(t, []step{
 		{argv("ZADD", "z", "1", "a", "2", "b", "3", "c"), replyInt(3)},
 		{argv("ZADD", "z", "CH", "GT", "0", "a", "5", "b"), replyInt(1)},
-		{argv("ZADD", "z", "NX", "XX", "1", "a"), replyErr(ErrZAddXXNX)},
-		{argv("ZADD", "z", "GT", "LT", "1", "a"), replyErr(ErrZAddGTLTNX)},
-		{argv("ZADD", "z", "INCR", "1", "a", "1", "b"), replyErr(ErrZAddIncrPair)},
-		{argv("ZADD", "z", "1", "a", "1"), replyErr(ErrSyntax)},
-		{argv("ZADD", "z", "nan", "a"), replyErr(ErrNotFloat)},
-		{argv("ZADD", "z", "1e400", "a"), replyErr(ErrNotFloat)},
+		{argv("ZADD", "z", "NX", "XX", "1", "a"), replyErr(engine.ErrZAddXXNX)},
+		{argv("ZADD", "z", "GT", "LT", "1", "a"), replyErr(engine.ErrZAddGTLTNX)},
+		{argv("ZADD", "z", "INCR", "1", "a", "1", "b"), replyErr(engine.ErrZAddIncrPair)},
+		{argv("ZADD", "z", "1", "a", "1"), replyErr(engine.ErrSyntax)},
+		{argv("ZADD", "z", "nan", "a"), replyErr(engine.ErrNotFloat)},
+		{argv("ZADD", "z", "1e400", "a"), replyErr(engine.ErrNotFloat)},
 		{argv("ZADD", "z", "0x10", "h"), replyInt(1)},
 		{argv("ZSCORE", "z", "h"), replyBulk("16")},
 		{argv("ZADD", "z", "inf", "i"), replyInt(1)},
-		{argv("ZADD", "z", "INCR", "-inf", "i"), replyErr(ErrZScoreNaN)},
+		{argv("ZADD", "z", "INCR", "-inf", "i"), replyErr(engine.ErrZScoreNaN)},
 		{argv("ZINCRBY", "z", "0.1", "a"), replyBulk("1.1000000000000001")},
 		{argv("ZSCORE", "z", "b"), replyBulk("5")},
 		{argv("ZSCORE", "z", "x"), replyNull},
@@ -33,12 +33,12 @@ func TestZaddAndReads(t *testing.T) {
 		{argv("ZRANK", "z", "c"), replyInt(1)},
 		{argv("ZREVRANK", "z", "c"), replyInt(3)},
 		{argv("ZCOUNT", "z", "(1.1", "inf"), replyInt(4)},
-		{argv("ZCOUNT", "z", "x", "inf"), replyErr(ErrZMinMaxFloat)},
+		{argv("ZCOUNT", "z", "x", "inf"), replyErr(engine.ErrZMinMaxFloat)},
 		{argv("ZRANGE", "z", "0", "1", "WITHSCORES"), replyBulks("a", "1.1000000000000001", "c", "3")},
-		{argv("ZRANGE", "z", "0", "1", "LIMIT", "0", "1"), replyErr(ErrZLimitRank)},
-		{argv("ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"), replyErr(ErrZWithscoresLex)},
+		{argv("ZRANGE", "z", "0", "1", "LIMIT", "0", "1"), replyErr(engine.ErrZLimitRank)},
+		{argv("ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"), replyErr(engine.ErrZWithscoresLex)},
 		{argv("ZREVRANGEBYSCORE", "z", "inf", "2", "LIMIT", "1", "2"), replyBulks("h", "b")},
-		{argv("ZRANGEBYLEX", "z", "x", "+"), replyErr(ErrZMinMaxLex)},
+		{argv("ZRANGEBYLEX", "z", "x", "+"), replyErr(engine.ErrZMinMaxLex)},
 	})
 }
 
@@ -70,7 +70,7 @@ func TestZsetWrongType(t *testing.T) {
 		{"ZRANGE", "h", "0", "1"}, {"ZRANGESTORE", "d", "h", "0", "1"}, {"ZRANK", "h", "a"},
 		{"ZREMRANGEBYRANK", "h", "0", "1"}, {"ZPOPMIN", "h"}, {"ZMPOP", "1", "h", "MIN"}, {"ZSCAN", "h", "0"},
 	} {
-		assert.Equal(t, replyErr(ErrWrongType), e.run(cmd...), "%q", cmd)
+		assert.Equal(t, replyErr(engine.ErrWrongType), e.run(cmd...), "%q", cmd)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/resp"
@@ -36,7 +36,7 @@ type aofState struct {
 	baseSize       int64 // aof_base_size after the last load or rewrite
 }
 
-// Propagate implements commands.Propagator: every change goes to the AOF
+// Propagate implements engine.Propagator: every change goes to the AOF
 // writer's buffer (no I/O here; the writer's goroutine writes it).
 func (a *aofState) Propagate(db int, argv [][]byte) { a.last = a.w.Append(db, argv) }
 
@@ -88,7 +88,7 @@ func (s *Server) loadData() error {
 // nothing propagated.
 func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 	start := time.Now()
-	cl := &commands.Client{W: resp.NewWriter(), Authed: true, Replaying: true}
+	cl := &engine.Client{W: resp.NewWriter(), Authed: true, Replaying: true}
 	stats, err := aof.LoadManifest(dir, m, aof.LoadOptions{
 		LoadTruncated: s.cfg.Bool("aof-load-truncated"),
 		Logf:          s.log.Warningf,
@@ -100,7 +100,7 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 			if s.loadAborted.Load() {
 				return errLoadAborted
 			}
-			if commands.Lookup(argv[0]) == nil {
+			if s.disp.Table.Lookup(argv[0]) == nil {
 				return fmt.Errorf("%w '%s'", aof.ErrUnknownCommand, argv[0])
 			}
 			var panicked error
@@ -129,7 +129,7 @@ func (s *Server) replayAOF(dir string, m *aof.Manifest) error {
 // logged as CRITICAL and counted in unexpected_error_replies, and with
 // propagation-error-behavior panic the load stops (Redis panics) rather
 // than go on from a dataset that may have diverged. Called under the lock.
-func (s *Server) aofReplyError(cl *commands.Client, argv [][]byte) error {
+func (s *Server) aofReplyError(cl *engine.Client, argv [][]byte) error {
 	out := cl.W.Bytes()
 	if len(out) == 0 || out[0] != '-' {
 		return nil
@@ -203,14 +203,15 @@ func (s *Server) aofWriterOptions() (aof.WriterOptions, error) {
 	}, nil
 }
 
-// setAOFWriter makes w (nil: none) the propagation target. Tickets are
-// the writer's own: the last one starts over. Under the lock.
+// setAOFWriter makes w (nil: none) the AOF, the propagation stream's
+// consumer. Tickets are the writer's own: the last one starts over.
+// Under the lock.
 func (s *Server) setAOFWriter(w *aof.Writer) {
 	s.aof.w, s.aof.last = w, 0
 	if w == nil {
-		s.disp.SetPropagator(nil)
+		s.disp.Detach(&s.aof)
 	} else {
-		s.disp.SetPropagator(&s.aof)
+		s.disp.Attach(&s.aof)
 	}
 }
 

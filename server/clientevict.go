@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 )
 
 // Client eviction (maxmemory-clients, Redis 7.0's evictClients): when the
@@ -71,7 +71,7 @@ func (s *Server) accountClients(now time.Time) {
 			if total < limit {
 				break
 			}
-			s.log.Noticef("Evicting client: %s", commands.ClientInfoString(x.c.cl, now.UnixMilli(), 0))
+			s.log.Noticef("Evicting client: %s", engine.ClientInfoString(x.c.cl, now.UnixMilli(), 0))
 			total -= x.mem
 			s.drop(x.c)
 			s.stats.EvictedClients++

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/resp"
@@ -44,7 +44,7 @@ type conn struct {
 	loop *netloop.Loop
 	lc   *netloop.Conn // loop; nil until the loop has added the socket
 	fd   int
-	cl   *commands.Client
+	cl   *engine.Client
 	rd   *resp.Reader // loop
 
 	batch  [][][]byte // loop: the commands being run
@@ -80,7 +80,7 @@ type conn struct {
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{}), held: s.held[loop]}
 	now := time.Now().UnixMilli()
-	cl := &commands.Client{
+	cl := &engine.Client{
 		Addr:     nc.RemoteAddr().String(),
 		LAddr:    nc.LocalAddr().String(),
 		Created:  now,

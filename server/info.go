@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 )
 
-// Info implements commands.Server: the INFO sections the server owns
+// Info implements engine.Server: the INFO sections the server owns
 // (server, clients, memory, persistence, replication, cpu), with every
 // field of Redis 7.0 in its order, so that tools reading Redis's INFO
 // (redis-cli --stat, redis_exporter) read ours. Fields of features
@@ -140,7 +140,7 @@ func ratio2(a, b int64) string {
 }
 
 func (s *Server) infoMemory(b []byte) []byte {
-	m := commands.ReadMemory()
+	m := engine.ReadMemory()
 	st := &s.stats
 	used := s.ks.UsedMemory()
 	st.PeakMemory = max(st.PeakMemory, used)

@@ -3,8 +3,8 @@ package server
 import (
 	"time"
 
-	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 )
 
 // Output buffer limits (client-output-buffer-limit), one mechanism for
@@ -59,7 +59,7 @@ func (s *Server) watchOutputLimits() {
 // decides it: a subscriber is pubsub, and a MONITOR client is normal
 // (Redis 7.0 flags monitors as replicas but classifies them as normal,
 // for the limits as for CLIENT LIST TYPE). Under the lock.
-func outputClass(cl *commands.Client) int {
+func outputClass(cl *engine.Client) int {
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return config.ClientPubSub
 	}
@@ -140,7 +140,7 @@ func reached(l *config.BufferLimit, used uint64, softSince *int64, now func() ti
 func (c *conn) closeOverLimit(writer int, async bool) {
 	c.overLimit.Store(true)
 	c.ps.close()
-	info := commands.ClientInfoString(c.cl, time.Now().UnixMilli(), writer)
+	info := engine.ClientInfoString(c.cl, time.Now().UnixMilli(), writer)
 	if async {
 		c.s.log.Warningf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
 	} else {
@@ -164,10 +164,10 @@ func (s *Server) checkOutputLimits() {
 	}
 }
 
-// outputFigures is commands.Client.Output: the client's output as CLIENT
+// outputFigures is engine.Client.Output: the client's output as CLIENT
 // LIST shows it, writer being the bytes of its reply writer when the
 // caller may read them (the client itself, or its own connection).
-func (c *conn) outputFigures(writer int) commands.OutputFigures {
+func (c *conn) outputFigures(writer int) engine.OutputFigures {
 	f := outputFigures(writer + c.pendingOutput())
 	f.Writing = c.lc.Pending() > 0
 	return f
@@ -176,8 +176,8 @@ func (c *conn) outputFigures(writer int) commands.OutputFigures {
 // outputFigures splits total bytes of output as Redis's CLIENT LIST shows
 // a client's: the first 16 KB in the static buffer (obl), the rest in
 // the reply list (omem), which here is one block (oll).
-func outputFigures(total int) commands.OutputFigures {
-	var f commands.OutputFigures
+func outputFigures(total int) engine.OutputFigures {
+	var f engine.OutputFigures
 	f.Buf = int64(min(total, replyStaticBytes))
 	if total > replyStaticBytes {
 		f.Mem = int64(total - replyStaticBytes)

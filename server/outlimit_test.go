@@ -7,9 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 )
 
 func TestReached(t *testing.T) {
@@ -48,13 +47,13 @@ func TestReached(t *testing.T) {
 func TestOutputFigures(t *testing.T) {
 	cases := []struct {
 		total int
-		want  commands.OutputFigures
+		want  engine.OutputFigures
 	}{
-		{0, commands.OutputFigures{}},
-		{100, commands.OutputFigures{Buf: 100}},
-		{replyStaticBytes, commands.OutputFigures{Buf: replyStaticBytes}},
-		{replyStaticBytes + 1, commands.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 1}},
-		{5 << 20, commands.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 5<<20 - replyStaticBytes}},
+		{0, engine.OutputFigures{}},
+		{100, engine.OutputFigures{Buf: 100}},
+		{replyStaticBytes, engine.OutputFigures{Buf: replyStaticBytes}},
+		{replyStaticBytes + 1, engine.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 1}},
+		{5 << 20, engine.OutputFigures{Buf: replyStaticBytes, Blocks: 1, Mem: 5<<20 - replyStaticBytes}},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.want, outputFigures(tc.total), "total %d", tc.total)
@@ -63,7 +62,7 @@ func TestOutputFigures(t *testing.T) {
 
 func TestClientPeaks(t *testing.T) {
 	mk := func(in, out int64) *conn {
-		cl := &commands.Client{Output: func(int) commands.OutputFigures { return commands.OutputFigures{Mem: out} }}
+		cl := &engine.Client{Output: func(int) engine.OutputFigures { return engine.OutputFigures{Mem: out} }}
 		cl.QueryBuf.Store(in)
 		return &conn{cl: cl}
 	}

@@ -3,7 +3,7 @@ package server
 import (
 	"time"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 )
 
 // pauseState is CLIENT PAUSE: until end (Unix ms on the keyspace clock)
@@ -51,19 +51,19 @@ func (p *pauseState) release() {
 
 // holds reports whether the pause holds back, at time now, a command
 // with these flags.
-func (p *pauseState) holds(flags commands.Flag, now int64) bool {
+func (p *pauseState) holds(flags engine.Flag, now int64) bool {
 	if now >= p.end {
 		return false
 	}
-	return p.all || flags&(commands.Write|commands.MayReplicate) != 0
+	return p.all || flags&(engine.Write|engine.MayReplicate) != 0
 }
 
 // pausable returns the flags that decide whether a pause holds a request
 // back, ok=false when the dispatcher will reject it (unknown, wrong arity,
 // unknown subcommand, not authenticated): Redis rejects those at once,
 // paused or not. An EXEC carries the flags of the commands it will run.
-func pausable(cl *commands.Client, args [][]byte) (flags commands.Flag, ok bool) {
-	cmd, rejected := commands.Resolve(cl, args)
+func (s *Server) pausable(cl *engine.Client, args [][]byte) (flags engine.Flag, ok bool) {
+	cmd, rejected := s.disp.Resolve(cl, args)
 	if cmd == nil || rejected != "" {
 		return 0, false
 	}
@@ -109,7 +109,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if now >= s.pause.end {
 		return pauseRun
 	}
-	if flags, ok := pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
+	if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
 		return pauseRun
 	}
 	return pauseWait
@@ -149,7 +149,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 			s.pause.end, s.pause.all = 0, false // expired
 			return true
 		}
-		if flags, ok := pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
+		if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
 			return true
 		}
 		wake, wait := s.pause.wake, time.Duration(s.pause.end-now)*time.Millisecond

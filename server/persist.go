@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/persistence/rdb"
 )
@@ -52,11 +53,11 @@ type rdbState struct {
 	saving        sync.WaitGroup // the running save's (SAVE's or BGSAVE's) goroutine
 }
 
-// persister implements commands.Persistence for the server.
+// persister implements engine.Persistence for the server.
 type persister struct{ s *Server }
 
-// Persistence implements commands.Server.
-func (s *Server) Persistence() commands.Persistence { return persister{s} }
+// Persistence implements engine.Server.
+func (s *Server) Persistence() engine.Persistence { return persister{s} }
 
 func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 	s := p.s
@@ -209,7 +210,7 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
 		Checksum: s.cfg.Bool("rdbchecksum"),
-		UsedMem:  commands.ReadMemory().Heap,
+		UsedMem:  engine.ReadMemory().Heap,
 		AOFBase:  aofBase,
 	})
 	if err != nil {
@@ -361,7 +362,7 @@ func (s *Server) checkSavePoints(now time.Time) {
 // shutdownSave saves the dataset at shutdown when asked (SHUTDOWN SAVE) or
 // when save points are set and NOSAVE was not given. It runs after the
 // clients and the expiry engine have stopped.
-func (s *Server) shutdownSave(opts commands.ShutdownOptions) error {
+func (s *Server) shutdownSave(opts engine.ShutdownOptions) error {
 	if opts.NoSave || (!opts.Save && len(s.cfg.SaveParams()) == 0) {
 		return nil
 	}

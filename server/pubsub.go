@@ -3,7 +3,7 @@ package server
 import (
 	"sync"
 
-	"github.com/zredis/zredis/commands"
+	"github.com/zredis/zredis/engine"
 )
 
 // Pub/Sub delivery. PUBLISH (and every keyspace notification) runs under
@@ -39,15 +39,15 @@ func (o *pubsubOutbox) close() {
 	o.mu.Unlock()
 }
 
-// PubSub implements commands.Server.
-func (s *Server) PubSub() *commands.Subscriptions { return s.pubsub }
+// PubSub implements engine.Server.
+func (s *Server) PubSub() *engine.Subscriptions { return s.pubsub }
 
 // deliverPubSub is the registry's delivery function: it queues frame for
 // cl's connection. Under the keyspace lock.
 //
 // A client with CLIENT REPLY OFF gets nothing, as in Redis, though it
 // counts as a receiver.
-func (s *Server) deliverPubSub(cl *commands.Client, frame []byte) {
+func (s *Server) deliverPubSub(cl *engine.Client, frame []byte) {
 	if cl.ReplyOff {
 		return
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/expiry"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/netloop"
@@ -37,10 +38,10 @@ type Server struct {
 	cfg    *config.Config
 	log    *Logger
 	ks     *keyspace.Keyspace
-	disp   *commands.Dispatcher
+	disp   *engine.Dispatcher
 	engine *expiry.Engine
 	rel    *releaser // hands the memory of deleted large values back
-	stats  commands.ServerStats
+	stats  engine.ServerStats
 	start  time.Time
 
 	// Guarded by the keyspace lock.
@@ -60,7 +61,7 @@ type Server struct {
 	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
 	loadAborted atomic.Bool          // a shutdown came while the dataset loaded (shutdown.go)
 
-	pubsub    *commands.Subscriptions      // lock
+	pubsub    *engine.Subscriptions        // lock
 	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
 	// peaks are the largest query and output buffers of the last
 	// seconds, for INFO's client_recent_max_*; lock.
@@ -109,7 +110,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
 	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
-	s.disp = &commands.Dispatcher{KS: s.ks, Srv: s}
+	s.disp = engine.NewDispatcher(s.ks, s, commands.Table())
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
 		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end)
@@ -118,7 +119,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
 	}
 	s.engine = expiry.New(s.ks)
-	s.pubsub = commands.NewPubSub(cfg, &s.stats, s.deliverPubSub)
+	s.pubsub = engine.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchOutputLimits()
 	s.rel = newReleaser()
 	s.ks.SetFreedHook(s.rel.freed)
@@ -283,7 +284,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	// used_memory counts the dataset plus what the server holds before
 	// any data: the Go heap now, before loading.
-	s.stats.StartupMemory = commands.ReadMemory().Heap
+	s.stats.StartupMemory = engine.ReadMemory().Heap
 	s.ks.Exec(func() { s.ks.SetOverhead(s.stats.StartupMemory) })
 	s.log.Noticef("Server initialized")
 	if mm := s.cfg.Int("maxmemory"); mm > 0 && mm < 1024*1024 {
@@ -467,7 +468,7 @@ func (s *Server) accept(nc net.Conn) {
 		}
 		if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
 			s.stats.RejectedConnections++
-			refused = commands.ErrMaxClients
+			refused = engine.ErrMaxClients
 			return
 		}
 		s.stats.TotalConnections++
@@ -534,22 +535,22 @@ func (s *Server) drop(c *conn) {
 	if s.clients[c.cl.ID] == c {
 		delete(s.clients, c.cl.ID)
 	}
-	commands.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
-	s.pubsub.Release(c.cl)       // its subscriptions
+	engine.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
+	s.pubsub.Release(c.cl)     // its subscriptions
 	c.closeNow()
 }
 
-// ---- commands.Server ------------------------------------------------------
+// ---- engine.Server ------------------------------------------------------
 
-// Config implements commands.Server.
+// Config implements engine.Server.
 func (s *Server) Config() *config.Config { return s.cfg }
 
-// Stats implements commands.Server.
-func (s *Server) Stats() *commands.ServerStats { return &s.stats }
+// Stats implements engine.Server.
+func (s *Server) Stats() *engine.ServerStats { return &s.stats }
 
-// Clients implements commands.Server.
-func (s *Server) Clients() []*commands.Client {
-	out := make([]*commands.Client, 0, len(s.clients))
+// Clients implements engine.Server.
+func (s *Server) Clients() []*engine.Client {
+	out := make([]*engine.Client, 0, len(s.clients))
 	for _, c := range s.clients {
 		out = append(out, c.cl)
 	}
@@ -557,11 +558,11 @@ func (s *Server) Clients() []*commands.Client {
 	return out
 }
 
-// Monitor implements commands.Server: from now on the MONITOR feed goes
+// Monitor implements engine.Server: from now on the MONITOR feed goes
 // to the connection through its outbox, as Pub/Sub messages do, in order
 // with its replies and under its output limits (class normal, as Redis
 // 7.0 classifies a MONITOR client).
-func (s *Server) Monitor(cl *commands.Client) {
+func (s *Server) Monitor(cl *engine.Client) {
 	c := s.clients[cl.ID]
 	if c == nil {
 		return
@@ -578,17 +579,17 @@ func (s *Server) Monitor(cl *commands.Client) {
 // MONITOR clients. Administrative commands are not shown, nor commands
 // rejected before running (unknown, wrong arity, unauthenticated), as in
 // Redis.
-func (s *Server) feedMonitors(c *commands.Ctx, _ time.Duration) {
-	if len(s.monitors) == 0 || c.Cmd.Flags&(commands.Admin|commands.SkipMonitor) != 0 {
+func (s *Server) feedMonitors(c *engine.Ctx, _ time.Duration) {
+	if len(s.monitors) == 0 || c.Cmd.Flags&(engine.Admin|engine.SkipMonitor) != 0 {
 		return
 	}
 	s.Feed(c.Client, c.Args)
 }
 
-// Feed implements commands.Server: it sends one command to every MONITOR
+// Feed implements engine.Server: it sends one command to every MONITOR
 // client in Redis's format, and forgets the clients that left MONITOR
 // (RESET) or the server.
-func (s *Server) Feed(cl *commands.Client, args [][]byte) {
+func (s *Server) Feed(cl *engine.Client, args [][]byte) {
 	n := 0
 	for _, m := range s.monitors {
 		if m.cl.Monitor && !m.killed {
@@ -630,10 +631,10 @@ func appendMonitorLine(line []byte, now time.Time, db int, addr string, args [][
 	return append(line, '\r', '\n')
 }
 
-// Pause implements commands.Server.
+// Pause implements engine.Server.
 func (s *Server) Pause(endMs int64, all bool) {
 	s.pause.set(s.ks.Clock().NowMs(), endMs, all)
 }
 
-// Unpause implements commands.Server.
+// Unpause implements engine.Server.
 func (s *Server) Unpause() { s.pause.release() }

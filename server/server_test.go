@@ -15,9 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -351,8 +350,8 @@ func TestServerStatsAndInfo(t *testing.T) {
 
 func TestPauseState(t *testing.T) {
 	p := pauseState{wake: make(chan struct{})}
-	w := commands.Write
-	r := commands.ReadOnly
+	w := engine.Write
+	r := engine.ReadOnly
 	p.set(1000, 2000, false)
 	assert.True(t, p.holds(w, 1500))
 	assert.False(t, p.holds(r, 1500))

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 )
 
 // A shutdown, as Redis 7.0's prepareForShutdown/finishShutdown: the
@@ -20,7 +20,7 @@ import (
 
 // shutdownRequest is a SHUTDOWN command or a signal, sent to Run.
 type shutdownRequest struct {
-	opts commands.ShutdownOptions
+	opts engine.ShutdownOptions
 	// result receives the outcome for the SHUTDOWN command: "" when the
 	// server goes on to exit, else the error to reply. Nil for a signal.
 	result chan string
@@ -68,7 +68,7 @@ func (s *Server) nextShutdown(ctx context.Context) shutdownRequest {
 	select {
 	case <-ctx.Done():
 		s.log.Warningf("Received shutdown request, scheduling shutdown...")
-		return shutdownRequest{opts: commands.ShutdownOptions{Force: true}}
+		return shutdownRequest{opts: engine.ShutdownOptions{Force: true}}
 	case req := <-s.shutdown:
 		return req
 	}
@@ -122,7 +122,7 @@ func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
 		s.ks.Exec(func() { s.pause.unhold() })
 		s.signalled.Store(false) // as Redis's cancelShutdown clears shutdown_asap
 		if req.result != nil {
-			req.result <- commands.ErrShutdownFailed
+			req.result <- engine.ErrShutdownFailed
 		}
 		return false
 	}
@@ -159,7 +159,7 @@ func (s *Server) Signal(sig os.Signal) {
 	} else {
 		s.log.Warningf("Received %s scheduling shutdown...", name)
 	}
-	req := shutdownRequest{opts: commands.ShutdownOptions{
+	req := shutdownRequest{opts: engine.ShutdownOptions{
 		Save:   flags&config.ShutdownSave != 0,
 		NoSave: flags&config.ShutdownNoSave != 0,
 		Now:    flags&config.ShutdownNow != 0,
@@ -173,9 +173,9 @@ func (s *Server) Signal(sig os.Signal) {
 	}()
 }
 
-// Shutdown implements commands.Server. The returned wait, called without
+// Shutdown implements engine.Server. The returned wait, called without
 // the keyspace lock, hands the request to Run and returns its outcome.
-func (s *Server) Shutdown(opts commands.ShutdownOptions) (wait func() string) {
+func (s *Server) Shutdown(opts engine.ShutdownOptions) (wait func() string) {
 	return func() string {
 		req := shutdownRequest{opts: opts, result: make(chan string, 1)}
 		select {

@@ -1,8 +1,6 @@
 package server
 
-import (
-	"syscall"
-)
+import "syscall"
 
 // markControl is a net.ListenConfig Control function that sets SO_MARK
 // (socket-mark-id) on a listening socket, as Redis's anetSetSockMarkId

@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"sort"
@@ -92,16 +92,15 @@ type Command struct {
 	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.
 	Extension bool
 
-	stats CommandStats
+	// id indexes the dispatcher's per-command counters; given by
+	// Table.Register.
+	id int
 }
 
 // CommandStats are the per-command counters of INFO commandstats.
 type CommandStats struct {
 	Calls, Usec, RejectedCalls, FailedCalls int64
 }
-
-// Stats returns the command's counters (read under the keyspace lock).
-func (cmd *Command) Stats() *CommandStats { return &cmd.stats }
 
 // FullName is the name COMMAND and errors use ("config|get").
 func (cmd *Command) FullName() string { return cmd.Name }
@@ -181,24 +180,28 @@ func (cmd *Command) arityOK(n int) bool {
 	return n >= -cmd.Arity
 }
 
-// Table is the command table. Every family file adds its commands with
-// register in an init function; COMMAND, dispatch, MULTI and key
-// extraction all read this one table.
+// Table is a command table: the command families fill one at start-up
+// (commands.Table), and COMMAND, dispatch, MULTI and key extraction all
+// read it. It is not changed once serving starts.
 type Table struct {
 	byName map[string]*Command
+	n      int // commands and subcommands registered (the next id)
 }
 
-var table = &Table{byName: map[string]*Command{}}
+// NewTable makes an empty table.
+func NewTable() *Table { return &Table{byName: map[string]*Command{}} }
 
-// register adds commands to the table. Subcommand names are given as
+// Register adds commands to the table. Subcommand names are given as
 // "container|sub" and are attached to their container, which must be
 // registered first.
-func register(cmds ...*Command) {
+func (t *Table) Register(cmds ...*Command) {
 	for _, cmd := range cmds {
+		cmd.id = t.n
+		t.n++
 		if i := strings.IndexByte(cmd.Name, '|'); i >= 0 {
-			parent := table.byName[cmd.Name[:i]]
+			parent := t.byName[cmd.Name[:i]]
 			if parent == nil {
-				panic("commands: subcommand before its container: " + cmd.Name)
+				panic("engine: subcommand before its container: " + cmd.Name)
 			}
 			if parent.Subs == nil {
 				parent.Subs = map[string]*Command{}
@@ -209,18 +212,18 @@ func register(cmds ...*Command) {
 			}
 			continue
 		}
-		if _, dup := table.byName[cmd.Name]; dup {
-			panic("commands: registered twice: " + cmd.Name)
+		if _, dup := t.byName[cmd.Name]; dup {
+			panic("engine: registered twice: " + cmd.Name)
 		}
-		table.byName[cmd.Name] = cmd
+		t.byName[cmd.Name] = cmd
 	}
 }
 
 // Lookup finds a command by name, case-insensitively, without allocating.
-func Lookup(name []byte) *Command {
+func (t *Table) Lookup(name []byte) *Command {
 	var buf [32]byte
 	if len(name) > len(buf) {
-		return table.byName[strings.ToLower(string(name))]
+		return t.byName[strings.ToLower(string(name))]
 	}
 	for i, c := range name {
 		if 'A' <= c && c <= 'Z' {
@@ -228,18 +231,25 @@ func Lookup(name []byte) *Command {
 		}
 		buf[i] = c
 	}
-	return table.byName[string(buf[:len(name)])]
+	return t.byName[string(buf[:len(name)])]
 }
 
 // All returns every top-level command, sorted by name.
-func All() []*Command {
-	out := make([]*Command, 0, len(table.byName))
-	for _, c := range table.byName {
+func (t *Table) All() []*Command {
+	out := make([]*Command, 0, len(t.byName))
+	for _, c := range t.byName {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// Remove takes a top-level command out of the table, for a test that
+// registered a command of its own.
+func (t *Table) Remove(name string) { delete(t.byName, name) }
+
+// size is the number of commands and subcommands registered.
+func (t *Table) size() int { return t.n }
 
 // SortedSubs returns a container's subcommands sorted by name.
 func (cmd *Command) SortedSubs() []*Command {

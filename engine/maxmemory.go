@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"unsafe"
@@ -75,7 +75,7 @@ func (d *Dispatcher) onEvicted(ev keyspace.Evicted) {
 		ps.Notify(ev.DB, config.NotifyEvicted, "evicted", unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key)))
 	}
 	if p := d.propagating(); p != nil {
-		argv := [2][]byte{deleteName(d.Srv, "lazyfree-lazy-eviction"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
+		argv := [2][]byte{DeleteName(d.Srv, "lazyfree-lazy-eviction"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
 		p.add(ev.DB, p.arena.copy(argv[:]))
 	}
 }

@@ -1,4 +1,4 @@
-package commands
+package engine
 
 // MemoryUsage is the memory a client holds as CLIENT LIST's tot-mem
 // counts it for a client other than the caller (appendClientInfo): its

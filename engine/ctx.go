@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"strings"
@@ -101,6 +101,9 @@ type Ctx struct {
 	KS     *keyspace.Keyspace
 	DB     *keyspace.DB
 	Srv    Server
+	// D is the dispatcher running the command: the engine's per-server
+	// state (blocked clients, propagation, counters) hangs off it.
+	D *Dispatcher
 
 	failed  bool
 	dirty   int
@@ -117,10 +120,10 @@ func (c *Ctx) Error(msg string) {
 	c.countError(msg)
 }
 
-// maxErrorCodes bounds the distinct error codes errorstats tracks, as
+// MaxErrorCodes bounds the distinct error codes errorstats tracks, as
 // Redis's ERROR_STATS_NUMBER does: codes are client-influenced (a script
 // can raise any), so the table must not grow without limit.
-const maxErrorCodes = 128
+const MaxErrorCodes = 128
 
 func (c *Ctx) countError(msg string) {
 	st := c.Srv.Stats()
@@ -135,7 +138,7 @@ func (c *Ctx) countError(msg string) {
 	if st.ErrorCounts == nil {
 		st.ErrorCounts = map[string]int64{}
 	}
-	if _, ok := st.ErrorCounts[code]; ok || len(st.ErrorCounts) < maxErrorCodes {
+	if _, ok := st.ErrorCounts[code]; ok || len(st.ErrorCounts) < MaxErrorCodes {
 		st.ErrorCounts[code]++
 	}
 }
@@ -147,6 +150,19 @@ var redactedArg = []byte("(redacted)")
 // Redis's redactClientCommandArgument does. The handler must not read
 // the argument afterwards.
 func (c *Ctx) Redact(i int) { c.Args[i] = redactedArg }
+
+// OwnsArg reports whether a, one of Args, is a big argument the request
+// reader allocated for this command alone (resp.IsOwned), which the
+// command may keep instead of copying.
+func (c *Ctx) OwnsArg(a []byte) bool { return c.ownArgs && resp.IsOwned(a) }
+
+// Failed reports whether the command answered an error.
+func (c *Ctx) Failed() bool { return c.failed }
+
+// Changes is the number of changes the running command has recorded so
+// far (Dirty), for a command that runs another's body and must know
+// whether it changed anything (BLMOVE).
+func (c *Ctx) Changes() int { return c.dirty }
 
 // Dirty records n changes to the dataset (rdb_changes_since_last_save,
 // and what decides whether a command is propagated).
@@ -160,10 +176,10 @@ func (c *Ctx) Offload(fn func()) { c.offload = fn }
 // Config is the server configuration.
 func (c *Ctx) Config() *config.Config { return c.Srv.Config() }
 
-// replyHelp writes a container command's HELP as Redis's addReplyHelp: a
+// ReplyHelp writes a container command's HELP as Redis's addReplyHelp: a
 // header naming the command as typed (upper-cased), the lines, and the
 // HELP entry, all status replies.
-func replyHelp(c *Ctx, lines []string) {
+func (c *Ctx) ReplyHelp(lines []string) {
 	c.W.Array(len(lines) + 3)
 	c.W.Simple(strings.ToUpper(string(c.Args[0])) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
 	for _, l := range lines {

@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import "fmt"
 
@@ -158,3 +158,13 @@ const (
 func ErrAtLeastOneKey(cmd string) string {
 	return "ERR at least 1 input key is needed for '" + cmd + "' command"
 }
+
+// Transactions (multi.c, server.c).
+const (
+	ErrMultiNested      = "ERR MULTI calls can not be nested"
+	ErrExecWithoutMulti = "ERR EXEC without MULTI"
+	ErrDiscardNoMulti   = "ERR DISCARD without MULTI"
+	ErrWatchInMulti     = "ERR WATCH inside MULTI is not allowed"
+	ErrNotInMulti       = "ERR Command not allowed inside a transaction"
+	ErrExecAbortBecause = "EXECABORT Transaction discarded because of: "
+)

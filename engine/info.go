@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"sort"
@@ -9,10 +9,7 @@ import (
 	"github.com/zredis/zredis/keyspace"
 )
 
-// INFO (server.c genRedisInfoString).
-func init() {
-	register(&Command{Name: "info", Arity: -1, Flags: Loading | Stale, ACL: "@dangerous", Group: "server", Run: infoCommand})
-}
+// INFO assembly (server.c genRedisInfoString).
 
 // infoSections are INFO's sections in the order Redis prints them; def
 // marks those of the default selection. The server fills the sections it
@@ -86,10 +83,6 @@ func (s InfoSelection) Has(section string) bool {
 	return s.names[section] || s.All && !ownSection(section)
 }
 
-func infoCommand(c *Ctx) {
-	c.W.Verbatim(string(AppendInfo(nil, c, ParseInfoSelection(c.Args[1:]))))
-}
-
 // AppendInfo appends the selected sections, each under its "# Title"
 // line, separated by blank lines.
 func AppendInfo(b []byte, c *Ctx, sel InfoSelection) []byte {
@@ -110,7 +103,7 @@ func AppendInfo(b []byte, c *Ctx, sel InfoSelection) []byte {
 			b = appendInfoStats(b, c)
 		case "modules":
 		case "commandstats":
-			b = appendInfoCommandstats(b)
+			b = appendInfoCommandstats(b, c)
 		case "errorstats":
 			b = appendInfoErrorstats(b, c.Srv.Stats())
 		case "latencystats":
@@ -214,9 +207,9 @@ func appendInfoStats(b []byte, c *Ctx) []byte {
 
 // appendInfoCommandstats lists every command and subcommand that was
 // called, rejected or failed since the last reset.
-func appendInfoCommandstats(b []byte) []byte {
+func appendInfoCommandstats(b []byte, c *Ctx) []byte {
 	line := func(cmd *Command) {
-		s := cmd.stats
+		s := *c.D.CommandStats(cmd)
 		if s.Calls == 0 && s.FailedCalls == 0 && s.RejectedCalls == 0 {
 			return
 		}
@@ -238,18 +231,18 @@ func appendInfoCommandstats(b []byte) []byte {
 		b = strconv.AppendInt(b, s.FailedCalls, 10)
 		b = append(b, "\r\n"...)
 	}
-	for _, cmd := range All() {
+	for _, cmd := range c.D.Table.All() {
 		line(cmd)
-		for _, sub := range allSubs(cmd) {
+		for _, sub := range cmd.AllSubs() {
 			line(sub)
 		}
 	}
 	return b
 }
 
-// allSubs returns a container's subcommands sorted by name, extensions
+// AllSubs returns a container's subcommands sorted by name, extensions
 // included: they are counted like any other.
-func allSubs(cmd *Command) []*Command {
+func (cmd *Command) AllSubs() []*Command {
 	out := make([]*Command, 0, len(cmd.Subs))
 	for _, sub := range cmd.Subs {
 		out = append(out, sub)
@@ -303,9 +296,9 @@ func appendInfoLatencystats(b []byte, c *Ctx) []byte {
 		}
 		b = append(b, "\r\n"...)
 	}
-	for _, cmd := range All() {
+	for _, cmd := range c.D.Table.All() {
 		line(cmd)
-		for _, sub := range allSubs(cmd) {
+		for _, sub := range cmd.AllSubs() {
 			line(sub)
 		}
 	}
@@ -327,7 +320,7 @@ func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 		b = append(b, ",expires="...)
 		b = strconv.AppendInt(b, int64(db.Volatile()), 10)
 		b = append(b, ",avg_ttl="...)
-		b = strconv.AppendInt(b, avgTTL(db, ks.Now()), 10)
+		b = strconv.AppendInt(b, AvgTTL(db, ks.Now()), 10)
 		b = append(b, "\r\n"...)
 	}
 	return b
@@ -337,10 +330,10 @@ func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 // Redis's, the figure is an estimate.
 const avgTTLSamples = 256
 
-// avgTTL estimates the mean remaining time to live, in milliseconds, of a
+// AvgTTL estimates the mean remaining time to live, in milliseconds, of a
 // database's volatile keys. It visits shards spread across the table
 // until it has enough samples, so a large database is not walked whole.
-func avgTTL(db *keyspace.DB, now int64) int64 {
+func AvgTTL(db *keyspace.DB, now int64) int64 {
 	if db.Volatile() == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"sync/atomic"
@@ -105,3 +105,7 @@ type Client struct {
 	NetOut          atomic.Int64
 	Commands        atomic.Int64
 }
+
+// Ctx is the context of the client's last command, for tests and for a
+// hook that looks at what ran.
+func (cl *Client) Ctx() *Ctx { return &cl.ctx }

@@ -1,4 +1,4 @@
-package commands
+package engine
 
 import (
 	"runtime/debug"
@@ -9,11 +9,14 @@ import (
 	"github.com/zredis/zredis/keyspace"
 )
 
-// Dispatcher runs commands from the table. One serves the whole server;
-// Exec is called with the keyspace lock held.
+// Dispatcher runs commands from the table. One serves the whole server
+// and holds everything per-server the command path keeps: command
+// counters, the blocked clients, the propagation stream. Exec is called
+// with the keyspace lock held.
 type Dispatcher struct {
-	KS  *keyspace.Keyspace
-	Srv Server
+	KS    *keyspace.Keyspace
+	Srv   Server
+	Table *Table
 
 	// Hooks run after every executed command, under the lock (slow log,
 	// latency, MONITOR). Set before serving clients.
@@ -45,7 +48,32 @@ type Dispatcher struct {
 	// evict is the maxmemory configuration (maxmemory.go); MaxMemory 0
 	// leaves eviction off and costs the command path one comparison.
 	evict keyspace.EvictLimits
+
+	// blocked is the registry of blocked clients (blocking.go).
+	blocked blockReg
+
+	// cmdStats are the per-command counters (INFO commandstats), indexed
+	// by Command.id.
+	cmdStats []CommandStats
 }
+
+// NewDispatcher makes the dispatcher of a server that runs the commands
+// of table on ks.
+func NewDispatcher(ks *keyspace.Keyspace, srv Server, table *Table) *Dispatcher {
+	return &Dispatcher{KS: ks, Srv: srv, Table: table, cmdStats: make([]CommandStats, table.size())}
+}
+
+// CommandStats returns cmd's counters (read under the keyspace lock).
+func (d *Dispatcher) CommandStats(cmd *Command) *CommandStats {
+	if cmd.id >= len(d.cmdStats) {
+		// Registered after the dispatcher was made (a test's command).
+		d.cmdStats = append(d.cmdStats, make([]CommandStats, cmd.id+1-len(d.cmdStats))...)
+	}
+	return &d.cmdStats[cmd.id]
+}
+
+// ResetCommandStats zeroes every command's counters (CONFIG RESETSTAT).
+func (d *Dispatcher) ResetCommandStats() { clear(d.cmdStats) }
 
 // Exec looks up, checks and runs one command for cl, writing the reply to
 // cl.W. It returns work the command left to run after the lock is
@@ -58,22 +86,22 @@ type Dispatcher struct {
 // one that passes is queued instead of run (see Dispatcher.queue).
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
-	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, ownArgs: cl.OwnsArgs}
-	cmd, rejected := Resolve(cl, args)
+	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, D: d, ownArgs: cl.OwnsArgs}
+	cmd, rejected := d.Resolve(cl, args)
 	if cmd == nil {
 		flagTransaction(cl)
 		c.Error(errUnknownCommand(args))
 		return nil
 	}
 	if rejected != "" {
-		cmd.stats.RejectedCalls++
+		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, rejected)
 		return nil
 	}
 	if cl.Monitor && cmd.Flags&(Write|ReadOnly|MayReplicate) != 0 {
 		// A MONITOR client is a replica to Redis, exempt from CLIENT
 		// PAUSE: it may not touch the keyspace (processCommand).
-		cmd.stats.RejectedCalls++
+		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrReplicaKeyspace)
 		return nil
 	}
@@ -83,7 +111,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		return nil
 	}
 	if d.evict.MaxMemory != 0 && !cl.Replaying && d.oomRefused(cl, cmd) {
-		cmd.stats.RejectedCalls++
+		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
@@ -93,7 +121,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		return nil
 	}
 	if d.tooFewReplicas(cl, cmd) {
-		cmd.stats.RejectedCalls++
+		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrNoReplicas)
 		return nil
 	}
@@ -120,7 +148,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	if p != nil {
 		p.endUnit()
 	}
-	serveReady(d)
+	d.serveReady()
 	return offload
 }
 
@@ -167,10 +195,11 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 	endOff := time.Since(cl.batchStart)
 	cl.batchOff = endOff
 	dur := endOff - startOff
-	cmd.stats.Calls++
-	cmd.stats.Usec += dur.Microseconds()
+	st := d.CommandStats(cmd)
+	st.Calls++
+	st.Usec += dur.Microseconds()
 	if c.failed {
-		cmd.stats.FailedCalls++
+		st.FailedCalls++
 	}
 	d.Srv.Stats().TotalCommands++
 	cl.LastCmd = cmd.Name
@@ -215,8 +244,8 @@ func (d *Dispatcher) protect(c *Ctx, fn func(*Ctx)) {
 // RESP2's subscribed mode. rejected is the error reply, "" when the
 // command may run; cmd is then the command (or container) the rejection
 // is counted against.
-func Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
-	cmd = Lookup(args[0])
+func (d *Dispatcher) Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
+	cmd = d.Table.Lookup(args[0])
 	if cmd == nil {
 		return nil, ""
 	}
@@ -238,8 +267,8 @@ func Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
 	}
 	// A RESP2 connection with subscriptions carries pushed messages: only
 	// the commands whose replies its reader expects may run.
-	if subscribed(cl) && cl.W.Proto() == 2 && !allowedSubscribed(cmd) {
-		return cmd, errSubscribedContext(cmd.Name)
+	if cl.Subscribed() && cl.W.Proto() == 2 && !allowedSubscribed(cmd) {
+		return cmd, ErrSubscribedContext(cmd.Name)
 	}
 	return cmd, ""
 }

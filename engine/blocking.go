@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// The blocking layer (Redis blocked.c). A blocking command whose keys
+// hold data answers at once like its non-blocking twin. Otherwise the
+// client is registered as a waiter on each of its keys (a FIFO per
+// database and key) and its connection waits off the event loop and
+// without the keyspace lock (Ctx.Offload). A push marks the key ready
+// (Ctx.KeyReady); once the command that pushed (or the whole EXEC) is
+// done, the dispatcher serves the waiters of the ready keys in blocking
+// order, under the lock (serveReady). Serving a waiter sends the
+// keyspace events of the pop it makes, as its non-blocking twin would
+// (blocked.c serveClientBlockedOnList, genericZpopCommand): after the
+// events of the command that made the key ready, in the database the
+// waiter blocked in.
+
+// hangupCheck is how often a blocked client's socket is checked for a
+// hang-up, to free the client of one that went away while nothing was
+// pushed. It is not what keeps a pop from a client that hung up: the
+// socket is asked again right before the client is served (serveReady).
+const hangupCheck = 100 * time.Millisecond
+
+type blockKey struct {
+	db  int
+	key string
+}
+
+// blockReg holds a dispatcher's waiters and the keys made ready since
+// they were last served. Under the keyspace lock.
+type blockReg struct {
+	// waiting counts the waiters, so that pushes and commands pay nothing
+	// for the blocking layer while nobody waits.
+	waiting  int
+	queues   map[blockKey][]*waiter
+	ready    []blockKey
+	readySet map[blockKey]struct{}
+}
+
+// waiter is one blocked client. pop serves it from key (whose type is
+// typ and which holds data), writing the reply to its client.
+type waiter struct {
+	cl       *Client
+	reg      *blockReg
+	cmd      *Command
+	db       int
+	keys     []string
+	typ      keyspace.Type
+	pop      func(c *Ctx, key []byte)
+	done     chan struct{}
+	finished bool
+}
+
+// BlockedClients is the number of clients waiting in a blocking command.
+func (d *Dispatcher) BlockedClients() int { return d.blocked.waiting }
+
+// KeyReady is called after elements were pushed onto the list, or
+// members added to the sorted set, at key: the clients blocked on it are
+// served once the command is done.
+func (c *Ctx) KeyReady(key []byte) { c.KeyReadyIn(c.DB, key) }
+
+// KeyReadyIn marks key in db ready: a key created there by RENAME, MOVE
+// or COPY wakes the clients blocked on it, as Redis's dbAdd signals any
+// key it adds (the waiter checks the type when served).
+func (c *Ctx) KeyReadyIn(db *keyspace.DB, key []byte) {
+	r := &c.D.blocked
+	if r.waiting == 0 {
+		return
+	}
+	bk := blockKey{db.ID(), string(key)}
+	if _, ok := r.queues[bk]; !ok {
+		return
+	}
+	if _, ok := r.readySet[bk]; ok {
+		return
+	}
+	r.readySet[bk] = struct{}{}
+	r.ready = append(r.ready, bk)
+}
+
+// data. Serving a BLMOVE may make its destination ready in turn. Under the
+// lock, after a top-level command (a whole EXEC) is done. Serving one
+// waiter is a propagation unit of its own: its pop propagates the
+// non-blocking form (blocked.c serveClientBlockedOnList).
+func (d *Dispatcher) serveReady() {
+	r := &d.blocked
+	if r.waiting == 0 {
+		return
+	}
+	ks, srv := d.KS, d.Srv
+	for len(r.ready) > 0 {
+		bk := r.ready[0]
+		r.ready = r.ready[1:]
+		delete(r.readySet, bk)
+		q := append([]*waiter(nil), r.queues[bk]...)
+		db := ks.DB(bk.db)
+		key := []byte(bk.key)
+		for _, w := range q {
+			if w.finished {
+				continue
+			}
+			e := db.LookupWrite(key)
+			if e == nil || e.Type() != w.typ || e.Obj().Len() == 0 {
+				break
+			}
+			if w.cl.PeerClosed != nil && w.cl.PeerClosed() && w.cl.Kill != nil {
+				// The client hung up while blocked: what it would pop
+				// could never reach it. Redis notices the hang-up on its
+				// event loop first; a blocked connection here is off the
+				// loop, so its socket is asked now. Dropping the client
+				// finishes w; the next waiter is served instead.
+				w.cl.Kill()
+				continue
+			}
+			ic := &Ctx{Args: [][]byte{[]byte(w.cmd.Name)}, Cmd: w.cmd, Client: w.cl, W: w.cl.W, KS: ks, DB: db, Srv: srv, D: d}
+			p := d.propagating()
+			if p != nil {
+				p.beginUnit()
+				p.beforeCall()
+			}
+			d.protect(ic, func(c *Ctx) { w.pop(c, key) })
+			if p != nil {
+				p.endUnit()
+			}
+			srv.Stats().Dirty += int64(ic.dirty)
+			r.finish(w)
+		}
+	}
+	if len(r.ready) == 0 {
+		r.ready = nil
+	}
+}
+
+// finish takes w out of every queue and wakes its connection. Under the lock.
+func (r *blockReg) finish(w *waiter) {
+	if w.finished {
+		return
+	}
+	w.finished = true
+	for _, k := range w.keys {
+		bk := blockKey{w.db, k}
+		q := r.queues[bk]
+		for i, x := range q {
+			if x == w {
+				q = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(q) == 0 {
+			delete(r.queues, bk)
+		} else {
+			r.queues[bk] = q
+		}
+	}
+	r.waiting--
+	w.cl.Blocked = false
+	w.cl.Unblock = nil
+	w.cl.blockWait = nil
+	close(w.done)
+}
+
+// releaseBlocked forgets the waiter of a client that is gone. Under the lock.
+func releaseBlocked(cl *Client) {
+	w := cl.blockWait
+	if w == nil || w.finished {
+		return
+	}
+	w.reg.finish(w)
+}
+
+// BlockingPop is the shared body of every blocking command: it serves the
+// first of keys holding data of type typ (WRONGTYPE for a key of another
+// type met before), and otherwise blocks the client for timeout (0:
+// forever). Inside a transaction it answers at once with null (nullBulk:
+// a null bulk, else a null array).
+func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration, nullBulk bool, pop func(c *Ctx, key []byte)) {
+	for _, k := range keys {
+		e := c.DB.LookupWrite(k)
+		if e == nil {
+			continue
+		}
+		if e.Type() != typ {
+			c.Error(ErrWrongType)
+			return
+		}
+		if e.Obj().Len() == 0 {
+			continue
+		}
+		pop(c, k)
+		return
+	}
+	cl := c.Client
+	if cl.InMulti {
+		if nullBulk {
+			c.W.Null()
+		} else {
+			c.W.NullArray()
+		}
+		return
+	}
+	r := &c.D.blocked
+	if r.queues == nil {
+		r.queues = map[blockKey][]*waiter{}
+		r.readySet = map[blockKey]struct{}{}
+	}
+	w := &waiter{cl: cl, reg: r, cmd: c.Cmd, db: c.DB.ID(), typ: typ, pop: pop, done: make(chan struct{})}
+	for _, k := range keys {
+		ks := string(k)
+		dup := false
+		for _, x := range w.keys {
+			if x == ks {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		w.keys = append(w.keys, ks)
+		bk := blockKey{w.db, ks}
+		r.queues[bk] = append(r.queues[bk], w)
+	}
+	r.waiting++
+	cl.Blocked = true
+	cl.blockWait = w
+	kspace := c.KS
+	cl.Unblock = func(withError bool) bool {
+		if w.finished {
+			return false
+		}
+		if withError {
+			cl.W.Error(ErrUnblocked)
+		} else {
+			cl.W.NullArray()
+		}
+		r.finish(w)
+		return true
+	}
+	c.Offload(func() {
+		var expired <-chan time.Time
+		if timeout > 0 {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		}
+		var hangup <-chan time.Time
+		if cl.PeerClosed != nil {
+			t := time.NewTicker(hangupCheck)
+			defer t.Stop()
+			hangup = t.C
+		}
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-expired:
+				kspace.Exec(func() {
+					if !w.finished {
+						cl.W.NullArray()
+						r.finish(w)
+					}
+				})
+				return
+			case <-hangup:
+				// The connection's loop does not watch a blocked client:
+				// one that hung up is dropped from here (which finishes w).
+				kspace.Exec(func() {
+					if !w.finished && cl.PeerClosed() && cl.Kill != nil {
+						cl.Kill()
+					}
+				})
+			}
+		}
+	})
+}

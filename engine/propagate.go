@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"unsafe"
+
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Write propagation (Redis 7.0 server.c call, alsoPropagate,
+// propagatePendingCommands; db.c propagateDeletion): what every change of
+// the dataset hands to its consumers (the AOF; replicas), in the
+// deterministic, absolute form redis-server 7.0 propagates it. The
+// commands' rewrites are theirs (commands/propagate.go lists them); the
+// stream is the engine's.
+//
+// Execution units. Everything propagated while one top-level command
+// runs (a whole EXEC, the DELs of the keys it expired, its own form) is
+// one unit, handed over when it ends; a unit of more than one command is
+// wrapped in MULTI ... EXEC, as 7.0 does, so that a replica or an AOF
+// replay applies it atomically. Serving each blocked client is a unit of
+// its own, after the unit of the command that woke it. The expiry
+// engine's deletions, outside any command, are handed over one by one.
+
+// Propagator is one consumer of the stream: the AOF, later a replication
+// backlog. Each keeps its own SELECT state: every command comes with its
+// database, and a consumer emits SELECT when it differs from the previous
+// command's it wrote (a rewritten AOF, a new replica, start from none).
+type Propagator interface {
+	// Propagate hands over one command to apply in database db. It is
+	// called with the keyspace lock held, so it must not block for long
+	// nor call back into the keyspace. argv is the Propagator's to keep:
+	// nothing modifies it afterwards, and the Propagator must not modify
+	// it either (elements may be shared constants, and every consumer
+	// gets the same copy). MULTI and EXEC come through here too, with the
+	// database of the first and of the last command of the unit they
+	// wrap.
+	Propagate(db int, argv [][]byte)
+}
+
+// propagation is a dispatcher's propagation stream. It is used under the
+// keyspace lock.
+type propagation struct {
+	to       []Propagator // the consumers; none: nothing is propagated
+	pending  []propOp     // the running unit's commands
+	inUnit   bool         // a unit runs: buffer instead of handing over
+	replaced bool         // the running command chose its form (Propagate, PreventPropagation)
+	arena    argvArena    // where the propagated copies are made
+}
+
+// propOp is one propagated command.
+type propOp struct {
+	db   int
+	argv [][]byte
+}
+
+// maxKeptPending bounds the unit buffer a dispatcher keeps between units.
+const maxKeptPending = 1024
+
+// Attach makes p receive every change from now on, after the consumers
+// attached before it. Call it before serving clients or with the
+// keyspace lock held, and once the data set is loaded: commands replayed
+// from an AOF must not be propagated again. Attaching a consumer twice
+// is harmless.
+func (d *Dispatcher) Attach(p Propagator) {
+	for _, x := range d.prop.to {
+		if x == p {
+			return
+		}
+	}
+	d.prop.to = append(d.prop.to, p)
+}
+
+// Detach stops p receiving changes; once no consumer is left, the stream
+// stops and commands pay nothing for it. Under the keyspace lock, or
+// before serving clients. A unit running while the last consumer leaves
+// is dropped.
+func (d *Dispatcher) Detach(p Propagator) {
+	pr := &d.prop
+	for i, x := range pr.to {
+		if x == p {
+			pr.to = append(pr.to[:i:i], pr.to[i+1:]...)
+			break
+		}
+	}
+	if len(pr.to) == 0 {
+		pr.to = nil
+		clear(pr.pending)
+		pr.pending = pr.pending[:0]
+	}
+}
+
+// propagating returns the propagation stream, nil when it has no
+// consumer.
+func (d *Dispatcher) propagating() *propagation {
+	if d.prop.to == nil {
+		return nil
+	}
+	return &d.prop
+}
+
+// PropagateExpired is the expiry sink that propagates the deletion of a
+// key whose deadline passed (db.c deleteExpiredKeyAndPropagate): inside a
+// unit, before the command that met it; outside (the expiry engine) at
+// once. Nothing happens while the stream has no consumer.
+func (d *Dispatcher) PropagateExpired(ev keyspace.Expired) {
+	p := d.propagating()
+	if p == nil {
+		return
+	}
+	// The arena copies the key; the view of the string is only read.
+	argv := [2][]byte{DeleteName(d.Srv, "lazyfree-lazy-expire"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
+	p.add(ev.DB, p.arena.copy(argv[:]))
+}
+
+// beginUnit starts an execution unit (a top-level command, or the
+// serving of one blocked client).
+func (p *propagation) beginUnit() { p.inUnit = true }
+
+// endUnit hands the unit's commands over, wrapped in MULTI ... EXEC when
+// there are more than one (propagatePendingCommands).
+func (p *propagation) endUnit() {
+	p.inUnit = false
+	ops := p.pending
+	switch len(ops) {
+	case 0:
+	case 1:
+		p.send(ops[0].db, ops[0].argv)
+	default:
+		p.send(ops[0].db, argvMULTI)
+		for _, op := range ops {
+			p.send(op.db, op.argv)
+		}
+		p.send(ops[len(ops)-1].db, argvEXEC)
+	}
+	clear(ops)
+	p.pending = ops[:0]
+	if cap(p.pending) > maxKeptPending {
+		p.pending = nil
+	}
+}
+
+// send hands one command to every consumer.
+func (p *propagation) send(db int, argv [][]byte) {
+	for _, to := range p.to {
+		to.Propagate(db, argv)
+	}
+}
+
+// add propagates argv, owned by the propagation, in database db: kept
+// for the end of the running unit, or handed over at once outside one.
+func (p *propagation) add(db int, argv [][]byte) {
+	if p.inUnit {
+		p.pending = append(p.pending, propOp{db, argv})
+		return
+	}
+	p.send(db, argv)
+}
+
+// beforeCall and afterCall bracket one command (Dispatcher.call): after
+// it, a command that changed the dataset and did not choose its
+// propagated form propagates its arguments as they came.
+func (p *propagation) beforeCall() { p.replaced = false }
+
+func (p *propagation) afterCall(c *Ctx) {
+	if p.replaced || c.dirty <= 0 {
+		return
+	}
+	p.add(c.DB.ID(), p.arena.copy(c.Args))
+}
+
+// Propagating reports whether the command's propagated form is wanted,
+// for a handler that would spend work building it (SPOP's members).
+func (c *Ctx) Propagating() bool { return c.D.propagating() != nil }
+
+// Propagate sets what the running command propagates instead of its own
+// arguments (Redis's rewriteClientCommandVector and alsoPropagate): each
+// call adds one command, in the client's database, after whatever the
+// command propagated before (the DELs of keys it expired). A command
+// that calls it propagates only what it gave, whatever its dirty count.
+// argv is copied: it may alias the client's read buffer or a value's
+// storage.
+func (c *Ctx) Propagate(argv ...[]byte) {
+	p := c.D.propagating()
+	if p == nil {
+		return
+	}
+	p.replaced = true
+	p.add(c.DB.ID(), p.arena.copy(argv))
+}
+
+// PreventPropagation makes the running command propagate nothing, for
+// a command that counts a change (for WATCH) where Redis counts none
+// (Redis's preventCommandPropagation serves the same end), and for EXEC,
+// whose commands propagated themselves. Commands it gave with Propagate
+// before stay given.
+func (c *Ctx) PreventPropagation() {
+	if p := c.D.propagating(); p != nil {
+		p.replaced = true
+	}
+}
+
+// argvArena makes the copies of propagated commands without an
+// allocation per command: it carves them from chunks that are only ever
+// appended to, so a copy handed out is never written again and the
+// Propagator may keep it; the GC frees a chunk once nothing refers to
+// it. Large commands get their own allocation, so that keeping one does
+// not pin a chunk much larger than itself. Used under the keyspace lock.
+type argvArena struct {
+	data []byte   // the current data chunk
+	hdrs [][]byte // the current chunk of argument headers
+}
+
+const (
+	arenaDataChunk = 32 << 10
+	arenaHdrChunk  = 512
+	arenaMaxCopy   = arenaDataChunk / 8 // larger commands: their own allocation
+)
+
+// copy returns a copy of argv.
+func (a *argvArena) copy(argv [][]byte) [][]byte {
+	n := 0
+	for _, x := range argv {
+		n += len(x)
+	}
+	if n > arenaMaxCopy || len(argv) > arenaHdrChunk/8 {
+		return copyArgv(argv)
+	}
+	if cap(a.data)-len(a.data) < n {
+		a.data = make([]byte, 0, arenaDataChunk)
+	}
+	if cap(a.hdrs)-len(a.hdrs) < len(argv) {
+		a.hdrs = make([][]byte, 0, arenaHdrChunk)
+	}
+	h := len(a.hdrs)
+	a.hdrs = a.hdrs[:h+len(argv)]
+	out := a.hdrs[h : h+len(argv) : h+len(argv)]
+	for i, x := range argv {
+		start := len(a.data)
+		a.data = append(a.data, x...)
+		out[i] = a.data[start:len(a.data):len(a.data)]
+	}
+	return out
+}
+
+// copyArgv copies argv into one buffer of its own.
+func copyArgv(argv [][]byte) [][]byte {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(argv))
+	for i, a := range argv {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}
+
+// The commands the stream itself makes. Shared: never modified.
+var (
+	argvMULTI  = [][]byte{[]byte("MULTI")} // whole commands, shared: a Propagator does not modify argv
+	argvEXEC   = [][]byte{[]byte("EXEC")}
+	propDEL    = []byte("DEL")
+	propUNLINK = []byte("UNLINK")
+)
+
+// DeleteName is DEL, or UNLINK when the lazyfree directive (Redis's
+// lazyfree_lazy_expire, lazyfree_lazy_user_del) is on: Redis propagates
+// the deletion the way it made it.
+func DeleteName(srv Server, directive string) []byte {
+	if srv != nil && srv.Config().Bool(directive) {
+		return propUNLINK
+	}
+	return propDEL
+}
