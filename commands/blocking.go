@@ -229,3 +229,20 @@ func bzpopGeneric(c *engine.Ctx, max bool) {
 		}
 	})
 }
+
+// ---- propagated forms ------------------------------------------------------
+
+// propagateBlmove is the propagated form of a BLMOVE or BRPOPLPUSH that
+// moved an element: RPOPLPUSH src dst, or LMOVE src dst with the ends as
+// given when it ran at once (t_list.c lmoveGenericCommand) and named
+// "left" or "right" when it was served later (blocked.c).
+func propagateBlmove(c *engine.Ctx, src, dst []byte, from, to bool) {
+	switch {
+	case c.Cmd.Name == "brpoplpush":
+		c.Propagate(propRPOPLPUSH, src, dst)
+	case len(c.Args) == 6: // BLMOVE src dst wherefrom whereto timeout
+		c.Propagate(propLMOVE, src, dst, c.Args[3], c.Args[4])
+	default:
+		c.Propagate(propLMOVE, src, dst, listEndName(from), listEndName(to))
+	}
+}

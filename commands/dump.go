@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
@@ -143,4 +144,23 @@ func restoreCommand(c *engine.Ctx) {
 	c.Notify(config.NotifyGeneric, "restore", key)
 	c.Dirty(1)
 	c.W.OK()
+}
+
+// ---- propagated forms ------------------------------------------------------
+
+// propagateRestore is the propagated form of a RESTORE that stored its
+// key with a deadline (cluster.c restoreCommand): a relative TTL becomes
+// the absolute deadline, with ABSTTL added at the end; an ABSTTL one
+// propagates as it came. A RESTORE whose deadline had already passed
+// stores nothing and propagates DEL key when REPLACE deleted the key
+// (whatever lazyfree says), nothing otherwise: c.Propagate(propDEL, key).
+func propagateRestore(c *engine.Ctx, deadline int64, absTTL bool) {
+	if deadline == 0 || absTTL || !c.Propagating() {
+		return
+	}
+	argv := make([][]byte, 0, len(c.Args)+1)
+	argv = append(argv, c.Args...)
+	var tmp [20]byte
+	argv[2] = strconv.AppendInt(tmp[:0], deadline, 10)
+	c.Propagate(append(argv, propABSTTL)...)
 }

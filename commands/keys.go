@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/zredis/zredis/config"
@@ -685,4 +686,20 @@ func objectFreqCommand(c *engine.Ctx) {
 		return
 	}
 	c.W.Int(c.KS.Freq(e))
+}
+
+// ---- propagated forms ------------------------------------------------------
+
+// propagateExpire is the propagated form of EXPIRE, PEXPIRE and EXPIREAT
+// that set a deadline (expire.c expireGenericCommand): PEXPIREAT key
+// <deadline> followed by the options as given; PEXPIREAT propagates as
+// it came.
+func propagateExpire(c *engine.Ctx, when int64) {
+	if c.Cmd.Name == "pexpireat" || !c.Propagating() {
+		return
+	}
+	var tmp [20]byte
+	argv := make([][]byte, 0, len(c.Args))
+	argv = append(argv, propPEXPIREAT, c.Args[1], strconv.AppendInt(tmp[:0], when, 10))
+	c.Propagate(append(argv, c.Args[3:]...)...)
 }

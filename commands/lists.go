@@ -686,3 +686,13 @@ func parseMpopCount(c *engine.Ctx, from int) (count int64, ok bool) {
 	}
 	return count, true
 }
+
+// ---- propagated forms ------------------------------------------------------
+
+// listEndName is "left" or "right", as Redis names a list end.
+func listEndName(front bool) []byte {
+	if front {
+		return propLeft
+	}
+	return propRight
+}

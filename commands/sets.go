@@ -771,3 +771,15 @@ func sscanCommand(c *engine.Ctx) {
 		writeMember(c, m)
 	}
 }
+
+// ---- propagated forms ------------------------------------------------------
+
+// propagateSpop propagates one member popped by SPOP as SREM key member
+// (t_set.c): one SREM per member, in the order of the reply.
+func propagateSpop(c *engine.Ctx, key []byte, m keyspace.Member) {
+	if !c.Propagating() {
+		return
+	}
+	var tmp [20]byte
+	c.Propagate(propSREM, key, m.Bytes(tmp[:0]))
+}

@@ -1054,3 +1054,38 @@ func lcsLength(a, b []byte) uint32 {
 	}
 	return prev[len(b)]
 }
+
+// ---- propagated forms ------------------------------------------------------
+
+// propagatePexpireat propagates PEXPIREAT key at.
+func propagatePexpireat(c *engine.Ctx, key []byte, at int64) {
+	if !c.Propagating() {
+		return
+	}
+	var tmp [20]byte
+	c.Propagate(propPEXPIREAT, key, strconv.AppendInt(tmp[:0], at, 10))
+}
+
+// propagateSet is the propagated form of a SET that set its key
+// (t_string.c setGenericCommand): with an expire, SET key value PXAT
+// <deadline> whatever the options; with GET and no expire, the command
+// without its GET arguments; otherwise the command as it came.
+func propagateSet(c *engine.Ctx, o setOptions, key, val []byte, deadline int64) {
+	if o.expire == nil && o.flags&setGet == 0 || !c.Propagating() {
+		return // as it came (the dispatcher's part), or nothing wanted
+	}
+	switch {
+	case o.expire != nil:
+		var tmp [20]byte
+		c.Propagate(propSET, key, val, propPXAT, strconv.AppendInt(tmp[:0], deadline, 10))
+	case o.flags&setGet != 0:
+		argv := make([][]byte, 0, len(c.Args))
+		for j, a := range c.Args {
+			if j >= 3 && engine.EqualFold(a, "get") {
+				continue
+			}
+			argv = append(argv, a)
+		}
+		c.Propagate(argv...)
+	}
+}
