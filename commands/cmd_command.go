@@ -34,14 +34,6 @@ func init() {
 	)
 }
 
-// Error texts of COMMAND GETKEYS (server.c getKeysSubcommandImpl).
-const (
-	errGetKeysInvalidCommand = "ERR Invalid command specified"
-	errGetKeysNoKeys         = "ERR The command has no key arguments"
-	errGetKeysArity          = "ERR Invalid number of arguments specified for command"
-	errGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
-)
-
 // ---- COMMAND, COMMAND INFO ----------------------------------------------
 
 // commandCommand is COMMAND without arguments: the info of every command.
@@ -343,15 +335,15 @@ func getKeysGeneric(c *engine.Ctx, withFlags bool) {
 		target = lookupSub(target, args[1])
 	}
 	if target == nil {
-		c.Error(errGetKeysInvalidCommand)
+		c.Error(engine.ErrGetKeysInvalidCommand)
 		return
 	}
 	if target.FirstKey <= 0 && target.Keys == nil || onlyNotKeys(target) {
-		c.Error(errGetKeysNoKeys)
+		c.Error(engine.ErrGetKeysNoKeys)
 		return
 	}
 	if n := len(args); (target.Arity > 0 && target.Arity != n) || n < -target.Arity {
-		c.Error(errGetKeysArity)
+		c.Error(engine.ErrGetKeysArity)
 		return
 	}
 	pos := target.KeyPositions(args)
@@ -359,7 +351,7 @@ func getKeysGeneric(c *engine.Ctx, withFlags bool) {
 		if target.Flags&engine.NoMandatoryKeys != 0 {
 			c.W.Array(0)
 		} else {
-			c.Error(errGetKeysInvalidArgs)
+			c.Error(engine.ErrGetKeysInvalidArgs)
 		}
 		return
 	}

@@ -157,12 +157,12 @@ func TestCommandGetKeys(t *testing.T) {
 		{[]string{"get", "k"}, replyBulks("k")},
 		{[]string{"GET", "k"}, replyBulks("k")},
 		{[]string{"set", "k", "v", "ex", "10"}, replyBulks("k")},
-		{[]string{"get", "a", "b"}, replyErr(errGetKeysArity)},
-		{[]string{"nosuch", "a", "b"}, replyErr(errGetKeysInvalidCommand)},
-		{[]string{"ping", "a"}, replyErr(errGetKeysNoKeys)},
-		{[]string{"command", "count"}, replyErr(errGetKeysNoKeys)},
-		{[]string{"command", "nosuch"}, replyErr(errGetKeysInvalidCommand)},
-		{[]string{"command", "getkeys", "get", "k"}, replyErr(errGetKeysNoKeys)},
+		{[]string{"get", "a", "b"}, replyErr(engine.ErrGetKeysArity)},
+		{[]string{"nosuch", "a", "b"}, replyErr(engine.ErrGetKeysInvalidCommand)},
+		{[]string{"ping", "a"}, replyErr(engine.ErrGetKeysNoKeys)},
+		{[]string{"command", "count"}, replyErr(engine.ErrGetKeysNoKeys)},
+		{[]string{"command", "nosuch"}, replyErr(engine.ErrGetKeysInvalidCommand)},
+		{[]string{"command", "getkeys", "get", "k"}, replyErr(engine.ErrGetKeysNoKeys)},
 		{[]string{"get"}, replyErr(engine.ErrWrongArgs("command|getkeys"))},
 	}
 	for _, tt := range tests {
@@ -171,7 +171,7 @@ func TestCommandGetKeys(t *testing.T) {
 	}
 	assert.Equal(t, replyArray(replyArray(replyBulk("k"), "*2\r\n+RO\r\n+access\r\n")),
 		e.run("COMMAND", "GETKEYSANDFLAGS", "get", "k"))
-	assert.Equal(t, replyErr(errGetKeysInvalidCommand), e.run("COMMAND", "GETKEYSANDFLAGS", "nosuch", "k"))
+	assert.Equal(t, replyErr(engine.ErrGetKeysInvalidCommand), e.run("COMMAND", "GETKEYSANDFLAGS", "nosuch", "k"))
 	// SET's flags depend on GET (a variable_flags key spec).
 	assert.Equal(t, replyArray(replyArray(replyBulk("k"), "*2\r\n+OW\r\n+update\r\n")),
 		e.run("COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "ex", "10"))
@@ -190,7 +190,7 @@ func TestCommandHidesExtensions(t *testing.T) {
 			parts := strings.SplitN(sub.Name, "|", 2)
 			assert.Equal(t, "*1\r\n$-1\r\n", e.run("COMMAND", "INFO", sub.Name))
 			assert.Equal(t, "*0\r\n", e.run("COMMAND", "DOCS", sub.Name))
-			assert.Equal(t, replyErr(errGetKeysInvalidCommand), e.run("COMMAND", "GETKEYS", parts[0], parts[1], "x"))
+			assert.Equal(t, replyErr(engine.ErrGetKeysInvalidCommand), e.run("COMMAND", "GETKEYS", parts[0], parts[1], "x"))
 			assert.NotContains(t, e.run("COMMAND", "LIST"), sub.Name)
 			assert.NotContains(t, e.run("COMMAND", "INFO", parts[0]), sub.Name)
 		}
@@ -215,7 +215,7 @@ func TestCommandGetKeysMovable(t *testing.T) {
 	cmdWithTestCommand(t, cmd)
 	e := newTestEnv(t)
 	assert.Equal(t, replyBulks("d", "a", "b"), e.run("COMMAND", "GETKEYS", "zunionstore", "d", "2", "a", "b", "c"))
-	assert.Equal(t, replyErr(errGetKeysInvalidArgs), e.run("COMMAND", "GETKEYS", "zunionstore", "d", "0", "a"))
+	assert.Equal(t, replyErr(engine.ErrGetKeysInvalidArgs), e.run("COMMAND", "GETKEYS", "zunionstore", "d", "0", "a"))
 	assert.Equal(t,
 		"*3\r\n*2\r\n$1\r\nd\r\n*2\r\n+OW\r\n+update\r\n*2\r\n$1\r\na\r\n*2\r\n+RO\r\n+access\r\n*2\r\n$1\r\nb\r\n*2\r\n+RO\r\n+access\r\n",
 		e.run("COMMAND", "GETKEYSANDFLAGS", "zunionstore", "d", "2", "a", "b"))

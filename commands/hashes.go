@@ -35,14 +35,6 @@ func init() {
 	)
 }
 
-// Errors of the hash family (t_hash.c).
-const (
-	errHashNotInteger = "ERR hash value is not an integer"
-	errHashNotFloat   = "ERR hash value is not a float"
-	errHashNaNOrInf   = "ERR value is NaN or Infinity"
-	errHashValueRange = "ERR value is out of range"
-)
-
 // ---- access helpers -----------------------------------------------------------
 
 // hashRead looks key up for a read. ok=false means the key holds another
@@ -328,7 +320,7 @@ func hincrbyCommand(c *engine.Ctx) {
 	var v int64
 	if old, found := h.Get(field); found {
 		if v, ok = engine.ParseInt(old); !ok {
-			c.Error(errHashNotInteger)
+			c.Error(engine.ErrHashNotInteger)
 			return
 		}
 	}
@@ -356,7 +348,7 @@ func hincrbyfloatCommand(c *engine.Ctx) {
 		return
 	}
 	if incr.IsInf() {
-		c.Error(errHashNaNOrInf)
+		c.Error(engine.ErrHashNaNOrInf)
 		return
 	}
 	key, field := c.Args[1], c.Args[2]
@@ -367,7 +359,7 @@ func hincrbyfloatCommand(c *engine.Ctx) {
 	value := new(big.Float).SetPrec(ldPrec)
 	if old, found := h.Get(field); found {
 		if value, ok = parseLongDouble(old); !ok {
-			c.Error(errHashNotFloat)
+			c.Error(engine.ErrHashNotFloat)
 			return
 		}
 	}
@@ -427,7 +419,7 @@ func hrandfieldCommand(c *engine.Ctx) {
 	} else if len(c.Args) == 4 {
 		withValues = true
 		if l < math.MinInt64/2 || l > math.MaxInt64/2 {
-			c.Error(errHashValueRange)
+			c.Error(engine.ErrValueOutOfRange)
 			return
 		}
 	}

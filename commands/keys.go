@@ -49,15 +49,6 @@ func init() {
 	)
 }
 
-// Error texts of this family (expire.c, db.c, object.c).
-const (
-	errExpireNXCombo = "ERR NX and XX, GT or LT options at the same time are not compatible"
-	errExpireGTLT    = "ERR GT and LT options at the same time are not compatible"
-	errInvalidCursor = "ERR invalid cursor"
-	errLFUNotChosen  = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
-	errLFUChosen     = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
-)
-
 // errUnsupportedOption answers an unknown EXPIRE option, quoting it.
 func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " + string(opt) }
 
@@ -137,11 +128,11 @@ func parseExpireFlags(c *engine.Ctx) (expireFlags, bool) {
 		}
 	}
 	if f&expireNX != 0 && f&(expireXX|expireGT|expireLT) != 0 {
-		c.Error(errExpireNXCombo)
+		c.Error(engine.ErrExpireNXCombo)
 		return 0, false
 	}
 	if f&expireGT != 0 && f&expireLT != 0 {
-		c.Error(errExpireGTLT)
+		c.Error(engine.ErrExpireGTLT)
 		return 0, false
 	}
 	return f, true
@@ -459,7 +450,7 @@ func parseCursor(b []byte) (uint64, bool) {
 func cursorArg(c *engine.Ctx, i int) (uint64, bool) {
 	cursor, ok := parseCursor(c.Args[i])
 	if !ok {
-		c.Error(errInvalidCursor)
+		c.Error(engine.ErrInvalidCursor)
 	}
 	return cursor, ok
 }
@@ -670,7 +661,7 @@ func objectIdletimeCommand(c *engine.Ctx) {
 		return
 	}
 	if lfuPolicy(c) {
-		c.Error(errLFUChosen)
+		c.Error(engine.ErrLFUChosen)
 		return
 	}
 	c.W.Int(e.IdleSeconds(c.KS.Now()))
@@ -682,7 +673,7 @@ func objectFreqCommand(c *engine.Ctx) {
 		return
 	}
 	if !lfuPolicy(c) {
-		c.Error(errLFUNotChosen)
+		c.Error(engine.ErrLFUNotChosen)
 		return
 	}
 	c.W.Int(c.KS.Freq(e))

@@ -136,7 +136,7 @@ func TestListMoveAndMPop(t *testing.T) {
 		{argv("LMPOP", "1", "b", "LEFT", "COUNT", "1", "COUNT", "1"), replyErr(engine.ErrSyntax)},
 		{argv("COMMAND", "GETKEYS", "LMPOP", "2", "x", "y", "LEFT"), replyBulks("x", "y")},
 		{argv("COMMAND", "GETKEYS", "LMPOP", "2abc", "x", "y", "LEFT"), replyBulks("x", "y")},
-		{argv("COMMAND", "GETKEYS", "LMPOP", "3", "x", "LEFT"), replyErr(errGetKeysInvalidArgs)},
+		{argv("COMMAND", "GETKEYS", "LMPOP", "3", "x", "LEFT"), replyErr(engine.ErrGetKeysInvalidArgs)},
 	})
 }
 

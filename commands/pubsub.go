@@ -138,14 +138,9 @@ func punsubscribeCommand(c *engine.Ctx) { unsubscribe(c, &patternKind) }
 // their own, counted apart from channels and patterns, never matched by
 // patterns.
 
-// errSsubscribeDenyBlocking answers SSUBSCRIBE inside a transaction: EXEC
-// runs its commands as a client that may not block, and unlike
-// SUBSCRIBE, 7.0's SSUBSCRIBE makes no exception for it.
-const errSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
-
 func ssubscribeCommand(c *engine.Ctx) {
 	if c.Client.InMulti {
-		c.Error(errSsubscribeDenyBlocking)
+		c.Error(engine.ErrSsubscribeDenyBlocking)
 		return
 	}
 	subscribe(c, &shardKind)

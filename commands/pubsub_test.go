@@ -168,7 +168,7 @@ func TestPubSubInMulti(t *testing.T) {
 		{argv("MULTI"), replyOK},
 		{argv("SUBSCRIBE", "a"), replySimple("QUEUED")},
 		{argv("SSUBSCRIBE", "a"), replySimple("QUEUED")},
-		{argv("EXEC"), replyArray(confirm("subscribe", "a", 1), replyErr(errSsubscribeDenyBlocking))},
+		{argv("EXEC"), replyArray(confirm("subscribe", "a", 1), replyErr(engine.ErrSsubscribeDenyBlocking))},
 		{argv("MULTI"), replyErr(subscribedContextText("multi"))},
 	})
 }

@@ -34,14 +34,6 @@ func init() {
 	)
 }
 
-// Error texts of this family (t_set.c).
-const (
-	errNumkeysPositive = "ERR numkeys should be greater than 0"
-	errNumkeysTooMany  = "ERR Number of keys can't be greater than number of args"
-	errLimitNegative   = "ERR LIMIT can't be negative"
-	errSrandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-)
-
 // sintercardKeys is SINTERCARD's key positions: numkeys keys from
 // argument 2, none when numkeys is not a valid count.
 func sintercardKeys(args [][]byte) []int {
@@ -398,7 +390,7 @@ func srandmemberCommand(c *engine.Ctx) {
 		return
 	}
 	if l == math.MinInt64 {
-		c.Error(errSrandCountRange)
+		c.Error(engine.ErrLongRange)
 		return
 	}
 	uniq := l >= 0
@@ -527,11 +519,11 @@ func sinterCommand(c *engine.Ctx) {
 func sintercardCommand(c *engine.Ctx) {
 	numkeys, ok := engine.ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
-		c.Error(errNumkeysPositive)
+		c.Error(engine.ErrNumkeysPositive)
 		return
 	}
 	if numkeys > int64(len(c.Args)-2) {
-		c.Error(errNumkeysTooMany)
+		c.Error(engine.ErrNumkeysTooMany)
 		return
 	}
 	limit := int64(0)
@@ -540,7 +532,7 @@ func sintercardCommand(c *engine.Ctx) {
 			j++
 			n, ok := engine.ParseInt(c.Args[j])
 			if !ok || n < 0 {
-				c.Error(errLimitNegative)
+				c.Error(engine.ErrLimitNegative)
 				return
 			}
 			limit = n

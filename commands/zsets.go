@@ -1137,7 +1137,7 @@ func zrandmemberCommand(c *engine.Ctx) {
 	if len(c.Args) == 4 {
 		withScores = true
 		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			c.Error(engine.ErrZRandRange)
+			c.Error(engine.ErrValueOutOfRange)
 			return
 		}
 	}
@@ -1356,7 +1356,7 @@ func zsetOpGeneric(c *engine.Ctx, store bool, numkeysIdx int, op zsetOp, cardOnl
 		case cardOnly && remaining >= 2 && engine.EqualFold(a, "limit"):
 			l, ok := engine.ParseInt(c.Args[j+1])
 			if !ok || l < 0 {
-				c.Error(engine.ErrZLimitNegative)
+				c.Error(engine.ErrLimitNegative)
 				return
 			}
 			limit = l

@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Error replies, with Redis 7.0's exact texts (server.c
 // createSharedObjects and the handlers that emit them). Every handler
@@ -140,18 +143,18 @@ const (
 
 // Errors of the sorted set family (t_zset.c), with Redis 7.0's texts.
 const (
-	ErrZAddXXNX       = "ERR XX and NX options at the same time are not compatible"
-	ErrZAddGTLTNX     = "ERR GT, LT, and/or NX options at the same time are not compatible"
-	ErrZAddIncrPair   = "ERR INCR option supports a single increment-element pair"
-	ErrZScoreNaN      = "ERR resulting score is not a number (NaN)"
-	ErrZMinMaxFloat   = "ERR min or max is not a float"
-	ErrZMinMaxLex     = "ERR min or max not valid string range item"
-	ErrZLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
-	ErrZWithscoresLex = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
-	ErrZWeightFloat   = "ERR weight value is not a float"
-	ErrZLimitNegative = "ERR LIMIT can't be negative"
-	ErrZRandRange     = "ERR value is out of range"
-	ErrLongRange      = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	ErrZAddXXNX        = "ERR XX and NX options at the same time are not compatible"
+	ErrZAddGTLTNX      = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	ErrZAddIncrPair    = "ERR INCR option supports a single increment-element pair"
+	ErrZScoreNaN       = "ERR resulting score is not a number (NaN)"
+	ErrZMinMaxFloat    = "ERR min or max is not a float"
+	ErrZMinMaxLex      = "ERR min or max not valid string range item"
+	ErrZLimitRank      = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	ErrZWithscoresLex  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	ErrZWeightFloat    = "ERR weight value is not a float"
+	ErrLimitNegative   = "ERR LIMIT can't be negative"
+	ErrValueOutOfRange = "ERR value is out of range"
+	ErrLongRange       = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 )
 
 // ErrAtLeastOneKey answers ZUNION-like commands given numkeys < 1.
@@ -168,3 +171,63 @@ const (
 	ErrNotInMulti       = "ERR Command not allowed inside a transaction"
 	ErrExecAbortBecause = "EXECABORT Transaction discarded because of: "
 )
+
+// COMMAND GETKEYS (server.c).
+const (
+	ErrGetKeysInvalidCommand = "ERR Invalid command specified"
+	ErrGetKeysNoKeys         = "ERR The command has no key arguments"
+	ErrGetKeysArity          = "ERR Invalid number of arguments specified for command"
+	ErrGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+)
+
+// The hash family (t_hash.c).
+const (
+	ErrHashNotInteger = "ERR hash value is not an integer"
+	ErrHashNotFloat   = "ERR hash value is not a float"
+	ErrHashNaNOrInf   = "ERR value is NaN or Infinity"
+)
+
+// The generic key family (expire.c, db.c, object.c).
+const (
+	ErrExpireNXCombo = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	ErrExpireGTLT    = "ERR GT and LT options at the same time are not compatible"
+	ErrInvalidCursor = "ERR invalid cursor"
+	ErrLFUNotChosen  = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	ErrLFUChosen     = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+
+// ErrSsubscribeDenyBlocking answers SSUBSCRIBE inside a transaction: EXEC
+// runs its commands as a client that may not block, and unlike
+// SUBSCRIBE, 7.0's SSUBSCRIBE makes no exception for it.
+const (
+	ErrSsubscribeDenyBlocking = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+)
+
+// The set family (t_set.c).
+const (
+	ErrNumkeysTooMany = "ERR Number of keys can't be greater than number of args"
+)
+
+// ---- the server's (persistence, protected mode) ---------------------------
+
+// ErrBGSaveInProgress is SAVE's and BGSAVE's reply while a background save
+// runs.
+const ErrBGSaveInProgress = "ERR Background save already in progress"
+
+// ErrMisconfRDB is the reply to writes after a failed background save with
+// stop-writes-on-bgsave-error yes (shared.bgsaveerr).
+const ErrMisconfRDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// ErrRewriteInProgress is BGREWRITEAOF's reply while a rewrite runs.
+const ErrRewriteInProgress = "ERR Background append only file rewriting already in progress"
+
+// ErrProtectedMode is what Redis 7.0 writes to a connection that
+// protected mode refuses (networking.c clientAcceptHandler).
+const ErrProtectedMode = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+
+// ErrMisconfAOF is the reply to writes while the AOF cannot be written.
+func ErrMisconfAOF(err error) string {
+	return "MISCONF Errors writing to the AOF file: " + strings.TrimSpace(err.Error())
+}

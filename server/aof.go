@@ -354,7 +354,7 @@ func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot, rdb bool) erro
 func (s *Server) startAOFRewrite() string {
 	a := &s.aof
 	if a.rewriting {
-		return errRewriteInProgress
+		return engine.ErrRewriteInProgress
 	}
 	a.rewriting, a.rewriteStart, a.scheduled = true, time.Now(), false
 	s.log.Noticef("Background append only file rewriting started")
@@ -379,9 +379,6 @@ func (s *Server) startAOFRewrite() string {
 	}()
 	return "Background append only file rewriting started"
 }
-
-// errRewriteInProgress is BGREWRITEAOF's reply while a rewrite runs.
-const errRewriteInProgress = "ERR Background append only file rewriting already in progress"
 
 // writeAOFBaseOnly is BGREWRITEAOF with the AOF off: the directory's
 // manifest ends up listing a new base written from snap and nothing else.
@@ -474,7 +471,7 @@ func (s *Server) aofRefused() string {
 		return ""
 	}
 	if err := s.aof.w.Err(); err != nil {
-		return "MISCONF Errors writing to the AOF file: " + strings.TrimSpace(err.Error())
+		return engine.ErrMisconfAOF(err)
 	}
 	return ""
 }
@@ -492,31 +489,31 @@ func (s *Server) closeAOF() {
 // infoAOF appends INFO persistence's AOF fields.
 func (s *Server) infoAOF(b []byte) []byte {
 	a := &s.aof
-	b = fieldInt(b, "aof_enabled", boolInt(a.w != nil || a.startPending))
-	b = fieldInt(b, "aof_rewrite_in_progress", boolInt(a.rewriting))
-	b = fieldInt(b, "aof_rewrite_scheduled", boolInt(a.scheduled))
-	b = fieldInt(b, "aof_last_rewrite_time_sec", a.lastRewriteSec)
+	b = engine.InfoInt(b, "aof_enabled", boolInt(a.w != nil || a.startPending))
+	b = engine.InfoInt(b, "aof_rewrite_in_progress", boolInt(a.rewriting))
+	b = engine.InfoInt(b, "aof_rewrite_scheduled", boolInt(a.scheduled))
+	b = engine.InfoInt(b, "aof_last_rewrite_time_sec", a.lastRewriteSec)
 	current := int64(-1)
 	if a.rewriting {
 		current = int64(time.Since(a.rewriteStart).Seconds())
 	}
-	b = fieldInt(b, "aof_current_rewrite_time_sec", current)
-	b = field(b, "aof_last_bgrewrite_status", okErr(a.lastRewriteOK))
-	b = fieldInt(b, "aof_rewrites", a.rewrites)
-	b = fieldInt(b, "aof_rewrites_consecutive_failures", a.rewriteFails)
+	b = engine.InfoInt(b, "aof_current_rewrite_time_sec", current)
+	b = engine.InfoStr(b, "aof_last_bgrewrite_status", okErr(a.lastRewriteOK))
+	b = engine.InfoInt(b, "aof_rewrites", a.rewrites)
+	b = engine.InfoInt(b, "aof_rewrites_consecutive_failures", a.rewriteFails)
 	writeOK := a.w == nil || a.w.Err() == nil
-	b = field(b, "aof_last_write_status", okErr(writeOK))
-	b = fieldInt(b, "aof_last_cow_size", 0)
-	b = fieldInt(b, "module_fork_in_progress", 0)
-	b = fieldInt(b, "module_fork_last_cow_size", 0)
+	b = engine.InfoStr(b, "aof_last_write_status", okErr(writeOK))
+	b = engine.InfoInt(b, "aof_last_cow_size", 0)
+	b = engine.InfoInt(b, "module_fork_in_progress", 0)
+	b = engine.InfoInt(b, "module_fork_last_cow_size", 0)
 	if a.w != nil {
 		st := a.w.Status()
-		b = fieldInt(b, "aof_current_size", st.CurrentSize)
-		b = fieldInt(b, "aof_base_size", st.BaseSize)
-		b = fieldInt(b, "aof_pending_rewrite", 0)
-		b = fieldInt(b, "aof_buffer_length", st.BufferLength)
-		b = fieldInt(b, "aof_pending_bio_fsync", boolInt(st.PendingFsync))
-		b = fieldInt(b, "aof_delayed_fsync", 0)
+		b = engine.InfoInt(b, "aof_current_size", st.CurrentSize)
+		b = engine.InfoInt(b, "aof_base_size", st.BaseSize)
+		b = engine.InfoInt(b, "aof_pending_rewrite", 0)
+		b = engine.InfoInt(b, "aof_buffer_length", st.BufferLength)
+		b = engine.InfoInt(b, "aof_pending_bio_fsync", boolInt(st.PendingFsync))
+		b = engine.InfoInt(b, "aof_delayed_fsync", 0)
 	}
 	return b
 }

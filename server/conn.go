@@ -16,12 +16,13 @@ import (
 	"github.com/zredis/zredis/resp"
 )
 
-// runID identifies this process run, as Redis's run_id does.
-var runID = func() string {
+// newRunID makes a server's run_id: 40 random hex digits, as Redis's
+// getRandomHexChars.
+func newRunID() string {
 	var b [20]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}()
+}
 
 // maxBatchUnderLock bounds how many commands of one pipeline run per
 // acquisition of the keyspace lock, so that a client sending a huge

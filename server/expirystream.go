@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/zmqpub"
@@ -171,30 +172,30 @@ func entryParts(e *keyspace.Entry) [][]byte {
 
 // info appends the "# Expiry" section's fields.
 func (x *expiryStream) info(b []byte, cfg *config.Config) []byte {
-	b = field(b, "expiry_zmq_endpoints", strings.Join(cfg.Strings("expiry-zmq-endpoints"), ","))
-	b = field(b, "expiry_zmq_types", strings.ReplaceAll(cfg.String("expiry-zmq-types"), " ", ","))
+	b = engine.InfoStr(b, "expiry_zmq_endpoints", strings.Join(cfg.Strings("expiry-zmq-endpoints"), ","))
+	b = engine.InfoStr(b, "expiry_zmq_types", strings.ReplaceAll(cfg.String("expiry-zmq-types"), " ", ","))
 	if x == nil {
-		b = fieldInt(b, "expiry_zmq_listeners", 0)
+		b = engine.InfoInt(b, "expiry_zmq_listeners", 0)
 		return b
 	}
 	ps := x.pub.Stats()
 	os := x.outbox.Stats()
-	b = fieldInt(b, "expiry_zmq_listeners", ps.Listeners)
-	b = fieldInt(b, "expiry_zmq_listener_connects", ps.Connects)
-	b = fieldInt(b, "expiry_messages_sent", ps.Sent)
-	b = fieldInt(b, "expiry_messages_queued", os.Queued)
-	b = fieldInt(b, "expiry_messages_queued_bytes", os.QueuedBytes)
-	b = fieldInt(b, "expiry_messages_spooled", os.Spooled)
-	b = fieldInt(b, "expiry_messages_spooled_bytes", os.SpooledBytes)
-	b = fieldInt(b, "expiry_messages_spilled_total", os.SpilledTotal)
-	b = fieldInt(b, "expiry_messages_dropped", os.Dropped)
-	b = fieldInt(b, "expiry_messages_dropped_bytes", os.DroppedBytes)
-	b = fieldInt(b, "expiry_messages_requeued", ps.Requeued)
+	b = engine.InfoInt(b, "expiry_zmq_listeners", ps.Listeners)
+	b = engine.InfoInt(b, "expiry_zmq_listener_connects", ps.Connects)
+	b = engine.InfoInt(b, "expiry_messages_sent", ps.Sent)
+	b = engine.InfoInt(b, "expiry_messages_queued", os.Queued)
+	b = engine.InfoInt(b, "expiry_messages_queued_bytes", os.QueuedBytes)
+	b = engine.InfoInt(b, "expiry_messages_spooled", os.Spooled)
+	b = engine.InfoInt(b, "expiry_messages_spooled_bytes", os.SpooledBytes)
+	b = engine.InfoInt(b, "expiry_messages_spilled_total", os.SpilledTotal)
+	b = engine.InfoInt(b, "expiry_messages_dropped", os.Dropped)
+	b = engine.InfoInt(b, "expiry_messages_dropped_bytes", os.DroppedBytes)
+	b = engine.InfoInt(b, "expiry_messages_requeued", ps.Requeued)
 	p50, p99, maxLag, n := x.lag.summary(time.Now())
-	b = fieldInt(b, "expiry_lag_samples", int64(n))
-	b = field(b, "expiry_lag_p50_ms", strconv.FormatFloat(p50, 'f', 3, 64))
-	b = field(b, "expiry_lag_p99_ms", strconv.FormatFloat(p99, 'f', 3, 64))
-	b = field(b, "expiry_lag_max_ms", strconv.FormatFloat(maxLag, 'f', 3, 64))
+	b = engine.InfoInt(b, "expiry_lag_samples", int64(n))
+	b = engine.InfoStr(b, "expiry_lag_p50_ms", strconv.FormatFloat(p50, 'f', 3, 64))
+	b = engine.InfoStr(b, "expiry_lag_p99_ms", strconv.FormatFloat(p99, 'f', 3, 64))
+	b = engine.InfoStr(b, "expiry_lag_max_ms", strconv.FormatFloat(maxLag, 'f', 3, 64))
 	return b
 }
 

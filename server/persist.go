@@ -24,16 +24,6 @@ const loadBatch = 1024
 // points wait before trying again (CONFIG_BGSAVE_RETRY_DELAY).
 const rdbRetryDelay = 5 * time.Second
 
-// ErrBGSaveInProgress is SAVE's and BGSAVE's reply while a background save
-// runs.
-const errBGSaveInProgress = "ERR Background save already in progress"
-
-// misconfRDB is the reply to writes after a failed background save with
-// stop-writes-on-bgsave-error yes (shared.bgsaveerr).
-const misconfRDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
-	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
-	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
-
 // rdbState is what the server knows of its RDB saves, for INFO
 // persistence and the save points. Fields are read and written under the
 // keyspace lock.
@@ -65,7 +55,7 @@ func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 		// Redis's SAVE blocks the server, so no two saves overlap
 		// there; here a second one would race the first's rename and
 		// could leave the older snapshot in place.
-		return nil, errBGSaveInProgress
+		return nil, engine.ErrBGSaveInProgress
 	}
 	dirty := s.stats.Dirty
 	s.rdb.fgRunning = true
@@ -85,7 +75,7 @@ func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 func (p persister) BGSave(inTx bool) string {
 	s := p.s
 	if s.rdb.bgRunning || s.rdb.fgRunning {
-		return errBGSaveInProgress
+		return engine.ErrBGSaveInProgress
 	}
 	if inTx {
 		s.rdb.scheduled = true // started by the cron (checkSavePoints)
@@ -100,7 +90,7 @@ func (p persister) LastSave() int64 { return p.s.rdb.lastSave }
 func (p persister) RewriteAOF(inTx bool) string {
 	s := p.s
 	if s.aof.rewriting {
-		return errRewriteInProgress
+		return engine.ErrRewriteInProgress
 	}
 	if inTx {
 		s.aof.scheduled = true // started by the cron (checkAOFRewrite)
@@ -115,7 +105,7 @@ func (p persister) WritesRefused() string {
 		return msg
 	}
 	if !s.rdb.lastOK && len(s.cfg.SaveParams()) > 0 && s.cfg.Bool("stop-writes-on-bgsave-error") {
-		return misconfRDB
+		return engine.ErrMisconfRDB
 	}
 	return ""
 }

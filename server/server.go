@@ -36,6 +36,7 @@ const RedisVersion = commands.RedisVersion
 // Server is one zredis instance.
 type Server struct {
 	cfg    *config.Config
+	runID  string // run_id: this server's, made once in New
 	log    *Logger
 	ks     *keyspace.Keyspace
 	disp   *engine.Dispatcher
@@ -96,6 +97,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		clock = keyspace.SystemClock{}
 	}
 	s := &Server{
+		runID:    newRunID(),
 		cfg:      cfg,
 		log:      log,
 		ks:       keyspace.New(int(cfg.Int("databases")), clock),
@@ -474,7 +476,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.stats.TotalConnections++
 		if s.protectedModeRefuses(nc.RemoteAddr()) {
 			s.stats.RejectedConnections++
-			refused = errProtectedMode
+			refused = engine.ErrProtectedMode
 			return
 		}
 		fd, err := netloop.TakeFD(nc)
@@ -503,10 +505,6 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	c.loop.Submit(c.attach)
 }
-
-// errProtectedMode is what Redis 7.0 writes to a connection that
-// protected mode refuses (networking.c clientAcceptHandler).
-const errProtectedMode = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
 
 // protectedModeRefuses reports whether protected mode refuses a client
 // connecting from peer: protected-mode yes, no password for the default
