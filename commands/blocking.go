@@ -10,18 +10,10 @@ import (
 	"github.com/zredis/zredis/keyspace"
 )
 
-// Blocking list and sorted-set commands (Redis blocked.c, t_list.c,
-// t_zset.c). A command whose keys hold data answers at once like its
-// non-blocking twin. Otherwise the client is registered as a waiter on
-// each of its keys (a FIFO per database and key) and its connection waits
-// off the event loop and without the keyspace lock (Ctx.Offload). A push
-// marks the key ready (listReady, zsetReady); once the command that
-// pushed (or the whole EXEC) is done, the dispatcher serves the waiters of
-// the ready keys in blocking order, under the lock (serveReady).
-// Serving a waiter sends the keyspace events of the pop it makes, as its
-// non-blocking twin would (blocked.c serveClientBlockedOnList,
-// genericZpopCommand): after the events of the command that made the key
-// ready, in the database the waiter blocked in.
+// Blocking list and sorted-set commands (Redis t_list.c, t_zset.c): each
+// parses its arguments and gives engine.BlockingPop the pop to make, which
+// runs at once when a key holds data, or later when a push makes one
+// ready (the engine's blocking layer, engine/blocking.go).
 func init() {
 	register(
 		&engine.Command{Name: "blpop", Arity: -3, Flags: engine.Write | engine.NoScript | engine.Blocking, ACL: "@write @list @slow @blocking", FirstKey: 1, LastKey: -2, KeyStep: 1, Group: "list", Run: blpopCommand},

@@ -109,7 +109,7 @@ type Ctx struct {
 	dirty   int
 	offload func()
 	// ownArgs: Args come straight from the client's request reader, so
-	// a big one is the command's to keep (see Ctx.setString).
+	// a big one is the command's to keep (see OwnsArg).
 	ownArgs bool
 }
 
