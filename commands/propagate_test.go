@@ -427,6 +427,38 @@ func TestPropagatorOff(t *testing.T) {
 	require.Equal(t, []string{"0:SET a 2"}, r.take())
 }
 
+// Any number of consumers get the same stream, each from the moment it is
+// attached until it is detached; the stream stops with the last one.
+func TestPropagateToSeveralConsumers(t *testing.T) {
+	e, first := newPropEnv(t)
+	second := &propRecorder{}
+	e.run("set", "a", "1")
+	e.KS.Lock()
+	e.D.Attach(second)
+	e.D.Attach(second) // twice: still one consumer
+	e.KS.Unlock()
+	e.runScript([][]string{{"multi"}, {"set", "b", "2"}, {"select", "3"}, {"incr", "c"}, {"exec"},
+		{"set", "x", "1", "px", "10"}, {"@advance", "20"}, {"get", "x"}})
+	want := []string{"0:MULTI", "0:set b 2", "3:incr c", "3:EXEC", "3:SET x 1 PXAT " + at(10), "3:DEL x"}
+	require.Equal(t, append([]string{"0:set a 1"}, want...), first.take())
+	require.Equal(t, want, second.take())
+
+	e.KS.Lock()
+	e.D.Detach(first)
+	e.KS.Unlock()
+	e.run("set", "y", "1")
+	require.Empty(t, first.take())
+	require.Equal(t, []string{"3:set y 1"}, second.take())
+	require.True(t, e.Client.Ctx().Propagating())
+
+	e.KS.Lock()
+	e.D.Detach(second)
+	e.KS.Unlock()
+	e.run("set", "z", "1")
+	require.Empty(t, second.take())
+	require.False(t, e.Client.Ctx().Propagating())
+}
+
 // ---- differential: what redis-server 7.0 writes to its AOF ----------------
 
 // propDiffScript is run on a redis-server 7.0 writing its AOF with
