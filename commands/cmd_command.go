@@ -38,7 +38,7 @@ func init() {
 
 // commandCommand is COMMAND without arguments: the info of every command.
 func commandCommand(c *engine.Ctx) {
-	all := table.All()
+	all := c.D.Table.All()
 	c.W.Array(len(all))
 	for _, cmd := range all {
 		writeCommandInfo(c, cmd)
@@ -54,7 +54,7 @@ func commandInfoCommand(c *engine.Ctx) {
 	}
 	c.W.Array(len(c.Args) - 2)
 	for _, name := range c.Args[2:] {
-		if cmd := lookupFullName(name); cmd != nil {
+		if cmd := lookupFullName(c.D.Table, name); cmd != nil {
 			writeCommandInfo(c, cmd)
 		} else {
 			c.W.Null()
@@ -142,11 +142,11 @@ func categoryIndex(cat string) int {
 	return -1
 }
 
-// lookupFullName finds a command by the name COMMAND INFO and DOCS take:
+// lookupFullName finds a command of t by the name COMMAND INFO and DOCS take:
 // "name" or "container|sub", case-insensitively (server.c
 // lookupCommandBySds). Deeper names, a sub of a non-container and an
 // Extension subcommand (not a 7.0 command) are nil.
-func lookupFullName(name []byte) *engine.Command {
+func lookupFullName(t *engine.Table, name []byte) *engine.Command {
 	i := -1
 	for j, ch := range name {
 		if ch == '|' {
@@ -157,9 +157,9 @@ func lookupFullName(name []byte) *engine.Command {
 		}
 	}
 	if i < 0 {
-		return table.Lookup(name)
+		return t.Lookup(name)
 	}
-	parent := table.Lookup(name[:i])
+	parent := t.Lookup(name[:i])
 	if parent == nil || len(parent.Subs) == 0 {
 		return nil
 	}
@@ -182,11 +182,11 @@ func lookupSub(parent *engine.Command, name []byte) *engine.Command {
 func commandDocsCommand(c *engine.Ctx) {
 	var cmds []*engine.Command
 	if len(c.Args) == 2 {
-		cmds = table.All()
+		cmds = c.D.Table.All()
 	} else {
 		cmds = make([]*engine.Command, 0, len(c.Args)-2)
 		for _, name := range c.Args[2:] {
-			if cmd := lookupFullName(name); cmd != nil {
+			if cmd := lookupFullName(c.D.Table, name); cmd != nil {
 				cmds = append(cmds, cmd)
 			}
 		}
@@ -236,7 +236,7 @@ func writeCommandDocs(c *engine.Ctx, cmd *engine.Command) {
 
 // ---- COMMAND COUNT, COMMAND LIST ---------------------------------------
 
-func commandCountCommand(c *engine.Ctx) { c.W.Int(int64(len(table.All()))) }
+func commandCountCommand(c *engine.Ctx) { c.W.Int(int64(len(c.D.Table.All()))) }
 
 // commandListFilter is COMMAND LIST's FILTERBY clause.
 type commandListFilter struct {
@@ -301,7 +301,7 @@ func commandListCommand(c *engine.Ctx) {
 	}
 	mark := c.W.DeferArray()
 	n := 0
-	for _, cmd := range table.All() {
+	for _, cmd := range c.D.Table.All() {
 		if f.keep(cmd) {
 			c.W.BulkString(cmd.Name)
 			n++
@@ -330,7 +330,7 @@ func commandGetKeysAndFlagsCommand(c *engine.Ctx) { getKeysGeneric(c, true) }
 // those of Redis's key specifications that find the key.
 func getKeysGeneric(c *engine.Ctx, withFlags bool) {
 	args := c.Args[2:]
-	target := table.Lookup(args[0])
+	target := c.D.Table.Lookup(args[0])
 	if target != nil && len(target.Subs) > 0 && len(args) >= 2 {
 		target = lookupSub(target, args[1])
 	}

@@ -127,7 +127,7 @@ func TestCommandList(t *testing.T) {
 
 	var connCat []string
 	for _, n := range names {
-		cmd := lookupFullName([]byte(n))
+		cmd := lookupFullName(table, []byte(n))
 		for _, c := range cmd.ACLCategories() {
 			if c == "@connection" {
 				connCat = append(connCat, n)

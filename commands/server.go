@@ -608,13 +608,10 @@ func latencyHistogramCommand(c *engine.Ctx) {
 	st := c.Srv.Stats()
 	var cmds []*engine.Command
 	if len(c.Args) == 2 {
-		for _, cmd := range table.All() {
-			cmds = append(cmds, cmd)
-			cmds = append(cmds, cmd.AllSubs()...)
-		}
+		c.D.Table.Each(func(cmd *engine.Command) { cmds = append(cmds, cmd) })
 	} else {
 		for _, a := range c.Args[2:] {
-			cmd := lookupFullName(a)
+			cmd := lookupFullName(c.D.Table, a)
 			if cmd == nil {
 				continue
 			}

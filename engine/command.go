@@ -244,6 +244,18 @@ func (t *Table) All() []*Command {
 	return out
 }
 
+// Each calls fn for every command in name order, each container followed
+// by all its subcommands (extensions included) in name order, as INFO
+// commandstats lists them.
+func (t *Table) Each(fn func(cmd *Command)) {
+	for _, cmd := range t.All() {
+		fn(cmd)
+		for _, sub := range cmd.AllSubs() {
+			fn(sub)
+		}
+	}
+}
+
 // Remove takes a top-level command out of the table, for a test that
 // registered a command of its own.
 func (t *Table) Remove(name string) { delete(t.byName, name) }
@@ -251,11 +263,18 @@ func (t *Table) Remove(name string) { delete(t.byName, name) }
 // size is the number of commands and subcommands registered.
 func (t *Table) size() int { return t.n }
 
-// SortedSubs returns a container's subcommands sorted by name.
-func (cmd *Command) SortedSubs() []*Command {
+// SortedSubs returns a container's subcommands sorted by name, without
+// the extensions: what COMMAND shows.
+func (cmd *Command) SortedSubs() []*Command { return cmd.sortedSubs(false) }
+
+// AllSubs returns a container's subcommands sorted by name, extensions
+// included: they are counted like any other.
+func (cmd *Command) AllSubs() []*Command { return cmd.sortedSubs(true) }
+
+func (cmd *Command) sortedSubs(extensions bool) []*Command {
 	out := make([]*Command, 0, len(cmd.Subs))
 	for _, c := range cmd.Subs {
-		if !c.Extension {
+		if extensions || !c.Extension {
 			out = append(out, c)
 		}
 	}

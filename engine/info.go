@@ -233,24 +233,8 @@ func appendInfoCommandstats(b []byte, c *Ctx) []byte {
 		b = strconv.AppendInt(b, s.FailedCalls, 10)
 		b = append(b, "\r\n"...)
 	}
-	for _, cmd := range c.D.Table.All() {
-		line(cmd)
-		for _, sub := range cmd.AllSubs() {
-			line(sub)
-		}
-	}
+	c.D.Table.Each(line)
 	return b
-}
-
-// AllSubs returns a container's subcommands sorted by name, extensions
-// included: they are counted like any other.
-func (cmd *Command) AllSubs() []*Command {
-	out := make([]*Command, 0, len(cmd.Subs))
-	for _, sub := range cmd.Subs {
-		out = append(out, sub)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // appendInfoErrorstats lists error replies by code, in byte order as
@@ -298,12 +282,7 @@ func appendInfoLatencystats(b []byte, c *Ctx) []byte {
 		}
 		b = append(b, "\r\n"...)
 	}
-	for _, cmd := range c.D.Table.All() {
-		line(cmd)
-		for _, sub := range cmd.AllSubs() {
-			line(sub)
-		}
-	}
+	c.D.Table.Each(line)
 	return b
 }
 
