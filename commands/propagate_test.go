@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -798,31 +798,13 @@ func (r *propRedis) appended() []string {
 // directory, active expiry off, or skips the test when none is installed.
 func propStartRedis(t *testing.T) *propRedis {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if testsupport.RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: propagation not compared with its AOF")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir,
-		"--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "yes")
-	cmd.Dir = dir
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	p := testsupport.StartRedis(t, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "yes")
+	dir := p.Dir
 	r := &propRedis{t: t}
-	addr := net.JoinHostPort("127.0.0.1", port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "redis-server on %s did not start", addr)
-		nc, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			continue
-		}
-		nc.Close()
-		break
-	}
+	addr := p.Addr
 	r.main, r.blocker = r.dial(addr), r.dial(addr)
 	if v := r.do([]string{"INFO", "server"}); !strings.Contains(v, "redis_version:7.0.") {
 		t.Skipf("redis-server is not 7.0: %.60q", v)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/zredis/zredis/commands/metadata"
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // The command table must describe every command exactly as redis-server
@@ -185,40 +185,10 @@ func TestTableMatchesRedis(t *testing.T) {
 // test, or skips the test when none is installed.
 func tblStartRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if testsupport.RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: command table not checked against it (make deps installs it)")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir)
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			continue
-		}
-		c.SetDeadline(time.Now().Add(time.Second))
-		io.WriteString(c, "PING\r\n")
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		c.Close()
-		if line == "+PONG\r\n" {
-			return addr
-		}
-	}
-	t.Fatalf("redis-server on %s did not start", addr)
-	return ""
+	return testsupport.StartRedis(t).Addr
 }
 
 // tblRead reads one RESP2 reply: string (simple or bulk), int64, nil,

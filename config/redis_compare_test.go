@@ -22,14 +22,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // redisBinary returns the redis-server path and its version, skipping the
 // test when there is no Redis 7.0 server to compare with.
 func redisBinary(t *testing.T) (string, string) {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
+	path := testsupport.RedisServerPath()
+	if path == "" {
 		t.Skip("redis-server not found in PATH: skipping comparison with real Redis 7.0")
 	}
 	out, err := exec.Command(path, "--version").Output()
@@ -41,15 +42,6 @@ func redisBinary(t *testing.T) (string, string) {
 		t.Skipf("redis-server is not Redis 7.0 (%s): skipping comparison", strings.TrimSpace(string(out)))
 	}
 	return path, m[1]
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
 }
 
 // respConn is a minimal RESP2 client.
@@ -147,21 +139,6 @@ func (rc *respConn) configMap(t *testing.T, patterns ...string) map[string]strin
 	return m
 }
 
-// logFile is where a redis-server writes its log; a file (not a buffer)
-// keeps exec from copying output in a goroutine.
-func logFile(t *testing.T, dir string) *os.File {
-	t.Helper()
-	f, err := os.CreateTemp(dir, "redis-*.log")
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
-func readLog(f *os.File) string {
-	data, _ := os.ReadFile(f.Name())
-	return string(data)
-}
-
 type liveRedis struct {
 	*respConn
 	dir  string
@@ -172,41 +149,12 @@ type liveRedis struct {
 // off, in a temporary directory, and stops it when the test ends.
 func startRedis(t *testing.T, bin string, args ...string) *liveRedis {
 	t.Helper()
-	dir := t.TempDir()
-	port := freePort(t)
-	all := append([]string{}, args...)
-	all = append(all, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no", "--logfile", "")
-	cmd := exec.Command(bin, all...)
-	cmd.Dir = dir
-	logs := logFile(t, dir)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	var conn net.Conn
-	var err error
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		conn, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("redis-server exited early: %s", readLog(logs))
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if err != nil {
-		t.Fatalf("redis-server did not start: %v: %s", err, readLog(logs))
-	}
+	all := append(append([]string{}, args...), "--daemonize", "no", "--logfile", "")
+	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: bin, Args: all, Dir: t.TempDir()})
+	conn, err := net.Dial("tcp", p.Addr)
+	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	return &liveRedis{respConn: &respConn{c: conn, r: bufio.NewReader(conn)}, dir: dir, port: port}
+	return &liveRedis{respConn: &respConn{c: conn, r: bufio.NewReader(conn)}, dir: p.Dir, port: p.Port}
 }
 
 // zredisDefaultsLike returns a zredis configuration set up like the server
@@ -500,7 +448,7 @@ func TestConfigFileErrorsMatchRedis(t *testing.T) {
 func TestRewriteMatchesRedis(t *testing.T) {
 	bin, _ := redisBinary(t)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testsupport.FreePort(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "inc.conf"), []byte("maxmemory-policy allkeys-lru\n"), 0o644))
 	content := strings.Replace(rewriteInput, "port 6394", fmt.Sprintf("port %d\nbind 127.0.0.1\nlogfile \"\"", port), 1)
 	content = strings.Replace(content, "include inc.conf", "include "+filepath.Join(dir, "inc.conf"), 1)
@@ -509,25 +457,11 @@ func TestRewriteMatchesRedis(t *testing.T) {
 	require.NoError(t, os.WriteFile(redisPath, []byte(content), 0o644))
 	require.NoError(t, os.WriteFile(zredisPath, []byte(content), 0o644))
 
-	cmd := exec.Command(bin, redisPath)
-	cmd.Dir = dir
-	logs := logFile(t, dir)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	defer func() { _ = cmd.Process.Kill(); <-exited }()
-	var conn net.Conn
-	var err error
-	for i := 0; i < 500; i++ {
-		if conn, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("redis-server did not start: %v: %s", err, readLog(logs))
-	}
+	// The file sets port, bind and the password; the process runs in dir.
+	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: bin, Args: []string{redisPath}, Dir: dir,
+		Port: port, ArgsOnly: true, Password: "p w"})
+	conn, err := net.Dial("tcp", p.Addr)
+	require.NoError(t, err)
 	defer conn.Close()
 	rc := &respConn{c: conn, r: bufio.NewReader(conn)}
 	require.Equal(t, "OK", reply(rc.do("AUTH", "p w")))

@@ -230,7 +230,7 @@ func requireAlive(t *testing.T, p *Proc) {
 
 func hasExited(p *Proc) bool {
 	select {
-	case <-p.done:
+	case <-p.Done():
 		return true
 	default:
 		return false
@@ -263,7 +263,7 @@ func TestHugeDeclaredSizes(t *testing.T) {
 	// 2gb lets a 1e9-byte bulk through the length check, so it is the
 	// allocation, not the limit, that is tested.
 	z := StartZredis(t, "--proto-max-bulk-len", "2gb")
-	pid := z.cmd.Process.Pid
+	pid := z.Pid()
 	before := rssBytes(t, pid)
 	const limit = 100 << 20
 
@@ -415,7 +415,7 @@ func TestGarbage(t *testing.T) {
 	wg.Wait()
 	requireAlive(t, z)
 	// SIGTERM still stops it cleanly.
-	z.cmd.Process.Signal(syscall.SIGTERM)
+	z.Signal(syscall.SIGTERM)
 	code, ok := z.Wait(15 * time.Second)
 	require.True(t, ok, "no exit after SIGTERM")
 	assert.Equal(t, 0, code, "exit code after SIGTERM\n%s", z.Output())

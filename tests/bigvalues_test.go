@@ -84,7 +84,7 @@ func (s bigValueStats) String() string {
 // (in a hash field with hash) and reports the process's memory.
 func runBigValueRounds(t *testing.T, p *Proc, val []byte, hash bool) bigValueStats {
 	t.Helper()
-	pid := p.cmd.Process.Pid
+	pid := p.Pid()
 	nc, err := net.DialTimeout("tcp", p.Addr, 2*time.Second)
 	require.NoError(t, err)
 	defer nc.Close()

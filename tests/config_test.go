@@ -279,7 +279,7 @@ func TestSignalsExitZero(t *testing.T) {
 			p := StartZredis(t)
 			c := Dial(t, p.Addr)
 			require.Equal(t, "+OK\r\n", c.Do("SET", "k", "v"))
-			require.NoError(t, p.cmd.Process.Signal(sig))
+			require.NoError(t, p.Signal(sig))
 			code, ok := p.Wait(15 * time.Second)
 			require.True(t, ok, "no exit after %v", sig)
 			assert.Equal(t, 0, code, "exit code after %v\n%s", sig, p.Output())

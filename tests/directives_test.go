@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // runMerged is runToExit with stdout and stderr together.
@@ -118,7 +119,7 @@ func TestPidfileDiff(t *testing.T) {
 			p := StartServer(t, name, "--pidfile", pidPath)
 			raw, err := os.ReadFile(pidPath)
 			require.NoError(t, err)
-			assert.Equal(t, strconv.Itoa(p.cmd.Process.Pid)+"\n", string(raw))
+			assert.Equal(t, strconv.Itoa(p.Pid())+"\n", string(raw))
 			c := Dial(t, p.Addr)
 			c.Send(Encode("SHUTDOWN", "NOSAVE"))
 			c.ReadErr(10 * time.Second)
@@ -205,17 +206,9 @@ func TestSupervisedSystemdDiff(t *testing.T) {
 			sock, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockPath, Net: "unixgram"})
 			require.NoError(t, err)
 			defer sock.Close()
-			port := FreePort(t)
-			cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--supervised", "systemd")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sockPath)
-			require.NoError(t, cmd.Start())
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			t.Cleanup(func() {
-				cmd.Process.Kill()
-				<-done
-			})
+			// Not waiting for PING: READY=1 must come first.
+			p := testsupport.Start(t, testsupport.Options{Name: name, Bin: bin, Args: []string{"--save", "", "--dir", dir, "--supervised", "systemd"},
+				Env: []string{"NOTIFY_SOCKET=" + sockPath}, NoWait: true})
 			var got []string
 			read := func(until string) {
 				buf := make([]byte, 4096)
@@ -230,7 +223,7 @@ func TestSupervisedSystemdDiff(t *testing.T) {
 				}
 			}
 			read("READY=1")
-			c := Dial(t, "127.0.0.1:"+strconv.Itoa(port))
+			c := Dial(t, p.Addr)
 			require.Equal(t, "+PONG\r\n", c.Do("PING"), "ready means accepting connections")
 			c.Send(Encode("SHUTDOWN", "NOSAVE"))
 			read("STOPPING=1")
@@ -254,7 +247,7 @@ func TestSupervisedSystemdDiff(t *testing.T) {
 func TestOOMScoreAdjDiff(t *testing.T) {
 	scores := map[string][]string{}
 	onBothConfigured(t, []string{"--oom-score-adj", "relative", "--oom-score-adj-values", "15 200 800"}, func(t *testing.T, p *Proc) {
-		path := "/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/oom_score_adj"
+		path := "/proc/" + strconv.Itoa(p.Pid()) + "/oom_score_adj"
 		read := func() string {
 			raw, err := os.ReadFile(path)
 			require.NoError(t, err)
@@ -352,9 +345,7 @@ func TestMaxclientsFitsOpenFileLimitDiff(t *testing.T) {
 			bin := serverBin(t, name)
 			wrapper := filepath.Join(t.TempDir(), "limited")
 			require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nulimit -n 100\nexec "+bin+" \"$@\"\n"), 0o755))
-			p, err := startProc(t, name, wrapper, "--maxclients", "10000")
-			require.NoError(t, err)
-			t.Cleanup(func() { p.Stop(); os.RemoveAll(p.Dir) })
+			p := testsupport.Start(t, testsupport.Options{Name: name, Bin: wrapper, Args: []string{"--maxclients", "10000"}})
 			c := Dial(t, p.Addr)
 			replies := []string{c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "90"),
 				c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "60"), c.Do("CONFIG", "GET", "maxclients")}

@@ -17,9 +17,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 var (
@@ -47,10 +48,10 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if shared.z != nil {
-		shared.z.Stop()
+		shared.z.Close()
 	}
 	if shared.r != nil {
-		shared.r.Stop()
+		shared.r.Close()
 	}
 	if n := diffCases.Load(); n > 0 {
 		fmt.Printf("differential cases compared with redis-server: %d\n", n)
@@ -60,205 +61,29 @@ func TestMain(m *testing.M) {
 }
 
 // Proc is a server process started by a test.
-type Proc struct {
-	Name string
-	Port int
-	Addr string
-	Dir  string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-	mu   *sync.Mutex
-	done chan struct{}
-}
-
-// Output is what the process printed so far.
-func (p *Proc) Output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// Stop sends SIGTERM and waits for the exit (SIGKILL after 10 s).
-func (p *Proc) Stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// Wait waits for the process to exit and returns its exit code.
-func (p *Proc) Wait(timeout time.Duration) (int, bool) {
-	select {
-	case <-p.done:
-		return p.cmd.ProcessState.ExitCode(), true
-	case <-time.After(timeout):
-		return -1, false
-	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
+type Proc = testsupport.Proc
 
 // FreePort returns a TCP port free on 127.0.0.1.
-func FreePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startProc starts bin with args plus "--port N --bind 127.0.0.1" and
-// waits until it answers PING. The process runs in its own temp dir.
-func startProc(t testing.TB, name, bin string, args ...string) (*Proc, error) {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		port := FreePort(t)
-		// A test that restarts a server on the same data passes its own
-		// --dir, and removes it itself.
-		dir := argAfter(args, "--dir")
-		full := append([]string{}, args...)
-		if dir == "" {
-			var err error
-			if dir, err = os.MkdirTemp("", "zredis-proc"); err != nil {
-				return nil, err
-			}
-			full = append(full, "--dir", dir)
-		}
-		full = append(full, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-		if name == "redis" {
-			// No persistence unless the test asks for it.
-			if !hasArg(args, "--save") {
-				full = append(full, "--save", "")
-			}
-			if !hasArg(args, "--appendonly") {
-				full = append(full, "--appendonly", "no")
-			}
-		}
-		p := &Proc{Name: name, Port: port, Addr: fmt.Sprintf("127.0.0.1:%d", port), Dir: dir,
-			out: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
-		p.cmd = exec.Command(bin, full...)
-		p.cmd.Dir = dir
-		p.cmd.Stdout = lockedWriter{p.mu, p.out}
-		p.cmd.Stderr = lockedWriter{p.mu, p.out}
-		if err := p.cmd.Start(); err != nil {
-			return nil, err
-		}
-		go func() { p.cmd.Wait(); close(p.done) }()
-		if err := waitReady(p); err != nil {
-			p.Stop()
-			p.removeDir(args)
-			lastErr = fmt.Errorf("%s did not start: %v\n%s", name, err, p.Output())
-			continue
-		}
-		return p, nil
-	}
-	return nil, lastErr
-}
-
-// argAfter returns the argument following name in args, or "".
-func argAfter(args []string, name string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			return args[i+1]
-		}
-	}
-	return ""
-}
-
-// hasArg reports whether args contains name.
-func hasArg(args []string, name string) bool {
-	for _, a := range args {
-		if a == name {
-			return true
-		}
-	}
-	return false
-}
-
-// removeDir removes the process's directory unless the test gave it.
-func (p *Proc) removeDir(args []string) {
-	if argAfter(args, "--dir") == "" {
-		os.RemoveAll(p.Dir)
-	}
-}
-
-func waitReady(p *Proc) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return fmt.Errorf("exited")
-		default:
-		}
-		c, err := net.DialTimeout("tcp", p.Addr, 200*time.Millisecond)
-		if err == nil {
-			c.SetDeadline(time.Now().Add(time.Second))
-			c.Write([]byte("PING\r\n"))
-			buf := make([]byte, 64)
-			n, _ := c.Read(buf)
-			c.Close()
-			if strings.HasPrefix(string(buf[:n]), "+PONG") {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("timeout")
-}
+func FreePort(t testing.TB) int { return testsupport.FreePort(t) }
 
 // StartZredis starts bin/zredis-server for this test; it is stopped when
 // the test ends.
 func StartZredis(t testing.TB, args ...string) *Proc {
 	t.Helper()
-	p, err := startProc(t, "zredis", zredisBin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(); p.removeDir(args) })
-	return p
+	return testsupport.StartZredis(t, zredisBin, args...)
 }
 
 // RedisServerPath is the real redis-server, or "" when not installed.
-func RedisServerPath() string {
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		return ""
-	}
-	return p
-}
+func RedisServerPath() string { return testsupport.RedisServerPath() }
 
 // StartRedis starts a real redis-server for this test, or skips the test
 // when none is installed (make test installs it).
 func StartRedis(t testing.TB, args ...string) *Proc {
 	t.Helper()
-	bin := RedisServerPath()
-	if bin == "" {
+	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
 	}
-	p, err := startProc(t, "redis", bin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(); os.RemoveAll(p.Dir) })
-	return p
+	return testsupport.StartRedis(t, args...)
 }
 
 // ---- raw RESP client -------------------------------------------------------
@@ -401,12 +226,12 @@ func NewDiff(t *testing.T) *Diff {
 	}
 	shared.once.Do(func() {
 		var err error
-		shared.z, err = startProc(t, "zredis", zredisBin)
+		shared.z, err = testsupport.Launch(t, testsupport.Options{Name: "zredis", Bin: zredisBin})
 		if err != nil {
 			shared.failed = err.Error()
 			return
 		}
-		shared.r, err = startProc(t, "redis", RedisServerPath())
+		shared.r, err = testsupport.Launch(t, testsupport.Options{Name: "redis", Bin: RedisServerPath()})
 		if err != nil {
 			shared.failed = err.Error()
 		}

@@ -29,7 +29,7 @@ func infoInt(t testing.TB, c *Conn, section, field string) int64 {
 // vmRSS is the process's resident set size from /proc/<pid>/status.
 func vmRSS(t testing.TB, p *Proc) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	require.NoError(t, err)
 	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB`).FindSubmatch(b)
 	require.NotNil(t, m)

@@ -160,8 +160,8 @@ func TestOutputLimitNormalHard(t *testing.T) {
 		var rss0 int64
 		stopRSS := func() int64 { return 0 }
 		if p.Name == "zredis" {
-			rss0 = rssBytes(t, p.cmd.Process.Pid)
-			stopRSS = rssSampler(t, p.cmd.Process.Pid)
+			rss0 = rssBytes(t, p.Pid())
+			stopRSS = rssSampler(t, p.Pid())
 		}
 		for range 5 {
 			nc := smallRcvDial(t, p.Addr)
@@ -246,7 +246,7 @@ func TestOutputLimitPubSubFlood(t *testing.T) {
 			5*time.Second, 5*time.Millisecond)
 		var rss0, peak int64
 		if p.Name == "zredis" {
-			rss0 = rssBytes(t, p.cmd.Process.Pid)
+			rss0 = rssBytes(t, p.Pid())
 		}
 		msg := strings.Repeat("m", 64<<10)
 		gone := false
@@ -255,7 +255,7 @@ func TestOutputLimitPubSubFlood(t *testing.T) {
 			require.Contains(t, []string{":1\r\n", ":0\r\n"}, r)
 			gone = r == ":0\r\n"
 			if p.Name == "zredis" && i%50 == 0 {
-				peak = max(peak, rssBytes(t, p.cmd.Process.Pid))
+				peak = max(peak, rssBytes(t, p.Pid()))
 			}
 		}
 		require.True(t, gone, "the subscriber was never disconnected")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -435,10 +436,10 @@ func crashRounds(t *testing.T, policy string, rounds int) (checked, lost int, lo
 			}(w)
 		}
 		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
-		z.cmd.Process.Kill() // kill -9, mid-write
+		z.Signal(syscall.SIGKILL) // kill -9, mid-write
 		stop.Store(true)
 		wg.Wait()
-		<-z.done
+		<-z.Done()
 	}
 	return checked, lost, lostWrites
 }

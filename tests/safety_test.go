@@ -5,17 +5,16 @@ import (
 	"bytes"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // Failures that must not lose data (issue: data safety and limits), each
@@ -59,7 +58,7 @@ func TestShutdownFailedSaveKeepsServing(t *testing.T) {
 
 			// A SIGTERM whose save fails is cancelled the same way.
 			before := strings.Count(p.Output(), "Errors trying to shut down the server")
-			require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+			require.NoError(t, p.Signal(syscall.SIGTERM))
 			deadline := time.Now().Add(5 * time.Second)
 			for strings.Count(p.Output(), "Errors trying to shut down the server") == before {
 				require.True(t, time.Now().Before(deadline), "the SIGTERM was not handled:\n%s", p.Output())
@@ -95,7 +94,7 @@ func TestShutdownFailedSaveExpiryStreamGoesOn(t *testing.T) {
 	require.Equal(t, "+OK\r\n", c.Do("SET", "lock:1", "v", "PX", "50"))
 	got := l.recv(t, 1, 10*time.Second)
 	assert.Equal(t, "lock:1", string(got[0].Key))
-	z.cmd.Process.Signal(syscall.SIGKILL)
+	z.Signal(syscall.SIGKILL)
 }
 
 // A client blocked in a blocking pop that hangs up is never served: the
@@ -184,7 +183,7 @@ func TestShutdownFailedSaveInPipeline(t *testing.T) {
 			replies = append(replies, c.Read())
 		}
 		out = append(out, strings.Join(replies, ""))
-		p.cmd.Process.Signal(syscall.SIGKILL)
+		p.Signal(syscall.SIGKILL)
 	}
 	assert.Equal(t, out[0], out[1])
 }
@@ -205,17 +204,9 @@ func TestShutdownDuringLoading(t *testing.T) {
 
 	for _, how := range []string{"SIGTERM", "SHUTDOWN"} {
 		t.Run(how, func(t *testing.T) {
-			port := FreePort(t)
-			addr := "127.0.0.1:" + strconv.Itoa(port)
-			var out bytes.Buffer
-			var mu sync.Mutex
-			cmd := exec.Command(zredisBin, "--dir", dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "3600 1")
-			cmd.Stdout = lockedWriter{&mu, &out}
-			cmd.Stderr = lockedWriter{&mu, &out}
-			require.NoError(t, cmd.Start())
-			exited := make(chan struct{})
-			go func() { cmd.Wait(); close(exited) }()
-			defer func() { cmd.Process.Kill(); <-exited }()
+			// Not waiting for PING: the test catches the server loading.
+			p := testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Args: []string{"--dir", dir, "--save", "3600 1"}, NoWait: true})
+			addr := p.Addr
 			// Wait for LOADING, then ask for the shutdown.
 			var c *Conn
 			deadline := time.Now().Add(10 * time.Second)
@@ -234,19 +225,16 @@ func TestShutdownDuringLoading(t *testing.T) {
 				require.Fail(t, "the load ended before the test could interrupt it", reply)
 			}
 			if how == "SIGTERM" {
-				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+				require.NoError(t, p.Signal(syscall.SIGTERM))
 			} else {
 				c.Send(Encode("SHUTDOWN"))
 			}
-			select {
-			case <-exited:
-			case <-time.After(20 * time.Second):
+			code, exited := p.Wait(20 * time.Second)
+			if !exited {
 				t.Fatal("no exit")
 			}
-			assert.Equal(t, 0, cmd.ProcessState.ExitCode())
-			mu.Lock()
-			log := out.String()
-			mu.Unlock()
+			assert.Equal(t, 0, code)
+			log := p.Output()
 			assert.NotContains(t, log, "Saving the final RDB snapshot", log)
 			if how == "SIGTERM" {
 				assert.Contains(t, log, "Received shutdown signal during loading, scheduling shutdown.")
@@ -271,7 +259,7 @@ func TestLogFileRotationAndSIGHUP(t *testing.T) {
 	b, err := os.ReadFile(logPath)
 	require.NoError(t, err, "the log file was not created again")
 	assert.Contains(t, string(b), "DB saved on disk")
-	require.NoError(t, z.cmd.Process.Signal(syscall.SIGHUP))
+	require.NoError(t, z.Signal(syscall.SIGHUP))
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, "+PONG\r\n", c.Do("PING"))
 }
@@ -284,13 +272,14 @@ func TestPidFileSecondStart(t *testing.T) {
 	z := StartZredis(t, "--pidfile", pidPath)
 	b, err := os.ReadFile(pidPath)
 	require.NoError(t, err)
-	require.Equal(t, strconv.Itoa(z.cmd.Process.Pid)+"\n", string(b))
-	second := exec.Command(zredisBin, "--port", strconv.Itoa(z.Port), "--bind", "127.0.0.1", "--pidfile", pidPath, "--dir", dir)
-	out, err := second.CombinedOutput()
-	require.Error(t, err, "the second server must fail to bind:\n%s", out)
+	require.Equal(t, strconv.Itoa(z.Pid())+"\n", string(b))
+	second := testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Port: z.Port, Args: []string{"--pidfile", pidPath, "--dir", dir}, NoWait: true})
+	code, exited := second.Wait(15 * time.Second)
+	out := second.Output()
+	require.True(t, exited && code != 0, "the second server must fail to bind:\n%s", out)
 	b, err = os.ReadFile(pidPath)
 	require.NoError(t, err, "the running server's pid file was removed:\n%s", out)
-	assert.Equal(t, strconv.Itoa(z.cmd.Process.Pid)+"\n", string(b))
+	assert.Equal(t, strconv.Itoa(z.Pid())+"\n", string(b))
 }
 
 // Protected mode, on by default: with no password, a client whose address
@@ -350,11 +339,12 @@ func TestUnenforcedAccessRefused(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "z.conf")
 		require.NoError(t, os.WriteFile(path, []byte(conf), 0o644))
-		out, err := exec.Command(zredisBin, path, "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1").CombinedOutput()
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "%q started:\n%s", conf, out)
-		assert.Equal(t, 1, ee.ExitCode())
-		assert.Regexp(t, "not (enforce|supported)", string(out))
+		p := testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Args: []string{path}, NoWait: true})
+		code, exited := p.Wait(15 * time.Second)
+		out := p.Output()
+		require.True(t, exited && code != 0, "%q started:\n%s", conf, out)
+		assert.Equal(t, 1, code)
+		assert.Regexp(t, "not (enforce|supported)", out)
 	}
 }
 

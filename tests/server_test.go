@@ -542,7 +542,7 @@ func TestServerSignalFinishesInFlight(t *testing.T) {
 			first, err := c.ReadErr(10 * time.Second)
 			require.NoError(t, err)
 			require.Equal(t, ":1\r\n", first)
-			require.NoError(t, p.cmd.Process.Signal(sig))
+			require.NoError(t, p.Signal(sig))
 			got := 1
 			for {
 				out, err := c.ReadErr(10 * time.Second)

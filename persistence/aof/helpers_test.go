@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // command is one argv, as the tests send and load them.
@@ -118,8 +119,7 @@ func (m *model) clone() map[string]string {
 type redisServer struct {
 	dir  string
 	port int
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	proc *testsupport.Proc
 }
 
 func needRedis(t testing.TB, bins ...string) {
@@ -131,39 +131,20 @@ func needRedis(t testing.TB, bins ...string) {
 	}
 }
 
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startRedis starts redis-server in dir with extra directives and waits
 // until it answers PING. The test's cleanup stops it.
 func startRedis(t testing.TB, dir string, args ...string) *redisServer {
 	t.Helper()
 	needRedis(t)
-	port := freePort(t)
-	all := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--daemonize", "no", "--logfile", ""}, args...)
-	s := &redisServer{dir: dir, port: port, log: &bytes.Buffer{}}
-	s.cmd = exec.Command("redis-server", all...)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	require.NoError(t, s.cmd.Start())
-	t.Cleanup(func() { s.stop() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, err := s.cliErr("PING")
-		if err == nil && strings.TrimSpace(out) == "PONG" {
-			return s
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			t.Fatalf("redis-server did not start: %s\n%s", out, s.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	all := append([]string{"--dir", dir, "--save", "", "--daemonize", "no", "--logfile", ""}, args...)
+	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: testsupport.RedisServerPath(), Args: all})
+	s := &redisServer{dir: dir, port: p.Port, proc: p}
+	t.Cleanup(s.stop)
+	return s
 }
+
+// output is what the server logged so far.
+func (s *redisServer) output() string { return s.proc.Output() }
 
 func (s *redisServer) cliErr(args ...string) (string, error) {
 	all := append([]string{"-h", "127.0.0.1", "-p", fmt.Sprint(s.port)}, args...)
@@ -188,17 +169,12 @@ func (s *redisServer) raw(t testing.TB, payload []byte) string {
 // stop shuts the server down without saving an RDB (the AOF is fsynced by
 // redis itself at shutdown) and waits for the process.
 func (s *redisServer) stop() {
-	if s.cmd == nil || s.cmd.Process == nil || s.cmd.ProcessState != nil {
+	if s.proc.Exited() {
 		return
 	}
 	s.cliErr("SHUTDOWN", "NOSAVE")
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
+	if _, ok := s.proc.Wait(10 * time.Second); !ok {
+		s.proc.Kill()
 	}
 }
 

@@ -197,7 +197,7 @@ func TestRedisLoadsWhatWeWrote(t *testing.T) {
 			}
 			require.Equal(t, len(mod.data), count)
 			srv.stop()
-			require.NotContains(t, srv.log.String(), "Bad file format")
+			require.NotContains(t, srv.output(), "Bad file format")
 		})
 	}
 }

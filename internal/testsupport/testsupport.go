@@ -1,0 +1,345 @@
+// Package testsupport starts server processes for tests: a real
+// redis-server or the zredis-server binary, on a free loopback port, in a
+// directory of its own, stopped when the test ends.
+//
+// It imports only the standard library, so that the tests of any zredis
+// package can use it.
+package testsupport
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options describe a server to start.
+type Options struct {
+	// Name names the process in messages and in Proc.Name. With "redis",
+	// persistence is off unless Args set it: --save "" and --appendonly
+	// no are added when Args hold no --save or --appendonly.
+	Name string
+	// Bin is the executable.
+	Bin string
+	// Args are the server's arguments (a configuration file first, then
+	// directives). Start adds "--dir D --port N --bind 127.0.0.1" after
+	// them, unless ArgsOnly is set.
+	Args []string
+	// Dir is the working directory, passed as --dir. When empty, the
+	// --dir of Args is used (a test that restarts a server on the same
+	// data passes its own, and removes it itself), or else a new
+	// temporary directory that is removed when the process is closed.
+	Dir string
+	// Port is the port to listen on; 0 picks a free one (and retries
+	// with another when the start fails, in case another process took
+	// it first).
+	Port int
+	// ArgsOnly passes Args as they are, for a configuration file that
+	// sets port, bind and dir itself: nothing is added, and Port must be
+	// the port the file sets (on 127.0.0.1). The process still runs in
+	// Dir (or a temporary directory).
+	ArgsOnly bool
+	// Env are extra environment entries ("NAME=value") on top of the
+	// test's environment.
+	Env []string
+	// Password, when set, is sent with AUTH before the readiness PING.
+	Password string
+	// NoWait returns as soon as the process is started, without waiting
+	// for it to answer PING (a test that watches the start itself, or
+	// expects the process to exit).
+	NoWait bool
+	// ReadyTimeout bounds the wait for the PING reply; 10 s when zero.
+	ReadyTimeout time.Duration
+}
+
+// Proc is a server process started by a test.
+type Proc struct {
+	Name string
+	Port int
+	Addr string
+	Dir  string
+
+	cmd     *exec.Cmd
+	logPath string
+	ownDir  bool
+	done    chan struct{}
+}
+
+// Output is what the process printed so far (stdout and stderr).
+func (p *Proc) Output() string {
+	b, _ := os.ReadFile(p.logPath)
+	return string(b)
+}
+
+// Pid is the process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Signal sends sig to the process.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop sends SIGTERM and waits for the exit (SIGKILL after 10 s).
+func (p *Proc) Stop() {
+	if p.Exited() {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Kill sends SIGKILL and waits for the exit.
+func (p *Proc) Kill() {
+	if p.Exited() {
+		return
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Wait waits for the process to exit and returns its exit code (-1 when
+// a signal ended it), or false when it still runs after timeout.
+func (p *Proc) Wait(timeout time.Duration) (int, bool) {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode(), true
+	case <-time.After(timeout):
+		return -1, false
+	}
+}
+
+// Close stops the process and removes what Start created for it: its
+// output file and, unless the test gave it, its directory.
+func (p *Proc) Close() {
+	p.Stop()
+	os.Remove(p.logPath)
+	if p.ownDir {
+		os.RemoveAll(p.Dir)
+	}
+}
+
+// FreePort returns a TCP port free on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// RedisServerPath is the real redis-server, or "" when not installed.
+func RedisServerPath() string {
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// Start starts a server as o describes and, unless o.NoWait, waits until
+// it answers PING; the test fails when it does not. The process is
+// closed (stopped, its temporary directory removed) when the test ends.
+func Start(t testing.TB, o Options) *Proc {
+	t.Helper()
+	p, err := Launch(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// StartRedis starts a real redis-server with args (persistence off unless
+// args set it), or skips the test when none is installed.
+func StartRedis(t testing.TB, args ...string) *Proc {
+	t.Helper()
+	bin := RedisServerPath()
+	if bin == "" {
+		t.Skip("redis-server is not installed")
+	}
+	return Start(t, Options{Name: "redis", Bin: bin, Args: args})
+}
+
+// StartZredis starts the zredis-server binary bin with args.
+func StartZredis(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
+	return Start(t, Options{Name: "zredis", Bin: bin, Args: args})
+}
+
+// Launch is Start for a process the caller closes itself (one shared by
+// several tests): it returns the error instead of failing the test and
+// registers no cleanup.
+func Launch(t testing.TB, o Options) (*Proc, error) {
+	if o.ArgsOnly && o.Port == 0 {
+		return nil, fmt.Errorf("testsupport: ArgsOnly needs the Port the arguments set")
+	}
+	attempts := 3
+	if o.Port != 0 || o.NoWait {
+		attempts = 1
+	}
+	var lastErr error
+	for attempt := 0; attempt < attempts; attempt++ {
+		port := o.Port
+		if port == 0 {
+			port = FreePort(t)
+		}
+		p, err := launch(o, port)
+		if err != nil {
+			return nil, err
+		}
+		if o.NoWait {
+			return p, nil
+		}
+		if err := p.waitReady(o); err != nil {
+			p.Stop()
+			lastErr = fmt.Errorf("%s did not start: %v\n%s", o.Name, err, p.Output())
+			p.Close()
+			continue
+		}
+		return p, nil
+	}
+	return nil, lastErr
+}
+
+func launch(o Options, port int) (*Proc, error) {
+	p := &Proc{Name: o.Name, Port: port, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		done: make(chan struct{})}
+	args := append([]string{}, o.Args...)
+	p.Dir = o.Dir
+	if p.Dir == "" && !o.ArgsOnly {
+		p.Dir = argAfter(o.Args, "--dir")
+	}
+	if p.Dir == "" {
+		dir, err := os.MkdirTemp("", "zredis-proc")
+		if err != nil {
+			return nil, err
+		}
+		p.Dir, p.ownDir = dir, true
+	}
+	if !o.ArgsOnly {
+		if argAfter(o.Args, "--dir") == "" {
+			args = append(args, "--dir", p.Dir)
+		}
+		args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+		if o.Name == "redis" {
+			// No persistence unless the test asks for it.
+			if !hasArg(o.Args, "--save") {
+				args = append(args, "--save", "")
+			}
+			if !hasArg(o.Args, "--appendonly") {
+				args = append(args, "--appendonly", "no")
+			}
+		}
+	}
+	// The output goes to a file, not a pipe: a child the server forks
+	// (a background save) would keep a pipe open, and Wait with it.
+	log, err := os.CreateTemp("", "zredis-proc-*.log")
+	if err != nil {
+		p.removeOwnDir()
+		return nil, err
+	}
+	defer log.Close()
+	p.logPath = log.Name()
+	p.cmd = exec.Command(o.Bin, args...)
+	p.cmd.Dir = p.Dir
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if len(o.Env) > 0 {
+		p.cmd.Env = append(os.Environ(), o.Env...)
+	}
+	if err := p.cmd.Start(); err != nil {
+		os.Remove(p.logPath)
+		p.removeOwnDir()
+		return nil, err
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+func (p *Proc) removeOwnDir() {
+	if p.ownDir {
+		os.RemoveAll(p.Dir)
+	}
+}
+
+// waitReady waits until the process answers PING with PONG (after AUTH
+// when o has a password).
+func (p *Proc) waitReady(o Options) error {
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			return fmt.Errorf("exited")
+		}
+		if p.ping(o.Password) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("timeout")
+}
+
+func (p *Proc) ping(password string) bool {
+	c, err := net.DialTimeout("tcp", p.Addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	rd := bufio.NewReader(c)
+	if password != "" {
+		fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		if line, _ := rd.ReadString('\n'); line != "+OK\r\n" {
+			return false
+		}
+	}
+	c.Write([]byte("PING\r\n"))
+	line, _ := rd.ReadString('\n')
+	return strings.HasPrefix(line, "+PONG")
+}
+
+// argAfter returns the argument following name in args, or "".
+func argAfter(args []string, name string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// hasArg reports whether args contains name.
+func hasArg(args []string, name string) bool {
+	for _, a := range args {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
