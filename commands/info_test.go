@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,18 +124,4 @@ func TestInfoLatencystats(t *testing.T) {
 	e.run("PING")
 	out := e.run("INFO", "latencystats")
 	assert.Regexp(t, `^\$\d+\r\n# Latencystats\r\nlatency_percentiles_usec_ping:p50=\d+\.\d{3},p99=\d+\.\d{3},p99\.9=\d+\.\d{3}\r\n\r\n$`, out)
-}
-
-func TestAvgTTLSamplesSpreadKeys(t *testing.T) {
-	e := newTestEnv(t)
-	for i := 0; i < 2000; i++ {
-		ttl := "10000"
-		if i%2 == 1 {
-			ttl = "30000"
-		}
-		e.run("SET", "key:"+strings.Repeat("k", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), "v", "PX", ttl)
-	}
-	var avg int64
-	e.KS.Exec(func() { avg = engine.AvgTTL(e.KS.DB(0), e.KS.Now()) })
-	assert.InDelta(t, 20000, avg, 3000)
 }

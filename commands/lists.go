@@ -68,7 +68,7 @@ func listWrite(c *engine.Ctx, key []byte) (l *keyspace.List, ok bool) {
 // when l is nil, and returns the list. Every list key that comes into
 // existence is made here, which is where Redis signals a key as ready
 // for the clients blocked on it (db.c dbAdd -> signalKeyAsReady): the
-// blocking layer hooks listReady. Events: "new" when the key is created
+// blocking layer is told with Ctx.KeyReady. Events: "new" when the key is created
 // (dbAdd), then one "lpush" or "rpush" for all of vals.
 func listPush(c *engine.Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *keyspace.List {
 	if l == nil {

@@ -840,13 +840,14 @@ func TestPropagateRestoreForm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// A table whose RESTORE only propagates, as the real one
 			// does once the payload is restored.
-			restore := *table.Lookup([]byte("restore"))
-			restore.Run = func(c *engine.Ctx) {
-				propagateRestore(c, tc.deadline, tc.abs)
-				c.Dirty(1)
-			}
+			real := table.Lookup([]byte("restore"))
+			restore := &engine.Command{Name: real.Name, Arity: real.Arity, Flags: real.Flags, FirstKey: real.FirstKey,
+				LastKey: real.LastKey, KeyStep: real.KeyStep, Run: func(c *engine.Ctx) {
+					propagateRestore(c, tc.deadline, tc.abs)
+					c.Dirty(1)
+				}}
 			tbl := engine.NewTable()
-			tbl.Register(&restore)
+			tbl.Register(restore)
 			e := newTestEnvWith(t, tbl)
 			r := &propRecorder{}
 			e.KS.Lock()

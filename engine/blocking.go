@@ -56,6 +56,7 @@ type waiter struct {
 }
 
 // BlockedClients is the number of clients waiting in a blocking command.
+// Under the keyspace lock.
 func (d *Dispatcher) BlockedClients() int { return d.blocked.waiting }
 
 // KeyReady is called after elements were pushed onto the list, or
@@ -82,6 +83,8 @@ func (c *Ctx) KeyReadyIn(db *keyspace.DB, key []byte) {
 	r.ready = append(r.ready, bk)
 }
 
+// serveReady serves the waiters of the keys made ready, in the order the
+// keys became ready and, per key, in blocking order, while the key holds
 // data. Serving a BLMOVE may make its destination ready in turn. Under the
 // lock, after a top-level command (a whole EXEC) is done. Serving one
 // waiter is a propagation unit of its own: its pop propagates the

@@ -93,8 +93,9 @@ type Command struct {
 	Extension bool
 
 	// id indexes the dispatcher's per-command counters; given by
-	// Table.Register.
-	id int
+	// Table.Register, whose table the command then belongs to (owner).
+	id    int
+	owner *Table
 }
 
 // CommandStats are the per-command counters of INFO commandstats.
@@ -196,6 +197,11 @@ func NewTable() *Table { return &Table{byName: map[string]*Command{}} }
 // registered first.
 func (t *Table) Register(cmds ...*Command) {
 	for _, cmd := range cmds {
+		if cmd.owner != nil {
+			// Its id is its place in its first table's counters.
+			panic("engine: registered in two tables: " + cmd.Name)
+		}
+		cmd.owner = t
 		cmd.id = t.n
 		t.n++
 		if i := strings.IndexByte(cmd.Name, '|'); i >= 0 {

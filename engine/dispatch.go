@@ -11,8 +11,8 @@ import (
 
 // Dispatcher runs commands from the table. One serves the whole server
 // and holds everything per-server the command path keeps: command
-// counters, the blocked clients, the propagation stream. Exec is called
-// with the keyspace lock held.
+// counters, the blocked clients, the propagation stream. Make one with
+// NewDispatcher; Exec is called with the keyspace lock held.
 type Dispatcher struct {
 	KS    *keyspace.Keyspace
 	Srv   Server
@@ -32,8 +32,8 @@ type Dispatcher struct {
 	// master, as Redis does with too few good replicas.
 	MinReplicas atomic.Int64
 
-	// prop hands changes to the AOF and replicas (propagate.go,
-	// SetPropagator).
+	// prop is the propagation stream, which hands changes to its
+	// consumers: the AOF, replicas (propagate.go, Attach).
 	prop propagation
 
 	// OnPanic, when set, receives a panic recovered from a command's

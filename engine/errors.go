@@ -196,6 +196,12 @@ const (
 	ErrLFUChosen     = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
 
+// ErrSubscribedContext is processCommand's answer, in RESP2's subscribed
+// mode, to a command other than those a subscribed client may send.
+func ErrSubscribedContext(name string) string {
+	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+}
+
 // ErrSsubscribeDenyBlocking answers SSUBSCRIBE inside a transaction: EXEC
 // runs its commands as a client that may not block, and unlike
 // SUBSCRIBE, 7.0's SSUBSCRIBE makes no exception for it.

@@ -301,7 +301,7 @@ func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 		b = append(b, ",expires="...)
 		b = strconv.AppendInt(b, int64(db.Volatile()), 10)
 		b = append(b, ",avg_ttl="...)
-		b = strconv.AppendInt(b, AvgTTL(db, ks.Now()), 10)
+		b = strconv.AppendInt(b, avgTTL(db, ks.Now()), 10)
 		b = append(b, "\r\n"...)
 	}
 	return b
@@ -311,10 +311,10 @@ func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 // Redis's, the figure is an estimate.
 const avgTTLSamples = 256
 
-// AvgTTL estimates the mean remaining time to live, in milliseconds, of a
+// avgTTL estimates the mean remaining time to live, in milliseconds, of a
 // database's volatile keys. It visits shards spread across the table
 // until it has enough samples, so a large database is not walked whole.
-func AvgTTL(db *keyspace.DB, now int64) int64 {
+func avgTTL(db *keyspace.DB, now int64) int64 {
 	if db.Volatile() == 0 {
 		return 0
 	}

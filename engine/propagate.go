@@ -17,8 +17,10 @@ import (
 // runs (a whole EXEC, the DELs of the keys it expired, its own form) is
 // one unit, handed over when it ends; a unit of more than one command is
 // wrapped in MULTI ... EXEC, as 7.0 does, so that a replica or an AOF
-// replay applies it atomically. Serving each blocked client is a unit of
-// its own, after the unit of the command that woke it. The expiry
+// replay applies it atomically. A transaction of one write therefore
+// propagates that write alone, and a command that expired a key
+// propagates MULTI, DEL, the command, EXEC. Serving each blocked client
+// is a unit of its own, after the unit of the command that woke it. The expiry
 // engine's deletions, outside any command, are handed over one by one.
 
 // Propagator is one consumer of the stream: the AOF, later a replication
@@ -59,8 +61,10 @@ const maxKeptPending = 1024
 // Attach makes p receive every change from now on, after the consumers
 // attached before it. Call it before serving clients or with the
 // keyspace lock held, and once the data set is loaded: commands replayed
-// from an AOF must not be propagated again. Attaching a consumer twice
-// is harmless.
+// from an AOF must not be propagated again. Attached while a unit runs
+// (by a command), p receives that whole unit when it ends: a consumer
+// that starts from a snapshot must attach between units. Attaching a
+// consumer twice is harmless.
 func (d *Dispatcher) Attach(p Propagator) {
 	for _, x := range d.prop.to {
 		if x == p {

@@ -15,10 +15,6 @@ import (
 // deliver function, which the server implements without writing to a
 // socket under the lock.
 
-func ErrSubscribedContext(name string) string {
-	return "ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
-}
-
 // allowedSubscribed reports whether a RESP2 client with subscriptions may
 // run cmd.
 func allowedSubscribed(cmd *Command) bool {
