@@ -294,11 +294,17 @@ var effects = map[string]effectSpec{
 	"tls-session-cache-timeout": pending(noteAccess),
 
 	// zredis's own.
-	"expiry-zmq-endpoints":       works(""),
-	"expiry-zmq-hwm":             works(""),
-	"expiry-zmq-hwm-bytes":       works(""),
-	"expiry-zmq-spool-max-bytes": works(""),
-	"expiry-zmq-types":           works(""),
+	"expiry-zmq-endpoints":              works(""),
+	"expiry-zmq-hwm":                    works(""),
+	"expiry-zmq-hwm-bytes":              works(""),
+	"expiry-zmq-spool-max-bytes":        works(""),
+	"expiry-zmq-types":                  works(""),
+	"expiry-zmq-hash-max-expire-cycles": works(""),
+	"expiry-zmq-hash-delay":             works(""),
+	"expiry-zmq-hash-delay-jitter":      works(""),
+	"expiry-zmq-hash-main-db":           works(""),
+	"expiry-zmq-hash-loop-db":           works(""),
+	"expiry-zmq-evictions":              works(""),
 }
 
 // applyEffects copies the classification into the table. A name the
@@ -338,6 +344,21 @@ func checkExpiryDatabases(st *state) string {
 		return ""
 	}
 	return fmt.Sprintf("databases %d is more than the expiry stream can carry: an expiry message names its database in 16 bits, so with expiry-zmq-endpoints set databases must be at most %d", n, MaxExpiryDatabases)
+}
+
+// CheckExpiryCycleDBs refuses main and loop databases for the hash
+// expire cycles that are the same database or not one of the databases:
+// the cycles would then delete or overwrite keys they do not own.
+func CheckExpiryCycleDBs(dbs, main, loop int64) string {
+	switch {
+	case main >= dbs:
+		return fmt.Sprintf("expiry-zmq-hash-main-db %d is out of range: there are %d databases", main, dbs)
+	case loop >= dbs:
+		return fmt.Sprintf("expiry-zmq-hash-loop-db %d is out of range: there are %d databases", loop, dbs)
+	case main == loop:
+		return fmt.Sprintf("expiry-zmq-hash-main-db and expiry-zmq-hash-loop-db are both %d: the hash expire cycles need two databases", main)
+	}
+	return ""
 }
 
 // ReadmeBlocks renders the README's generated lists, by block name:

@@ -270,6 +270,17 @@ func (l *loader) finish() error {
 		}
 		return e
 	}
+	if reason := CheckExpiryCycleDBs(st.get("databases").n, st.get("expiry-zmq-hash-main-db").n, st.get("expiry-zmq-hash-loop-db").n); reason != "" {
+		name := "expiry-zmq-hash-loop-db"
+		if strings.HasPrefix(reason, "expiry-zmq-hash-main-db") && !strings.Contains(reason, " are both ") {
+			name = "expiry-zmq-hash-main-db"
+		}
+		e := &Error{Directive: name, Reason: reason}
+		if at := l.setAt[mustIndex(name)]; at != nil {
+			e.File, e.Line, e.Text = at.File, at.Line, at.Text
+		}
+		return e
+	}
 	if l.modCfg {
 		return &Error{Logged: true, Reason: "Module Configuration detected without loadmodule directive or no ApplyConfig call: aborting"}
 	}

@@ -420,6 +420,14 @@ var directives = []Directive{
 	memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", fZRedis),
 	memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", fZRedis),
 	expiryTypes(),
+	// The original 0MQ-expiry Redis's hash expire cycles (redis_zmq.c)
+	// and where they keep their state.
+	intD("expiry-zmq-hash-max-expire-cycles", "", 0, intMax, "0", fZRedis),
+	intD("expiry-zmq-hash-delay", "", 0, intMax, "10000", fZRedis),
+	intD("expiry-zmq-hash-delay-jitter", "", 0, intMax, "10000", fZRedis),
+	intD("expiry-zmq-hash-main-db", "", 0, intMax, "0", fZRedis),
+	intD("expiry-zmq-hash-loop-db", "", 0, intMax, "1", fZRedis),
+	boolD("expiry-zmq-evictions", "", "yes", fZRedis),
 }
 
 // expiryTypes is expiry-zmq-types: the value types whose expiry is

@@ -40,6 +40,11 @@ type Dispatcher struct {
 	// handler with the goroutine's stack, for the log.
 	OnPanic func(cmd string, recovered any, stack []byte)
 
+	// OnEvicted, when set, receives every evicted key, removed and
+	// detached, after its keyspace event and propagation (the expiry
+	// stream sends it). Under the keyspace lock.
+	OnEvicted func(ev keyspace.Evicted)
+
 	// EvictionsPaused, when set, reports (under the lock) that no key may
 	// be evicted now: CLIENT PAUSE or a shutdown's final save holds the
 	// dataset still.

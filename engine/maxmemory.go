@@ -67,9 +67,12 @@ func (d *Dispatcher) PerformEvictions() keyspace.EvictResult {
 
 // onEvicted does what Redis does after deleting an evicted key: counts
 // it, fires the "evicted" keyspace event and propagates the deletion (as
-// a command of its own, never inside the next command's transaction).
-// Evictions are not sent on the 0MQ expiry stream.
+// a command of its own, never inside the next command's transaction);
+// then OnEvicted (the expiry stream) has it.
 func (d *Dispatcher) onEvicted(ev keyspace.Evicted) {
+	if d.OnEvicted != nil {
+		defer d.OnEvicted(ev)
+	}
 	d.Srv.Stats().EvictedKeys++
 	if ps := d.Srv.PubSub(); ps.Notifies(config.NotifyEvicted) {
 		ps.Notify(ev.DB, config.NotifyEvicted, "evicted", unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key)))

@@ -116,6 +116,18 @@ func (d *Dispatcher) PropagateExpired(ev keyspace.Expired) {
 	p.add(ev.DB, p.arena.copy(argv[:]))
 }
 
+// PropagateWrite hands the stream a write the server made itself, not a
+// command (the hash expire cycles'), in database db: inside a running
+// unit (a command met an expired key) as part of it, outside one at once.
+// argv is copied. Under the keyspace lock.
+func (d *Dispatcher) PropagateWrite(db int, argv ...[]byte) {
+	p := d.propagating()
+	if p == nil {
+		return
+	}
+	p.add(db, p.arena.copy(argv))
+}
+
 // beginUnit starts an execution unit (a top-level command, or the
 // serving of one blocked client).
 func (p *propagation) beginUnit() { p.inUnit = true }

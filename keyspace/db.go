@@ -149,23 +149,26 @@ func (db *DB) peek(key []byte) *Entry {
 	return t.m[string(key)]
 }
 
-// expireIfNeeded applies lazy expiry to e, found under key. It reports
-// whether the key must be treated as absent.
+// live applies lazy expiry to e, found under key, and returns the live
+// entry of key: e itself, nil when the key must be treated as absent, or
+// the entry a deadline hook left in its place (Keep, Rewritten).
 //
 // The replica rule: only a master deletes an expired key (and emits its
 // expiry). A replica answers as if the key were gone but keeps it until
 // the master's DEL arrives, so that master and replica never diverge.
-func (db *DB) expireIfNeeded(key []byte, e *Entry) bool {
+func (db *DB) live(key []byte, e *Entry) *Entry {
 	if e.expireAt == 0 || e.expireAt > db.ks.now || db.ks.loading {
 		// Nothing expires while a data set loads (keyIsExpired): the
 		// AOF being replayed holds the DEL of every key that expired.
-		return false
+		return e
 	}
 	if db.ks.replica {
-		return true
+		return nil
 	}
-	db.expireLazily(string(key), e)
-	return true
+	if db.expireLazily(string(key), e) {
+		return db.peek(key)
+	}
+	return nil
 }
 
 // lazyCatchUp bounds the keys a lazy expiry expires ahead of its own (see
@@ -179,7 +182,8 @@ const lazyCatchUp = 1024
 // expired first, in order, as the engine would have: normally none or a
 // few, since the engine runs at the deadlines; at most lazyCatchUp, past
 // which a backlog the engine is still working off may be overtaken.
-func (db *DB) expireLazily(key string, e *Entry) {
+// It reports whether a deadline hook kept the key.
+func (db *DB) expireLazily(key string, e *Entry) (kept bool) {
 	for n := 0; n < lazyCatchUp; n++ {
 		d, ok := db.expires.min()
 		if !ok || d.at >= e.expireAt {
@@ -187,7 +191,7 @@ func (db *DB) expireLazily(key string, e *Entry) {
 		}
 		db.expireKey(d.key, db.shards[shardOfString(d.key)].m[d.key])
 	}
-	db.expireKey(key, e)
+	return db.expireKey(key, e)
 }
 
 // Lookup returns the live entry for key, or nil, for a read. It applies
@@ -219,7 +223,10 @@ func (db *DB) Peek(key []byte) *Entry { return db.peek(key) }
 
 func (db *DB) lookupCounted(key []byte, notify bool) *Entry {
 	e := db.peek(key)
-	if e == nil || db.expireIfNeeded(key, e) {
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
 		db.ks.stats.KeyspaceMiss++
 		if notify && db.ks.onMiss != nil {
 			db.ks.onMiss(db.id, key)
@@ -252,9 +259,18 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 		return nil
 	}
 	e := t.m[string(key)]
-	if e == nil || db.expireIfNeeded(key, e) {
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
 		return nil
 	}
+	return db.private(i, key, e, deep)
+}
+
+// private makes e, the live entry of key in shard i, private to the live
+// keyspace for a change (see lookupPrivate) and records the access.
+func (db *DB) private(i int, key []byte, e *Entry, deep bool) *Entry {
 	if deep && e.pinned && !db.ks.shared(e) {
 		// Output refers to the value: the change goes to a copy.
 		e.str = bytes.Clone(e.str)
@@ -294,7 +310,7 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 // keyspace hit (a lookup for write, as SET NX/XX makes).
 func (db *DB) Exists(key []byte) bool {
 	e := db.peek(key)
-	return e != nil && !db.expireIfNeeded(key, e)
+	return e != nil && db.live(key, e) != nil
 }
 
 // Deadline reports whether key is live and its deadline (0 for none),
@@ -302,7 +318,10 @@ func (db *DB) Exists(key []byte) bool {
 // nothing copied. EXPIRE reads it before deciding what to change.
 func (db *DB) Deadline(key []byte) (at int64, ok bool) {
 	e := db.peek(key)
-	if e == nil || db.expireIfNeeded(key, e) {
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
 		return 0, false
 	}
 	return e.expireAt, true
@@ -321,14 +340,35 @@ func (db *DB) TypeOf(key []byte) Type {
 // type. val is copied. With keepTTL the key's deadline survives; otherwise
 // expireAt (Unix ms, 0 for none) becomes the deadline.
 func (db *DB) SetString(key, val []byte, keepTTL bool, expireAt int64) {
-	db.setString(key, val, keepTTL, expireAt, false)
+	db.setString(key, val, keepTTL, expireAt, false, false)
 }
 
 // SetStringOwned is SetString storing val itself, not a copy: the caller
 // hands it over and never touches it again (a big argument the request
 // reader allocated for it, which a 100 MB SET then holds once).
 func (db *DB) SetStringOwned(key, val []byte, keepTTL bool, expireAt int64) {
-	db.setString(key, val, keepTTL, expireAt, true)
+	db.setString(key, val, keepTTL, expireAt, true, false)
+}
+
+// OverwriteString is SetString without expiring the old value first when
+// its deadline passed: the old value, whatever its type, is replaced as
+// it stands, with no expiry of its own. A deadline hook rewrites the key
+// it is asked about with it (Rewritten), or keys of another database.
+func (db *DB) OverwriteString(key, val []byte, expireAt int64) {
+	db.setString(key, val, false, expireAt, false, true)
+}
+
+// expiredBeforeWrite expires old, the entry of key in shard i met past
+// its deadline by a write, and returns what then stands under key: nil,
+// or the entry a deadline hook kept.
+func (db *DB) expiredBeforeWrite(i int, key []byte, old *Entry) *Entry {
+	if !db.expireLazily(string(key), old) {
+		return nil
+	}
+	if t := db.shards[i]; t != nil {
+		return t.m[string(key)]
+	}
+	return nil
 }
 
 // PinStr records that output not yet written refers to e's string value
@@ -346,18 +386,18 @@ func (db *DB) PinStr(e *Entry) bool {
 	return true
 }
 
-func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned bool) {
+func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, overwrite bool) {
 	i := shardOf(key)
 	t := db.shards[i]
 	var old *Entry
 	if t != nil {
 		old = t.m[string(key)]
 	}
-	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
+	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica && !overwrite {
 		// The old value had expired: it is expired now (with its event,
 		// as Redis's lookup for write does), then the key is created.
-		db.expireLazily(string(key), old)
-		old = nil
+		old = db.expiredBeforeWrite(i, key, old)
+		t = db.shards[i]
 	}
 	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 {
 		// Reuse the entry and, when it fits, the value's storage: the
@@ -498,8 +538,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 		old = t.m[string(key)]
 	}
 	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
-		db.expireLazily(string(key), old)
-		old = nil
+		old = db.expiredBeforeWrite(i, key, old)
 	}
 	t := db.writable(i)
 	if old != nil {
@@ -595,7 +634,10 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	e := t.m[string(key)]
-	if e == nil || db.expireIfNeeded(key, e) {
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
 		return false
 	}
 	db.remove(i, string(key), e)
@@ -613,7 +655,10 @@ func (db *DB) Take(key []byte) *Entry {
 		return nil
 	}
 	e := t.m[string(key)]
-	if e == nil || db.expireIfNeeded(key, e) {
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
 		return nil
 	}
 	db.remove(i, string(key), e)
@@ -635,7 +680,22 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 // the key, then hands the detached entry to the expiry sinks in their
 // registration order. The sinks see the value because it is captured
 // before removal; nothing mutates a detached entry.
-func (db *DB) expireKey(key string, e *Entry) {
+//
+// A deadline hook (Keyspace.SetDeadlineHook) may keep the key instead; it
+// reports whether it did.
+func (db *DB) expireKey(key string, e *Entry) (kept bool) {
+	if h := db.ks.deadlineHook; h != nil {
+		switch h(db, key, e) {
+		case Keep:
+			k := []byte(key)
+			e = db.private(shardOfString(key), k, e, false)
+			db.setDeadline(k, e, 0)
+			db.touched(k)
+			return true
+		case Rewritten:
+			return true
+		}
+	}
 	db.remove(shardOfString(key), key, e)
 	db.ks.dropped(e)
 	db.ks.stats.ExpiredKeys++
@@ -643,6 +703,7 @@ func (db *DB) expireKey(key string, e *Entry) {
 	for _, sink := range db.ks.sinks {
 		sink(ev)
 	}
+	return false
 }
 
 // Reserve sizes an empty database's tables for about n keys (an RDB's
@@ -855,7 +916,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint
 	}
 	for _, it := range expired {
 		if e := db.peek([]byte(it.key)); e == it.e {
-			db.expireIfNeeded([]byte(it.key), e)
+			db.live([]byte(it.key), e)
 		}
 	}
 	return next

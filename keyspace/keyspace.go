@@ -19,6 +19,29 @@ type Expired struct {
 	Entry *Entry
 }
 
+// Deadline decides what becomes of a key whose deadline passed
+// (Keyspace.SetDeadlineHook).
+type Deadline int
+
+const (
+	// Remove it: the expiry funnel removes the key and hands it to the
+	// expiry sinks, as without a hook.
+	Remove Deadline = iota
+	// Keep it without a deadline: the keyspace removes the deadline; no
+	// sink sees the key, which stays live.
+	Keep
+	// Rewritten: the hook has itself given the key a new value and a
+	// deadline still to come (DB.OverwriteString); the key stays live.
+	Rewritten
+)
+
+// DeadlineHook is asked about every key whose deadline passed, before the
+// expiry funnel removes it, under the keyspace lock. It may write other
+// keys, and the key itself only with DB.OverwriteString (then answering
+// Rewritten), but must not look keys up for write in db's database past
+// their deadline: it runs inside the funnel.
+type DeadlineHook func(db *DB, key string, e *Entry) Deadline
+
 // ExpiredSink receives every expired key. Sinks run with the keyspace
 // lock held, so they must not block and must not call back into the
 // keyspace.
@@ -37,6 +60,9 @@ type Keyspace struct {
 	dbs   []*DB
 	clock Clock
 	sinks []ExpiredSink
+	// deadlineHook, when set, decides about each key whose deadline
+	// passed before it is removed (SetDeadlineHook).
+	deadlineHook DeadlineHook
 
 	// Per-command state, set by BeginCommand under the lock.
 	now     int64  // time snapshot of the running command, Unix ms
@@ -45,7 +71,7 @@ type Keyspace struct {
 
 	onFreed func(bytes int64) // see SetFreedHook
 
-	replica bool // see DB.expireIfNeeded for the replica rule
+	replica bool // see DB.live for the replica rule
 	loading bool // replaying AOF or loading RDB, see SetLoading
 
 	// LFU tracking (maxmemory-policy *-lfu), see SetLFU.
@@ -168,7 +194,11 @@ func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
 // serving clients.
 func (ks *Keyspace) AddExpiredSink(s ExpiredSink) { ks.sinks = append(ks.sinks, s) }
 
-// SetReplica switches the replica rule on or off (see DB.expireIfNeeded).
+// SetDeadlineHook makes h decide about every key whose deadline passes
+// (nil: every such key is removed). Set it before serving clients.
+func (ks *Keyspace) SetDeadlineHook(h DeadlineHook) { ks.deadlineHook = h }
+
+// SetReplica switches the replica rule on or off (see DB.live).
 func (ks *Keyspace) SetReplica(on bool) { ks.replica = on }
 
 // IsReplica reports whether the replica rule is on.

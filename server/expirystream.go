@@ -28,13 +28,18 @@ const spoolFileName = "zredis-expiry.spool"
 // absent, slow or gone never holds a command back.
 //
 // Only a master sends: a replica never expires a key (the replica rule
-// lives in keyspace, DB.expireIfNeeded), so the funnel, and this sink,
-// never run there.
+// lives in keyspace, DB.live), so the funnel, and this sink, never run
+// there.
 type expiryStream struct {
 	outbox *zmqpub.Outbox
 	pub    *zmqpub.Publisher
 	types  atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
 	lag    lagWindow
+
+	// Counted under the keyspace lock, for INFO expiry.
+	resent    int64 // hashes sent again by the expire cycles
+	exhausted int64 // hashes deleted after their last cycle
+	evicted   int64 // evicted keys sent
 }
 
 // openExpiryStream opens the outbox (replaying a spool a previous run
@@ -103,12 +108,28 @@ func (x *expiryStream) close() error {
 
 // sink is the keyspace's expired-key sink. Under the keyspace lock.
 func (x *expiryStream) sink(ev keyspace.Expired) {
-	t, ok := messageType(ev.Entry.Type())
+	x.send(ev.DB, ev.Key, ev.Entry, ev.Entry.ExpireAt())
+}
+
+// sends reports whether values of type t are sent (expiry-zmq-types).
+func (x *expiryStream) sends(t keyspace.Type) bool {
+	code, ok := messageType(t)
+	return ok && x.types.Load()&(1<<code) != 0
+}
+
+// send puts the message of key in database db, holding e's value, in the
+// outbox, if e's type is one expiry-zmq-types sends; deadline is when it
+// fell due (the lag is measured from it). The message is encoded now:
+// e may be a live entry (a hash the expire cycles keep). Under the
+// keyspace lock.
+func (x *expiryStream) send(db int, key string, e *keyspace.Entry, deadline int64) bool {
+	t, ok := messageType(e.Type())
 	if !ok || x.types.Load()&(1<<t) == 0 {
-		return
+		return false
 	}
-	frames := zmqpub.Encode(ev.DB, t, []byte(ev.Key), entryParts(ev.Entry))
-	x.outbox.Put(zmqpub.Message{Frames: frames, Deadline: ev.Entry.ExpireAt()})
+	frames := zmqpub.Encode(db, t, []byte(key), entryParts(e))
+	x.outbox.Put(zmqpub.Message{Frames: frames, Deadline: deadline})
+	return true
 }
 
 // messageType maps a keyspace type to its wire type code.
@@ -129,7 +150,7 @@ func messageType(t keyspace.Type) (zmqpub.Type, bool) {
 }
 
 // entryParts lists a value's items as zmqpub.Encode takes them. The
-// slices may alias the entry, which is detached and never changes.
+// slices may alias the entry: Encode copies them.
 func entryParts(e *keyspace.Entry) [][]byte {
 	switch e.Type() {
 	case keyspace.TypeString:
@@ -191,6 +212,9 @@ func (x *expiryStream) info(b []byte, cfg *config.Config) []byte {
 	b = engine.InfoInt(b, "expiry_messages_dropped", os.Dropped)
 	b = engine.InfoInt(b, "expiry_messages_dropped_bytes", os.DroppedBytes)
 	b = engine.InfoInt(b, "expiry_messages_requeued", ps.Requeued)
+	b = engine.InfoInt(b, "expiry_messages_resent", x.resent)
+	b = engine.InfoInt(b, "expiry_hash_cycles_exhausted", x.exhausted)
+	b = engine.InfoInt(b, "expiry_messages_evicted", x.evicted)
 	p50, p99, maxLag, n := x.lag.summary(time.Now())
 	b = engine.InfoInt(b, "expiry_lag_samples", int64(n))
 	b = engine.InfoStr(b, "expiry_lag_p50_ms", strconv.FormatFloat(p50, 'f', 3, 64))

@@ -79,6 +79,9 @@ type Server struct {
 	rdb rdbState // RDB saves; lock
 	aof aofState // the append only file; lock
 
+	// cycles are the hash expire cycles (expirycycles.go).
+	cycles expiryCycles
+
 	// expiry publishes expired keys to 0MQ listeners; nil when no
 	// expiry-zmq-endpoints are configured. Set in Run before serving.
 	expiry *expiryStream
@@ -140,12 +143,26 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	})
 	s.ks.AddExpiredSink(s.disp.PropagateExpired)
 	s.ks.AddExpiredSink(func(e keyspace.Expired) {
-		if s.expiry != nil {
+		if s.expiry != nil && !s.cycles.isCounter(e.DB, e.Entry) {
 			s.expiry.sink(e)
 		}
 	})
+	// An evicted key is sent as the original sent it, through the expiry
+	// path, unless expiry-zmq-evictions is off; never kept for cycles.
+	s.disp.OnEvicted = func(ev keyspace.Evicted) {
+		if s.expiry == nil || !s.cfg.Bool("expiry-zmq-evictions") || s.cycles.isCounter(ev.DB, ev.Entry) {
+			return
+		}
+		if s.expiry.send(ev.DB, ev.Key, ev.Entry, 0) {
+			s.expiry.evicted++
+		}
+	}
+	// The hash expire cycles decide about a key before the funnel removes
+	// it (expirycycles.go); off, they answer Remove.
+	s.cycles.s = s
+	s.ks.SetDeadlineHook(s.cycles.deadline)
 	// A replica (replicaof) never expires keys itself, so it sends no
-	// expiry messages: the rule is the keyspace's (DB.expireIfNeeded).
+	// expiry messages: the rule is the keyspace's (DB.live).
 	_, _, replica := cfg.ReplicaOf()
 	s.ks.SetReplica(replica)
 	s.watchConfig()
@@ -164,6 +181,15 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
+	// The expire cycles' databases stay two distinct databases.
+	cycleDBs := func(string) error {
+		if reason := config.CheckExpiryCycleDBs(cfg.Int("databases"), cfg.Int("expiry-zmq-hash-main-db"), cfg.Int("expiry-zmq-hash-loop-db")); reason != "" {
+			return errors.New(reason)
+		}
+		return nil
+	}
+	cfg.OnChange("expiry-zmq-hash-main-db", cycleDBs)
+	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
 	// Before the dispatcher's hook evicts down to a lowered maxmemory
 	// (updateMaxmemory's order).
 	cfg.OnChange("maxmemory", func(string) error {

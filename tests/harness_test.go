@@ -25,6 +25,7 @@ import (
 
 var (
 	zredisBin string // built by TestMain
+	listenBin string // bin/zredis-expiry-listen, built by TestMain
 	diffCases atomic.Int64
 
 	shared struct {
@@ -40,11 +41,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	zredisBin = filepath.Join(dir, "zredis-server")
-	build := exec.Command("go", "build", "-o", zredisBin, "../cmd/zredis-server")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building zredis-server:", err)
-		os.Exit(2)
+	listenBin = filepath.Join(dir, "zredis-expiry-listen")
+	for bin, pkg := range map[string]string{zredisBin: "../cmd/zredis-server", listenBin: "../cmd/zredis-expiry-listen"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building "+pkg+":", err)
+			os.Exit(2)
+		}
 	}
 	code := m.Run()
 	if shared.z != nil {

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,6 +51,12 @@ Options:
                        socket stops reading (default 1000)
   --heartbeat D        send a ZMTP PING every D (e.g. 1s) and reconnect when
                        the server is silent for 3 of them (default 0: off)
+  --ack HOST:PORT      after printing a hash, delete it on the server at
+                       HOST:PORT (SELECT db, DEL key): the acknowledgement
+                       the hash expire cycles wait for
+                       (expiry-zmq-hash-max-expire-cycles); a failure is
+                       reported on stderr and the next cycle sends it again
+  --ack-password PW    AUTH with PW on the --ack connection
   --help               print this help
 `
 
@@ -60,6 +67,8 @@ type config struct {
 	count     int
 	hwm       int
 	heartbeat time.Duration
+	ack       string // --ack: the server to delete handled hashes on
+	ackPass   string
 }
 
 func main() {
@@ -105,6 +114,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		<-closed
 	}()
 
+	var acks *acker
+	if cfg.ack != "" {
+		acks = &acker{addr: cfg.ack, password: cfg.ackPass, timeout: 5 * time.Second}
+		defer acks.close()
+	}
 	var line []byte
 	for printed := 0; cfg.count == 0 || printed < cfg.count; {
 		frames, err := sock.Recv()
@@ -127,6 +141,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		printed++
+		if acks != nil && d.Type == zmqpub.TypeHash {
+			// Only hashes are kept for the cycles: a string or a
+			// collection is gone already, and a key of that name may be
+			// a new one.
+			if err := acks.ack(d.DB, d.Key); err != nil {
+				fmt.Fprintf(stderr, "%s: could not acknowledge %q in db %d: %v\n", name, d.Key, d.DB, err)
+			}
+		}
 		if cap(line) > maxKeptLine {
 			line = nil
 		}
@@ -164,6 +186,8 @@ func parseArgs(args []string) (config, error) {
 	fs.IntVar(&cfg.count, "count", 0, "")
 	fs.IntVar(&cfg.hwm, "hwm", 0, "")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 0, "")
+	fs.StringVar(&cfg.ack, "ack", "", "")
+	fs.StringVar(&cfg.ackPass, "ack-password", "", "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -181,6 +205,13 @@ func parseArgs(args []string) (config, error) {
 		return cfg, errors.New("--hwm must not be negative")
 	case cfg.heartbeat < 0:
 		return cfg, errors.New("--heartbeat must not be negative")
+	case cfg.ackPass != "" && cfg.ack == "":
+		return cfg, errors.New("--ack-password needs --ack")
+	}
+	if cfg.ack != "" {
+		if _, _, err := net.SplitHostPort(cfg.ack); err != nil {
+			return cfg, fmt.Errorf("--ack must be HOST:PORT: %v", err)
+		}
 	}
 	return cfg, nil
 }
