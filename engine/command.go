@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -183,7 +185,8 @@ func (cmd *Command) arityOK(n int) bool {
 
 // Table is a command table: the command families fill one at start-up
 // (commands.Table), and COMMAND, dispatch, MULTI and key extraction all
-// read it. It is not changed once serving starts.
+// read it. It is not changed once serving starts; a server whose
+// configuration renames commands runs a renamed copy (Renamed).
 type Table struct {
 	byName map[string]*Command
 	n      int // commands and subcommands registered (the next id)
@@ -248,6 +251,36 @@ func (t *Table) All() []*Command {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Renamed returns the table under the names redis.conf's rename-command
+// lines give, in their order: each pair renames From to To, or removes
+// From when To is empty. The commands are the same: they keep their full
+// names (COMMAND INFO, INFO commandstats) and their counters, as Redis's
+// renamed commands do. Names match case-insensitively; subcommands cannot
+// be renamed. Nothing changes when renames is empty.
+func (t *Table) Renamed(renames [][2]string) (*Table, error) {
+	if len(renames) == 0 {
+		return t, nil
+	}
+	r := &Table{byName: maps.Clone(t.byName), n: t.n}
+	for _, rn := range renames {
+		from := strings.ToLower(rn[0])
+		cmd := r.byName[from]
+		if cmd == nil {
+			return nil, errors.New("No such command in rename-command")
+		}
+		delete(r.byName, from)
+		if rn[1] == "" {
+			continue
+		}
+		to := strings.ToLower(rn[1])
+		if r.byName[to] != nil {
+			return nil, errors.New("Target command name already exists")
+		}
+		r.byName[to] = cmd
+	}
+	return r, nil
 }
 
 // Each calls fn for every command in name order, each container followed

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,7 +116,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
 	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
-	s.disp = engine.NewDispatcher(s.ks, s, commands.Table())
+	s.disp = engine.NewDispatcher(s.ks, s, renamedTable(cfg))
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
 		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end)
@@ -662,3 +663,21 @@ func (s *Server) Pause(endMs int64, all bool) {
 
 // Unpause implements engine.Server.
 func (s *Server) Unpause() { s.pause.release() }
+
+// renamedTable is the command table under the names the configuration's
+// rename-command lines give. The configuration was checked against the
+// table when it was loaded (main's LoadOptions.CommandExists); a rename
+// that still fails stops the process rather than serve a command the
+// configuration meant to hide.
+func renamedTable(cfg *config.Config) *engine.Table {
+	var renames [][2]string
+	for _, r := range cfg.RenamedCommands() {
+		renames = append(renames, [2]string{r.From, r.To})
+	}
+	t, err := commands.Table().Renamed(renames)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FATAL CONFIG ERROR: rename-command: %v\n", err)
+		os.Exit(1)
+	}
+	return t
+}

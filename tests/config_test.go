@@ -217,6 +217,12 @@ func TestConfigFatalErrors(t *testing.T) {
 			[]string{"Reading the configuration file, at line 2", ">>> 'maxclients abc'", "argument couldn't be parsed into an integer"}},
 		{"error on the command line", "", []string{"--maxclients", "abc"},
 			[]string{"Reading the configuration file, at line 3", ">>> 'maxclients \"abc\"'", "argument couldn't be parsed into an integer"}},
+		{"rename of an unknown command", "rename-command NOSUCH foo\n", nil,
+			[]string{"Reading the configuration file, at line 1", ">>> 'rename-command NOSUCH foo'", "No such command in rename-command"}},
+		{"rename onto a command's name", "rename-command GET SET\n", nil,
+			[]string{"Reading the configuration file, at line 1", ">>> 'rename-command GET SET'", "Target command name already exists"}},
+		{"rename of a removed command", "rename-command FLUSHALL \"\"\nrename-command FLUSHALL x\n", nil,
+			[]string{"Reading the configuration file, at line 2", ">>> 'rename-command FLUSHALL x'", "No such command in rename-command"}},
 		{"bad override after a good file", "hz 20\n", []string{"--no-such", "yes"},
 			[]string{"Reading the configuration file, at line 4", ">>> 'no-such \"yes\"'", "Bad directive or wrong number of arguments"}},
 	}
@@ -315,4 +321,42 @@ func TestConfigRewrite(t *testing.T) {
 	assert.Equal(t, configGetReply("maxmemory", "67108864"), c2.Do("CONFIG", "GET", "maxmemory"))
 	assert.Equal(t, configGetReply("tcp-keepalive", "60"), c2.Do("CONFIG", "GET", "tcp-keepalive"))
 	assert.Equal(t, configGetReply("hz", "15"), c2.Do("CONFIG", "GET", "hz"))
+}
+
+// rename-command, from the configuration file as redis-server applies
+// it: the command answers to its new name only, an empty name removes
+// it, and the command keeps its full name where Redis shows it (COMMAND
+// INFO, INFO commandstats).
+func TestRenameCommand(t *testing.T) {
+	conf := "rename-command FLUSHALL \"\"\nrename-command config my-config\nrename-command Set put\n"
+	replies := map[string][]string{}
+	for _, name := range []string{"zredis", "redis"} {
+		path := writeFile(t, t.TempDir(), "r.conf", conf)
+		var p *Proc
+		if name == "zredis" {
+			p = StartZredis(t, path)
+		} else {
+			p = StartRedis(t, path)
+			diffCases.Add(1)
+		}
+		c := Dial(t, p.Addr)
+		for _, args := range [][]string{
+			{"FLUSHALL"}, {"flushall", "async"}, {"CONFIG", "GET", "maxmemory"}, {"SET", "k", "v"},
+			{"MY-CONFIG", "GET", "maxmemory"}, {"PUT", "k", "v"}, {"GET", "k"},
+			{"MULTI"}, {"put", "k2", "v2"}, {"set", "k3", "v3"}, {"EXEC"},
+			{"COMMAND", "INFO", "put"}, {"COMMAND", "INFO", "set", "flushall"},
+			{"COMMAND", "GETKEYS", "put", "a", "b"},
+		} {
+			replies[name] = append(replies[name], c.Do(args...))
+		}
+		stats := c.Do("INFO", "commandstats")
+		assert.Contains(t, stats, "cmdstat_set:calls=1,", name)
+		assert.Contains(t, stats, "cmdstat_config|get:calls=1,", name)
+		assert.NotContains(t, stats, "cmdstat_flushall", name)
+	}
+	if len(replies["redis"]) > 0 {
+		assert.Equal(t, replies["redis"], replies["zredis"])
+	}
+	assert.Equal(t, "-ERR unknown command 'FLUSHALL', with args beginning with: \r\n", replies["zredis"][0])
+	assert.Equal(t, "+OK\r\n", replies["zredis"][5])
 }

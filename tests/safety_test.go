@@ -334,7 +334,6 @@ func TestProtectedMode(t *testing.T) {
 func TestUnenforcedAccessRefused(t *testing.T) {
 	for _, conf := range []string{
 		"user admin on >s3cret ~* +@all\nuser default off\n",
-		"rename-command FLUSHALL \"\"\n",
 		"aclfile /etc/redis/users.acl\n",
 	} {
 		path := filepath.Join(t.TempDir(), "z.conf")

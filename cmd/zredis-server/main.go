@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/persistence/rdb"
@@ -72,7 +73,13 @@ func run(args []string) int {
 	cwd, _ := os.Getwd()
 	cmdline := config.ParseArgs(args)
 	file := cmdline.File
-	cfg, err := cmdline.Load()
+	cfg, err := config.LoadWith(config.LoadOptions{
+		File: cmdline.File, Stdin: cmdline.Stdin, Overrides: cmdline.Overrides,
+		// rename-command names a command of the table, and not one a
+		// previous line took (Redis's "No such command in rename-command",
+		// "Target command name already exists").
+		CommandExists: func(name string) bool { return commands.Table().Lookup([]byte(name)) != nil },
+	})
 	if err != nil {
 		// A fatal configuration error goes to stderr as Redis prints it;
 		// the few Redis reports through its log go to stdout as a log line.
@@ -183,18 +190,15 @@ func run(args []string) int {
 }
 
 // unenforcedAccess refuses a configuration that asks for access control
-// zredis does not enforce yet (ACL users, renamed or disabled commands;
-// the config refuses an aclfile itself): started, the server would be
-// open where redis-server is closed. It returns the message, or "" when there is
-// none of it. The parsed lines (config.Users, RenamedCommands) are kept
-// for the ACL code that will apply them.
+// zredis does not enforce yet (ACL users; the config refuses an aclfile
+// itself): started, the server would be open where redis-server is
+// closed. It returns the message, or "" when there is none of it. The
+// parsed lines (config.Users) are kept for the ACL code that will apply
+// them.
 func unenforcedAccess(cfg *config.Config) string {
 	var what []string
 	if n := len(cfg.Users()); n > 0 {
 		what = append(what, fmt.Sprintf("%d user line(s)", n))
-	}
-	if n := len(cfg.RenamedCommands()); n > 0 {
-		what = append(what, fmt.Sprintf("%d rename-command line(s)", n))
 	}
 	if len(what) == 0 {
 		return ""
