@@ -11,7 +11,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +52,9 @@ type Server struct {
 	monitors []*conn
 	pause    pauseState
 
-	listeners   []net.Listener
+	// listening holds the TCP listeners and their accept loops
+	// (listen.go).
+	listening   listening
 	loops       []*netloop.Loop
 	nextLoop    int                  // accept: round-robin over loops
 	conns       sync.WaitGroup       // registered connections, until their Closed
@@ -190,6 +191,10 @@ func (s *Server) watchConfig() {
 		return nil
 	}
 	cfg.OnChange("expiry-zmq-hash-main-db", cycleDBs)
+	// bind and port take effect at once: new listeners, or the old ones
+	// kept and an error when the new addresses cannot be bound.
+	cfg.OnChange("bind", func(string) error { return s.rebind() })
+	cfg.OnChange("port", func(string) error { return s.rebind() })
 	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
 	// Before the dispatcher's hook evicts down to a lowered maxmemory
 	// (updateMaxmemory's order).
@@ -274,9 +279,7 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.Bound)
 	x, err := openExpiryStream(s.cfg, s.log)
 	if err != nil {
-		for _, ln := range s.listeners {
-			ln.Close()
-		}
+		s.listening.closeAll()
 		return err
 	}
 	if x != nil {
@@ -291,9 +294,7 @@ func (s *Server) Run(ctx context.Context) error {
 	for range max(1, int(s.cfg.Int("io-threads"))) {
 		l, err := netloop.New()
 		if err != nil {
-			for _, ln := range s.listeners {
-				ln.Close()
-			}
+			s.listening.closeAll()
 			for _, l := range s.loops {
 				l.Stop()
 			}
@@ -319,14 +320,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if mm := s.cfg.Int("maxmemory"); mm > 0 && mm < 1024*1024 {
 		s.log.Warningf("WARNING: You specified a maxmemory value that is less than 1MB (current value is %d bytes). Are you sure this is what you really want?", mm)
 	}
-	var accepting sync.WaitGroup
-	for _, ln := range s.listeners {
-		accepting.Add(1)
-		go func(ln net.Listener) {
-			defer accepting.Done()
-			s.acceptLoop(ln)
-		}(ln)
-	}
+	s.listening.startAccepting(s)
 	// Clients connected while the dataset loads get LOADING. It is loaded
 	// before the expiry engine starts, so keys whose deadline passed while
 	// the server was down expire right after, each with its expiry
@@ -353,10 +347,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
-	for _, ln := range s.listeners {
-		ln.Close()
-	}
-	accepting.Wait()
+	s.listening.stop()
 	s.ks.Exec(func() {
 		s.closing = true
 		s.pause.release()
@@ -394,58 +385,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Warningf("zredis is now ready to exit, bye bye...")
 	return nil
-}
-
-// listen binds every bind address on the configured port. An address
-// with a leading '-' is optional: failing to bind it is not an error
-// (as in Redis, for "-::1" on hosts without IPv6).
-func (s *Server) listen() error {
-	port := s.cfg.Int("port")
-	if port == 0 {
-		return nil
-	}
-	addrs := s.cfg.Strings("bind")
-	if len(addrs) == 0 {
-		addrs = []string{"*", "-::*"}
-	}
-	for _, a := range addrs {
-		optional := strings.HasPrefix(a, "-")
-		a = strings.TrimPrefix(a, "-")
-		switch a {
-		case "*":
-			a = "0.0.0.0"
-		case "::*":
-			a = "::"
-		}
-		var lc net.ListenConfig
-		if mark := s.cfg.Int("socket-mark-id"); mark > 0 {
-			lc.Control = s.markControl(mark)
-		}
-		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
-		if err != nil {
-			if optional {
-				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)
-				continue
-			}
-			for _, l := range s.listeners {
-				l.Close()
-			}
-			return fmt.Errorf("Failed listening on port %d (tcp), aborting: %w", port, err)
-		}
-		s.listeners = append(s.listeners, ln)
-	}
-	if len(s.listeners) == 0 {
-		return fmt.Errorf("Failed listening on port %d (tcp), aborting", port)
-	}
-	return nil
-}
-
-// Addr is the address of the first listener, for tests.
-func (s *Server) Addr() net.Addr {
-	if len(s.listeners) == 0 {
-		return nil
-	}
-	return s.listeners[0].Addr()
 }
 
 func (s *Server) acceptLoop(ln net.Listener) {

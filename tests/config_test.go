@@ -1,18 +1,16 @@
 package tests
 
-// Configuration end to end: config files with include, command-line
-// overrides, the Debian redis.conf, fatal errors as redis-server prints
-// them, --version, SIGTERM, CONFIG REWRITE across a restart.
-
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +19,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// Configuration end to end: config files with include, command-line
+// overrides, the Debian redis.conf, fatal errors as redis-server prints
+// them, --version, SIGTERM, CONFIG REWRITE across a restart.
 
 // writeFile writes content to name in dir and returns the absolute path.
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -359,4 +361,47 @@ func TestRenameCommand(t *testing.T) {
 	}
 	assert.Equal(t, "-ERR unknown command 'FLUSHALL', with args beginning with: \r\n", replies["zredis"][0])
 	assert.Equal(t, "+OK\r\n", replies["zredis"][5])
+}
+
+// Where the server listens, as in Redis 7.0: bind "" or port 0 leaves
+// nothing to listen on and the server does not start; CONFIG SET bind
+// really rebinds, and a value that cannot be bound is refused with the old
+// listeners kept, so that CONFIG REWRITE never writes it.
+func TestBindAndPort(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bind", "", "--port", strconv.Itoa(FreePort(t))},
+		{"--port", "0"},
+	} {
+		stdout, stderr, code := runToExit(t, zredisBin, args...)
+		assert.Equal(t, 1, code, "%q", args)
+		assert.Contains(t, stdout+stderr, "Configured to not listen anywhere, exiting.", "%q", args)
+		if bin := RedisServerPath(); bin != "" {
+			diffCases.Add(1)
+			rout, rerr, rcode := runToExit(t, bin, args...)
+			assert.Equal(t, 1, rcode, "redis-server %q", args)
+			assert.Contains(t, rout+rerr, "Configured to not listen anywhere, exiting.", "redis-server %q", args)
+		}
+	}
+
+	onBoth(t, func(t *testing.T, p *Proc) {
+		c := Dial(t, p.Addr)
+		before := c.Do("CONFIG", "GET", "bind")
+		failed := "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"
+		// An address of no interface here (binding it sends nothing).
+		assert.Equal(t, failed, c.Do("CONFIG", "SET", "bind", "127.0.0.1 10.99.99.99"))
+		if p.Name == "zredis" {
+			// A value that is no address at all, with a line break a
+			// CONFIG REWRITE would have written as a line of its own
+			// (redis-server would look the name up: not tried on it).
+			assert.Equal(t, failed, c.Do("CONFIG", "SET", "bind", "127.0.0.1\nuser admin on nopass"))
+		}
+		assert.Equal(t, before, c.Do("CONFIG", "GET", "bind"), "the old value stays")
+		assert.Equal(t, "+PONG\r\n", Dial(t, p.Addr).Do("PING"), "the old listener is kept")
+		port := p.Addr[strings.LastIndexByte(p.Addr, ':')+1:]
+		assert.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "bind", "127.0.0.2"))
+		assert.Equal(t, "+PONG\r\n", Dial(t, "127.0.0.2:"+port).Do("PING"))
+		_, err := net.DialTimeout("tcp", p.Addr, time.Second)
+		assert.Error(t, err, "127.0.0.1 no longer listened on")
+		assert.Equal(t, "+PONG\r\n", c.Do("PING"), "connections stay")
+	})
 }

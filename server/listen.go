@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// listening is the server's TCP listeners (bind, port) and the goroutines
+// that accept on them. CONFIG SET bind or port replaces them, as Redis's
+// changeBindAddr and changeListenPort do.
+type listening struct {
+	mu        sync.Mutex
+	listeners []net.Listener
+	accepting bool           // accept loops run (startAccepting until stop)
+	loops     sync.WaitGroup // the accept loops
+}
+
+// errNoListener is Redis's reason to exit when there is nothing to listen
+// on (port 0, or bind "").
+var errNoListener = errors.New("Configured to not listen anywhere, exiting.")
+
+// errBindFailed is CONFIG SET bind's and port's error when the new
+// addresses cannot all be bound (the old listeners are kept).
+var errBindFailed = errors.New("Failed to bind to specified addresses.")
+
+// listen binds every bind address on the configured port. An address
+// with a leading '-' is optional: failing to bind it is not an error
+// (as in Redis, for "-::1" on hosts without IPv6). Port 0 or bind ""
+// means no TCP listener, and then, with nothing else to listen on, the
+// server does not start.
+func (s *Server) listen() error {
+	lns, err := s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("port"))
+	if err != nil {
+		return err
+	}
+	if len(lns) == 0 {
+		return errNoListener
+	}
+	s.listening.mu.Lock()
+	s.listening.listeners = lns
+	s.listening.mu.Unlock()
+	return nil
+}
+
+// bindAll listens on every address on port; on a failure of a
+// mandatory address it closes what it opened and returns the error.
+func (s *Server) bindAll(addrs []string, port int64) ([]net.Listener, error) {
+	if port == 0 {
+		return nil, nil
+	}
+	var lns []net.Listener
+	for _, a := range addrs {
+		optional := strings.HasPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		switch a {
+		case "*":
+			a = "0.0.0.0"
+		case "::*":
+			a = "::"
+		}
+		var lc net.ListenConfig
+		if mark := s.cfg.Int("socket-mark-id"); mark > 0 {
+			lc.Control = s.markControl(mark)
+		}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(a, strconv.FormatInt(port, 10)))
+		if err != nil {
+			if optional {
+				s.log.Warningf("Warning: Could not create server TCP listening socket %s:%d: %v", a, port, err)
+				continue
+			}
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("Failed listening on port %d (tcp), aborting: %w", port, err)
+		}
+		lns = append(lns, ln)
+	}
+	if len(addrs) > 0 && len(lns) == 0 {
+		return nil, fmt.Errorf("Failed listening on port %d (tcp), aborting", port)
+	}
+	return lns, nil
+}
+
+// rebind replaces the listeners with ones on the configured bind and
+// port (CONFIG SET bind, port): the old ones are closed first, so that
+// the new ones may take the same addresses, and opened again when the
+// new ones cannot all be bound. Under the keyspace lock.
+func (s *Server) rebind() error {
+	l := &s.listening
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.listeners
+	for _, ln := range old {
+		ln.Close()
+	}
+	lns, err := s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("port"))
+	if err == nil && len(lns) == 0 {
+		err = errNoListener
+	}
+	if err != nil {
+		s.log.Warningf("%v", err)
+		// The old addresses were just released: take them again.
+		addrs := make([]string, len(old))
+		for i, ln := range old {
+			addrs[i] = ln.Addr().String()
+		}
+		l.listeners = nil
+		for _, a := range addrs {
+			if ln, err := net.Listen("tcp", a); err == nil {
+				l.listeners = append(l.listeners, ln)
+			} else {
+				s.log.Warningf("Could not listen again on %s: %v", a, err)
+			}
+		}
+		s.acceptOn(l.listeners)
+		return errBindFailed
+	}
+	l.listeners = lns
+	s.acceptOn(lns)
+	return nil
+}
+
+// startAccepting starts an accept loop per listener.
+func (l *listening) startAccepting(s *Server) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.accepting = true
+	s.acceptOn(l.listeners)
+}
+
+// acceptOn starts the accept loops of lns once accepting has started.
+// With l.mu held.
+func (s *Server) acceptOn(lns []net.Listener) {
+	l := &s.listening
+	if !l.accepting {
+		return
+	}
+	for _, ln := range lns {
+		l.loops.Add(1)
+		go func() {
+			defer l.loops.Done()
+			s.acceptLoop(ln)
+		}()
+	}
+}
+
+// stop closes the listeners and waits for the accept loops to end.
+func (l *listening) stop() {
+	l.mu.Lock()
+	l.accepting = false
+	for _, ln := range l.listeners {
+		ln.Close()
+	}
+	l.mu.Unlock()
+	l.loops.Wait()
+}
+
+// closeAll closes the listeners of a server that does not start.
+func (l *listening) closeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ln := range l.listeners {
+		ln.Close()
+	}
+}
+
+// Addr is the address of the first listener, for tests.
+func (s *Server) Addr() net.Addr {
+	s.listening.mu.Lock()
+	defer s.listening.mu.Unlock()
+	if len(s.listening.listeners) == 0 {
+		return nil
+	}
+	return s.listening.listeners[0].Addr()
+}
