@@ -38,8 +38,11 @@ type Client struct {
 	Replaying bool
 	NoEvict   bool
 	NoTouch   bool
-	LastCmd   string
-	Monitor   bool
+	// UnixSocket marks a client connected through the unix socket (flag
+	// U; its address is the socket's path).
+	UnixSocket bool
+	LastCmd    string
+	Monitor    bool
 
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer

@@ -17,6 +17,9 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	if cl.Blocked {
 		dst = append(dst, 'b')
 	}
+	if cl.UnixSocket {
+		dst = append(dst, 'U')
+	}
 	if cl.NoEvict {
 		dst = append(dst, 'e')
 	}

@@ -89,6 +89,12 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 		W:        resp.NewWriter(),
 		OwnsArgs: true,
 	}
+	if _, unix := nc.LocalAddr().(*net.UnixAddr); unix {
+		// As Redis names a unix socket client: the socket's path, port 0.
+		cl.Addr = s.cfg.String("unixsocket") + ":0"
+		cl.LAddr = cl.Addr
+		cl.UnixSocket = true
+	}
 	cl.Kill = func() { s.drop(c) }
 	cl.PeerClosed = func() bool { return peerClosed(fd) }
 	cl.LastInteraction.Store(now)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +16,8 @@ import (
 // changeBindAddr and changeListenPort do.
 type listening struct {
 	mu        sync.Mutex
-	listeners []net.Listener
+	listeners []net.Listener // TCP
+	unix      net.Listener   // unixsocket, nil without one
 	accepting bool           // accept loops run (startAccepting until stop)
 	loops     sync.WaitGroup // the accept loops
 }
@@ -38,13 +40,43 @@ func (s *Server) listen() error {
 	if err != nil {
 		return err
 	}
-	if len(lns) == 0 {
+	unix, err := s.listenUnix()
+	if err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return err
+	}
+	if len(lns) == 0 && unix == nil {
 		return errNoListener
 	}
 	s.listening.mu.Lock()
-	s.listening.listeners = lns
+	s.listening.listeners, s.listening.unix = lns, unix
 	s.listening.mu.Unlock()
 	return nil
+}
+
+// listenUnix listens on the unixsocket path, nil without one: a file left
+// there is removed first, and unixsocketperm (when not 0) is the socket's
+// mode, as Redis's anetUnixServer does. Closing the listener removes the
+// file.
+func (s *Server) listenUnix() (net.Listener, error) {
+	path := s.cfg.String("unixsocket")
+	if path == "" {
+		return nil, nil
+	}
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("Failed opening Unix socket: %v", err)
+	}
+	if perm := s.cfg.Int("unixsocketperm"); perm != 0 {
+		if err := os.Chmod(path, os.FileMode(perm)); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("Failed opening Unix socket: chmod: %v", err)
+		}
+	}
+	return ln, nil
 }
 
 // bindAll listens on every address on port; on a failure of a
@@ -99,7 +131,7 @@ func (s *Server) rebind() error {
 		ln.Close()
 	}
 	lns, err := s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("port"))
-	if err == nil && len(lns) == 0 {
+	if err == nil && len(lns) == 0 && l.unix == nil {
 		err = errNoListener
 	}
 	if err != nil {
@@ -131,6 +163,9 @@ func (l *listening) startAccepting(s *Server) {
 	defer l.mu.Unlock()
 	l.accepting = true
 	s.acceptOn(l.listeners)
+	if l.unix != nil {
+		s.acceptOn([]net.Listener{l.unix})
+	}
 }
 
 // acceptOn starts the accept loops of lns once accepting has started.
@@ -149,12 +184,19 @@ func (s *Server) acceptOn(lns []net.Listener) {
 	}
 }
 
-// stop closes the listeners and waits for the accept loops to end.
-func (l *listening) stop() {
+// stop closes the listeners and waits for the accept loops to end. The
+// unix socket's file goes with its listener, as Redis removes it at exit.
+func (l *listening) stop(log *Logger) {
 	l.mu.Lock()
 	l.accepting = false
 	for _, ln := range l.listeners {
 		ln.Close()
+	}
+	l.listeners = nil
+	if l.unix != nil {
+		log.Noticef("Removing the unix socket file.")
+		l.unix.Close()
+		l.unix = nil
 	}
 	l.mu.Unlock()
 	l.loops.Wait()
@@ -166,6 +208,9 @@ func (l *listening) closeAll() {
 	defer l.mu.Unlock()
 	for _, ln := range l.listeners {
 		ln.Close()
+	}
+	if l.unix != nil {
+		l.unix.Close()
 	}
 }
 

@@ -334,7 +334,12 @@ func (s *Server) Run(ctx context.Context) error {
 		// Shut down without a save, as Redis while loading.
 	} else if loadErr == nil {
 		bg.start(s)
-		s.log.Noticef("Ready to accept connections tcp")
+		if s.Addr() != nil {
+			s.log.Noticef("Ready to accept connections tcp")
+		}
+		if path := s.cfg.String("unixsocket"); path != "" {
+			s.log.Noticef("The server is now ready to accept connections at %s", path)
+		}
 		close(s.Ready)
 		// A shutdown whose final save fails is cancelled: the server
 		// goes on serving until one succeeds (or is forced).
@@ -347,7 +352,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
-	s.listening.stop()
+	s.listening.stop(s.log)
 	s.ks.Exec(func() {
 		s.closing = true
 		s.pause.release()
@@ -566,7 +571,11 @@ func (s *Server) Feed(cl *engine.Client, args [][]byte) {
 	if n == 0 {
 		return
 	}
-	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, cl.Addr, args)
+	addr := cl.Addr
+	if cl.UnixSocket {
+		addr = "unix:" + s.cfg.String("unixsocket") // as Redis's MONITOR names it
+	}
+	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, addr, args)
 	for _, m := range s.monitors {
 		m.pushOut(line)
 	}

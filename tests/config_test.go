@@ -405,3 +405,47 @@ func TestBindAndPort(t *testing.T) {
 		assert.Equal(t, "+PONG\r\n", c.Do("PING"), "connections stay")
 	})
 }
+
+// unixsocket and unixsocketperm, as redis-server 7.0: the socket replaces a
+// file left at its path, has the mode asked for, names its clients by its
+// path (CLIENT LIST flag U, MONITOR "unix:path"), is not subject to
+// protected mode, and is removed at exit.
+func TestUnixSocket(t *testing.T) {
+	for _, name := range []string{"zredis", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.sock")
+			require.NoError(t, os.WriteFile(path, []byte("stale"), 0o644))
+			var p *Proc
+			args := []string{"--unixsocket", path, "--unixsocketperm", "700"}
+			if name == "zredis" {
+				p = StartZredis(t, args...)
+			} else {
+				p = StartRedis(t, args...)
+				diffCases.Add(1)
+			}
+			st, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.ModeSocket|0o700, st.Mode()&(os.ModeSocket|os.ModePerm))
+
+			nc, err := net.Dial("unix", path)
+			require.NoError(t, err)
+			t.Cleanup(func() { nc.Close() })
+			c := &Conn{t: t, nc: nc, rd: bufio.NewReader(nc)}
+			assert.Equal(t, "+PONG\r\n", c.Do("PING"))
+			info := c.Do("CLIENT", "INFO")
+			assert.Contains(t, info, " addr="+path+":0 laddr="+path+":0 ")
+			assert.Contains(t, info, " flags=U ")
+
+			mon := Dial(t, p.Addr)
+			mon.Send(Encode("MONITOR"))
+			require.Equal(t, "+OK\r\n", mon.Read())
+			c.Do("SET", "k", "v")
+			assert.Regexp(t, `^\+\d+\.\d{6} \[0 unix:`+regexp.QuoteMeta(path)+`\] "SET" "k" "v"\r\n$`, mon.Read())
+
+			p.Stop()
+			_, err = os.Stat(path)
+			assert.True(t, os.IsNotExist(err), "the socket file is removed at exit: %v", err)
+			assert.Contains(t, p.Output(), "Removing the unix socket file.")
+		})
+	}
+}
