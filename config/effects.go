@@ -269,29 +269,39 @@ var effects = map[string]effectSpec{
 		}
 		return ""
 	}),
-	"acllog-max-len":            pending(noteAccess),
-	"acl-pubsub-default":        pending(noteAccess),
-	"unixsocket":                works(""),
-	"unixsocketperm":            works(""),
-	"tls-port":                  pending(noteAccess),
-	"tls-cert-file":             pending(noteAccess),
-	"tls-key-file":              pending(noteAccess),
-	"tls-key-file-pass":         pending(noteAccess),
-	"tls-client-cert-file":      pending(noteAccess),
-	"tls-client-key-file":       pending(noteAccess),
-	"tls-client-key-file-pass":  pending(noteAccess),
-	"tls-dh-params-file":        pending(noteAccess),
-	"tls-ca-cert-file":          pending(noteAccess),
-	"tls-ca-cert-dir":           pending(noteAccess),
-	"tls-protocols":             pending(noteAccess),
-	"tls-ciphers":               pending(noteAccess),
-	"tls-ciphersuites":          pending(noteAccess),
-	"tls-auth-clients":          pending(noteAccess),
-	"tls-replication":           pending(noteAccess),
-	"tls-prefer-server-ciphers": pending(noteAccess),
-	"tls-session-caching":       pending(noteAccess),
-	"tls-session-cache-size":    pending(noteAccess),
-	"tls-session-cache-timeout": pending(noteAccess),
+	"acllog-max-len":           pending(noteAccess),
+	"acl-pubsub-default":       pending(noteAccess),
+	"unixsocket":               works(""),
+	"unixsocketperm":           works(""),
+	"tls-port":                 works("clients over TLS with Go's crypto/tls, bridged to the event loops"),
+	"tls-cert-file":            works(""),
+	"tls-key-file":             works(""),
+	"tls-key-file-pass":        works("for keys encrypted the traditional OpenSSL way; an encrypted PKCS#8 key is refused at start"),
+	"tls-client-cert-file":     pending(noteReplication),
+	"tls-client-key-file":      pending(noteReplication),
+	"tls-client-key-file-pass": pending(noteReplication),
+	"tls-dh-params-file":       none("Go's TLS offers no DHE cipher suites, the only ones the parameters serve"),
+	"tls-ca-cert-file":         works(""),
+	"tls-ca-cert-dir":          works("every certificate in the directory's files"),
+	"tls-protocols":            works("a contiguous range of versions (Go has a minimum and a maximum); another set is refused"),
+	"tls-ciphers": refuses("Go chooses its TLS 1.2 cipher suites itself (ECDHE with AES-GCM or ChaCha20-Poly1305)", func(v *value) string {
+		if v.s != "" {
+			return "tls-ciphers cannot be applied: zredis's TLS (Go's crypto/tls) uses its own TLS 1.2 suites, ECDHE with AES-GCM or ChaCha20-Poly1305 only; remove the line"
+		}
+		return ""
+	}),
+	"tls-ciphersuites": refuses("Go's TLS 1.3 cipher suites cannot be chosen (all three are AEAD)", func(v *value) string {
+		if v.s != "" {
+			return "tls-ciphersuites cannot be applied: Go's crypto/tls does not let the TLS 1.3 suites be chosen (all three are AEAD suites); remove the line"
+		}
+		return ""
+	}),
+	"tls-auth-clients":          works(""),
+	"tls-replication":           pending(noteReplication),
+	"tls-prefer-server-ciphers": none("Go's TLS server always applies its own order of cipher suites; a client cannot make it choose a weaker one"),
+	"tls-session-caching":       works("session tickets; no turns them off"),
+	"tls-session-cache-size":    none("Go resumes TLS sessions with tickets, not a server-side cache to size"),
+	"tls-session-cache-timeout": none("Go resumes TLS sessions with tickets, not a server-side cache to size"),
 
 	// zredis's own.
 	"expiry-zmq-endpoints":              works(""),

@@ -17,6 +17,7 @@ import (
 type listening struct {
 	mu        sync.Mutex
 	listeners []net.Listener // TCP
+	tls       []net.Listener // TLS (tls-port)
 	unix      net.Listener   // unixsocket, nil without one
 	accepting bool           // accept loops run (startAccepting until stop)
 	loops     sync.WaitGroup // the accept loops
@@ -36,24 +37,50 @@ var errBindFailed = errors.New("Failed to bind to specified addresses.")
 // means no TCP listener, and then, with nothing else to listen on, the
 // server does not start.
 func (s *Server) listen() error {
+	tlsLns, err := s.listenTLS()
+	if err != nil {
+		return err
+	}
 	lns, err := s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("port"))
 	if err != nil {
+		closeListeners(tlsLns)
 		return err
 	}
 	unix, err := s.listenUnix()
 	if err != nil {
-		for _, ln := range lns {
-			ln.Close()
-		}
+		closeListeners(lns)
+		closeListeners(tlsLns)
 		return err
 	}
-	if len(lns) == 0 && unix == nil {
+	if len(lns) == 0 && len(tlsLns) == 0 && unix == nil {
 		return errNoListener
 	}
 	s.listening.mu.Lock()
-	s.listening.listeners, s.listening.unix = lns, unix
+	s.listening.listeners, s.listening.tls, s.listening.unix = lns, tlsLns, unix
 	s.listening.mu.Unlock()
 	return nil
+}
+
+// listenTLS configures TLS and binds the TLS port, when tls-port is set.
+func (s *Server) listenTLS() ([]net.Listener, error) {
+	if s.cfg.Int("tls-port") == 0 {
+		return nil, nil
+	}
+	if s.tlsConf.Load() == nil {
+		tc, err := s.tlsConfigure()
+		if err != nil {
+			s.log.Warningf("%v", err)
+			return nil, errors.New("Failed to configure TLS. Check logs for more info.")
+		}
+		s.tlsConf.Store(tc)
+	}
+	return s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("tls-port"))
+}
+
+func closeListeners(lns []net.Listener) {
+	for _, ln := range lns {
+		ln.Close()
+	}
 }
 
 // listenUnix listens on the unixsocket path, nil without one: a file left
@@ -126,35 +153,45 @@ func (s *Server) rebind() error {
 	l := &s.listening
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	old := l.listeners
-	for _, ln := range old {
-		ln.Close()
-	}
+	old, oldTLS := l.listeners, l.tls
+	closeListeners(old)
+	closeListeners(oldTLS)
 	lns, err := s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("port"))
-	if err == nil && len(lns) == 0 && l.unix == nil {
+	var tlsLns []net.Listener
+	if err == nil {
+		if tlsLns, err = s.listenTLS(); err != nil {
+			closeListeners(lns)
+		}
+	}
+	if err == nil && len(lns) == 0 && len(tlsLns) == 0 && l.unix == nil {
 		err = errNoListener
 	}
 	if err != nil {
 		s.log.Warningf("%v", err)
 		// The old addresses were just released: take them again.
-		addrs := make([]string, len(old))
-		for i, ln := range old {
-			addrs[i] = ln.Addr().String()
-		}
-		l.listeners = nil
-		for _, a := range addrs {
-			if ln, err := net.Listen("tcp", a); err == nil {
-				l.listeners = append(l.listeners, ln)
-			} else {
-				s.log.Warningf("Could not listen again on %s: %v", a, err)
-			}
-		}
-		s.acceptOn(l.listeners)
+		l.listeners, l.tls = relisten(s, old), relisten(s, oldTLS)
+		s.acceptOn(l.listeners, s.accept)
+		s.acceptOn(l.tls, s.acceptTLS)
 		return errBindFailed
 	}
-	l.listeners = lns
-	s.acceptOn(lns)
+	l.listeners, l.tls = lns, tlsLns
+	s.acceptOn(lns, s.accept)
+	s.acceptOn(tlsLns, s.acceptTLS)
 	return nil
+}
+
+// relisten binds the addresses of closed listeners again.
+func relisten(s *Server, old []net.Listener) []net.Listener {
+	var lns []net.Listener
+	for _, ln := range old {
+		a := ln.Addr().String()
+		if ln, err := net.Listen("tcp", a); err == nil {
+			lns = append(lns, ln)
+		} else {
+			s.log.Warningf("Could not listen again on %s: %v", a, err)
+		}
+	}
+	return lns
 }
 
 // startAccepting starts an accept loop per listener.
@@ -162,15 +199,16 @@ func (l *listening) startAccepting(s *Server) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.accepting = true
-	s.acceptOn(l.listeners)
+	s.acceptOn(l.listeners, s.accept)
+	s.acceptOn(l.tls, s.acceptTLS)
 	if l.unix != nil {
-		s.acceptOn([]net.Listener{l.unix})
+		s.acceptOn([]net.Listener{l.unix}, s.accept)
 	}
 }
 
-// acceptOn starts the accept loops of lns once accepting has started.
-// With l.mu held.
-func (s *Server) acceptOn(lns []net.Listener) {
+// acceptOn starts the accept loops of lns, handing each connection to
+// handle, once accepting has started. With l.mu held.
+func (s *Server) acceptOn(lns []net.Listener, handle func(net.Conn)) {
 	l := &s.listening
 	if !l.accepting {
 		return
@@ -179,7 +217,7 @@ func (s *Server) acceptOn(lns []net.Listener) {
 		l.loops.Add(1)
 		go func() {
 			defer l.loops.Done()
-			s.acceptLoop(ln)
+			s.acceptLoop(ln, handle)
 		}()
 	}
 }
@@ -189,10 +227,9 @@ func (s *Server) acceptOn(lns []net.Listener) {
 func (l *listening) stop(log *Logger) {
 	l.mu.Lock()
 	l.accepting = false
-	for _, ln := range l.listeners {
-		ln.Close()
-	}
-	l.listeners = nil
+	closeListeners(l.listeners)
+	closeListeners(l.tls)
+	l.listeners, l.tls = nil, nil
 	if l.unix != nil {
 		log.Noticef("Removing the unix socket file.")
 		l.unix.Close()
@@ -206,9 +243,8 @@ func (l *listening) stop(log *Logger) {
 func (l *listening) closeAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, ln := range l.listeners {
-		ln.Close()
-	}
+	closeListeners(l.listeners)
+	closeListeners(l.tls)
 	if l.unix != nil {
 		l.unix.Close()
 	}

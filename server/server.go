@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -81,6 +82,14 @@ type Server struct {
 	rdb rdbState // RDB saves; lock
 	aof aofState // the append only file; lock
 
+	// TLS clients (tls.go): the configuration new handshakes use, the
+	// goroutines of the TLS connections, and what ends their handshakes
+	// at shutdown.
+	tlsConf    atomic.Pointer[tls.Config]
+	tlsConns   sync.WaitGroup
+	tlsStop    context.Context
+	tlsStopNow context.CancelFunc
+
 	// cycles are the hash expire cycles (expirycycles.go).
 	cycles expiryCycles
 
@@ -114,6 +123,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		Bound:    make(chan struct{}),
 	}
 	s.pause.wake = make(chan struct{})
+	s.tlsStop, s.tlsStopNow = context.WithCancel(context.Background())
 	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
 	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
@@ -195,6 +205,12 @@ func (s *Server) watchConfig() {
 	// kept and an error when the new addresses cannot be bound.
 	cfg.OnChange("bind", func(string) error { return s.rebind() })
 	cfg.OnChange("port", func(string) error { return s.rebind() })
+	cfg.OnChange("tls-port", func(string) error { return s.rebind() })
+	// New TLS handshakes use the new files and settings.
+	for _, name := range []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-ca-cert-file",
+		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching"} {
+		cfg.OnChange(name, func(string) error { return s.reconfigureTLS() })
+	}
 	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
 	// Before the dispatcher's hook evicts down to a lowered maxmemory
 	// (updateMaxmemory's order).
@@ -353,6 +369,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
 	s.listening.stop(s.log)
+	s.tlsStopNow() // handshakes in progress
 	s.ks.Exec(func() {
 		s.closing = true
 		s.pause.release()
@@ -373,6 +390,7 @@ func (s *Server) Run(ctx context.Context) error {
 		<-done
 	}
 	s.workers.Wait()
+	s.tlsConns.Wait() // their connections are closed: the pumps end
 	for _, l := range s.loops {
 		l.Stop()
 	}
@@ -392,7 +410,7 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+func (s *Server) acceptLoop(ln net.Listener, handle func(net.Conn)) {
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -411,7 +429,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			continue
 		}
 		delay = 0
-		s.accept(nc)
+		handle(nc)
 	}
 }
 
@@ -419,18 +437,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // reached, with Redis's error. A refused connection counts in
 // rejected_connections, not in total_connections_received.
 func (s *Server) accept(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		// tcp-keepalive as Redis's anetKeepAlive sets it: probes after
-		// the interval idle, then every third of it, three of them; 0
-		// turns keepalive off (Go would enable its own default).
-		ka := s.cfg.Int("tcp-keepalive")
-		tc.SetKeepAliveConfig(net.KeepAliveConfig{
-			Enable:   ka > 0,
-			Idle:     time.Duration(ka) * time.Second,
-			Interval: time.Duration(max(ka/3, 1)) * time.Second,
-			Count:    3,
-		})
-	}
+	setKeepAlive(nc, s.cfg.Int("tcp-keepalive"))
 	var refused string // the error a refused connection gets before it is closed
 	closing := false
 	var c *conn
