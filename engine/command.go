@@ -175,8 +175,8 @@ func (cmd *Command) KeyPositions(args [][]byte) []int {
 	return pos
 }
 
-// arityOK checks n arguments against the declared arity.
-func (cmd *Command) arityOK(n int) bool {
+// ArityOK checks n arguments against the declared arity.
+func (cmd *Command) ArityOK(n int) bool {
 	if cmd.Arity >= 0 {
 		return n == cmd.Arity
 	}

@@ -254,7 +254,7 @@ func (d *Dispatcher) Resolve(cl *Client, args [][]byte) (cmd *Command, rejected 
 	if cmd == nil {
 		return nil, ""
 	}
-	if !cmd.arityOK(len(args)) {
+	if !cmd.ArityOK(len(args)) {
 		return cmd, ErrWrongArgs(cmd.Name)
 	}
 	if cmd.Subs != nil && len(args) >= 2 {
@@ -262,7 +262,7 @@ func (d *Dispatcher) Resolve(cl *Client, args [][]byte) (cmd *Command, rejected 
 		if sub == nil {
 			return cmd, ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name))
 		}
-		if !sub.arityOK(len(args)) {
+		if !sub.ArityOK(len(args)) {
 			return sub, ErrWrongArgs(sub.Name)
 		}
 		cmd = sub
