@@ -63,6 +63,16 @@ func refuses(note string, fn func(v *value) string) effectSpec {
 	return effectSpec{effect: EffectRefuses, note: note, refuse: fn}
 }
 
+// refuseNonEmpty refuses any value but the empty one, with reason.
+func refuseNonEmpty(reason string) func(v *value) string {
+	return func(v *value) string {
+		if v.s != "" {
+			return reason
+		}
+		return ""
+	}
+}
+
 // refuseYes refuses "yes" for a bool directive with the given reason.
 func refuseYes(name, reason string) func(v *value) string {
 	return func(v *value) string {
@@ -263,12 +273,8 @@ var effects = map[string]effectSpec{
 	"requirepass":    works(""),
 	"bind":           works(""),
 	"protected-mode": works("the default user is the requirepass one until ACL is built"),
-	"aclfile": refuses("ACL is not built yet: a server started with an aclfile would not enforce it", func(v *value) string {
-		if v.s != "" {
-			return "aclfile is not supported yet: zredis does not enforce ACL files (access control is being built); remove it, or protect the server with requirepass"
-		}
-		return ""
-	}),
+	"aclfile": refuses("ACL is not built yet: a server started with an aclfile would not enforce it",
+		refuseNonEmpty("aclfile is not supported yet: zredis does not enforce ACL files (access control is being built); remove it, or protect the server with requirepass")),
 	"acllog-max-len":           pending(noteAccess),
 	"acl-pubsub-default":       pending(noteAccess),
 	"unixsocket":               works(""),
@@ -284,18 +290,10 @@ var effects = map[string]effectSpec{
 	"tls-ca-cert-file":         works(""),
 	"tls-ca-cert-dir":          works("every certificate in the directory's files"),
 	"tls-protocols":            works("a contiguous range of versions (Go has a minimum and a maximum); another set is refused"),
-	"tls-ciphers": refuses("Go chooses its TLS 1.2 cipher suites itself (ECDHE with AES-GCM or ChaCha20-Poly1305)", func(v *value) string {
-		if v.s != "" {
-			return "tls-ciphers cannot be applied: zredis's TLS (Go's crypto/tls) uses its own TLS 1.2 suites, ECDHE with AES-GCM or ChaCha20-Poly1305 only; remove the line"
-		}
-		return ""
-	}),
-	"tls-ciphersuites": refuses("Go's TLS 1.3 cipher suites cannot be chosen (all three are AEAD)", func(v *value) string {
-		if v.s != "" {
-			return "tls-ciphersuites cannot be applied: Go's crypto/tls does not let the TLS 1.3 suites be chosen (all three are AEAD suites); remove the line"
-		}
-		return ""
-	}),
+	"tls-ciphers": refuses("Go chooses its TLS 1.2 cipher suites itself (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+		refuseNonEmpty("tls-ciphers cannot be applied: zredis's TLS (Go's crypto/tls) uses its own TLS 1.2 suites, ECDHE with AES-GCM or ChaCha20-Poly1305 only; remove the line")),
+	"tls-ciphersuites": refuses("Go's TLS 1.3 cipher suites cannot be chosen (all three are AEAD)",
+		refuseNonEmpty("tls-ciphersuites cannot be applied: Go's crypto/tls does not let the TLS 1.3 suites be chosen (all three are AEAD suites); remove the line")),
 	"tls-auth-clients":          works(""),
 	"tls-replication":           pending(noteReplication),
 	"tls-prefer-server-ciphers": none("Go's TLS server always applies its own order of cipher suites; a client cannot make it choose a weaker one"),
