@@ -14,7 +14,7 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/... ./internal/...
+	$(GO) build -o $(BIN)/ ./cmd/...
 
 run: build
 	./$(BIN)/zredis-server $(ARGS)
