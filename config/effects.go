@@ -354,6 +354,15 @@ func checkExpiryDatabases(st *state) string {
 	return fmt.Sprintf("databases %d is more than the expiry stream can carry: an expiry message names its database in 16 bits, so with expiry-zmq-endpoints set databases must be at most %d", n, MaxExpiryDatabases)
 }
 
+// checkExpiryCycles is CheckExpiryCycleDBs for a configuration that turns
+// the hash expire cycles on; with them off the databases are not used.
+func checkExpiryCycles(st *state) string {
+	if st.get("expiry-zmq-hash-max-expire-cycles").n == 0 {
+		return ""
+	}
+	return CheckExpiryCycleDBs(st.get("databases").n, st.get("expiry-zmq-hash-main-db").n, st.get("expiry-zmq-hash-loop-db").n)
+}
+
 // CheckExpiryCycleDBs refuses main and loop databases for the hash
 // expire cycles that are the same database or not one of the databases:
 // the cycles would then delete or overwrite keys they do not own.

@@ -270,7 +270,7 @@ func (l *loader) finish() error {
 		}
 		return e
 	}
-	if reason := CheckExpiryCycleDBs(st.get("databases").n, st.get("expiry-zmq-hash-main-db").n, st.get("expiry-zmq-hash-loop-db").n); reason != "" {
+	if reason := checkExpiryCycles(st); reason != "" {
 		name := "expiry-zmq-hash-loop-db"
 		if strings.HasPrefix(reason, "expiry-zmq-hash-main-db") && !strings.Contains(reason, " are both ") {
 			name = "expiry-zmq-hash-main-db"

@@ -128,6 +128,21 @@ func (d *Dispatcher) PropagateWrite(db int, argv ...[]byte) {
 	p.add(db, p.arena.copy(argv))
 }
 
+// PropagateUnit runs fn, whose PropagateWrite calls then form one unit
+// (MULTI ... EXEC when more than one): when no unit runs (the expiry
+// engine), so that a crash cannot leave half of fn's writes in the AOF;
+// inside a running unit they are part of it.
+func (d *Dispatcher) PropagateUnit(fn func()) {
+	p := d.propagating()
+	if p == nil || p.inUnit {
+		fn()
+		return
+	}
+	p.beginUnit()
+	fn()
+	p.endUnit()
+}
+
 // beginUnit starts an execution unit (a top-level command, or the
 // serving of one blocked client).
 func (p *propagation) beginUnit() { p.inUnit = true }

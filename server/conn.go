@@ -47,6 +47,9 @@ type conn struct {
 	fd   int
 	cl   *engine.Client
 	rd   *resp.Reader // loop
+	// onClose runs once the socket is closed: a TLS client's connection
+	// is closed with it (tls.go).
+	onClose func()
 
 	batch  [][][]byte // loop: the commands being run
 	bufs   [][]byte   // loop: replies handed to the socket by reference
@@ -123,6 +126,9 @@ func (c *conn) attach() {
 		c.s.log.Warningf("Registering client connection: %v", err)
 		syscall.Close(c.fd)
 		c.s.ks.Exec(func() { c.s.drop(c) })
+		if c.onClose != nil {
+			c.onClose()
+		}
 		c.s.conns.Done()
 		return
 	}
@@ -183,6 +189,9 @@ func (c *conn) Readable(lc *netloop.Conn) {
 func (c *conn) Closed(*netloop.Conn) {
 	s := c.s
 	s.ks.Exec(func() { s.drop(c) })
+	if c.onClose != nil {
+		c.onClose()
+	}
 	s.conns.Done()
 }
 

@@ -86,8 +86,12 @@ func (c *expiryCycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) 
 func (c *expiryCycles) firstExpiry(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
 	c.s.expiry.send(db.ID(), key, e, e.ExpireAt())
 	k := []byte(key)
-	c.s.disp.PropagateWrite(db.ID(), cyclePERSIST, k)
-	c.setCounter(k, 1)
+	// One unit: an AOF holding the PERSIST without the counter would keep
+	// the hash for ever.
+	c.s.disp.PropagateUnit(func() {
+		c.s.disp.PropagateWrite(db.ID(), cyclePERSIST, k)
+		c.setCounter(k, 1)
+	})
 	return keyspace.Keep
 }
 

@@ -20,6 +20,7 @@ type listening struct {
 	tls       []net.Listener // TLS (tls-port)
 	unix      net.Listener   // unixsocket, nil without one
 	accepting bool           // accept loops run (startAccepting until stop)
+	stopped   bool           // stop ran: nothing is bound again
 	loops     sync.WaitGroup // the accept loops
 }
 
@@ -66,14 +67,13 @@ func (s *Server) listenTLS() ([]net.Listener, error) {
 	if s.cfg.Int("tls-port") == 0 {
 		return nil, nil
 	}
-	if s.tlsConf.Load() == nil {
-		tc, err := s.tlsConfigure()
-		if err != nil {
-			s.log.Warningf("%v", err)
-			return nil, errors.New("Failed to configure TLS. Check logs for more info.")
-		}
-		s.tlsConf.Store(tc)
+	// Built anew: the files may have changed while TLS was off.
+	tc, err := s.tlsConfigure()
+	if err != nil {
+		s.log.Warningf("%v", err)
+		return nil, errors.New("Failed to configure TLS. Check logs for more info.")
 	}
+	s.tlsConf.Store(tc)
 	return s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("tls-port"))
 }
 
@@ -146,13 +146,17 @@ func (s *Server) bindAll(addrs []string, port int64) ([]net.Listener, error) {
 }
 
 // rebind replaces the listeners with ones on the configured bind and
-// port (CONFIG SET bind, port): the old ones are closed first, so that
-// the new ones may take the same addresses, and opened again when the
-// new ones cannot all be bound. Under the keyspace lock.
+// port (CONFIG SET bind, port, tls-port): the old ones are closed first,
+// so that the new ones may take the same addresses, and opened again when
+// the new ones cannot all be bound. Port 0 closes the TCP listeners, as
+// Redis's changeListenPort does. Under the keyspace lock.
 func (s *Server) rebind() error {
 	l := &s.listening
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopped {
+		return errors.New("the server is shutting down")
+	}
 	old, oldTLS := l.listeners, l.tls
 	closeListeners(old)
 	closeListeners(oldTLS)
@@ -162,9 +166,6 @@ func (s *Server) rebind() error {
 		if tlsLns, err = s.listenTLS(); err != nil {
 			closeListeners(lns)
 		}
-	}
-	if err == nil && len(lns) == 0 && len(tlsLns) == 0 && l.unix == nil {
-		err = errNoListener
 	}
 	if err != nil {
 		s.log.Warningf("%v", err)
@@ -226,7 +227,7 @@ func (s *Server) acceptOn(lns []net.Listener, handle func(net.Conn)) {
 // unix socket's file goes with its listener, as Redis removes it at exit.
 func (l *listening) stop(log *Logger) {
 	l.mu.Lock()
-	l.accepting = false
+	l.accepting, l.stopped = false, true
 	closeListeners(l.listeners)
 	closeListeners(l.tls)
 	l.listeners, l.tls = nil, nil

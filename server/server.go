@@ -193,14 +193,20 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
-	// The expire cycles' databases stay two distinct databases.
+	// With the expire cycles on, their databases stay two distinct
+	// databases.
 	cycleDBs := func(string) error {
+		if cfg.Int("expiry-zmq-hash-max-expire-cycles") == 0 {
+			return nil
+		}
 		if reason := config.CheckExpiryCycleDBs(cfg.Int("databases"), cfg.Int("expiry-zmq-hash-main-db"), cfg.Int("expiry-zmq-hash-loop-db")); reason != "" {
 			return errors.New(reason)
 		}
 		return nil
 	}
 	cfg.OnChange("expiry-zmq-hash-main-db", cycleDBs)
+	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
+	cfg.OnChange("expiry-zmq-hash-max-expire-cycles", cycleDBs)
 	// bind and port take effect at once: new listeners, or the old ones
 	// kept and an error when the new addresses cannot be bound.
 	cfg.OnChange("bind", func(string) error { return s.rebind() })
@@ -211,7 +217,6 @@ func (s *Server) watchConfig() {
 		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching"} {
 		cfg.OnChange(name, func(string) error { return s.reconfigureTLS() })
 	}
-	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
 	// Before the dispatcher's hook evicts down to a lowered maxmemory
 	// (updateMaxmemory's order).
 	cfg.OnChange("maxmemory", func(string) error {
@@ -465,6 +470,9 @@ func (s *Server) accept(nc net.Conn) {
 		}
 		s.nextLoop = (s.nextLoop + 1) % len(s.loops)
 		c = newConn(s, nc, fd, s.loops[s.nextLoop])
+		if bc, ok := nc.(bridgedConn); ok {
+			c.onClose = bc.closeTLS
+		}
 		s.nextID++
 		c.cl.ID = s.nextID
 		c.cl.Authed = s.cfg.String("requirepass") == ""

@@ -181,10 +181,13 @@ func (s *Server) reconfigureTLS() error {
 }
 
 // bridgedConn is the inner end of a TLS client's socket pair, named by
-// the client's real addresses.
+// the client's real addresses. closeTLS closes the TLS connection itself:
+// the server calls it when it closes the client, so that a pump blocked
+// writing to a client that stopped reading ends too.
 type bridgedConn struct {
 	*net.UnixConn
 	remote, local net.Addr
+	closeTLS      func()
 }
 
 func (c bridgedConn) RemoteAddr() net.Addr { return c.remote }
@@ -219,10 +222,15 @@ func (s *Server) acceptTLS(raw net.Conn) {
 		outer, err2 := unixConn(fds[1])
 		if err1 != nil || err2 != nil {
 			s.log.Warningf("Accepting a TLS client: %v", errors.Join(err1, err2))
+			for _, c := range []*net.UnixConn{inner, outer} {
+				if c != nil {
+					c.Close()
+				}
+			}
 			tc.Close()
 			return
 		}
-		s.accept(bridgedConn{UnixConn: inner, remote: raw.RemoteAddr(), local: raw.LocalAddr()})
+		s.accept(bridgedConn{UnixConn: inner, remote: raw.RemoteAddr(), local: raw.LocalAddr(), closeTLS: func() { raw.Close() }})
 		clientDone := make(chan struct{})
 		go func() {
 			defer close(clientDone)
@@ -240,7 +248,7 @@ func (s *Server) acceptTLS(raw net.Conn) {
 // is the connection's).
 func unixConn(fd int) (*net.UnixConn, error) {
 	f := os.NewFile(uintptr(fd), "tls-bridge")
-	defer f.Close()
+	defer f.Close() // FileConn made its own descriptor
 	c, err := net.FileConn(f)
 	if err != nil {
 		return nil, err

@@ -403,6 +403,11 @@ func TestBindAndPort(t *testing.T) {
 		_, err := net.DialTimeout("tcp", p.Addr, time.Second)
 		assert.Error(t, err, "127.0.0.1 no longer listened on")
 		assert.Equal(t, "+PONG\r\n", c.Do("PING"), "connections stay")
+		// Port 0 closes the TCP listeners, as changeListenPort does.
+		assert.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "port", "0"))
+		_, err = net.DialTimeout("tcp", "127.0.0.2:"+port, time.Second)
+		assert.Error(t, err)
+		assert.Equal(t, "+PONG\r\n", c.Do("PING"))
 	})
 }
 

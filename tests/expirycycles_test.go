@@ -237,19 +237,29 @@ func TestExpiryHashCyclesDirectives(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(c.Do("CONFIG", "SET", "expiry-zmq-hash-delay", "-1"), "-ERR CONFIG SET failed (possibly related to argument 'expiry-zmq-hash-delay')"))
 	assert.True(t, strings.HasPrefix(c.Do("CONFIG", "SET", "expiry-zmq-hash-max-expire-cycles", "many"), "-ERR CONFIG SET failed (possibly related to argument 'expiry-zmq-hash-max-expire-cycles')"))
+	// With the cycles on, their databases must be two of the databases.
+	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "expiry-zmq-hash-max-expire-cycles", "3"))
 	assert.Contains(t, c.Do("CONFIG", "SET", "expiry-zmq-hash-loop-db", "0"), "both 0")
 	assert.Contains(t, c.Do("CONFIG", "SET", "expiry-zmq-hash-main-db", "16"), "out of range")
 	assert.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "expiry-zmq-hash-main-db", "3", "expiry-zmq-hash-loop-db", "4"))
 
 	// Refused at start: equal or out of range.
 	for _, args := range [][]string{
-		{"--expiry-zmq-hash-main-db", "2", "--expiry-zmq-hash-loop-db", "2"},
-		{"--expiry-zmq-hash-loop-db", "16"},
+		{"--expiry-zmq-hash-max-expire-cycles", "3", "--expiry-zmq-hash-main-db", "2", "--expiry-zmq-hash-loop-db", "2"},
+		{"--expiry-zmq-hash-max-expire-cycles", "3", "--expiry-zmq-hash-loop-db", "16"},
 	} {
 		out, errOut, code := runToExit(t, zredisBin, append(args, "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1")...)
 		assert.NotZero(t, code)
 		assert.Contains(t, out+errOut, "expiry-zmq-hash-")
 	}
+
+	// With the cycles off, their databases are not checked: one database
+	// is a valid configuration.
+	z1 := StartZredis(t, "--databases", "1")
+	assert.Equal(t, "+PONG\r\n", Dial(t, z1.Addr).Do("PING"))
+	_, errOut, code := runToExit(t, zredisBin, "--databases", "1", "--expiry-zmq-hash-max-expire-cycles", "3", "--port", strconv.Itoa(FreePort(t)), "--bind", "127.0.0.1")
+	assert.NotZero(t, code)
+	assert.Contains(t, errOut, "expiry-zmq-hash-loop-db 1 is out of range")
 
 	// The original's block, as its redis.conf and README write it.
 	ep := zmqEndpoint(t)

@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,4 +128,36 @@ func TestTLSClients(t *testing.T) {
 	_, stderr, code := runToExit(t, zredisBin, "--port", "0", "--tls-ciphers", "DEFAULT:!MEDIUM")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "tls-ciphers cannot be applied")
+}
+
+// A TLS client that stops reading cannot hold the server: SHUTDOWN ends
+// its connection too, and the server exits.
+func TestTLSStalledClientShutdown(t *testing.T) {
+	dir := tlsFiles(t)
+	f := func(name string) string { return filepath.Join(dir, name) }
+	tlsPort := FreePort(t)
+	p := StartZredis(t, "--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", f("server.crt"),
+		"--tls-key-file", f("server.key"), "--tls-ca-cert-file", f("ca.crt"), "--save", "")
+	cert, err := tls.LoadX509KeyPair(f("client.crt"), f("client.key"))
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	ca, _ := os.ReadFile(f("ca.crt"))
+	pool.AppendCertsFromPEM(ca)
+	tc, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(tlsPort), &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool})
+	require.NoError(t, err)
+	t.Cleanup(func() { tc.Close() })
+	big := strings.Repeat("x", 1<<20)
+	tc.Write(Encode("SET", "big", big))
+	var reqs []byte
+	for range 200 {
+		reqs = append(reqs, Encode("GET", "big")...)
+	}
+	go tc.Write(reqs) // and never read the 200 MB of replies
+
+	c := Dial(t, p.Addr)
+	time.Sleep(500 * time.Millisecond)
+	c.Send(Encode("SHUTDOWN", "NOSAVE"))
+	code, exited := p.Wait(15 * time.Second)
+	require.True(t, exited, "the server did not exit with a TLS client that stopped reading:\n%s", p.Output())
+	assert.Zero(t, code)
 }

@@ -57,6 +57,9 @@ Options:
                        (expiry-zmq-hash-max-expire-cycles); a failure is
                        reported on stderr and the next cycle sends it again
   --ack-password PW    AUTH with PW on the --ack connection
+  --ack-db N           the database whose hashes cycle (the server's
+                       expiry-zmq-hash-main-db; default 0): only hashes
+                       of that database are acknowledged
   --help               print this help
 `
 
@@ -69,6 +72,7 @@ type config struct {
 	heartbeat time.Duration
 	ack       string // --ack: the server to delete handled hashes on
 	ackPass   string
+	ackDB     int
 }
 
 func main() {
@@ -141,10 +145,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		printed++
-		if acks != nil && d.Type == zmqpub.TypeHash {
-			// Only hashes are kept for the cycles: a string or a
-			// collection is gone already, and a key of that name may be
-			// a new one.
+		if acks != nil && d.Type == zmqpub.TypeHash && d.DB == cfg.ackDB {
+			// Only the main database's hashes are kept for the cycles:
+			// any other key is gone already, and a key of that name may
+			// be a new one.
 			if err := acks.ack(d.DB, d.Key); err != nil {
 				fmt.Fprintf(stderr, "%s: could not acknowledge %q in db %d: %v\n", name, d.Key, d.DB, err)
 			}
@@ -188,6 +192,7 @@ func parseArgs(args []string) (config, error) {
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 0, "")
 	fs.StringVar(&cfg.ack, "ack", "", "")
 	fs.StringVar(&cfg.ackPass, "ack-password", "", "")
+	fs.IntVar(&cfg.ackDB, "ack-db", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -207,6 +212,8 @@ func parseArgs(args []string) (config, error) {
 		return cfg, errors.New("--heartbeat must not be negative")
 	case cfg.ackPass != "" && cfg.ack == "":
 		return cfg, errors.New("--ack-password needs --ack")
+	case cfg.ackDB < 0 || cfg.ackDB > zmqpub.MaxDB:
+		return cfg, errors.New("--ack-db must be a database number")
 	}
 	if cfg.ack != "" {
 		if _, _, err := net.SplitHostPort(cfg.ack); err != nil {

@@ -13,7 +13,9 @@
 # --ack HOST:PORT deletes each archived hash on the server (SELECT db, DEL
 # key) once its line is written: the acknowledgement the server's hash
 # expire cycles wait for (expiry-zmq-hash-max-expire-cycles), after which
-# it sends the hash no more. --ack-password PW authenticates first. An
+# it sends the hash no more. --ack-password PW authenticates first;
+# --ack-db N names the server's expiry-zmq-hash-main-db (0): only hashes
+# of that database are acknowledged. An
 # acknowledgement that fails is warned about; the next cycle sends the
 # hash again, and it is archived again.
 
@@ -27,7 +29,8 @@ use ZRedis::ExpiryListener;
 use ZRedis::ExpiryListener::Format qw(to_json_line);
 
 my %opt = (endpoint => []);
-GetOptions(\%opt, 'endpoint=s@', 'dir=s', 'all-types', 'count=i', 'ack=s', 'ack-password=s')
+$opt{'ack-db'} = 0;
+GetOptions(\%opt, 'endpoint=s@', 'dir=s', 'all-types', 'count=i', 'ack=s', 'ack-password=s', 'ack-db=i')
     && @{ $opt{endpoint} } && defined $opt{dir}
     or die "usage: $0 --endpoint EP [--endpoint EP ...] --dir DIR [--all-types] [--count N] [--ack HOST:PORT [--ack-password PW]]\n";
 -d $opt{dir} or mkdir $opt{dir} or die "mkdir $opt{dir}: $!\n";
@@ -54,9 +57,10 @@ $listener->run(sub {
         $day = $today;
     }
     print {$out} to_json_line($msg) or die "write: $!\n";
-    if ($opt{ack} && $msg->{type} eq 'hash') {
-        # Only hashes are kept for the cycles; a key of another type is
-        # gone already, and one of that name now would be a new one.
+    if ($opt{ack} && $msg->{type} eq 'hash' && $msg->{db} == $opt{'ack-db'}) {
+        # Only the main database's hashes are kept for the cycles; any
+        # other key is gone already, and one of that name now would be a
+        # new one.
         eval { ack($msg->{db}, $msg->{key}); 1 }
             or warn "could not acknowledge $msg->{key} in db $msg->{db}: $@";
     }

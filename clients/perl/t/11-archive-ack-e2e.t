@@ -1,7 +1,7 @@
 # End to end: the archiving example with --ack against the real
 # zredis-server running the hash expire cycles. The example archives the
 # expired hash and deletes it, so the server sends it once and no more;
-# a hash in another database (not cycled) is archived and deleted too.
+# a hash in another database (not cycled) is archived, not acknowledged.
 
 use strict;
 use warnings;
