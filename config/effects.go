@@ -307,6 +307,7 @@ var effects = map[string]effectSpec{
 	"expiry-zmq-hwm-bytes":              works(""),
 	"expiry-zmq-spool-max-bytes":        works(""),
 	"expiry-zmq-types":                  works(""),
+	"expiry-zmq-max-listeners":          works(""),
 	"expiry-zmq-hash-max-expire-cycles": works(""),
 	"expiry-zmq-hash-delay":             works(""),
 	"expiry-zmq-hash-delay-jitter":      works(""),

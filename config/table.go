@@ -419,6 +419,7 @@ var directives = []Directive{
 	intD("expiry-zmq-hwm", "", 0, intMax, "100000", fZRedis),
 	memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", fZRedis),
 	memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", fZRedis),
+	intD("expiry-zmq-max-listeners", "", 1, intMax, "64", fZRedis),
 	expiryTypes(),
 	// The original 0MQ-expiry Redis's hash expire cycles (redis_zmq.c)
 	// and where they keep their state.

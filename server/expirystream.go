@@ -67,9 +67,10 @@ func openExpiryStream(cfg *config.Config, log *Logger) (*expiryStream, error) {
 	}
 	x.outbox = ob
 	pub, err := zmqpub.NewPublisher(zmqpub.PublisherConfig{
-		Endpoints: endpoints,
-		Logf:      log.Noticef,
-		OnSent:    x.lag.record,
+		Endpoints:    endpoints,
+		MaxListeners: int(cfg.Int("expiry-zmq-max-listeners")),
+		Logf:         log.Noticef,
+		OnSent:       x.lag.record,
 	}, ob)
 	if err != nil {
 		ob.Close()
@@ -89,6 +90,10 @@ func (x *expiryStream) watch(cfg *config.Config) {
 	cfg.OnChange("expiry-zmq-hwm", limits)
 	cfg.OnChange("expiry-zmq-hwm-bytes", limits)
 	cfg.OnChange("expiry-zmq-spool-max-bytes", limits)
+	cfg.OnChange("expiry-zmq-max-listeners", func(string) error {
+		x.pub.SetMaxListeners(int(cfg.Int("expiry-zmq-max-listeners")))
+		return nil
+	})
 	cfg.OnChange("expiry-zmq-types", func(string) error {
 		x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
 		return nil
@@ -203,6 +208,7 @@ func (x *expiryStream) info(b []byte, cfg *config.Config) []byte {
 	os := x.outbox.Stats()
 	b = engine.InfoInt(b, "expiry_zmq_listeners", ps.Listeners)
 	b = engine.InfoInt(b, "expiry_zmq_listener_connects", ps.Connects)
+	b = engine.InfoInt(b, "expiry_zmq_listeners_refused", ps.Refused)
 	b = engine.InfoInt(b, "expiry_messages_sent", ps.Sent)
 	b = engine.InfoInt(b, "expiry_messages_queued", os.Queued)
 	b = engine.InfoInt(b, "expiry_messages_queued_bytes", os.QueuedBytes)

@@ -324,3 +324,24 @@ func TestExpiryListenAck(t *testing.T) {
 	assert.Equal(t, "0", info["expiry_messages_resent"])
 	assert.Equal(t, "2", info["expiry_messages_sent"])
 }
+
+// expiry-zmq-max-listeners bounds the connections to the PUSH socket: a
+// libzmq listener past it is refused (and retries), and gets in once a
+// place is free.
+func TestExpiryMaxListeners(t *testing.T) {
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--expiry-zmq-max-listeners", "1")
+	ctl := Dial(t, z.Addr)
+	first := startListener(t, []string{ep})
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	second := startListener(t, []string{ep})
+	deadline := time.Now().Add(10 * time.Second)
+	for infoExpiry(t, ctl)["expiry_zmq_listeners_refused"] == "0" {
+		require.True(t, time.Now().Before(deadline), "the second listener was never refused")
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, "1", infoExpiry(t, ctl)["expiry_zmq_listeners"])
+	first.kill()
+	ctl.Do("SET", "k", "v", "PX", "1")
+	assert.Len(t, second.recv(t, 1, 10*time.Second), 1, "the second listener got in once the first left")
+}

@@ -30,7 +30,11 @@ type PublisherConfig struct {
 	Endpoints        []string      // tcp://host:port (host may be * or an IP), ipc:///path
 	HandshakeTimeout time.Duration // per connection; DefaultHandshakeTimeout when 0
 	PeerQueue        int           // messages queued per listener (libzmq's per-pipe HWM); DefaultPeerQueue when 0
-	Logf             func(format string, args ...any)
+	// MaxListeners bounds the connections, listeners and handshakes
+	// together; one more is closed at once. DefaultMaxListeners when 0;
+	// SetMaxListeners changes it.
+	MaxListeners int
+	Logf         func(format string, args ...any)
 	// OnSent is called after a message's frames were written to a
 	// listener's socket, from that listener's writer goroutine. May be nil.
 	OnSent func(m *Message, at time.Time)
@@ -40,6 +44,7 @@ type PublisherConfig struct {
 const (
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultPeerQueue        = 64
+	DefaultMaxListeners     = 64
 )
 
 // PublisherStats counts what the publisher did since it started.
@@ -49,6 +54,7 @@ type PublisherStats struct {
 	Sent              int64 // messages written to a listener's socket
 	Requeued          int64 // messages handed back to the source, unwritten
 	HandshakeFailures int64 // connections closed before or during the handshake
+	Refused           int64 // connections closed at once: MaxListeners reached
 }
 
 // Publisher is a 0MQ PUSH socket bound to every configured endpoint. Each
@@ -76,8 +82,14 @@ type Publisher struct {
 	cursor      int                   // round-robin position in peers
 	handshaking map[net.Conn]struct{} // accepted, handshake not done
 
-	connects, sent, requeued, handshakeFailures atomic.Int64
+	connects, sent, requeued, handshakeFailures, refused atomic.Int64
+	maxListeners                                         atomic.Int64
+	lastRefusalLog                                       time.Time // under mu
 }
+
+// SetMaxListeners changes MaxListeners for the connections that come from
+// now on (n > 0).
+func (p *Publisher) SetMaxListeners(n int) { p.maxListeners.Store(int64(n)) }
 
 // NewPublisher binds every endpoint and starts the accept loops and the
 // dispatcher. If any endpoint fails to bind, whatever was bound is closed
@@ -92,6 +104,9 @@ func NewPublisher(cfg PublisherConfig, src Source) (*Publisher, error) {
 	if cfg.PeerQueue <= 0 {
 		cfg.PeerQueue = DefaultPeerQueue
 	}
+	if cfg.MaxListeners <= 0 {
+		cfg.MaxListeners = DefaultMaxListeners
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -103,6 +118,7 @@ func NewPublisher(cfg PublisherConfig, src Source) (*Publisher, error) {
 		dispatched:  make(chan struct{}),
 		handshaking: make(map[net.Conn]struct{}),
 	}
+	p.maxListeners.Store(int64(cfg.MaxListeners))
 	for _, ep := range cfg.Endpoints {
 		l, bound, err := listen(ep)
 		if err != nil {
@@ -183,6 +199,7 @@ func (p *Publisher) Stats() PublisherStats {
 		Sent:              p.sent.Load(),
 		Requeued:          p.requeued.Load(),
 		HandshakeFailures: p.handshakeFailures.Load(),
+		Refused:           p.refused.Load(),
 	}
 }
 
@@ -251,6 +268,18 @@ func (p *Publisher) acceptLoop(l net.Listener) {
 			p.mu.Unlock()
 			conn.Close()
 			return
+		}
+		if int64(len(p.peers)+len(p.handshaking)) >= p.maxListeners.Load() {
+			// A bound on what anyone who can reach the endpoint makes the
+			// server hold: goroutines, buffers, sockets.
+			p.refused.Add(1)
+			if now := time.Now(); now.Sub(p.lastRefusalLog) >= time.Second {
+				p.lastRefusalLog = now
+				p.cfg.Logf("zmqpub: connection from %s refused: %d listeners already (expiry-zmq-max-listeners)", conn.RemoteAddr(), p.maxListeners.Load())
+			}
+			p.mu.Unlock()
+			conn.Close()
+			continue
 		}
 		p.handshaking[conn] = struct{}{}
 		p.wg.Add(1)

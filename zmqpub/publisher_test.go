@@ -564,3 +564,37 @@ func TestNoGoroutineLeak(t *testing.T) {
 	st := p.Stats()
 	assert.EqualValues(t, 500, int(st.Sent)+src.Len(), "no message lost or duplicated in the churn")
 }
+
+// Past MaxListeners a connection is closed at once, handshaken or not,
+// and counted; one that leaves makes room for the next.
+func TestPublisherMaxListeners(t *testing.T) {
+	p := newTestPublisher(t, PublisherConfig{MaxListeners: 2, HandshakeTimeout: time.Hour}, newMemSource())
+	addr := strings.TrimPrefix(p.Endpoints()[0], "tcp://")
+	var conns []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	extra, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := extra.Read(make([]byte, 1))
+	assert.Zero(t, n, "no greeting for the third connection")
+	assert.Error(t, err, "the third connection is closed")
+	assert.EqualValues(t, 1, p.Stats().Refused)
+
+	conns[0].Close()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := c.Read(make([]byte, 1))
+		return n == 1 && err == nil // the server's greeting: held for its handshake, not closed
+	}, 5*time.Second, 50*time.Millisecond)
+}
