@@ -127,6 +127,7 @@ type options struct {
 	bgsave    bool
 	bigValues bool
 	evict     bool
+	tls       bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
@@ -173,6 +174,7 @@ func run() int {
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
+	flag.BoolVar(&o.tls, "tls", true, "then run SET and GET over TLS (redis-benchmark --tls) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
@@ -250,6 +252,16 @@ func run() int {
 	}
 	if o.evict {
 		if err := evictBench(ctx, o, os.Stdout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(os.Stderr, "bench: interrupted")
+				return 130
+			}
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
+	if o.tls {
+		if err := tlsBench(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130
