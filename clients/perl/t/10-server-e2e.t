@@ -23,18 +23,9 @@ my $server_bin = repo_root() . '/bin/zredis-server';
 plan skip_all => "$server_bin does not exist: run `make build` in the repository root"
     if !-x $server_bin;
 
-# free_port asks the kernel for a loopback port nobody listens on.
-sub free_port {
-    my $sock = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp')
-        or die "free port: $!";
-    my $port = $sock->sockport;
-    close $sock;
-    return $port;
-}
-
 my $tmp        = tempdir(CLEANUP => 1);
-my $redis_port = free_port();
-my $zmq_port   = free_port();
+my $redis_port = ZRedisTest::RESP::free_port();
+my $zmq_port   = ZRedisTest::RESP::free_port();
 my $endpoint   = "tcp://127.0.0.1:$zmq_port";
 my $log        = "$tmp/server.log";
 

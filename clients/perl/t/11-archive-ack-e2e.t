@@ -21,17 +21,9 @@ my $server_bin = repo_root() . '/bin/zredis-server';
 plan skip_all => "$server_bin does not exist: run `make build` in the repository root"
     if !-x $server_bin;
 
-sub free_port {
-    my $sock = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp')
-        or die "free port: $!";
-    my $port = $sock->sockport;
-    close $sock;
-    return $port;
-}
-
 my $tmp        = tempdir(CLEANUP => 1);
-my $redis_port = free_port();
-my $endpoint   = 'tcp://127.0.0.1:' . free_port();
+my $redis_port = ZRedisTest::RESP::free_port();
+my $endpoint   = 'tcp://127.0.0.1:' . ZRedisTest::RESP::free_port();
 my $log        = "$tmp/server.log";
 
 my ($server_pid, $example_pid) = (0, 0);

@@ -10,6 +10,15 @@ use warnings;
 use Carp qw(croak);
 use IO::Socket::INET;
 
+# free_port asks the kernel for a loopback port nobody listens on.
+sub free_port {
+    my $sock = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp')
+        or die "free port: $!";
+    my $port = $sock->sockport;
+    close $sock;
+    return $port;
+}
+
 sub connect {
     my ($class, $port) = @_;
     my $sock = IO::Socket::INET->new(
