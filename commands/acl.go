@@ -2,50 +2,37 @@ package commands
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/zredis/zredis/commands/metadata"
 	"github.com/zredis/zredis/engine"
 )
 
-// ACL (Redis acl.c) for the one user zredis has: "default", whose password
-// is requirepass (nopass when it is empty) and who may run every command
-// on every key and channel. The subcommands that read the users answer as
-// redis-server 7.0 answers for that user; those that would create, change,
-// delete or load users, or read the ACL log, answer an error saying so:
-// nothing is accepted that would not be enforced.
+// ACL (Redis acl.c): the users and their rules live in the engine
+// (engine.ACL), which checks every command; these are the subcommands
+// that show and change them, with redis-server 7.0's replies.
 func init() {
 	const read = engine.NoScript | engine.Loading | engine.Stale
 	const admin = engine.Admin | read
 	register(
 		&engine.Command{Name: "acl", Arity: -2, ACL: "@slow", Group: "server"},
 		&engine.Command{Name: "acl|cat", Arity: -2, Flags: read, ACL: "@slow", Run: aclCatCommand},
-		&engine.Command{Name: "acl|deluser", Arity: -3, Flags: admin, Run: aclNotSupported},
+		&engine.Command{Name: "acl|deluser", Arity: -3, Flags: admin, Run: aclDeluserCommand},
 		&engine.Command{Name: "acl|dryrun", Arity: -4, Flags: admin, Run: aclDryrunCommand},
 		&engine.Command{Name: "acl|genpass", Arity: -2, Flags: read, ACL: "@slow", Run: aclGenpassCommand},
 		&engine.Command{Name: "acl|getuser", Arity: 3, Flags: admin, Run: aclGetuserCommand},
 		&engine.Command{Name: "acl|help", Arity: 2, Flags: engine.Loading | engine.Stale, ACL: "@slow", Run: aclHelpCommand},
 		&engine.Command{Name: "acl|list", Arity: 2, Flags: admin, Run: aclListCommand},
-		&engine.Command{Name: "acl|load", Arity: 2, Flags: admin, Run: aclNotSupported},
-		&engine.Command{Name: "acl|log", Arity: -2, Flags: admin, Run: aclNotSupported},
-		&engine.Command{Name: "acl|save", Arity: 2, Flags: admin, Run: aclNotSupported},
-		&engine.Command{Name: "acl|setuser", Arity: -3, Flags: admin, Run: aclNotSupported},
+		&engine.Command{Name: "acl|load", Arity: 2, Flags: admin, Run: aclLoadCommand},
+		&engine.Command{Name: "acl|log", Arity: -2, Flags: admin, Run: aclLogCommand},
+		&engine.Command{Name: "acl|save", Arity: 2, Flags: admin, Run: aclSaveCommand},
+		&engine.Command{Name: "acl|setuser", Arity: -3, Flags: admin, Run: aclSetuserCommand},
 		&engine.Command{Name: "acl|users", Arity: 2, Flags: admin, Run: aclUsersCommand},
 		&engine.Command{Name: "acl|whoami", Arity: 2, Flags: read, ACL: "@slow", Run: aclWhoamiCommand},
 	)
-}
-
-// aclCategories are Redis 7.0's ACL categories, in ACL CAT's order.
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
-	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-	"connection", "transaction", "scripting"}
-
-// aclNotSupported answers the subcommands that manage users or read the
-// ACL log, which zredis does not have yet.
-func aclNotSupported(c *engine.Ctx) {
-	c.Error("ERR ACL " + strings.ToUpper(string(c.Args[1])) + " is not supported yet: zredis has only the default user, whose password is requirepass")
 }
 
 // aclCatCommand is ACL CAT [category]: the categories, or the commands
@@ -56,14 +43,14 @@ func aclCatCommand(c *engine.Ctx) {
 		return
 	}
 	if len(c.Args) == 2 {
-		c.W.Array(len(aclCategories))
-		for _, cat := range aclCategories {
+		c.W.Array(len(engine.ACLCategoryNames))
+		for _, cat := range engine.ACLCategoryNames {
 			c.W.BulkString(cat)
 		}
 		return
 	}
 	want := "@" + strings.ToLower(string(c.Args[2]))
-	if !slices.Contains(aclCategories, want[1:]) {
+	if !slices.Contains(engine.ACLCategoryNames, want[1:]) {
 		c.Error("ERR Unknown category '" + string(c.Args[2]) + "'")
 		return
 	}
@@ -89,7 +76,11 @@ func aclGenpassCommand(c *engine.Ctx) {
 	}
 	if len(c.Args) == 3 {
 		n, ok := engine.ParseInt(c.Args[2])
-		if !ok || n <= 0 || n > 4096 {
+		if !ok {
+			c.Error(engine.ErrNotInteger)
+			return
+		}
+		if n <= 0 || n > 4096 {
 			c.Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
 			return
 		}
@@ -101,73 +92,195 @@ func aclGenpassCommand(c *engine.Ctx) {
 	c.W.BulkString(hex.EncodeToString(buf)[:chars])
 }
 
-func aclWhoamiCommand(c *engine.Ctx) { c.W.BulkString("default") }
+func aclWhoamiCommand(c *engine.Ctx) {
+	if c.Client.User == nil {
+		c.W.BulkString("default")
+		return
+	}
+	c.W.BulkString(c.Client.User.Name)
+}
 
 func aclUsersCommand(c *engine.Ctx) {
-	c.W.Array(1)
-	c.W.BulkString("default")
-}
-
-// defaultPassword is the default user's password hash as ACL shows it
-// (sha256 in hex), "" for nopass.
-func defaultPassword(c *engine.Ctx) string {
-	pass := c.Config().String("requirepass")
-	if pass == "" {
-		return ""
+	users := c.D.ACL.Users()
+	c.W.Array(len(users))
+	for _, u := range users {
+		c.W.BulkString(u.Name)
 	}
-	sum := sha256.Sum256([]byte(pass))
-	return hex.EncodeToString(sum[:])
 }
 
-// aclListCommand is ACL LIST: the default user as an ACL file line.
+// aclListCommand is ACL LIST: every user as an ACL file line.
 func aclListCommand(c *engine.Ctx) {
-	line := "user default on nopass ~* &* +@all"
-	if h := defaultPassword(c); h != "" {
-		line = "user default on #" + h + " ~* &* +@all"
+	users := c.D.ACL.Users()
+	c.W.Array(len(users))
+	for _, u := range users {
+		c.W.BulkString("user " + u.Name + " " + c.D.ACL.Describe(u))
 	}
-	c.W.Array(1)
-	c.W.BulkString(line)
 }
 
-// aclGetuserCommand is ACL GETUSER name: the default user's flags,
-// password hashes and permissions; a null reply for any other name.
+// aclGetuserCommand is ACL GETUSER name: the user's flags, password
+// hashes, root selector and other selectors; a null reply when there is
+// no such user.
 func aclGetuserCommand(c *engine.Ctx) {
-	if string(c.Args[2]) != "default" {
+	u := c.D.ACL.User(string(c.Args[2]))
+	if u == nil {
 		c.W.Null()
 		return
 	}
-	h := defaultPassword(c)
+	sels := c.D.ACL.Selectors(u)
+	selector := func(f engine.SelectorFields) {
+		c.W.BulkString("commands")
+		c.W.BulkString(f.Commands)
+		c.W.BulkString("keys")
+		c.W.BulkString(f.Keys)
+		c.W.BulkString("channels")
+		c.W.BulkString(f.Channels)
+	}
 	c.W.Map(6)
 	c.W.BulkString("flags")
-	if h == "" {
-		c.W.Array(2)
-		c.W.BulkString("on")
-		c.W.BulkString("nopass")
-	} else {
-		c.W.Array(1)
-		c.W.BulkString("on")
+	flags := u.Flags()
+	c.W.Set(len(flags))
+	for _, f := range flags {
+		c.W.BulkString(f)
 	}
 	c.W.BulkString("passwords")
-	if h == "" {
-		c.W.Array(0)
-	} else {
-		c.W.Array(1)
-		c.W.BulkString(h)
+	pw := u.Passwords()
+	c.W.Array(len(pw))
+	for _, p := range pw {
+		c.W.BulkString(p)
 	}
-	c.W.BulkString("commands")
-	c.W.BulkString("+@all")
-	c.W.BulkString("keys")
-	c.W.BulkString("~*")
-	c.W.BulkString("channels")
-	c.W.BulkString("&*")
+	selector(sels[0])
 	c.W.BulkString("selectors")
-	c.W.Array(0)
+	c.W.Array(len(sels) - 1)
+	for _, f := range sels[1:] {
+		c.W.Map(3)
+		selector(f)
+	}
+}
+
+// aclSetuserCommand is ACL SETUSER name rule...: every argument after the
+// subcommand is redacted from MONITOR and the slow log first, since rules
+// carry passwords. The rules apply all or none.
+func aclSetuserCommand(c *engine.Ctx) {
+	name := string(c.Args[2])
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = string(a)
+	}
+	for j := 2; j < len(c.Args); j++ {
+		c.Redact(j)
+	}
+	if strings.ContainsAny(name, " \t\n\v\f\r\x00") {
+		c.Error(engine.ErrACLUserSpaces)
+		return
+	}
+	rules, at, ok := engine.MergeSelectorArgs(args[3:])
+	if !ok {
+		c.Error("ERR Unmatched parenthesis in acl selector starting at '" + args[3+at] + "'.")
+		return
+	}
+	if bad, err := c.D.ACL.SetUserRules(c.Srv, c.Client, name, rules); err != nil {
+		c.Error("ERR Error in ACL SETUSER modifier '" + bad + "': " + err.Error())
+		return
+	}
+	c.W.OK()
+}
+
+// aclDeluserCommand is ACL DELUSER name...: the number of users deleted;
+// their clients are disconnected. The default user cannot be.
+func aclDeluserCommand(c *engine.Ctx) {
+	for _, name := range c.Args[2:] {
+		if string(name) == "default" {
+			c.Error(engine.ErrACLDefaultUndeletable)
+			return
+		}
+	}
+	n := 0
+	for _, name := range c.Args[2:] {
+		if c.D.ACL.DeleteUser(c.Srv, c.Client, string(name)) {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
+}
+
+// aclLoadCommand is ACL LOAD: the users of the aclfile replace all
+// others, or nothing changes.
+func aclLoadCommand(c *engine.Ctx) {
+	file := c.Config().String("aclfile")
+	if file == "" {
+		c.Error(engine.ErrACLNoFile)
+		return
+	}
+	if errs := c.D.ACL.LoadFile(c.Srv, c.Client, file); errs != "" {
+		c.Error("ERR " + errs)
+		return
+	}
+	c.W.OK()
+}
+
+// aclSaveCommand is ACL SAVE: every user written to the aclfile.
+func aclSaveCommand(c *engine.Ctx) {
+	file := c.Config().String("aclfile")
+	if file == "" {
+		c.Error(engine.ErrACLNoFile)
+		return
+	}
+	if err := c.D.ACL.SaveFile(file); err != nil {
+		c.Srv.Warning(err.Error())
+		c.Error(engine.ErrACLSave)
+		return
+	}
+	c.W.OK()
+}
+
+// aclLogCommand is ACL LOG [count | RESET]: the latest denials, ten by
+// default, newest first.
+func aclLogCommand(c *engine.Ctx) {
+	if len(c.Args) > 3 {
+		c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), "ACL"))
+		return
+	}
+	count := int64(10)
+	if len(c.Args) == 3 {
+		if engine.EqualFold(c.Args[2], "reset") {
+			c.D.ACL.ResetLog()
+			c.W.OK()
+			return
+		}
+		n, ok := engine.ParseInt(c.Args[2])
+		if !ok {
+			c.Error(engine.ErrNotInteger)
+			return
+		}
+		count = max(n, 0)
+	}
+	entries := c.D.ACL.Log(int(min(count, 1<<30)))
+	now := time.Now().UnixMilli()
+	c.W.Array(len(entries))
+	for _, e := range entries {
+		c.W.Map(7)
+		c.W.BulkString("count")
+		c.W.Int(e.Count)
+		c.W.BulkString("reason")
+		c.W.BulkString(e.Reason.ReasonName())
+		c.W.BulkString("context")
+		c.W.BulkString(e.Context)
+		c.W.BulkString("object")
+		c.W.BulkString(e.Object)
+		c.W.BulkString("username")
+		c.W.BulkString(e.Username)
+		c.W.BulkString("age-seconds")
+		c.W.Double(float64(now-e.CtimeMs) / 1000)
+		c.W.BulkString("client-info")
+		c.W.BulkString(e.ClientInfo)
+	}
 }
 
 // aclDryrunCommand is ACL DRYRUN user command [arg ...]: whether the user
-// could run the command. The default user may run every command.
+// could run the command, and if not, why, as a bulk string.
 func aclDryrunCommand(c *engine.Ctx) {
-	if string(c.Args[2]) != "default" {
+	u := c.D.ACL.User(string(c.Args[2]))
+	if u == nil {
 		c.Error("ERR User '" + string(c.Args[2]) + "' not found")
 		return
 	}
@@ -184,7 +297,16 @@ func aclDryrunCommand(c *engine.Ctx) {
 		c.Error(engine.ErrWrongArgs(cmd.Name))
 		return
 	}
-	c.W.OK()
+	switch d, pos := c.D.ACL.Check(u, cmd, args); d {
+	case engine.Allowed:
+		c.W.OK()
+	case engine.DeniedCommand:
+		c.W.BulkString("This user has no permissions to run the '" + cmd.Name + "' command")
+	case engine.DeniedKey:
+		c.W.BulkString("This user has no permissions to access the '" + string(args[pos]) + "' key")
+	default:
+		c.W.BulkString("This user has no permissions to access the '" + string(args[pos]) + "' channel")
+	}
 }
 
 var aclHelpLines = []string{
@@ -217,3 +339,60 @@ var aclHelpLines = []string{
 }
 
 func aclHelpCommand(c *engine.Ctx) { c.ReplyHelp(aclHelpLines) }
+
+// keyAccess returns the keys of cmd in args with the access the command
+// makes of each, for ACL key patterns (acl.c ACLSelectorCheckKey): read
+// for a key spec flagged access, write for insert, update or delete. The
+// flags are the command's KeyFlags when it has one, else those of Redis's
+// key specifications; a key neither describes needs both.
+func keyAccess(cmd *engine.Command, args [][]byte) []engine.KeyRef {
+	pos, flags := keysWithFlags(cmd, args)
+	out := make([]engine.KeyRef, 0, len(pos))
+	for i, p := range pos {
+		r := engine.KeyRef{Pos: p}
+		if flags[i] == nil {
+			r.Read, r.Write = true, true
+		}
+		for _, f := range flags[i] {
+			switch f {
+			case "access":
+				r.Read = true
+			case "insert", "update", "delete":
+				r.Write = true
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// keysWithFlags returns the key positions of cmd in args and each key's
+// flags (nil where nothing describes them). A command whose every key
+// spec is not_key has none.
+func keysWithFlags(cmd *engine.Command, args [][]byte) ([]int, [][]string) {
+	if onlyNotKeys(cmd) {
+		return nil, nil
+	}
+	pos := cmd.KeyPositions(args)
+	if len(pos) == 0 {
+		return nil, nil
+	}
+	var specFlags map[int][]string
+	var meta *metadata.Entry
+	if cmd.KeyFlags == nil {
+		if meta = metadata.Get(cmd.Name); meta != nil {
+			specFlags = keySpecFlags(meta.Specs, args)
+		}
+	}
+	flags := make([][]string, len(pos))
+	for i, p := range pos {
+		if cmd.KeyFlags != nil {
+			flags[i] = cmd.KeyFlags(args, p)
+		} else if f, ok := specFlags[p]; ok {
+			flags[i] = f
+		} else if meta != nil && len(meta.Specs) == 1 {
+			flags[i] = meta.Specs[0].Flags
+		}
+	}
+	return pos, flags
+}

@@ -355,30 +355,19 @@ func getKeysGeneric(c *engine.Ctx, withFlags bool) {
 		}
 		return
 	}
-	var specFlags map[int][]string
-	var meta *metadata.Entry
-	if withFlags && target.KeyFlags == nil {
-		if meta = metadata.Get(target.Name); meta != nil {
-			specFlags = keySpecFlags(meta.Specs, args)
-		}
+	var flags [][]string
+	if withFlags {
+		_, flags = keysWithFlags(target, args)
 	}
 	c.W.Array(len(pos))
-	for _, p := range pos {
+	for i, p := range pos {
 		if !withFlags {
 			c.W.Bulk(args[p])
 			continue
 		}
 		c.W.Array(2)
 		c.W.Bulk(args[p])
-		var fl []string
-		if target.KeyFlags != nil {
-			fl = target.KeyFlags(args, p)
-		} else if f, ok := specFlags[p]; ok {
-			fl = f
-		} else if meta != nil && len(meta.Specs) == 1 {
-			fl = meta.Specs[0].Flags
-		}
-		writeKeyFlags(c, fl)
+		writeKeyFlags(c, flags[i])
 	}
 }
 

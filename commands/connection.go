@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"crypto/subtle"
 	"strings"
 
 	"github.com/zredis/zredis/engine"
@@ -107,7 +106,7 @@ func resetCommand(c *engine.Ctx) {
 	cl := c.Client
 	cl.DB = 0
 	c.W.SetProto(2)
-	cl.Authed = c.Config().String("requirepass") == ""
+	c.D.NewClientAuth(cl)
 	cl.Name = ""
 	cl.NoEvict = false
 	cl.NoTouch = false
@@ -119,18 +118,18 @@ func resetCommand(c *engine.Ctx) {
 
 // ---- AUTH HELLO -----------------------------------------------------------
 
-// authenticate checks a user and password against the only user,
-// "default": it has the password requirepass, or takes any password when
-// requirepass is empty (nopass).
+// authenticate checks a user name and password (ACLAuthenticateUser):
+// when they match, the client runs as that user from now on; when not,
+// the failure goes to the ACL log.
 func authenticate(c *engine.Ctx, user, pass []byte) bool {
-	if string(user) != "default" {
+	u := c.D.ACL.CheckCredentials(user, pass)
+	if u == nil {
+		c.LogAuthFailure(user)
 		return false
 	}
-	want := c.Config().String("requirepass")
-	if want == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare([]byte(want), pass) == 1
+	c.Client.User = u
+	c.Client.Authed = true
+	return true
 }
 
 // authCommand is AUTH [username] password. The arguments are redacted
@@ -147,7 +146,7 @@ func authCommand(c *engine.Ctx) {
 		c.Redact(2)
 	}
 	c.Redact(1)
-	if len(c.Args) == 2 && c.Config().String("requirepass") == "" {
+	if len(c.Args) == 2 && c.D.ACL.DefaultNoPass() {
 		c.Error(engine.ErrAuthNoPassword)
 		return
 	}
@@ -594,6 +593,7 @@ func clientKillCommand(c *engine.Ctx) {
 	var addr, laddr []byte
 	typ := -1
 	var id int64
+	var user *engine.User
 	skipme := true
 	switch {
 	case len(c.Args) == 3:
@@ -625,8 +625,7 @@ func clientKillCommand(c *engine.Ctx) {
 			case engine.EqualFold(opt, "laddr"):
 				laddr = val
 			case engine.EqualFold(opt, "user"):
-				// "default" is the only user, and every client's.
-				if string(val) != "default" {
+				if user = c.D.ACL.User(string(val)); user == nil {
 					c.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
@@ -654,6 +653,7 @@ func clientKillCommand(c *engine.Ctx) {
 			laddr != nil && cl.LAddr != string(laddr),
 			typ >= 0 && clientType(cl) != typ,
 			id != 0 && cl.ID != id,
+			user != nil && cl.User != user,
 			cl == c.Client && skipme:
 			continue
 		}

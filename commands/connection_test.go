@@ -127,6 +127,7 @@ func TestConnectionCommands(t *testing.T) {
 func TestAuthRequirepass(t *testing.T) {
 	e := newTestEnv(t)
 	require.NoError(t, e.Srv.cfg.Set([]string{"requirepass", "secret"}))
+	e.D.ACL.SetDefaultPassword("secret") // as the server's requirepass hook does
 	e.Client.Authed = false
 	steps := []step{
 		{argv("PING"), replyErr(engine.ErrNoAuth)},

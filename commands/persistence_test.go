@@ -39,6 +39,8 @@ func (p *fakePersistence) WritesRefused() string { return p.misconf }
 
 var fakePersistences = map[*fakeServer]*fakePersistence{}
 
+func (s *fakeServer) Warning(string) {}
+
 func (s *fakeServer) Persistence() engine.Persistence {
 	p := fakePersistences[s]
 	if p == nil {

@@ -57,6 +57,7 @@ func newTestEnvWith(t testing.TB, tbl *engine.Table) *testEnv {
 	}
 	srv.clients = []*engine.Client{cl}
 	d := engine.NewDispatcher(ks, srv, tbl)
+	cl.User = d.ACL.Default
 	ks.AddExpiredSink(d.PropagateExpired) // as the server wires it
 	return &testEnv{t: t, Clock: clock, KS: ks, Srv: srv, D: d, Client: cl}
 }

@@ -40,7 +40,16 @@ type Config struct {
 	env     *env
 	renames []Rename
 	users   [][]string
+
+	// userLines returns the users as "user" lines, for CONFIG REWRITE;
+	// set by the server, called under its lock (SetUserLines).
+	userLines func() []string
 }
+
+// SetUserLines gives CONFIG REWRITE the users to write as "user" lines
+// (rewriteConfigUserOption). Without an aclfile they replace the file's
+// "user" lines; with one, those lines are dropped: the users live there.
+func (c *Config) SetUserLines(f func() []string) { c.userLines = f }
 
 // New returns a configuration holding the defaults.
 func New() *Config {

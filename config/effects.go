@@ -91,7 +91,6 @@ const (
 	noteCPUList     = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
 	noteNoStreams   = "zredis serves no stream commands"
 	noteReplication = "replication (a later issue); no effect until then, as on a Redis with no replica"
-	noteAccess      = "access control (the access-control issue); no effect until then"
 	noteTesting     = "a hidden Redis test hook"
 	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
@@ -270,13 +269,12 @@ var effects = map[string]effectSpec{
 	"bind-source-addr":                 pending(noteReplication),
 
 	// Access control.
-	"requirepass":    works(""),
-	"bind":           works(""),
-	"protected-mode": works("the default user is the requirepass one until ACL is built"),
-	"aclfile": refuses("ACL is not built yet: a server started with an aclfile would not enforce it",
-		refuseNonEmpty("aclfile is not supported yet: zredis does not enforce ACL files (access control is being built); remove it, or protect the server with requirepass")),
-	"acllog-max-len":           pending(noteAccess),
-	"acl-pubsub-default":       pending(noteAccess),
+	"requirepass":              works(""),
+	"bind":                     works(""),
+	"protected-mode":           works(""),
+	"aclfile":                  works(""),
+	"acllog-max-len":           works(""),
+	"acl-pubsub-default":       works(""),
 	"unixsocket":               works(""),
 	"unixsocketperm":           works(""),
 	"tls-port":                 works("clients over TLS with Go's crypto/tls, bridged to the event loops"),

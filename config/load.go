@@ -59,6 +59,13 @@ type LoadOptions struct {
 	// command name already exists"); when nil every rename is accepted.
 	CommandExists func(name string) bool
 
+	// ValidateUser, when set, checks the rules of a "user" line (after
+	// its name) as Redis does while reading the file
+	// (ACLAppendUserForLoading): it returns why the rules are refused, ""
+	// when they are not, and the index into the line's arguments that
+	// Redis's message names.
+	ValidateUser func(rules []string) (at int, reason string)
+
 	env *env
 }
 
@@ -355,6 +362,13 @@ func (l *loader) parse(file, content string, depth int) error {
 		case argv[0] == "user" && len(argv) >= 2:
 			if l.userSeen[argv[1]] {
 				return fail(fmt.Sprintf("Error in user declaration '%s': Duplicate user found. A user can only be defined once in config files", argv[1]))
+			}
+			if l.opts.ValidateUser != nil {
+				if at, reason := l.opts.ValidateUser(argv[2:]); reason != "" {
+					// Redis names argv[at] with at counted among the
+					// rules: one of the first words of the line.
+					return fail(fmt.Sprintf("Error in user declaration '%s': %s", argv[min(at, len(argv)-1)], reason))
+				}
 			}
 			l.userSeen[argv[1]] = true
 			l.users = append(l.users, append([]string(nil), argv[1:]...))

@@ -184,6 +184,10 @@ func formatPercentile(f float64) string {
 	return s
 }
 
+// Strerror renders an error the way C's strerror renders its errno, for
+// the messages other packages write as Redis does.
+func Strerror(err error) string { return strerror(err) }
+
 // strerror renders an error the way C's strerror renders its errno, which is
 // what Redis prints ("No such file or directory").
 func strerror(err error) string {

@@ -32,7 +32,11 @@ type Client struct {
 	LibName string
 	LibVer  string
 	DB      int
-	Authed  bool
+	// User is the ACL user the client runs as: the default user until it
+	// authenticates as another. Authed tells whether it authenticated
+	// (or connected while the default user needed no password).
+	User   *User
+	Authed bool
 	// Replaying marks the client that replays the AOF at start-up: it
 	// runs while the dataset loads.
 	Replaying bool

@@ -138,7 +138,11 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 		str("events", "r")
 	}
 	str("cmd", cmd)
-	str("user", "default")
+	user := "default"
+	if cl.User != nil {
+		user = cl.User.Name
+	}
+	str("user", user)
 	num("redir", -1)
 	num("resp", int64(cl.W.Proto()))
 	return b

@@ -190,6 +190,14 @@ func (cmd *Command) ArityOK(n int) bool {
 type Table struct {
 	byName map[string]*Command
 	n      int // commands and subcommands registered (the next id)
+	// orig is the table a renamed one was made from: ACL rules name
+	// commands by their real names.
+	orig *Table
+
+	// KeyAccess returns the keys of cmd in args with the access the
+	// command makes of each, for the ACL's key patterns; set by whoever
+	// fills the table, which knows the key specifications.
+	KeyAccess func(cmd *Command, args [][]byte) []KeyRef
 }
 
 // NewTable makes an empty table.
@@ -263,7 +271,7 @@ func (t *Table) Renamed(renames [][2]string) (*Table, error) {
 	if len(renames) == 0 {
 		return t, nil
 	}
-	r := &Table{byName: maps.Clone(t.byName), n: t.n}
+	r := &Table{byName: maps.Clone(t.byName), n: t.n, orig: t, KeyAccess: t.KeyAccess}
 	for _, rn := range renames {
 		from := strings.ToLower(rn[0])
 		cmd := r.byName[from]

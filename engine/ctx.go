@@ -45,6 +45,8 @@ type Server interface {
 	// Persistence saves and reports the dataset on disk (SAVE, BGSAVE,
 	// LASTSAVE, stop-writes-on-bgsave-error).
 	Persistence() Persistence
+	// Warning writes a line to the server's log at the warning level.
+	Warning(msg string)
 }
 
 // ShutdownOptions are SHUTDOWN's modifiers.

@@ -17,6 +17,8 @@ type Dispatcher struct {
 	KS    *keyspace.Keyspace
 	Srv   Server
 	Table *Table
+	// ACL is the server's users, checked on every dispatch.
+	ACL *ACL
 
 	// Hooks run after every executed command, under the lock (slow log,
 	// latency, MONITOR). Set before serving clients.
@@ -65,7 +67,7 @@ type Dispatcher struct {
 // NewDispatcher makes the dispatcher of a server that runs the commands
 // of table on ks.
 func NewDispatcher(ks *keyspace.Keyspace, srv Server, table *Table) *Dispatcher {
-	return &Dispatcher{KS: ks, Srv: srv, Table: table, cmdStats: make([]CommandStats, table.size())}
+	return &Dispatcher{KS: ks, Srv: srv, Table: table, ACL: NewACL(table), cmdStats: make([]CommandStats, table.size())}
 }
 
 // CommandStats returns cmd's counters (read under the keyspace lock).
@@ -92,13 +94,17 @@ func (d *Dispatcher) ResetCommandStats() { clear(d.cmdStats) }
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, D: d, ownArgs: cl.OwnsArgs}
-	cmd, rejected := d.Resolve(cl, args)
+	cmd, rejected, denial, pos := d.resolve(cl, args)
 	if cmd == nil {
 		flagTransaction(cl)
 		c.Error(errUnknownCommand(args))
 		return nil
 	}
 	if rejected != "" {
+		if denial != Allowed {
+			c.Cmd = cmd
+			d.logDenial(c, denial, logContext(cl), cmd, args, pos, "")
+		}
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, rejected)
 		return nil
@@ -250,32 +256,67 @@ func (d *Dispatcher) protect(c *Ctx, fn func(*Ctx)) {
 // command may run; cmd is then the command (or container) the rejection
 // is counted against.
 func (d *Dispatcher) Resolve(cl *Client, args [][]byte) (cmd *Command, rejected string) {
+	cmd, rejected, _, _ = d.resolve(cl, args)
+	return cmd, rejected
+}
+
+// resolve is Resolve, and when the ACL refuses the command, why and the
+// position of the key or channel it refused.
+func (d *Dispatcher) resolve(cl *Client, args [][]byte) (cmd *Command, rejected string, denial Denial, pos int) {
 	cmd = d.Table.Lookup(args[0])
 	if cmd == nil {
-		return nil, ""
+		return nil, "", Allowed, 0
 	}
 	if !cmd.ArityOK(len(args)) {
-		return cmd, ErrWrongArgs(cmd.Name)
+		return cmd, ErrWrongArgs(cmd.Name), Allowed, 0
 	}
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := Lookup2(cmd, args[1])
 		if sub == nil {
-			return cmd, ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name))
+			return cmd, ErrUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name)), Allowed, 0
 		}
 		if !sub.ArityOK(len(args)) {
-			return sub, ErrWrongArgs(sub.Name)
+			return sub, ErrWrongArgs(sub.Name), Allowed, 0
 		}
 		cmd = sub
 	}
-	if !cl.Authed && cmd.Flags&NoAuth == 0 {
-		return cmd, ErrNoAuth
+	if cmd.Flags&NoAuth == 0 && d.AuthRequired(cl) {
+		return cmd, ErrNoAuth, Allowed, 0
+	}
+	if cl.InMulti && cmd.Flags&NoMulti != 0 {
+		return cmd, ErrNotInMulti, Allowed, 0
+	}
+	if denial, pos = d.ACL.Check(cl.User, cmd, args); denial != Allowed {
+		return cmd, ErrACLDenied(denial, cmd.Name), denial, pos
 	}
 	// A RESP2 connection with subscriptions carries pushed messages: only
 	// the commands whose replies its reader expects may run.
 	if cl.Subscribed() && cl.W.Proto() == 2 && !allowedSubscribed(cmd) {
-		return cmd, ErrSubscribedContext(cmd.Name)
+		return cmd, ErrSubscribedContext(cmd.Name), Allowed, 0
 	}
-	return cmd, ""
+	return cmd, "", Allowed, 0
+}
+
+// AuthRequired reports whether cl must authenticate before running
+// commands (server.c authRequired): it has not, and the default user has
+// a password or is off.
+func (d *Dispatcher) AuthRequired(cl *Client) bool {
+	return !cl.Authed && d.ACL.AuthRequired()
+}
+
+// NewClientAuth sets up a new connection's user: the default one, and
+// authenticated when it needs no password (createClient).
+func (d *Dispatcher) NewClientAuth(cl *Client) {
+	cl.User = d.ACL.Default
+	cl.Authed = !d.ACL.AuthRequired()
+}
+
+// logContext is where a denial happened, as ACL LOG says.
+func logContext(cl *Client) string {
+	if cl.InMulti {
+		return "multi"
+	}
+	return "toplevel"
 }
 
 // BeginBatch reads the clock for a run of commands executed back to back

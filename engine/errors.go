@@ -89,6 +89,44 @@ func errUnknownCommand(args [][]byte) string {
 	return string(b)
 }
 
+// Errors of the ACL (acl.c, server.c processCommand, multi.c execCommand),
+// with Redis 7.0's texts.
+const (
+	ErrACLDefaultUndeletable = "ERR The 'default' user cannot be removed"
+	ErrACLUserSpaces         = "ERR Usernames can't contain spaces or null characters"
+	ErrACLNoFile             = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+	ErrACLSave               = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+)
+
+// ErrACLDenied is the refusal of a command the user may not run, or of a
+// key or channel it may not touch.
+func ErrACLDenied(d Denial, cmd string) string {
+	switch d {
+	case DeniedCommand:
+		return "NOPERM this user has no permissions to run the '" + cmd + "' command"
+	case DeniedKey:
+		return "NOPERM this user has no permissions to access one of the keys used as arguments"
+	case DeniedChannel:
+		return "NOPERM this user has no permissions to access one of the channels used as arguments"
+	}
+	return "ERR no permission"
+}
+
+// ErrNoPermInExec is EXEC's reply for a queued command the rules no
+// longer allow.
+func ErrNoPermInExec(d Denial) string {
+	reason := "no permission"
+	switch d {
+	case DeniedCommand:
+		reason = "no permission to execute the command or subcommand"
+	case DeniedKey:
+		reason = "no permission to touch the specified keys"
+	case DeniedChannel:
+		reason = "no permission to access one of the channels used as arguments"
+	}
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + reason
+}
+
 // Errors of the connection and server families (networking.c, server.c,
 // slowlog.c, latency.c, config.c), with Redis 7.0's texts.
 const (

@@ -95,11 +95,6 @@ func (d *Dispatcher) queue(c *Ctx) bool {
 	cl := c.Client
 	cmd := c.Cmd
 	tx := cl.tx
-	if cmd.Flags&NoMulti != 0 {
-		d.CommandStats(cmd).RejectedCalls++
-		rejectCommand(c, cmd, ErrNotInMulti)
-		return true
-	}
 	if runsInMulti(cmd) {
 		return false
 	}
@@ -218,6 +213,12 @@ func ExecCommand(c *Ctx) {
 	for i := range queue {
 		q := &queue[i]
 		ic := Ctx{Args: q.args, Cmd: q.cmd, Client: cl, W: cl.W, KS: c.KS, DB: c.KS.DB(cl.DB), Srv: c.Srv, D: d}
+		// The rules may have changed since the command was queued.
+		if denial, pos := d.ACL.Check(cl.User, q.cmd, q.args); denial != Allowed {
+			d.logDenial(c, denial, "multi", q.cmd, q.args, pos, "")
+			c.Error(ErrNoPermInExec(denial))
+			continue
+		}
 		if offload := d.call(&ic, cl.batchOff); offload != nil {
 			offload()
 		}

@@ -135,7 +135,7 @@ func (c *conn) attach() {
 	c.lc = lc
 	authed := true
 	c.s.ks.Exec(func() {
-		authed = c.cl.Authed
+		authed = !c.s.disp.AuthRequired(c.cl)
 		c.cl.Output = c.outputFigures
 	})
 	c.rd.SetAuthenticated(authed)
@@ -351,7 +351,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 		if s.closing || c.killed {
 			cl.CloseAfterReply = true
 		}
-		c.authed = cl.Authed
+		c.authed = !s.disp.AuthRequired(cl)
 		c.readPending = limited(&s.outLimits.Load()[outputClass(cl)])
 		c.noteAOF(aofW, aofBefore)
 		s.ks.Unlock()

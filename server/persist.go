@@ -49,6 +49,9 @@ type persister struct{ s *Server }
 // Persistence implements engine.Server.
 func (s *Server) Persistence() engine.Persistence { return persister{s} }
 
+// Warning logs msg for the engine and the commands (ACL SAVE failures).
+func (s *Server) Warning(msg string) { s.log.Warningf("%s", msg) }
+
 func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 	s := p.s
 	if s.rdb.bgRunning || s.rdb.fgRunning {

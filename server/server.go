@@ -256,17 +256,7 @@ func (s *Server) watchConfig() {
 		s.idleTimeout.Store(cfg.Int("timeout"))
 		return nil
 	})
-	// Clearing requirepass makes the default user passwordless: clients
-	// that never authenticated are now as good as authenticated, as in
-	// Redis where authRequired() reads the user's nopass flag.
-	cfg.OnChange("requirepass", func(v string) error {
-		if v == "" {
-			for _, c := range s.clients {
-				c.cl.Authed = true
-			}
-		}
-		return nil
-	})
+	s.watchACL(cfg)
 }
 
 // updateMinReplicas gives the dispatcher min-replicas-to-write, or 0 when
@@ -294,6 +284,9 @@ func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
 // clean stop: every connection has finished the batch it was running and
 // written its replies.
 func (s *Server) Run(ctx context.Context) error {
+	if err := s.loadUsers(); err != nil {
+		return err
+	}
 	if err := s.listen(); err != nil {
 		return err
 	}
@@ -475,7 +468,7 @@ func (s *Server) accept(nc net.Conn) {
 		}
 		s.nextID++
 		c.cl.ID = s.nextID
-		c.cl.Authed = s.cfg.String("requirepass") == ""
+		s.disp.NewClientAuth(c.cl)
 		s.clients[c.cl.ID] = c
 		s.conns.Add(1)
 	})
@@ -497,7 +490,7 @@ func (s *Server) accept(nc net.Conn) {
 // user, and a peer other than 127.0.0.1 or ::1 (Redis compares the
 // address text exactly; a unix socket is always local). Under the lock.
 func (s *Server) protectedModeRefuses(peer net.Addr) bool {
-	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
+	if !s.cfg.Bool("protected-mode") || !s.disp.ACL.DefaultNoPass() {
 		return false
 	}
 	tcp, ok := peer.(*net.TCPAddr)

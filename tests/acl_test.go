@@ -8,9 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// ACL for the default user, the only one zredis has: the subcommands that
-// read users answer as redis-server 7.0 does, with and without a password;
-// those that would change users say they are not supported.
+// ACL for the default user: the subcommands that read users answer as
+// redis-server 7.0 does, with and without a password.
 func TestACLDefaultUser(t *testing.T) {
 	replies := map[string][]string{}
 	for _, name := range []string{"zredis", "redis"} {
@@ -68,11 +67,6 @@ func TestACLDefaultUser(t *testing.T) {
 			} else {
 				assert.Subset(t, names, replies["cat:"+cat], "ACL CAT %s: zredis lists a command redis-server does not", cat)
 			}
-		}
-		if name == "zredis" {
-			assert.Equal(t, "-ERR ACL SETUSER is not supported yet: zredis has only the default user, whose password is requirepass\r\n",
-				c.Do("ACL", "SETUSER", "alice", "on", ">p", "+@all"))
-			assert.Contains(t, c.Do("ACL", "LOG"), "not supported yet")
 		}
 	}
 	if len(replies["redis"]) > 0 {

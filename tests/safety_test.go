@@ -329,21 +329,29 @@ func TestProtectedMode(t *testing.T) {
 	}
 }
 
-// Access control that zredis does not enforce yet stops the start instead
-// of leaving the server open where redis-server would be closed.
-func TestUnenforcedAccessRefused(t *testing.T) {
-	for _, conf := range []string{
-		"user admin on >s3cret ~* +@all\nuser default off\n",
-		"aclfile /etc/redis/users.acl\n",
-	} {
+// The users of the configuration file are enforced from the start, as
+// redis-server enforces them; an aclfile that cannot be read stops the
+// start with Redis's message.
+func TestConfiguredUsersEnforced(t *testing.T) {
+	for _, bin := range []string{zredisBin, testsupport.RedisServerPath()} {
+		if bin == "" {
+			continue
+		}
 		path := filepath.Join(t.TempDir(), "z.conf")
-		require.NoError(t, os.WriteFile(path, []byte(conf), 0o644))
-		p := testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Args: []string{path}, NoWait: true})
+		require.NoError(t, os.WriteFile(path, []byte("user admin on >s3cret ~* &* +@all\nuser default off\n"), 0o644))
+		p := testsupport.Start(t, testsupport.Options{Name: filepath.Base(bin), Bin: bin, Args: []string{path}, Password: "s3cret", User: "admin"})
+		c := Dial(t, p.Addr)
+		assert.Equal(t, "-NOAUTH Authentication required.\r\n", c.Do("PING"), bin)
+		assert.Equal(t, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", c.Do("AUTH", "default", "x"), bin)
+		assert.Equal(t, "+OK\r\n", c.Do("AUTH", "admin", "s3cret"), bin)
+		assert.Equal(t, "+PONG\r\n", c.Do("PING"), bin)
+
+		path = filepath.Join(t.TempDir(), "a.conf")
+		require.NoError(t, os.WriteFile(path, []byte("aclfile /nonexistent/users.acl\n"), 0o644))
+		p = testsupport.Start(t, testsupport.Options{Name: filepath.Base(bin), Bin: bin, Args: []string{path}, NoWait: true})
 		code, exited := p.Wait(15 * time.Second)
-		out := p.Output()
-		require.True(t, exited && code != 0, "%q started:\n%s", conf, out)
-		assert.Equal(t, 1, code)
-		assert.Regexp(t, "not (enforce|supported)", out)
+		require.True(t, exited && code != 0, "%s started with a missing aclfile:\n%s", bin, p.Output())
+		assert.Contains(t, p.Output(), "Aborting Redis startup because of ACL errors: Error loading ACLs, opening file '/nonexistent/users.acl': No such file or directory", bin)
 	}
 }
 

@@ -12,11 +12,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/persistence/rdb"
 	"github.com/zredis/zredis/server"
@@ -79,6 +79,9 @@ func run(args []string) int {
 		// previous line took (Redis's "No such command in rename-command",
 		// "Target command name already exists").
 		CommandExists: func(name string) bool { return commands.Table().Lookup([]byte(name)) != nil },
+		// A "user" line's rules are checked as the file is read; unknown
+		// commands are left to the loading of the users.
+		ValidateUser: validateUser,
 	})
 	if err != nil {
 		// A fatal configuration error goes to stderr as Redis prints it;
@@ -92,10 +95,6 @@ func run(args []string) int {
 		return 1
 	}
 
-	if reason := unenforcedAccess(cfg); reason != "" {
-		fmt.Fprintln(os.Stderr, reason)
-		return 1
-	}
 	out := io.Writer(os.Stdout)
 	if lf := cfg.String("logfile"); lf != "" {
 		f, err := os.OpenFile(lf, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -189,21 +188,16 @@ func run(args []string) int {
 	return 0
 }
 
-// unenforcedAccess refuses a configuration that asks for access control
-// zredis does not enforce yet (ACL users; the config refuses an aclfile
-// itself): started, the server would be open where redis-server is
-// closed. It returns the message, or "" when there is none of it. The
-// parsed lines (config.Users) are kept for the ACL code that will apply
-// them.
-func unenforcedAccess(cfg *config.Config) string {
-	var what []string
-	if n := len(cfg.Users()); n > 0 {
-		what = append(what, fmt.Sprintf("%d user line(s)", n))
+// validateUser checks the rules of a "user" line on a user that is not
+// kept (ACLAppendUserForLoading). An unclosed selector is reported with
+// the text Redis's stale errno gives it.
+func validateUser(rules []string) (int, string) {
+	merged, at, ok := engine.MergeSelectorArgs(rules)
+	if !ok {
+		return at, "Unknown command or category name in ACL"
 	}
-	if len(what) == 0 {
-		return ""
+	if j, err := engine.NewACL(commands.Table()).ValidateRules(merged); err != nil {
+		return j, err.Error()
 	}
-	return "FATAL CONFIG ERROR: the configuration asks for access control that zredis does not enforce yet (" +
-		strings.Join(what, ", ") + "): started, the server would accept what redis-server refuses. " +
-		"Remove these lines, or protect the server with requirepass."
+	return 0, ""
 }

@@ -48,8 +48,10 @@ type Options struct {
 	// Env are extra environment entries ("NAME=value") on top of the
 	// test's environment.
 	Env []string
-	// Password, when set, is sent with AUTH before the readiness PING.
+	// Password, when set, is sent with AUTH before the readiness PING,
+	// as User's password when User is set, else the default user's.
 	Password string
+	User     string
 	// NoWait returns as soon as the process is started, without waiting
 	// for it to answer PING (a test that watches the start itself, or
 	// expects the process to exit).
@@ -297,7 +299,7 @@ func (p *Proc) waitReady(o Options) error {
 		if p.Exited() {
 			return fmt.Errorf("exited")
 		}
-		if p.ping(o.Password) {
+		if p.ping(o.User, o.Password) {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -305,7 +307,7 @@ func (p *Proc) waitReady(o Options) error {
 	return fmt.Errorf("timeout")
 }
 
-func (p *Proc) ping(password string) bool {
+func (p *Proc) ping(user, password string) bool {
 	c, err := net.DialTimeout("tcp", p.Addr, 200*time.Millisecond)
 	if err != nil {
 		return false
@@ -314,7 +316,11 @@ func (p *Proc) ping(password string) bool {
 	c.SetDeadline(time.Now().Add(time.Second))
 	rd := bufio.NewReader(c)
 	if password != "" {
-		fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		if user != "" {
+			fmt.Fprintf(c, "*3\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(user), user, len(password), password)
+		} else {
+			fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		}
 		if line, _ := rd.ReadString('\n'); line != "+OK\r\n" {
 			return false
 		}
