@@ -107,6 +107,8 @@ type ACL struct {
 	PubsubAllChannels bool
 	// MaxLog is acllog-max-len.
 	MaxLog int
+	// Warn logs a warning (a deprecated rule); nil: not logged.
+	Warn func(msg string)
 	log    []*ACLLogEntry // newest first
 }
 
@@ -442,6 +444,9 @@ func (a *ACL) setSelector(s *selector, op string) error {
 		}
 		// A first argument of a command without subcommands ("+select|0"):
 		// Redis logs a deprecation warning for it and allows it.
+		if a.Warn != nil {
+			a.Warn("Deprecation warning: Allowing a first arg of an otherwise blocked command is a misuse of ACL and may get disabled in the future (offender: " + op + ")")
+		}
 		if s.firstArgs == nil {
 			s.firstArgs = map[int][]string{}
 		}

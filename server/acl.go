@@ -17,10 +17,7 @@ func (s *Server) watchACL(cfg *config.Config) {
 	acl.SetDefaultPassword(cfg.String("requirepass"))
 	acl.PubsubAllChannels = cfg.String("acl-pubsub-default") == "allchannels"
 	acl.MaxLog = int(cfg.Int("acllog-max-len"))
-	// requirepass is the default user's password: setting it replaces
-	// the user's passwords, clearing it makes the user nopass (clients
-	// that never authenticated may then run commands: authRequired reads
-	// the user's flags on every command).
+	acl.Warn = s.Warning
 	cfg.SetUserLines(func() []string {
 		var lines []string
 		for _, u := range acl.Users() {
@@ -28,6 +25,10 @@ func (s *Server) watchACL(cfg *config.Config) {
 		}
 		return lines
 	})
+	// requirepass is the default user's password: setting it replaces
+	// the user's passwords, clearing it makes the user nopass (clients
+	// that never authenticated may then run commands: authRequired reads
+	// the user's flags on every command).
 	cfg.OnChange("requirepass", func(v string) error {
 		acl.SetDefaultPassword(v)
 		return nil
