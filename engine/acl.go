@@ -109,7 +109,7 @@ type ACL struct {
 	MaxLog int
 	// Warn logs a warning (a deprecated rule); nil: not logged.
 	Warn func(msg string)
-	log    []*ACLLogEntry // newest first
+	log  []*ACLLogEntry // newest first
 }
 
 // NewACL makes the users of a server whose commands are table's (as

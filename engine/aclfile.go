@@ -51,6 +51,7 @@ func (a *ACL) LoadFile(srv Server, current *Client, name string) string {
 		for _, r := range merged {
 			if err := a.setUser(u, strings.Trim(r, "\t\r\n")); err != nil {
 				fmt.Fprintf(&errs, "%s:%d: %s. ", name, linenum, err)
+				break // one error per line, as Redis 7.0 reports
 			}
 		}
 		users = append(users, u)
