@@ -289,22 +289,18 @@ func (a *ACL) setUser(u *User, op string) error {
 		u.flags &^= userNoPass
 		u.passwords = nil
 	case op[0] == '>' || op[0] == '#':
-		h := op[1:]
-		if op[0] == '>' {
-			h = hashPassword([]byte(op[1:]))
-		} else if !validHash(h) {
-			return errRuleBadHash
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		if !slices.Contains(u.passwords, h) {
 			u.passwords = append(u.passwords, h)
 		}
 		u.flags &^= userNoPass
 	case op[0] == '<' || op[0] == '!':
-		h := op[1:]
-		if op[0] == '<' {
-			h = hashPassword([]byte(op[1:]))
-		} else if !validHash(h) {
-			return errRuleBadHash
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		i := slices.Index(u.passwords, h)
 		if i < 0 {
@@ -339,6 +335,18 @@ func (a *ACL) setUser(u *User, op string) error {
 		return a.setSelector(u.selectors[0], op)
 	}
 	return nil
+}
+
+// ruleHash is the password hash a password rule names: the hash of the
+// clear text after > or <, or the hash itself after # or !.
+func ruleHash(op string) (string, error) {
+	if op[0] == '>' || op[0] == '<' {
+		return hashPassword([]byte(op[1:])), nil
+	}
+	if !validHash(op[1:]) {
+		return "", errRuleBadHash
+	}
+	return op[1:], nil
 }
 
 // setSelector applies a rule about commands, keys or channels to s
