@@ -49,7 +49,13 @@ func (a *ACL) LoadFile(srv Server, current *Client, name string) string {
 			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", name, linenum)
 		}
 		for _, r := range merged {
-			if err := a.setUser(u, strings.Trim(r, "\t\r\n")); err != nil {
+			r = strings.Trim(r, "\t\r\n")
+			if err := a.setUser(u, r); err == errRuleUnknown {
+				// An unknown command or category is named: the rule
+				// cannot hold a secret.
+				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", name, linenum, r, err)
+				break
+			} else if err != nil {
 				fmt.Fprintf(&errs, "%s:%d: %s. ", name, linenum, err)
 				break // one error per line, as Redis 7.0 reports
 			}

@@ -58,12 +58,6 @@ func (a *ACL) AddLog(e ACLLogEntry) {
 	a.log = append(a.log, nil)
 	copy(a.log[1:], a.log)
 	a.log[0] = &e
-	a.TrimLog()
-}
-
-// TrimLog drops the oldest entries beyond MaxLog (also when
-// acllog-max-len is lowered).
-func (a *ACL) TrimLog() {
 	if len(a.log) > a.MaxLog {
 		clear(a.log[a.MaxLog:])
 		a.log = a.log[:a.MaxLog]

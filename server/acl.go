@@ -38,8 +38,8 @@ func (s *Server) watchACL(cfg *config.Config) {
 		return nil
 	})
 	cfg.OnChange("acllog-max-len", func(string) error {
+		// As in Redis, the log is trimmed when the next entry comes.
 		acl.MaxLog = int(cfg.Int("acllog-max-len"))
-		acl.TrimLog()
 		return nil
 	})
 }
