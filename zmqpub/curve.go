@@ -72,6 +72,10 @@ func GenerateCurveKeys() (CurveKeys, error) {
 // accept, a box that does not open.
 var ErrRefused = errors.New("zmtp: refused")
 
+// errGreetingCut is a peer that hung up before the end of its greeting,
+// after ours was sent.
+var errGreetingCut = errors.New("zmtp: greeting cut short")
+
 func refusedf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
 }
@@ -215,7 +219,13 @@ func exchangeGreetings(conn io.Writer, br *bufio.Reader, ours *[greetingSize]byt
 		return "", err
 	}
 	var peer [greetingSize]byte
-	if _, err := io.ReadFull(br, peer[:]); err != nil {
+	if n, err := io.ReadFull(br, peer[:]); err != nil {
+		if (err == io.EOF || err == io.ErrUnexpectedEOF) && (n < 10 || peer[0] == 0xFF && peer[9]&0x01 != 0) {
+			// libzmq sends its greeting in parts and hangs up as soon as
+			// it reads a mechanism it does not speak, after its
+			// signature or before anything of its own.
+			return "", fmt.Errorf("%w: the peer hung up after %d bytes of its greeting, on reading ours (mechanism %q): %w", errGreetingCut, n, bytes.TrimRight(ours[12:32], "\x00"), err)
+		}
 		return "", fmt.Errorf("zmtp: reading greeting: %w", err)
 	}
 	if peer[0] != 0xFF || peer[9]&0x01 == 0 {
@@ -266,6 +276,10 @@ func CurveServerHandshake(conn io.Writer, br *bufio.Reader, keys *CurveKeys, all
 	var clientKey [32]byte
 	g := greetingOf(mechanismCurve, true)
 	mech, err := exchangeGreetings(conn, br, &g)
+	if errors.Is(err, errGreetingCut) {
+		// A libzmq listener without CURVE (or a port probe).
+		return nil, clientKey, fmt.Errorf("%w: listener does not speak CURVE (%w)", ErrRefused, err)
+	}
 	if err != nil {
 		return nil, clientKey, err
 	}
