@@ -20,6 +20,9 @@ import (
 // the default keeps the output identical to Redis 7.0.15's.
 var Banner = "Redis 7.0.15"
 
+// Redacted is what CONFIG GET shows for a secret directive that is set.
+const Redacted = "(redacted)"
+
 // Pair is one CONFIG GET result.
 type Pair struct{ Name, Value string }
 
@@ -261,7 +264,11 @@ func (c *Config) GetMulti(patterns []string) []Pair {
 			return
 		}
 		seen[k] = true
-		out = append(out, Pair{Name: name, Value: c.vals[e.index].Load().s})
+		v := c.vals[e.index].Load().s
+		if directives[e.index].Secret && v != "" {
+			v = Redacted
+		}
+		out = append(out, Pair{Name: name, Value: v})
 	}
 	for _, p := range patterns {
 		if !strings.ContainsAny(p, "[*?") {

@@ -306,6 +306,8 @@ var effects = map[string]effectSpec{
 	"expiry-zmq-spool-max-bytes":        works(""),
 	"expiry-zmq-types":                  works(""),
 	"expiry-zmq-max-listeners":          works(""),
+	"expiry-zmq-curve-secret-key":       works(""),
+	"expiry-zmq-curve-allowed-keys":     works(""),
 	"expiry-zmq-hash-max-expire-cycles": works(""),
 	"expiry-zmq-hash-delay":             works(""),
 	"expiry-zmq-hash-delay-jitter":      works(""),

@@ -312,7 +312,11 @@ func (l *loader) parse(file, content string, depth int) error {
 			if a, ok := SplitArgs(line); ok && len(a) > 0 {
 				name = strings.ToLower(a[0])
 			}
-			return &Error{File: file, Line: i + 1, Text: line, Directive: name, Reason: reason}
+			text := line
+			if e := lookup(name); e != nil && directives[e.index].Secret {
+				text = name + " " + Redacted
+			}
+			return &Error{File: file, Line: i + 1, Text: text, Directive: name, Reason: reason}
 		}
 		argv, ok := SplitArgs(line)
 		if !ok {

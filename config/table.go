@@ -3,6 +3,8 @@ package config
 import (
 	"math"
 	"strings"
+
+	"github.com/zredis/zredis/zmqpub/z85"
 )
 
 // Kind is how a directive's arguments are parsed, printed and rewritten.
@@ -81,10 +83,15 @@ type Directive struct {
 
 	Enum []EnumValue // accepted words for KindEnum and KindFlags
 
-	Multi       bool // takes several arguments on one line (MULTI_ARG_CONFIG)
-	Immutable   bool // CONFIG SET answers "can't set immutable config"
-	Protected   bool // CONFIG SET needs enable-protected-configs (PROTECTED_CONFIG)
-	Sensitive   bool // value must be redacted from logs, slowlog and MONITOR
+	Multi     bool // takes several arguments on one line (MULTI_ARG_CONFIG)
+	Immutable bool // CONFIG SET answers "can't set immutable config"
+	Protected bool // CONFIG SET needs enable-protected-configs (PROTECTED_CONFIG)
+	Sensitive bool // value must be redacted from logs, slowlog and MONITOR
+	// Secret marks a value (a private key) that is never shown: CONFIG
+	// GET answers "(redacted)" when it is set, and a configuration error
+	// does not echo its line. CONFIG REWRITE still writes it. Implies
+	// Sensitive.
+	Secret      bool
 	Hidden      bool // only matched by CONFIG GET when named exactly
 	NullIfEmpty bool // empty string means "unset": CONFIG REWRITE drops the line
 	// NoEffect marks directives zredis accepts, stores and reports but that
@@ -158,6 +165,7 @@ const (
 	fNull
 	fPercent
 	fZRedis
+	fSecret
 )
 
 func mk(name, alias string, kind Kind, def string, f dflag) Directive {
@@ -165,7 +173,8 @@ func mk(name, alias string, kind Kind, def string, f dflag) Directive {
 		Name: name, Alias: alias, Kind: kind, Default: def,
 		Immutable:   f&fImm != 0,
 		Protected:   f&fProt != 0,
-		Sensitive:   f&fSens != 0,
+		Sensitive:   f&(fSens|fSecret) != 0,
+		Secret:      f&fSecret != 0,
 		Hidden:      f&fHidden != 0,
 		NoEffect:    f&fNoEff != 0,
 		Multi:       f&fMulti != 0,
@@ -420,6 +429,11 @@ var directives = []Directive{
 	memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", fZRedis),
 	memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", fZRedis),
 	intD("expiry-zmq-max-listeners", "", 1, intMax, "64", fZRedis),
+	// CURVE on the expiry stream: the server's long-term secret key (its
+	// public key is derived and shown in INFO expiry) and the listeners'
+	// public keys, all in Z85.
+	withCheck(strD("expiry-zmq-curve-secret-key", "", "", fImm|fNull|fSecret|fZRedis), checkCurveKey),
+	withCheck(mk("expiry-zmq-curve-allowed-keys", "", KindList, "", fMulti|fZRedis), checkCurveKey),
 	expiryTypes(),
 	// The original 0MQ-expiry Redis's hash expire cycles (redis_zmq.c)
 	// and where they keep their state.
@@ -514,6 +528,17 @@ func Lookup(name string) (Directive, bool) {
 
 func pathIsBaseName(s string) bool {
 	return !strings.ContainsAny(s, "/\\")
+}
+
+// checkCurveKey accepts a CURVE key in Z85 (40 characters), or nothing.
+func checkCurveKey(_ *state, v string) string {
+	if v == "" {
+		return ""
+	}
+	if _, err := z85.DecodeKey(v); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 func checkDBFilename(_ *state, v string) string {

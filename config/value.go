@@ -234,6 +234,13 @@ func parse(st *state, d *Directive, cur *value, args []string) (*value, string) 
 		if st.reading && cur != nil {
 			list = append(list, cur.list...)
 		}
+		if d.check != nil {
+			for _, a := range args {
+				if e := d.check(st, a); e != "" {
+					return nil, e
+				}
+			}
+		}
 		list = append(list, args...)
 		return &value{list: list, s: strings.Join(list, " ")}, ""
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/z85"
 )
 
 // spoolFileName is the expiry spool's file in dir.
@@ -66,19 +67,57 @@ func openExpiryStream(cfg *config.Config, log *Logger) (*expiryStream, error) {
 		log.Noticef("Expiry spool holds %d messages (%d bytes) from a previous run: they are sent first", st.Spooled, st.SpooledBytes)
 	}
 	x.outbox = ob
-	pub, err := zmqpub.NewPublisher(zmqpub.PublisherConfig{
+	pcfg := zmqpub.PublisherConfig{
 		Endpoints:    endpoints,
 		MaxListeners: int(cfg.Int("expiry-zmq-max-listeners")),
 		Logf:         log.Noticef,
 		OnSent:       x.lag.record,
-	}, ob)
+	}
+	if !cfg.IsNull("expiry-zmq-curve-secret-key") {
+		// config checked both keys' syntax; an error here is a bug.
+		secret, err := z85.DecodeKey(cfg.String("expiry-zmq-curve-secret-key"))
+		if err != nil {
+			ob.Close()
+			return nil, fmt.Errorf("expiry-zmq-curve-secret-key: %w", err)
+		}
+		pcfg.CurveSecretKey = &secret
+		if pcfg.CurveAllowedKeys, err = curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); err != nil {
+			ob.Close()
+			return nil, fmt.Errorf("expiry-zmq-curve-allowed-keys: %w", err)
+		}
+	}
+	pub, err := zmqpub.NewPublisher(pcfg, ob)
 	if err != nil {
 		ob.Close()
 		return nil, fmt.Errorf("binding expiry-zmq-endpoints: %w", err)
 	}
 	x.pub = pub
-	log.Noticef("Expiry messages are published on %s", strings.Join(pub.Endpoints(), " "))
+	if key, ok := pub.CurvePublicKey(); ok {
+		log.Noticef("Expiry messages are published on %s with CURVE (server public key %s, %d listener keys allowed)",
+			strings.Join(pub.Endpoints(), " "), z85.EncodeKey(key), len(pcfg.CurveAllowedKeys))
+		if len(pcfg.CurveAllowedKeys) == 0 {
+			log.Warningf("expiry-zmq-curve-secret-key is set and expiry-zmq-curve-allowed-keys is empty: every listener is refused")
+		}
+	} else {
+		log.Noticef("Expiry messages are published on %s", strings.Join(pub.Endpoints(), " "))
+	}
 	return x, nil
+}
+
+// curveKeys decodes listeners' public keys (Z85), skipping empty entries.
+func curveKeys(list []string) ([][32]byte, error) {
+	var keys [][32]byte
+	for _, s := range list {
+		if s == "" {
+			continue
+		}
+		k, err := z85.DecodeKey(s)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
 }
 
 // watch applies CONFIG SET of the outbox bounds and the types at run time.
@@ -92,6 +131,14 @@ func (x *expiryStream) watch(cfg *config.Config) {
 	cfg.OnChange("expiry-zmq-spool-max-bytes", limits)
 	cfg.OnChange("expiry-zmq-max-listeners", func(string) error {
 		x.pub.SetMaxListeners(int(cfg.Int("expiry-zmq-max-listeners")))
+		return nil
+	})
+	cfg.OnChange("expiry-zmq-curve-allowed-keys", func(string) error {
+		keys, err := curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys"))
+		if err != nil {
+			return err
+		}
+		x.pub.SetCurveAllowedKeys(keys)
 		return nil
 	})
 	cfg.OnChange("expiry-zmq-types", func(string) error {
@@ -209,6 +256,17 @@ func (x *expiryStream) info(b []byte, cfg *config.Config) []byte {
 	b = engine.InfoInt(b, "expiry_zmq_listeners", ps.Listeners)
 	b = engine.InfoInt(b, "expiry_zmq_listener_connects", ps.Connects)
 	b = engine.InfoInt(b, "expiry_zmq_listeners_refused", ps.Refused)
+	if key, ok := x.pub.CurvePublicKey(); ok {
+		b = engine.InfoStr(b, "expiry_zmq_curve_public_key", z85.EncodeKey(key))
+		allowed := 0
+		for _, k := range cfg.Strings("expiry-zmq-curve-allowed-keys") {
+			if k != "" {
+				allowed++
+			}
+		}
+		b = engine.InfoInt(b, "expiry_zmq_curve_allowed_keys", int64(allowed))
+		b = engine.InfoInt(b, "expiry_zmq_curve_refused", ps.CurveRefused)
+	}
 	b = engine.InfoInt(b, "expiry_messages_sent", ps.Sent)
 	b = engine.InfoInt(b, "expiry_messages_queued", os.Queued)
 	b = engine.InfoInt(b, "expiry_messages_queued_bytes", os.QueuedBytes)

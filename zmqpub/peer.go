@@ -45,10 +45,13 @@ type peer struct {
 	br          *bufio.Reader
 	queue       chan Message // sent to by the dispatcher only, under pub.mu
 	queuedBytes atomic.Int64 // sum of the Size of the messages in queue
-	control     chan []byte  // encoded commands (PONG) for the writer
-	done        chan struct{}
-	once        sync.Once
-	readerDone  chan struct{}
+	control     chan []byte  // the data of PINGs to answer, for the writer
+	// curve is the CURVE session of a peer that handshook with CURVE, nil
+	// for NULL: the reader opens every frame with it, the writer seals.
+	curve      *CurveSession
+	done       chan struct{}
+	once       sync.Once
+	readerDone chan struct{}
 
 	// writer-owned scratch space, reused across batches
 	batch   []Message
@@ -65,11 +68,12 @@ type piece struct {
 	body       []byte
 }
 
-func newPeer(pub *Publisher, conn net.Conn, br *bufio.Reader) *peer {
+func newPeer(pub *Publisher, conn net.Conn, br *bufio.Reader, curve *CurveSession) *peer {
 	return &peer{
 		pub:        pub,
 		conn:       conn,
 		br:         br,
+		curve:      curve,
 		queue:      make(chan Message, pub.cfg.PeerQueue),
 		control:    make(chan []byte, controlQueue),
 		done:       make(chan struct{}),
@@ -101,6 +105,9 @@ func (pr *peer) readLoop() {
 	defer pr.shutdown()
 	for {
 		f, err := ReadFrame(pr.br, maxPeerFrame)
+		if err == nil && pr.curve != nil {
+			f, err = pr.curve.Open(f)
+		}
 		if err != nil {
 			pr.logClose(err)
 			return
@@ -118,7 +125,7 @@ func (pr *peer) readLoop() {
 		case "PING":
 			pr.honourTTL(data)
 			select {
-			case pr.control <- AppendPong(nil, data):
+			case pr.control <- data:
 			default:
 			}
 		case "ERROR":
@@ -187,8 +194,13 @@ func (pr *peer) writeLoop() {
 		select {
 		case <-pr.done:
 			return
-		case cmd := <-pr.control:
-			if _, err := pr.conn.Write(cmd); err != nil {
+		case ping := <-pr.control:
+			if pr.curve != nil {
+				pr.scratch = pr.curve.AppendCommand(pr.scratch[:0], "PONG", PongContext(ping))
+			} else {
+				pr.scratch = AppendPong(pr.scratch[:0], ping)
+			}
+			if _, err := pr.conn.Write(pr.scratch); err != nil {
 				return
 			}
 		case m := <-pr.queue:
@@ -241,6 +253,9 @@ collect:
 // a message cut by a failed write is not among them (a ZMTP receiver
 // drops a partial message).
 func (pr *peer) writeMessages(ms []Message) (written int, err error) {
+	if pr.curve != nil {
+		return pr.writeSealed(ms)
+	}
 	pr.scratch = pr.scratch[:0]
 	pr.pieces = pr.pieces[:0]
 	pr.ends = pr.ends[:0]
@@ -286,6 +301,31 @@ func (pr *peer) writeMessages(ms []Message) (written int, err error) {
 		return len(ms), nil
 	}
 	for written < len(ms) && pr.ends[written] <= n {
+		written++
+	}
+	return written, err
+}
+
+// writeSealed is writeMessages for a CURVE peer: every frame is sealed in
+// a MESSAGE of its own, into the scratch buffer, and the batch written
+// with one write.
+func (pr *peer) writeSealed(ms []Message) (written int, err error) {
+	pr.scratch = pr.scratch[:0]
+	pr.ends = pr.ends[:0]
+	for _, m := range ms {
+		for i, body := range m.Frames {
+			pr.scratch = pr.curve.AppendMessageFrame(pr.scratch, i < len(m.Frames)-1, body)
+		}
+		pr.ends = append(pr.ends, int64(len(pr.scratch)))
+	}
+	n, err := pr.conn.Write(pr.scratch)
+	if cap(pr.scratch) > 2*maxBatchBytes {
+		pr.scratch = nil
+	}
+	if err == nil {
+		return len(ms), nil
+	}
+	for written < len(ms) && pr.ends[written] <= int64(n) {
 		written++
 	}
 	return written, err

@@ -34,7 +34,17 @@ type PublisherConfig struct {
 	// together; one more is closed at once. DefaultMaxListeners when 0;
 	// SetMaxListeners changes it.
 	MaxListeners int
-	Logf         func(format string, args ...any)
+	// CurveSecretKey, when set, makes the socket a CURVE server (as
+	// libzmq's curve_server with this curve_secretkey): every listener
+	// must handshake with CURVE, knowing the server's public key, and
+	// hold a long-term key in CurveAllowedKeys; the stream is then
+	// encrypted. Listeners speaking NULL, and keys not allowed, are
+	// refused and counted (PublisherStats.CurveRefused).
+	CurveSecretKey *[32]byte
+	// CurveAllowedKeys are the listeners' long-term public keys;
+	// SetCurveAllowedKeys replaces them for the handshakes that follow.
+	CurveAllowedKeys [][32]byte
+	Logf             func(format string, args ...any)
 	// OnSent is called after a message's frames were written to a
 	// listener's socket, from that listener's writer goroutine. May be nil.
 	OnSent func(m *Message, at time.Time)
@@ -55,6 +65,9 @@ type PublisherStats struct {
 	Requeued          int64 // messages handed back to the source, unwritten
 	HandshakeFailures int64 // connections closed before or during the handshake
 	Refused           int64 // connections closed at once: MaxListeners reached
+	// CurveRefused counts the handshakes refused by CURVE: a listener
+	// without CURVE, with another server key, with a key not allowed.
+	CurveRefused int64
 }
 
 // Publisher is a 0MQ PUSH socket bound to every configured endpoint. Each
@@ -85,6 +98,38 @@ type Publisher struct {
 	connects, sent, requeued, handshakeFailures, refused atomic.Int64
 	maxListeners                                         atomic.Int64
 	lastRefusalLog                                       time.Time // under mu
+
+	curve         *CurveKeys                            // nil: NULL mechanism
+	curveAllowed  atomic.Pointer[map[[32]byte]struct{}] // listeners' long-term keys
+	curveRefused  atomic.Int64
+	lastCurveLog  time.Time // under mu
+	curveUnlogged int64     // refusals not logged since lastCurveLog, under mu
+}
+
+// SetCurveAllowedKeys replaces the listeners' keys a CURVE server accepts;
+// connections handshaking from now on are checked against them,
+// connected listeners stay.
+func (p *Publisher) SetCurveAllowedKeys(keys [][32]byte) {
+	set := make(map[[32]byte]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	p.curveAllowed.Store(&set)
+}
+
+// CurvePublicKey returns the server's CURVE public key, ok false when the
+// socket speaks NULL.
+func (p *Publisher) CurvePublicKey() (key [32]byte, ok bool) {
+	if p.curve == nil {
+		return key, false
+	}
+	return p.curve.Public, true
+}
+
+// curveAllows reports whether a listener's long-term key is allowed.
+func (p *Publisher) curveAllows(key *[32]byte) bool {
+	_, ok := (*p.curveAllowed.Load())[*key]
+	return ok
 }
 
 // SetMaxListeners changes MaxListeners for the connections that come from
@@ -119,6 +164,11 @@ func NewPublisher(cfg PublisherConfig, src Source) (*Publisher, error) {
 		handshaking: make(map[net.Conn]struct{}),
 	}
 	p.maxListeners.Store(int64(cfg.MaxListeners))
+	if cfg.CurveSecretKey != nil {
+		keys := NewCurveKeys(*cfg.CurveSecretKey)
+		p.curve = &keys
+	}
+	p.SetCurveAllowedKeys(cfg.CurveAllowedKeys)
 	for _, ep := range cfg.Endpoints {
 		l, bound, err := listen(ep)
 		if err != nil {
@@ -200,6 +250,7 @@ func (p *Publisher) Stats() PublisherStats {
 		Requeued:          p.requeued.Load(),
 		HandshakeFailures: p.handshakeFailures.Load(),
 		Refused:           p.refused.Load(),
+		CurveRefused:      p.curveRefused.Load(),
 	}
 }
 
@@ -294,7 +345,13 @@ func (p *Publisher) handshake(conn net.Conn) {
 	defer p.wg.Done()
 	br := bufio.NewReaderSize(conn, 512)
 	conn.SetDeadline(time.Now().Add(p.cfg.HandshakeTimeout))
-	err := Handshake(conn, br, SocketPush, SocketPull)
+	var curve *CurveSession
+	var err error
+	if p.curve != nil {
+		curve, _, err = CurveServerHandshake(conn, br, p.curve, p.curveAllows, SocketPush, SocketPull)
+	} else {
+		err = Handshake(conn, br, SocketPush, SocketPull)
+	}
 	if err == nil {
 		err = conn.SetDeadline(time.Time{})
 	}
@@ -305,14 +362,11 @@ func (p *Publisher) handshake(conn net.Conn) {
 		p.mu.Unlock()
 		conn.Close()
 		if err != nil {
-			p.handshakeFailures.Add(1)
-			if !isProbe(err) {
-				p.cfg.Logf("zmqpub: handshake with %s failed: %v", conn.RemoteAddr(), err)
-			}
+			p.handshakeFailed(conn, err)
 		}
 		return
 	}
-	pr := newPeer(p, conn, br)
+	pr := newPeer(p, conn, br, curve)
 	p.peers = append(p.peers, pr)
 	p.wg.Add(2)
 	p.mu.Unlock()
@@ -321,6 +375,37 @@ func (p *Publisher) handshake(conn net.Conn) {
 	go pr.readLoop()
 	go pr.writeLoop()
 	p.signalRoom()
+}
+
+// handshakeFailed counts and logs a failed handshake. A CURVE server's
+// refusals (a listener without CURVE or with a key not allowed, which
+// libzmq retries every 100 ms) are logged at most once a second, with the
+// count of those not logged.
+func (p *Publisher) handshakeFailed(conn net.Conn, err error) {
+	p.handshakeFailures.Add(1)
+	if p.curve != nil && (errors.Is(err, ErrRefused) || errors.Is(err, ErrProtocol)) {
+		p.curveRefused.Add(1)
+		p.mu.Lock()
+		now := time.Now()
+		if now.Sub(p.lastCurveLog) < time.Second {
+			p.curveUnlogged++
+			p.mu.Unlock()
+			return
+		}
+		p.lastCurveLog = now
+		more := p.curveUnlogged
+		p.curveUnlogged = 0
+		p.mu.Unlock()
+		if more > 0 {
+			p.cfg.Logf("zmqpub: CURVE refused listener %s: %v (%d more refusals not logged since the last)", conn.RemoteAddr(), err, more)
+		} else {
+			p.cfg.Logf("zmqpub: CURVE refused listener %s: %v", conn.RemoteAddr(), err)
+		}
+		return
+	}
+	if !isProbe(err) {
+		p.cfg.Logf("zmqpub: handshake with %s failed: %v", conn.RemoteAddr(), err)
+	}
 }
 
 // isProbe reports whether a handshake failed because the client left

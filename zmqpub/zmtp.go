@@ -69,20 +69,11 @@ var greeting = func() [greetingSize]byte {
 // must wrap conn and be kept for the frames that follow. The caller sets
 // the deadline; Handshake leaves it as it is.
 func Handshake(conn io.Writer, br *bufio.Reader, ours, peerType string) error {
-	if _, err := conn.Write(greeting[:]); err != nil {
+	mech, err := exchangeGreetings(conn, br, &greeting)
+	if err != nil {
 		return err
 	}
-	var peer [greetingSize]byte
-	if _, err := io.ReadFull(br, peer[:]); err != nil {
-		return fmt.Errorf("zmtp: reading greeting: %w", err)
-	}
-	if peer[0] != 0xFF || peer[9]&0x01 == 0 {
-		return protocolErrorf("bad greeting signature %x", peer[:10])
-	}
-	if peer[10] < 3 {
-		return protocolErrorf("peer speaks ZMTP %d.%d, want 3 or later", peer[10], peer[11])
-	}
-	if mech := strings.TrimRight(string(peer[12:32]), "\x00"); mech != "NULL" {
+	if mech != mechanismNull {
 		writeError(conn, "unsupported security mechanism")
 		return protocolErrorf("peer security mechanism %q, want NULL", mech)
 	}
@@ -241,6 +232,12 @@ func AppendPing(dst []byte, ttlDeciseconds uint16, context []byte) []byte {
 // AppendPong appends the PONG answering a PING whose data (TTL and context)
 // is ping: ZMTP 3.1 says the PONG echoes the PING's context.
 func AppendPong(dst []byte, ping []byte) []byte {
+	return AppendCommand(dst, "PONG", PongContext(ping))
+}
+
+// PongContext returns the context a PONG echoes from the data of a PING
+// (ZMTP 3.1: at most MaxPingContext bytes).
+func PongContext(ping []byte) []byte {
 	var context []byte
 	if len(ping) > 2 {
 		context = ping[2:]
@@ -248,7 +245,7 @@ func AppendPong(dst []byte, ping []byte) []byte {
 	if len(context) > MaxPingContext {
 		context = context[:MaxPingContext]
 	}
-	return AppendCommand(dst, "PONG", context)
+	return context
 }
 
 // appendProperty appends one READY metadata property: a name length octet,

@@ -8,6 +8,14 @@
 //	zredis-expiry-listen --endpoint tcp://127.0.0.1:5555
 //	{"db":0,"type":"hash","key":"meta:1","value":{"sender":"a@example.org"}}
 //
+// With CURVE on the server (expiry-zmq-curve-secret-key), give the
+// server's public key and the listener's secret key, whose public key the
+// server must allow (expiry-zmq-curve-allowed-keys):
+//
+//	zredis-expiry-listen --curve-keygen > listener.key   # once
+//	ZREDIS_CURVE_SECRET_KEY=... zredis-expiry-listen --endpoint tcp://127.0.0.1:5555 \
+//	    --curve-server-key 'rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7'
+//
 // The JSON shape is zmqpub.AppendJSON's. A message that does not decode is
 // reported on stderr and skipped. SIGINT and SIGTERM end it cleanly (exit
 // status 0); messages received and not yet printed are lost, as with any
@@ -24,11 +32,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/zredis/zredis/zmqpub"
 	"github.com/zredis/zredis/zmqpub/pull"
+	"github.com/zredis/zredis/zmqpub/z85"
 )
 
 const name = "zredis-expiry-listen"
@@ -60,6 +70,21 @@ Options:
   --ack-db N           the database whose hashes cycle (the server's
                        expiry-zmq-hash-main-db; default 0): only hashes
                        of that database are acknowledged
+
+CURVE (when the server sets expiry-zmq-curve-secret-key):
+  --curve-server-key KEY    the server's public key (Z85, 40 characters,
+                            INFO expiry_zmq_curve_public_key); turns CURVE on
+  --curve-secret-key-file F read this listener's secret key (Z85) from
+                            file F (the first 40 characters of its first line
+                            that is not a comment, or a line "secret-key =
+                            KEY" as --curve-keygen and czmq's zcert files write)
+  --curve-secret-key KEY    the secret key itself (visible to other users
+                            in the process list: prefer the file, or the
+                            environment variable ZREDIS_CURVE_SECRET_KEY)
+  --curve-keygen            print a new key pair and exit: the public key
+                            goes into the server's
+                            expiry-zmq-curve-allowed-keys, the secret key to
+                            this listener
   --help               print this help
 `
 
@@ -73,6 +98,9 @@ type config struct {
 	ack       string // --ack: the server to delete handled hashes on
 	ackPass   string
 	ackDB     int
+	keygen    bool              // --curve-keygen
+	serverKey *[32]byte         // --curve-server-key
+	curveKeys *zmqpub.CurveKeys // from the secret key, with serverKey
 }
 
 func main() {
@@ -95,12 +123,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", name, err)
 		return 2
 	}
+	if cfg.keygen {
+		keys, err := zmqpub.GenerateCurveKeys()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "# zredis-expiry-listen CURVE key pair: the public key goes into the server's\n"+
+			"# expiry-zmq-curve-allowed-keys, this file to --curve-secret-key-file.\n"+
+			"public-key = %s\nsecret-key = %s\n", z85.EncodeKey(keys.Public), z85.EncodeKey(keys.Secret))
+		return 0
+	}
 	appendLine := zmqpub.AppendJSON
 	if cfg.format == "text" {
 		appendLine = appendText
 	}
 
-	sock := pull.Dial(cfg.endpoints, pull.Options{HWM: cfg.hwm, Heartbeat: cfg.heartbeat})
+	opts := pull.Options{HWM: cfg.hwm, Heartbeat: cfg.heartbeat}
+	if cfg.serverKey != nil {
+		opts.CurveServerKey, opts.CurveKeys = cfg.serverKey, cfg.curveKeys
+		opts.Logf = rateLimitedLog(stderr)
+	}
+	sock := pull.Dial(cfg.endpoints, opts)
 	// The closer goroutine ends Recv when a signal arrives; run waits for it
 	// so that the socket's goroutines are gone when run returns.
 	finished := make(chan struct{})
@@ -177,11 +221,98 @@ func (l *endpointList) Set(ep string) error {
 	return nil
 }
 
+// rateLimitedLog reports a failed handshake on w at most once a second
+// (a refused listener reconnects every 100 ms).
+func rateLimitedLog(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	var last time.Time
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.Sub(last) >= time.Second {
+			last = now
+			fmt.Fprintf(w, "%s: %s\n", name, fmt.Sprintf(format, args...))
+		}
+	}
+}
+
+// secretKeyEnv names the environment variable holding the listener's
+// CURVE secret key.
+const secretKeyEnv = "ZREDIS_CURVE_SECRET_KEY"
+
+// readSecretKeyFile returns the Z85 secret key in a file: a line
+// "secret-key = KEY" (as --curve-keygen prints
+// it, and czmq's zcert secret files), or else the first line that is
+// neither empty nor a comment.
+func readSecretKeyFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	first := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "secret-key" {
+			return strings.Trim(strings.TrimSpace(v), `"`), nil
+		}
+		if first == "" && !strings.Contains(line, "=") {
+			first = line
+		}
+	}
+	if first == "" {
+		return "", fmt.Errorf("%s holds no secret key", path)
+	}
+	return first, nil
+}
+
+// parseCurve reads the CURVE options into cfg.
+func parseCurve(cfg *config, serverKey, secretKey, secretKeyFile string) error {
+	if secretKey == "" && secretKeyFile == "" {
+		secretKey = os.Getenv(secretKeyEnv)
+	}
+	if serverKey == "" {
+		if secretKey != "" || secretKeyFile != "" {
+			return errors.New("a CURVE secret key needs --curve-server-key")
+		}
+		return nil
+	}
+	k, err := z85.DecodeKey(serverKey)
+	if err != nil {
+		return fmt.Errorf("--curve-server-key: %v", err)
+	}
+	cfg.serverKey = &k
+	source := "--curve-secret-key"
+	switch {
+	case secretKey != "" && secretKeyFile != "":
+		return errors.New("give --curve-secret-key or --curve-secret-key-file, not both")
+	case secretKeyFile != "":
+		source = "--curve-secret-key-file " + secretKeyFile
+		if secretKey, err = readSecretKeyFile(secretKeyFile); err != nil {
+			return fmt.Errorf("--curve-secret-key-file: %v", err)
+		}
+	case secretKey == "":
+		return fmt.Errorf("--curve-server-key needs this listener's secret key: --curve-secret-key-file, --curve-secret-key or %s", secretKeyEnv)
+	case os.Getenv(secretKeyEnv) == secretKey:
+		source = secretKeyEnv
+	}
+	sk, err := z85.DecodeKey(secretKey)
+	if err != nil {
+		return fmt.Errorf("%s: %v", source, err)
+	}
+	keys := zmqpub.NewCurveKeys(sk)
+	cfg.curveKeys = &keys
+	return nil
+}
+
 // parseArgs reads the command line. It returns flag.ErrHelp for --help and
 // an error saying what is wrong for anything else it refuses.
 func parseArgs(args []string) (config, error) {
 	var cfg config
 	var endpoints endpointList
+	var serverKey, secretKey, secretKeyFile string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -193,10 +324,23 @@ func parseArgs(args []string) (config, error) {
 	fs.StringVar(&cfg.ack, "ack", "", "")
 	fs.StringVar(&cfg.ackPass, "ack-password", "", "")
 	fs.IntVar(&cfg.ackDB, "ack-db", 0, "")
+	fs.StringVar(&serverKey, "curve-server-key", "", "")
+	fs.StringVar(&secretKey, "curve-secret-key", "", "")
+	fs.StringVar(&secretKeyFile, "curve-secret-key-file", "", "")
+	fs.BoolVar(&cfg.keygen, "curve-keygen", false, "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.endpoints = endpoints
+	if cfg.keygen {
+		if fs.NArg() > 0 || len(args) != 1 {
+			return cfg, errors.New("--curve-keygen takes no other option")
+		}
+		return cfg, nil
+	}
+	if err := parseCurve(&cfg, serverKey, secretKey, secretKeyFile); err != nil {
+		return cfg, err
+	}
 	switch {
 	case fs.NArg() > 0:
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/z85"
 )
 
 // listenerBin is the command built once by TestMain.
@@ -54,10 +55,13 @@ func TestMain(m *testing.M) {
 // list of hex frames), then, with "wait", waits for stdin to close, and
 // closes with an infinite linger so that every message reaches the peer.
 const pushScript = `
-import json, sys, zmq
+import json, os, sys, zmq
 ctx = zmq.Context()
 sock = ctx.socket(zmq.PUSH)
 sock.setsockopt(zmq.LINGER, -1)
+if os.environ.get("CURVE_SECRET"):
+    sock.curve_server = True
+    sock.curve_secretkey = os.environ["CURVE_SECRET"].encode()
 port = sock.bind_to_random_port("tcp://127.0.0.1")
 print("tcp://127.0.0.1:%d" % port, flush=True)
 for msg in json.load(open(sys.argv[1])):
@@ -291,6 +295,12 @@ func TestListenCommandLine(t *testing.T) {
 		{name: "negative count", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--count", "-1"}, status: 2, stderr: "--count must not be negative"},
 		{name: "bad heartbeat", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--heartbeat", "soon"}, status: 2, stderr: "heartbeat"},
 		{name: "stray argument", args: []string{"--endpoint", "tcp://127.0.0.1:1", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
+		{name: "bad server key", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-server-key", "abc"}, status: 2, stderr: "--curve-server-key: a CURVE key is 40 Z85 characters, not 3"},
+		{name: "server key without secret", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-server-key", testServerPublic}, status: 2, stderr: "--curve-server-key needs this listener's secret key"},
+		{name: "secret without server key", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-secret-key", testClientSecret}, status: 2, stderr: "a CURVE secret key needs --curve-server-key"},
+		{name: "bad secret key", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-server-key", testServerPublic, "--curve-secret-key", "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh~"}, status: 2, stderr: "--curve-secret-key: a CURVE key is 40 Z85 characters: the character at offset 39"},
+		{name: "missing key file", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-server-key", testServerPublic, "--curve-secret-key-file", "/nonexistent/key"}, status: 2, stderr: "--curve-secret-key-file: open /nonexistent/key"},
+		{name: "keygen with others", args: []string{"--curve-keygen", "--endpoint", "tcp://127.0.0.1:1"}, status: 2, stderr: "--curve-keygen takes no other option"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,6 +319,66 @@ func TestListenCommandLine(t *testing.T) {
 			assert.Contains(t, stderr.String(), tc.stderr)
 		})
 	}
+}
+
+// libzmq's test keys (tests/testutil_security.hpp).
+const (
+	testServerPublic = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+	testServerSecret = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
+	testClientPublic = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+	testClientSecret = "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs"
+)
+
+// --curve-keygen prints a pair whose public key derives from its secret
+// key; the printed file is what --curve-secret-key-file reads.
+func TestCurveKeygenAndKeyFile(t *testing.T) {
+	out, err := exec.Command(listenerBin, "--curve-keygen").Output()
+	require.NoError(t, err)
+	var pub, sec string
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, " = "); ok {
+			switch k {
+			case "public-key":
+				pub = v
+			case "secret-key":
+				sec = v
+			}
+		}
+	}
+	secret, err := z85.DecodeKey(sec)
+	require.NoError(t, err)
+	assert.Equal(t, pub, z85.EncodeKey(zmqpub.NewCurveKeys(secret).Public))
+
+	file := filepath.Join(t.TempDir(), "listener.key")
+	require.NoError(t, os.WriteFile(file, out, 0o600))
+	got, err := readSecretKeyFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, sec, got)
+	// czmq's zcert secret file, and a bare key.
+	require.NoError(t, os.WriteFile(file, []byte("#   ZeroMQ CURVE **Secret** Certificate\nmetadata\ncurve\n    public-key = \""+testClientPublic+"\"\n    secret-key = \""+testClientSecret+"\"\n"), 0o600))
+	got, err = readSecretKeyFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, testClientSecret, got)
+	require.NoError(t, os.WriteFile(file, []byte(testClientSecret+"\n"), 0o600))
+	got, err = readSecretKeyFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, testClientSecret, got)
+}
+
+// The listener with CURVE flags against a libzmq CURVE PUSH socket, its
+// secret key from the environment.
+func TestListenCurveFromLibzmq(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	frames := zmqpub.Encode(0, zmqpub.TypeString, []byte("k"), [][]byte{[]byte("v")})
+	msgs := [][][]byte{frames[:]}
+	t.Setenv("CURVE_SECRET", testServerSecret)
+	p := startPusher(t, ctx, msgs, true)
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "1", "--curve-server-key", testServerPublic)
+	cmd.Env = append(os.Environ(), "ZREDIS_CURVE_SECRET_KEY="+testClientSecret)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, `{"db":0,"type":"string","key":"k","value":"v"}`+"\n", string(out))
 }
 
 func TestAppendText(t *testing.T) {

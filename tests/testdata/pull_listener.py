@@ -18,12 +18,18 @@ def main():
     ap.add_argument("--idle", type=float, default=15.0)
     ap.add_argument("--heartbeat", type=int, default=0, help="ZMQ_HEARTBEAT_IVL in ms")
     ap.add_argument("--hwm", type=int, default=1000)
+    ap.add_argument("--curve-server-key", help="the server's CURVE public key (Z85): CURVE on")
+    ap.add_argument("--curve-secret-key", help="this listener's CURVE secret key (Z85)")
     a = ap.parse_args()
 
     ctx = zmq.Context()
     s = ctx.socket(zmq.PULL)
     s.setsockopt(zmq.RCVHWM, a.hwm)
     s.setsockopt(zmq.LINGER, 0)
+    if a.curve_server_key:
+        s.curve_secretkey = a.curve_secret_key.encode()
+        s.curve_publickey = zmq.curve_public(a.curve_secret_key.encode())
+        s.curve_serverkey = a.curve_server_key.encode()
     if a.heartbeat:
         s.setsockopt(zmq.HEARTBEAT_IVL, a.heartbeat)
         s.setsockopt(zmq.HEARTBEAT_TIMEOUT, a.heartbeat * 3)

@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"encoding/binary"
 	"net"
 	"sync"
 	"time"
@@ -11,9 +12,10 @@ import (
 // connection serializes the writes to one connection: the handshake, the
 // PONGs sent by the reading goroutine and the PINGs of the heartbeat.
 type connection struct {
-	conn net.Conn
-	opt  Options
-	mu   sync.Mutex
+	conn  net.Conn
+	opt   Options
+	mu    sync.Mutex
+	curve *zmqpub.CurveSession // after a CURVE handshake; sealing under mu
 }
 
 // Write writes b whole, under the connection's write lock.
@@ -21,6 +23,21 @@ func (c *connection) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.conn.Write(b)
+}
+
+// writeCommand writes a command, sealed when the connection speaks
+// CURVE: under the write lock, so that nonces reach the wire in order.
+func (c *connection) writeCommand(name string, data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var frame []byte
+	if c.curve != nil {
+		frame = c.curve.AppendCommand(nil, name, data)
+	} else {
+		frame = zmqpub.AppendCommand(nil, name, data)
+	}
+	_, err := c.conn.Write(frame)
+	return err
 }
 
 // handleCommand answers a command from the server and reports whether the
@@ -32,8 +49,7 @@ func (c *connection) handleCommand(body []byte) bool {
 	}
 	switch name {
 	case "PING":
-		_, err := c.Write(zmqpub.AppendPong(nil, data))
-		return err == nil
+		return c.writeCommand("PONG", zmqpub.PongContext(data)) == nil
 	case "ERROR":
 		return false
 	default:
@@ -48,7 +64,7 @@ func (c *connection) handleCommand(body []byte) bool {
 // us, in tenths of a second.
 func (c *connection) pingLoop(stop <-chan struct{}) {
 	ttl := min(missedHeartbeats*c.opt.Heartbeat/(100*time.Millisecond), 0xFFFF)
-	ping := zmqpub.AppendPing(nil, uint16(ttl), nil)
+	ping := binary.BigEndian.AppendUint16(nil, uint16(ttl))
 	ticker := time.NewTicker(c.opt.Heartbeat)
 	defer ticker.Stop()
 	for {
@@ -56,7 +72,7 @@ func (c *connection) pingLoop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-ticker.C:
-			if _, err := c.Write(ping); err != nil {
+			if err := c.writeCommand("PING", ping); err != nil {
 				return
 			}
 		}

@@ -32,6 +32,16 @@ type Options struct {
 	// MaxFrame bounds every frame; a connection announcing a larger one
 	// is dropped before anything is allocated for it. Default 512 MiB.
 	MaxFrame int64
+	// CurveServerKey, when set, makes every connection a CURVE client
+	// (as libzmq's curve_serverkey): the server's long-term public key,
+	// which the server proves it holds. CurveKeys is then the listener's
+	// own long-term key pair, the public key of which the server must
+	// allow; when nil, a key pair is generated for this socket.
+	CurveServerKey *[32]byte
+	CurveKeys      *zmqpub.CurveKeys
+	// Logf, when set, is told why a connection failed its handshake (the
+	// server refused the key, speaks another mechanism, ...).
+	Logf func(format string, args ...any)
 }
 
 // Defaults for the zero values of Options.
@@ -78,6 +88,11 @@ func Dial(endpoints []string, opt Options) *Socket {
 	}
 	if opt.MaxFrame <= 0 {
 		opt.MaxFrame = DefaultMaxFrame
+	}
+	if opt.CurveServerKey != nil && opt.CurveKeys == nil {
+		if keys, err := zmqpub.GenerateCurveKeys(); err == nil {
+			opt.CurveKeys = &keys
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Socket{
@@ -178,7 +193,19 @@ func (s *Socket) serve(conn net.Conn) {
 	br := bufio.NewReaderSize(r, 32<<10)
 
 	conn.SetDeadline(time.Now().Add(handshakeTimeout))
-	if err := zmqpub.Handshake(c, br, zmqpub.SocketPull, zmqpub.SocketPush); err != nil {
+	var err error
+	if s.opt.CurveServerKey != nil {
+		if s.opt.CurveKeys == nil {
+			return // no randomness to make a key pair from
+		}
+		c.curve, err = zmqpub.CurveClientHandshake(c, br, s.opt.CurveKeys, s.opt.CurveServerKey, zmqpub.SocketPull, zmqpub.SocketPush)
+	} else {
+		err = zmqpub.Handshake(c, br, zmqpub.SocketPull, zmqpub.SocketPush)
+	}
+	if err != nil {
+		if s.opt.Logf != nil && s.ctx.Err() == nil {
+			s.opt.Logf("handshake with %s failed: %v", conn.RemoteAddr(), err)
+		}
 		return
 	}
 	conn.SetDeadline(time.Time{})
@@ -201,6 +228,9 @@ func (s *Socket) serve(conn net.Conn) {
 	var parts [][]byte
 	for {
 		f, err := zmqpub.ReadFrame(br, s.opt.MaxFrame)
+		if err == nil && c.curve != nil {
+			f, err = c.curve.Open(f)
+		}
 		if err != nil {
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/z85"
 )
 
 // queue is a zmqpub.Source over an in-memory slice.
@@ -309,11 +310,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 }
 
 const pythonPush = `
-import sys, zmq
+import os, sys, zmq
 from zmq.utils.monitor import recv_monitor_message
 n, size = int(sys.argv[1]), int(sys.argv[2])
 ctx = zmq.Context()
 s = ctx.socket(zmq.PUSH)
+if os.environ.get('CURVE_SECRET'):
+    s.curve_server = True
+    s.curve_secretkey = os.environ['CURVE_SECRET'].encode()
 mon = s.get_monitor_socket(zmq.EVENT_ACCEPTED)
 port = s.bind_to_random_port('tcp://127.0.0.1')
 print(port, flush=True)
@@ -340,10 +344,18 @@ type pyPush struct {
 
 func startPyPush(t *testing.T, n, size int) *pyPush {
 	t.Helper()
+	return startPyPushEnv(t, n, size, nil)
+}
+
+// startPyPushEnv is startPyPush with environment variables: CURVE_SECRET
+// makes the PUSH socket a CURVE server with that secret key.
+func startPyPushEnv(t *testing.T, n, size int, env []string) *pyPush {
+	t.Helper()
 	if err := exec.Command("/usr/bin/python3", "-c", "import zmq").Run(); err != nil {
 		t.Skip("libzmq peer tests need /usr/bin/python3 with python3-zmq (apt-get install python3-zmq): ", err)
 	}
 	cmd := exec.Command("/usr/bin/python3", "-c", pythonPush, strconv.Itoa(n), strconv.Itoa(size))
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -381,6 +393,95 @@ func TestPullFromLibzmqPush(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("id:%06d", n), string(recv(t, s)[1]))
 	require.True(t, py.stdout.Scan())
 	assert.Equal(t, "accepted 1", strings.TrimSpace(py.stdout.Text()), "one connection, never dropped")
+}
+
+// libzmq's test keys (tests/testutil_security.hpp).
+const (
+	testServerPublic = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+	testServerSecret = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"
+	testClientPublic = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+	testClientSecret = "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs"
+)
+
+func key(t *testing.T, s string) *[32]byte {
+	t.Helper()
+	k, err := z85.DecodeKey(s)
+	require.NoError(t, err)
+	return &k
+}
+
+func clientKeys(t *testing.T) *zmqpub.CurveKeys {
+	keys := zmqpub.NewCurveKeys(*key(t, testClientSecret))
+	return &keys
+}
+
+// The CURVE client against libzmq's CURVE server, with heartbeats (sealed
+// PINGs that libzmq answers).
+func TestPullCurveFromLibzmqPush(t *testing.T) {
+	const n = 300
+	py := startPyPushEnv(t, n, 1000, []string{"CURVE_SECRET=" + testServerSecret})
+	s := dial(t, []string{py.endpoint}, Options{Heartbeat: 50 * time.Millisecond, CurveServerKey: key(t, testServerPublic), CurveKeys: clientKeys(t)})
+	for i := range n {
+		require.Equal(t, frames(message(i, 1000)), recv(t, s), "message %d", i)
+	}
+	time.Sleep(time.Second)
+	_, err := io.WriteString(py.stdin, "go\n")
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("id:%06d", n), string(recv(t, s)[1]))
+	require.True(t, py.stdout.Scan())
+	assert.Equal(t, "accepted 1", strings.TrimSpace(py.stdout.Text()), "one connection, never dropped")
+}
+
+func curvePublisher(t *testing.T, src zmqpub.Source, allowed ...[32]byte) *zmqpub.Publisher {
+	t.Helper()
+	p, err := zmqpub.NewPublisher(zmqpub.PublisherConfig{
+		Endpoints:        []string{"tcp://127.0.0.1:0"},
+		CurveSecretKey:   key(t, testServerSecret),
+		CurveAllowedKeys: allowed,
+		Logf:             t.Logf,
+	}, src)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestPullCurveFromPublisher(t *testing.T) {
+	ms := make([]zmqpub.Message, 500)
+	for i := range ms {
+		ms[i] = message(i, i%300)
+	}
+	ms[10] = message(10, 10<<20)
+	p := curvePublisher(t, newQueue(ms...), *key(t, testClientPublic))
+	s := dial(t, p.Endpoints(), Options{Heartbeat: 500 * time.Millisecond, CurveServerKey: key(t, testServerPublic), CurveKeys: clientKeys(t)})
+	for _, m := range ms {
+		require.Equal(t, frames(m), recv(t, s))
+	}
+	assert.EqualValues(t, 1, p.Stats().Connects)
+}
+
+func TestPullCurveRefused(t *testing.T) {
+	p := curvePublisher(t, newQueue(message(1, 5))) // no key allowed
+	var mu sync.Mutex
+	var logs []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	s := dial(t, p.Endpoints(), Options{ReconnectIvl: 10 * time.Millisecond, CurveServerKey: key(t, testServerPublic), Logf: logf})
+	plain := dial(t, p.Endpoints(), Options{ReconnectIvl: 10 * time.Millisecond})
+	waitFor(t, func() bool { return p.Stats().CurveRefused >= 4 }, "refusals")
+	mu.Lock()
+	assert.Contains(t, logs[0], `ERROR "400"`)
+	mu.Unlock()
+	for _, sock := range []*Socket{s, plain} {
+		select {
+		case m := <-sock.msgs:
+			t.Fatalf("a refused socket received %q", m)
+		default:
+		}
+	}
+	assert.EqualValues(t, 0, p.Stats().Connects)
 }
 
 // BenchmarkPublisherToPull measures messages moved from a Publisher to a

@@ -12,12 +12,13 @@ use ZMQ::FFI ();
 use ZMQ::FFI::Constants qw(
     ZMQ_PULL ZMQ_RCVHWM ZMQ_RCVMORE ZMQ_RCVTIMEO ZMQ_RECONNECT_IVL
     ZMQ_HEARTBEAT_IVL ZMQ_HEARTBEAT_TIMEOUT ZMQ_MAXMSGSIZE
+    ZMQ_CURVE_SERVERKEY ZMQ_CURVE_PUBLICKEY ZMQ_CURVE_SECRETKEY
 );
 use POSIX qw(EAGAIN EINTR);
 
 our $VERSION = '1.00';
 
-our @EXPORT_OK = qw(decode type_name TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET);
+our @EXPORT_OK = qw(decode type_name curve_public curve_keypair TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET);
 
 use constant {
     TYPE_STRING => 0,
@@ -146,6 +147,14 @@ sub _items {
 #                  Default: no limit (a Redis string can be 512 MB).
 #   on_error       called as on_error->($reason, $frames) for a malformed
 #                  message, which is then skipped; default: warn.
+#   curve_server_key  the server's CURVE public key (Z85, 40 characters;
+#                  INFO expiry_zmq_curve_public_key): connect with CURVE
+#                  (ZMQ_CURVE_SERVERKEY), for a server with
+#                  expiry-zmq-curve-secret-key
+#   curve_secret_key  this listener's CURVE secret key (Z85), required
+#                  with curve_server_key; its public key, derived (or given
+#                  as curve_public_key), must be in the server's
+#                  expiry-zmq-curve-allowed-keys
 sub new {
     my ($class, %opt) = @_;
     my $endpoints = $opt{endpoints};
@@ -160,6 +169,17 @@ sub new {
         warn "zredis expiry listener: skipped a malformed message: $reason";
     };
     croak 'on_error must be a code reference' if ref $on_error ne 'CODE';
+    my @curve;
+    if (defined $opt{curve_server_key} || defined $opt{curve_secret_key}) {
+        croak 'curve_server_key and curve_secret_key go together'
+            if !defined $opt{curve_server_key} || !defined $opt{curve_secret_key};
+        for my $name (qw(curve_server_key curve_secret_key curve_public_key)) {
+            croak "$name must be a CURVE key: 40 Z85 characters"
+                if defined $opt{$name} && !_is_z85_key($opt{$name});
+        }
+        my $public = $opt{curve_public_key} // curve_public($opt{curve_secret_key});
+        @curve = ($opt{curve_server_key}, $public, $opt{curve_secret_key});
+    }
 
     my $ctx  = ZMQ::FFI->new;
     my $sock = $ctx->socket(ZMQ_PULL);
@@ -171,6 +191,12 @@ sub new {
     }
     $sock->set(ZMQ_MAXMSGSIZE, 'int64_t', $opt{max_frame}) if $opt{max_frame};
     $sock->set(ZMQ_RCVTIMEO, 'int', STOP_CHECK_MS);
+    if (@curve) {
+        # libzmq reads a 40-character option value as a Z85 key.
+        $sock->set(ZMQ_CURVE_SERVERKEY, 'string', $curve[0]);
+        $sock->set(ZMQ_CURVE_PUBLICKEY, 'string', $curve[1]);
+        $sock->set(ZMQ_CURVE_SECRETKEY, 'string', $curve[2]);
+    }
     for my $endpoint (@$endpoints) {
         eval { $sock->connect($endpoint); 1 }
             or croak "connect $endpoint: " . ($@ =~ s/\n.*//sr);
@@ -190,6 +216,36 @@ sub new {
 }
 
 sub endpoints { return @{ $_[0]{endpoints} } }
+
+# ---------------------------------------------------------------------------
+# CURVE keys
+# ---------------------------------------------------------------------------
+
+my $Z85_KEY = qr{\A[0-9a-zA-Z.\-:+=^!/*?&<>()\[\]{}\@%\$#]{40}\z};
+
+sub _is_z85_key { return defined $_[0] && $_[0] =~ $Z85_KEY }
+
+my $zmq_curve_public;
+
+# curve_public($secret) returns the Z85 public key of a Z85 secret key
+# (libzmq's zmq_curve_public, which ZMQ::FFI does not wrap).
+sub curve_public {
+    my ($secret) = @_;
+    croak 'curve_public: a CURVE secret key is 40 Z85 characters' if !_is_z85_key($secret);
+    $zmq_curve_public //= do {
+        require FFI::Platypus;
+        require ZMQ::FFI::Util;
+        FFI::Platypus->new(api => 1, lib => [ ZMQ::FFI::Util::zmq_soname(die => 1) ])
+            ->function(zmq_curve_public => [ 'string', 'string' ] => 'int');
+    };
+    my $public = "\0" x 41;    # written by zmq_curve_public: 40 characters and a NUL
+    $zmq_curve_public->call($public, $secret) == 0 or croak "zmq_curve_public failed";
+    $public =~ s/\0.*//s;
+    return $public;
+}
+
+# curve_keypair() returns a new (public, secret) pair of Z85 keys.
+sub curve_keypair { return map { s/\0.*//sr } ZMQ::FFI->new->curve_keypair }
 
 # _more_function returns a function telling whether the frame just received
 # has more frames after it. ZMQ::FFI's get(ZMQ_RCVMORE) costs two foreign
@@ -362,6 +418,14 @@ message: a frame count other than 3, a header that is not 4 bytes, an
 unknown type, a length that runs past its frame, trailing bytes, an odd
 count for a hash or zset.
 
+=head2 curve_public($secret)
+
+The Z85 public key of a Z85 CURVE secret key.
+
+=head2 curve_keypair
+
+A new CURVE key pair, C<($public, $secret)>, in Z85.
+
 =head2 type_name($code)
 
 The name of a type code, undef for an unknown code.
@@ -375,6 +439,15 @@ C<endpoints> (required, array reference), C<hwm> (ZMQ_RCVHWM), C<heartbeat>
 C<reconnect_ivl> (ms, default 100), C<max_frame> (bytes, ZMQ_MAXMSGSIZE;
 default no limit), C<on_error> (called with the reason and the frames of a
 malformed message; default: warn).
+
+With CURVE on the server (C<expiry-zmq-curve-secret-key>): C<curve_server_key>
+(the server's public key, Z85, as C<INFO expiry> shows it in
+C<expiry_zmq_curve_public_key>) and C<curve_secret_key> (this listener's
+secret key, Z85); the public key is derived, or given as
+C<curve_public_key>, and must be in the server's
+C<expiry-zmq-curve-allowed-keys>. A listener the server refuses receives
+nothing, and libzmq does not retry it: create it again once its key is
+allowed.
 
 =head2 run($callback)
 

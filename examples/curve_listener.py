@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""A zredis expiry listener with CURVE, in Python (pyzmq).
+
+zredis with expiry-zmq-curve-secret-key set accepts only CURVE listeners
+whose public key is in expiry-zmq-curve-allowed-keys. This listener
+prints one JSON line per expired key:
+
+    {"db": 0, "type": "string", "key": "k", "value": "v"}
+
+Make a key pair once (or use zredis-expiry-listen --curve-keygen):
+
+    python3 -c 'import zmq; p, s = zmq.curve_keypair(); print(p.decode()); print(s.decode())'
+
+put the public key in the server's expiry-zmq-curve-allowed-keys, and run:
+
+    ZREDIS_CURVE_SECRET_KEY='<secret key>' python3 examples/curve_listener.py \\
+        --endpoint tcp://127.0.0.1:5555 \\
+        --server-key '<INFO expiry: expiry_zmq_curve_public_key>'
+
+The secret key is read from the environment (or --secret-key-file), not
+the command line, which other users can see.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import zmq
+
+TYPES = {0: "string", 1: "hash", 2: "list", 3: "set", 4: "zset"}
+
+
+def items(frame):
+    """The uint32-length-prefixed items of frame 3 (native byte order)."""
+    (count,) = struct.unpack_from("=I", frame, 0)
+    off, out = 4, []
+    for _ in range(count):
+        (n,) = struct.unpack_from("=I", frame, off)
+        out.append(frame[off + 4:off + 4 + n])
+        off += 4 + n
+    return out
+
+
+def text(b):
+    return b.decode("utf-8", "backslashreplace")
+
+
+def decode(frames):
+    db, typ = struct.unpack("=HH", frames[0])
+    (klen,) = struct.unpack_from("=I", frames[1], 0)
+    key = frames[1][4:4 + klen]
+    if typ == 0:
+        (vlen,) = struct.unpack_from("=I", frames[2], 0)
+        value = text(frames[2][4:4 + vlen])
+    elif typ in (1, 4):
+        it = items(frames[2])
+        value = {text(it[i]): text(it[i + 1]) for i in range(0, len(it), 2)}
+    else:
+        value = [text(v) for v in items(frames[2])]
+    return {"db": db, "type": TYPES.get(typ, str(typ)), "key": text(key), "value": value}
+
+
+def read_secret(args):
+    if args.secret_key_file:
+        with open(args.secret_key_file) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("secret-key"):
+                    return line.split("=", 1)[1].strip().strip('"')
+                if line and not line.startswith("#") and "=" not in line:
+                    return line
+        sys.exit("%s holds no secret key" % args.secret_key_file)
+    key = os.environ.get("ZREDIS_CURVE_SECRET_KEY")
+    if not key:
+        sys.exit("set ZREDIS_CURVE_SECRET_KEY or give --secret-key-file")
+    return key
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--endpoint", action="append", required=True)
+    ap.add_argument("--server-key", required=True, help="the server's public key (Z85)")
+    ap.add_argument("--secret-key-file", help="a file holding this listener's secret key (Z85)")
+    ap.add_argument("--count", type=int, default=0, help="exit after N messages")
+    args = ap.parse_args()
+    if not zmq.has("curve"):
+        sys.exit("this libzmq has no CURVE support")
+
+    secret = read_secret(args).encode()
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PULL)
+    s.curve_secretkey = secret
+    s.curve_publickey = zmq.curve_public(secret)
+    s.curve_serverkey = args.server_key.encode()
+    s.setsockopt(zmq.LINGER, 0)
+    for ep in args.endpoint:
+        s.connect(ep)
+    n = 0
+    try:
+        while args.count == 0 or n < args.count:
+            print(json.dumps(decode(s.recv_multipart())), flush=True)
+            n += 1
+    except KeyboardInterrupt:
+        pass
+    s.close()
+    ctx.term()
+
+
+if __name__ == "__main__":
+    main()
