@@ -399,7 +399,7 @@ func (a *ACL) setSelector(s *selector, op string) error {
 			perm = permAll
 		}
 		pat := op[min(off, len(op)):]
-		if hasSpaces(pat) {
+		if perm == 0 || hasSpaces(pat) {
 			return errRuleSyntax
 		}
 		if i := slices.IndexFunc(s.keys, func(k keyPattern) bool { return k.pattern == pat }); i >= 0 {
@@ -722,6 +722,9 @@ func (a *ACL) killRevokedSubscribers(srv Server, current *Client, u, next *User)
 	}
 	kept := true
 	for _, s := range u.selectors {
+		if s.allChannels {
+			kept = false // every channel was allowed, now some are not
+		}
 		for _, ch := range s.channels {
 			if !slices.Contains(upcoming, ch) {
 				kept = false
@@ -809,7 +812,7 @@ func (a *ACL) Check(u *User, cmd *Command, args [][]byte) (Denial, int) {
 }
 
 func (a *ACL) checkSelector(s *selector, cmd *Command, args [][]byte, keys *[]KeyRef, keysDone *bool) (Denial, int) {
-	if !s.allCommands && cmd.Flags&NoAuth == 0 && cmd.id < len(s.cmds)*64 && !s.bit(cmd.id) {
+	if !s.allCommands && cmd.Flags&NoAuth == 0 && (cmd.id >= len(s.cmds)*64 || !s.bit(cmd.id)) {
 		allowed := false
 		idx := 1
 		if strings.IndexByte(cmd.Name, '|') >= 0 {

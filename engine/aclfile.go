@@ -48,16 +48,16 @@ func (a *ACL) LoadFile(srv Server, current *Client, name string) string {
 		if !ok {
 			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", name, linenum)
 		}
+		// Every unknown command or category of the line is named (such
+		// a rule holds no secret); of the other errors, only the first.
+		reported := false
 		for _, r := range merged {
 			r = strings.Trim(r, "\t\r\n")
 			if err := a.setUser(u, r); err == errRuleUnknown {
-				// An unknown command or category is named: the rule
-				// cannot hold a secret.
 				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", name, linenum, r, err)
-				break
-			} else if err != nil {
+			} else if err != nil && !reported {
 				fmt.Fprintf(&errs, "%s:%d: %s. ", name, linenum, err)
-				break // one error per line, as Redis 7.0 reports
+				reported = true
 			}
 		}
 		users = append(users, u)
