@@ -340,6 +340,30 @@ var aclHelpLines = []string{
 
 func aclHelpCommand(c *engine.Ctx) { c.ReplyHelp(aclHelpLines) }
 
+// unservedCommands are the commands and subcommands of Redis 7.0 that
+// the table lacks, with their ACL categories, from the metadata taken
+// from redis-server: ACL rules written for it ("-debug", "+@geo") load
+// and read back the same.
+func unservedCommands(t *engine.Table) []engine.UnservedCommand {
+	var out []engine.UnservedCommand
+	for _, name := range metadata.Load().Names() {
+		if lookupFull(t, name) == nil {
+			out = append(out, engine.UnservedCommand{Name: name, Categories: metadata.Get(name).ACL})
+		}
+	}
+	return out
+}
+
+// lookupFull finds a command or subcommand by its full name.
+func lookupFull(t *engine.Table, name string) *engine.Command {
+	container, sub, isSub := strings.Cut(name, "|")
+	cmd := t.Lookup([]byte(container))
+	if cmd == nil || !isSub {
+		return cmd
+	}
+	return engine.Lookup2(cmd, []byte(sub))
+}
+
 // keyAccess returns the keys of cmd in args with the access the command
 // makes of each, for ACL key patterns (acl.c ACLSelectorCheckKey): read
 // for a key spec flagged access, write for insert, update or delete. The

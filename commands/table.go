@@ -12,6 +12,7 @@ var table = newTable()
 func newTable() *engine.Table {
 	t := engine.NewTable()
 	t.KeyAccess = keyAccess
+	t.Unserved = func() []engine.UnservedCommand { return unservedCommands(t) }
 	return t
 }
 

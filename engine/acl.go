@@ -94,10 +94,14 @@ type selector struct {
 
 // ACL is a server's users and its ACL log.
 type ACL struct {
-	table   *Table
-	byID    []*Command
-	catMask []uint32 // by Command.id: bit i for ACLCategoryNames[i]
-	users   map[string]*User
+	table *Table
+	// The commands rules can name, by bitmap id and by full name, and in
+	// the order descriptions list them (each container then its
+	// subcommands, by name).
+	cmds   []*aclCommand
+	byName map[string]*aclCommand
+	order  []*aclCommand
+	users  map[string]*User
 	// Default is the user every new connection starts as. It is never
 	// replaced, only changed (ACL LOAD copies the new rules into it).
 	Default *User
@@ -112,6 +116,27 @@ type ACL struct {
 	log  []*ACLLogEntry // newest first
 }
 
+// aclCommand is a command as ACL rules name it. Rules may name every
+// command and subcommand of Redis 7.0, those zredis serves (their bit is
+// their Command.id) and those it does not (Table.Unserved; bits after
+// them): a redis.conf or ACL file written for redis-server loads
+// unchanged, its categories count what Redis's count, and a user is
+// described with the rules Redis would write.
+type aclCommand struct {
+	name   string
+	id     int
+	cats   uint32 // bit i for ACLCategoryNames[i]
+	parent *aclCommand
+	subs   []*aclCommand
+}
+
+// UnservedCommand is a Redis command zredis does not serve, with its ACL
+// categories ("@read", ...), which ACL rules may still name.
+type UnservedCommand struct {
+	Name       string // full name, "container|sub" for a subcommand
+	Categories []string
+}
+
 // NewACL makes the users of a server whose commands are table's (as
 // registered, before renames): only "default", on, nopass, allowed
 // everything.
@@ -119,17 +144,40 @@ func NewACL(table *Table) *ACL {
 	if table.orig != nil {
 		table = table.orig
 	}
-	a := &ACL{table: table, users: map[string]*User{}, MaxLog: 128}
-	a.byID = make([]*Command, table.size())
-	a.catMask = make([]uint32, table.size())
+	a := &ACL{table: table, users: map[string]*User{}, byName: map[string]*aclCommand{}, MaxLog: 128}
+	a.cmds = make([]*aclCommand, table.size())
 	table.Each(func(cmd *Command) {
-		if cmd.id >= len(a.byID) {
-			return
+		if cmd.id < len(a.cmds) {
+			a.addCommand(cmd.Name, cmd.id, cmd.ACLCategories())
 		}
-		a.byID[cmd.id] = cmd
-		for _, cat := range cmd.ACLCategories() {
-			if i := slices.Index(ACLCategoryNames, strings.TrimPrefix(cat, "@")); i >= 0 {
-				a.catMask[cmd.id] |= 1 << i
+	})
+	if table.Unserved != nil {
+		extra := table.Unserved()
+		// Containers sort before their subcommands.
+		sort.Slice(extra, func(i, j int) bool { return extra[i].Name < extra[j].Name })
+		for _, u := range extra {
+			if a.byName[u.Name] == nil {
+				a.cmds = append(a.cmds, nil)
+				a.addCommand(u.Name, len(a.cmds)-1, u.Categories)
+			}
+		}
+	}
+	for _, c := range a.byName {
+		if c.parent == nil {
+			a.order = append(a.order, c)
+		}
+		slices.SortFunc(c.subs, func(x, y *aclCommand) int { return strings.Compare(x.name, y.name) })
+	}
+	slices.SortFunc(a.order, func(x, y *aclCommand) int { return strings.Compare(x.name, y.name) })
+	a.order = slices.Collect(func(yield func(*aclCommand) bool) {
+		for _, c := range a.order {
+			if !yield(c) {
+				return
+			}
+			for _, sub := range c.subs {
+				if !yield(sub) {
+					return
+				}
 			}
 		}
 	})
@@ -141,6 +189,25 @@ func NewACL(table *Table) *ACL {
 	return a
 }
 
+// addCommand adds a command with bit id; a subcommand's container must
+// be there already.
+func (a *ACL) addCommand(name string, id int, cats []string) {
+	c := &aclCommand{name: name, id: id}
+	for _, cat := range cats {
+		if i := slices.Index(ACLCategoryNames, strings.TrimPrefix(cat, "@")); i >= 0 {
+			c.cats |= 1 << i
+		}
+	}
+	if i := strings.IndexByte(name, '|'); i >= 0 {
+		if c.parent = a.byName[name[:i]]; c.parent == nil {
+			return
+		}
+		c.parent.subs = append(c.parent.subs, c)
+	}
+	a.cmds[id] = c
+	a.byName[name] = c
+}
+
 // newUser makes a user that is not yet in the users: off, no passwords,
 // no commands, no keys, channels as acl-pubsub-default says.
 func (a *ACL) newUser(name string) *User {
@@ -150,7 +217,7 @@ func (a *ACL) newUser(name string) *User {
 }
 
 func (a *ACL) newSelector(root bool) *selector {
-	return &selector{root: root, allChannels: a.PubsubAllChannels, cmds: make([]uint64, (len(a.byID)+63)/64)}
+	return &selector{root: root, allChannels: a.PubsubAllChannels, cmds: make([]uint64, (len(a.cmds)+63)/64)}
 }
 
 // User returns the user of that name, or nil.
@@ -435,14 +502,14 @@ func (a *ACL) setSelector(s *selector, op string) error {
 		if cmd == nil {
 			return errRuleUnknown
 		}
-		if strings.IndexByte(cmd.Name, '|') >= 0 {
+		if cmd.parent != nil {
 			return errRuleSubFirstArg
 		}
 		sub := name[bar+1:]
 		if sub == "" {
 			return errRuleSyntax
 		}
-		if cmd.Subs != nil {
+		if cmd.subs != nil {
 			full := a.lookup(name)
 			if full == nil {
 				return errRuleUnknown
@@ -479,30 +546,31 @@ func (a *ACL) setSelector(s *selector, op string) error {
 	return nil
 }
 
-// lookup finds a command by its real name, "name" or "container|sub"
-// (lookupCommandBySdsLogic: one level of subcommands, and a name with a
-// "|" only for a container).
-func (a *ACL) lookup(name string) *Command {
+// lookup finds a command by its real name, "name" or "container|sub",
+// case-insensitively (lookupCommandBySdsLogic: one level of
+// subcommands, and a name with a "|" only for a container).
+func (a *ACL) lookup(name string) *aclCommand {
+	name = strings.ToLower(name)
 	parts := strings.Split(name, "|")
 	if len(parts) > 2 {
 		return nil
 	}
-	cmd := a.table.Lookup([]byte(parts[0]))
+	cmd := a.byName[parts[0]]
 	if cmd == nil || len(parts) == 1 {
 		return cmd
 	}
-	if cmd.Subs == nil {
+	if cmd.subs == nil {
 		return nil
 	}
-	return Lookup2(cmd, []byte(parts[1]))
+	return a.byName[name]
 }
 
 // changePerm allows or denies cmd and, for a container, every subcommand
 // (ACLChangeSelectorPerm).
-func (a *ACL) changePerm(s *selector, cmd *Command, allow bool) {
+func (a *ACL) changePerm(s *selector, cmd *aclCommand, allow bool) {
 	s.setBit(cmd.id, allow)
 	delete(s.firstArgs, cmd.id)
-	for _, sub := range cmd.Subs {
+	for _, sub := range cmd.subs {
 		s.setBit(sub.id, allow)
 	}
 }
@@ -510,8 +578,8 @@ func (a *ACL) changePerm(s *selector, cmd *Command, allow bool) {
 // setCategory allows or denies every command of a category, and every
 // subcommand of a container that is in it.
 func (a *ACL) setCategory(s *selector, mask uint32, allow bool) {
-	for id, cmd := range a.byID {
-		if cmd != nil && a.catMask[id]&mask != 0 {
+	for _, cmd := range a.cmds {
+		if cmd != nil && cmd.cats&mask != 0 {
 			a.changePerm(s, cmd, allow)
 		}
 	}
@@ -655,25 +723,6 @@ func (a *ACL) LoadUsers(srv Server, current *Client, users []*User) {
 		}
 	}
 }
-
-// ParseUserLine builds a user from the rules of an ACL file line or a
-// "user" directive, without adding it: rules spread over arguments are
-// merged first.
-func (a *ACL) ParseUserLine(name string, rules []string) (*User, string, error) {
-	merged, _, ok := MergeSelectorArgs(rules)
-	if !ok {
-		return nil, "", errUnmatchedParen
-	}
-	u := a.newUser(name)
-	for _, r := range merged {
-		if err := a.setUser(u, r); err != nil {
-			return nil, r, err
-		}
-	}
-	return u, "", nil
-}
-
-var errUnmatchedParen = aclRuleError("Unmatched parenthesis in selector definition")
 
 // DeleteUser removes a user and disconnects its clients; it reports
 // whether there was one of that name.
@@ -1054,35 +1103,32 @@ func (a *ACL) describeCommands(s *selector) string {
 		}
 		applied[best] = true
 	}
-	a.table.Each(func(cmd *Command) {
-		if cmd.id >= len(a.byID) {
-			return
-		}
+	for _, cmd := range a.order {
 		user, have := s.bit(cmd.id), fake.bit(cmd.id)
 		if user != have {
 			if user {
-				rules = append(rules, "+"+cmd.Name)
+				rules = append(rules, "+"+cmd.name)
 			} else {
-				rules = append(rules, "-"+cmd.Name)
+				rules = append(rules, "-"+cmd.name)
 			}
 			a.changePerm(fake, cmd, user)
 		}
 		if !user {
 			for _, fa := range s.firstArgs[cmd.id] {
-				rules = append(rules, "+"+cmd.Name+"|"+fa)
+				rules = append(rules, "+"+cmd.name+"|"+fa)
 			}
 		}
-	})
+	}
 	return strings.Join(rules, " ")
 }
 
 // countCategory counts the commands of a category s allows and denies.
 func (a *ACL) countCategory(s *selector, mask uint32) (on, off int) {
-	for id, cmd := range a.byID {
-		if cmd == nil || a.catMask[id]&mask == 0 {
+	for _, cmd := range a.cmds {
+		if cmd == nil || cmd.cats&mask == 0 {
 			continue
 		}
-		if s.bit(id) {
+		if s.bit(cmd.id) {
 			on++
 		} else {
 			off++

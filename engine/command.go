@@ -198,6 +198,9 @@ type Table struct {
 	// command makes of each, for the ACL's key patterns; set by whoever
 	// fills the table, which knows the key specifications.
 	KeyAccess func(cmd *Command, args [][]byte) []KeyRef
+	// Unserved lists the Redis commands the table lacks, which ACL rules
+	// may name all the same; set by whoever fills the table.
+	Unserved func() []UnservedCommand
 }
 
 // NewTable makes an empty table.
@@ -271,7 +274,7 @@ func (t *Table) Renamed(renames [][2]string) (*Table, error) {
 	if len(renames) == 0 {
 		return t, nil
 	}
-	r := &Table{byName: maps.Clone(t.byName), n: t.n, orig: t, KeyAccess: t.KeyAccess}
+	r := &Table{byName: maps.Clone(t.byName), n: t.n, orig: t, KeyAccess: t.KeyAccess, Unserved: t.Unserved}
 	for _, rn := range renames {
 		from := strings.ToLower(rn[0])
 		cmd := r.byName[from]
