@@ -6,9 +6,11 @@
 //   - the command table type (Table, Command, Flag) — the families fill
 //     one table (commands.Table), the dispatcher reads it;
 //   - the Dispatcher, which checks a request in Redis's order (unknown
-//     command, arity, subcommand, authentication, loading, maxmemory,
-//     MISCONF), queues it inside MULTI or runs it, and accounts for it;
-//     the Ctx a handler gets and the Client it runs for;
+//     command, arity, subcommand, authentication, ACL, loading,
+//     maxmemory, MISCONF), queues it inside MULTI or runs it, and accounts
+//     for it; the Ctx a handler gets and the Client it runs for;
+//   - the ACL (acl*.go): the users, their rules and selectors, the check
+//     of a command's name, keys and channels, the ACL log and file;
 //   - MULTI/EXEC/WATCH (multi.go), the blocked clients (blocking.go) and
 //     the pub/sub registry (pubsub.go, notify.go);
 //   - the propagation stream (propagate.go): every change in the
