@@ -278,10 +278,6 @@ func (a *ACL) SetDefaultPassword(pass string) {
 	}
 }
 
-// SkipsSanitize reports whether u is flagged skip-sanitize-payload
-// (sanitize-dump-payload clients trusts its RESTORE payloads).
-func (u *User) SkipsSanitize() bool { return u.flags&userSkipSanitize != 0 }
-
 func hashPassword(p []byte) string {
 	sum := sha256.Sum256(p)
 	return hex.EncodeToString(sum[:])

@@ -10,27 +10,6 @@ import (
 	"github.com/zredis/zredis/sds"
 )
 
-// aclRuleError is why a rule was refused, with Redis's texts
-// (ACLSetUserStringError).
-type aclRuleError string
-
-func (e aclRuleError) Error() string { return string(e) }
-
-const (
-	errRuleUnknown      aclRuleError = "Unknown command or category name in ACL"
-	errRuleSyntax       aclRuleError = "Syntax error"
-	errRuleKeyAfterAll  aclRuleError = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"
-	errRuleChanAfterAll aclRuleError = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
-	errRuleNoSuchPass   aclRuleError = "The password you are trying to remove from the user does not exist"
-	errRuleBadHash      aclRuleError = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
-	errRuleSubFirstArg  aclRuleError = "Allowing first-arg of a subcommand is not supported"
-)
-
-// ErrRuleUnknown reports whether err is the refusal of an unknown command
-// or category, which config-file validation lets through (Redis checks
-// those when the users are loaded).
-func ErrRuleUnknown(err error) bool { return err == errRuleUnknown }
-
 // setUser applies one rule to u (ACLSetUser).
 func (a *ACL) setUser(u *User, op string) error {
 	if op == "" {

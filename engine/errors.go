@@ -98,6 +98,22 @@ const (
 	ErrACLSave               = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
 )
 
+// aclRuleError is why a rule was refused, with Redis's texts
+// (ACLSetUserStringError).
+type aclRuleError string
+
+func (e aclRuleError) Error() string { return string(e) }
+
+const (
+	errRuleUnknown      aclRuleError = "Unknown command or category name in ACL"
+	errRuleSyntax       aclRuleError = "Syntax error"
+	errRuleKeyAfterAll  aclRuleError = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"
+	errRuleChanAfterAll aclRuleError = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
+	errRuleNoSuchPass   aclRuleError = "The password you are trying to remove from the user does not exist"
+	errRuleBadHash      aclRuleError = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
+	errRuleSubFirstArg  aclRuleError = "Allowing first-arg of a subcommand is not supported"
+)
+
 // ErrACLDenied is the refusal of a command the user may not run, or of a
 // key or channel it may not touch.
 func ErrACLDenied(d Denial, cmd string) string {
