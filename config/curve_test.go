@@ -49,8 +49,13 @@ func TestCurveSecretKeyBadValueRefusesStart(t *testing.T) {
 		assert.Equal(t, "expiry-zmq-curve-secret-key (redacted)", cerr.Text)
 		assert.NotContains(t, err.Error(), tt.value[:8], "the line is not echoed")
 	}
+	// A line that does not split (unbalanced quotes) is not echoed either.
+	_, err := loadString(t, "expiry-zmq-curve-secret-key \""+curveServerSecret+"\n")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Unbalanced quotes")
+	assert.NotContains(t, err.Error(), curveServerSecret[:12])
 	// On the command line too.
-	_, err := loadString(t, "", "--expiry-zmq-curve-secret-key", "JTKVSB%%)wK0E.X)")
+	_, err = loadString(t, "", "--expiry-zmq-curve-secret-key", "JTKVSB%%)wK0E.X)")
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "JTKVSB")
 }
@@ -87,4 +92,21 @@ func TestCurveRewriteRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, curveServerSecret, c2.String("expiry-zmq-curve-secret-key"))
 	assert.Equal(t, []string{curveClientPublic, curveServerPublic}, c2.Strings("expiry-zmq-curve-allowed-keys"))
+}
+
+// CONFIG REWRITE keeps a config file's mode when it is more private than
+// Redis's 0644: the file may hold the secret key.
+func TestRewriteKeepsPrivateMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "z.conf")
+	require.NoError(t, os.WriteFile(path, []byte("expiry-zmq-curve-secret-key \""+curveServerSecret+"\"\n"), 0o600))
+	require.NoError(t, os.Chmod(path, 0o600))
+	c, err := Load(path, "")
+	require.NoError(t, err)
+	require.NoError(t, c.Rewrite())
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), curveServerSecret, "the key is written back")
 }

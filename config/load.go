@@ -308,9 +308,14 @@ func (l *loader) parse(file, content string, depth int) error {
 			continue
 		}
 		fail := func(reason string) error {
+			// The first word names the directive even where the line
+			// does not split (unbalanced quotes), so that a secret's
+			// value is never shown.
 			name := ""
 			if a, ok := SplitArgs(line); ok && len(a) > 0 {
 				name = strings.ToLower(a[0])
+			} else if f := strings.Fields(line); len(f) > 0 {
+				name = strings.ToLower(f[0])
 			}
 			text := line
 			if e := lookup(name); e != nil && directives[e.index].Secret {

@@ -297,7 +297,14 @@ func overwriteFile(path, content string) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Chmod(os.FileMode(0o644 &^ processUmask)); err != nil {
+	// Redis makes the file 0644 (less the umask). A file the operator
+	// made more private keeps its mode: it may hold passwords and the
+	// expiry stream's secret key.
+	mode := os.FileMode(0o644 &^ processUmask)
+	if st, err := os.Stat(path); err == nil {
+		mode &= st.Mode().Perm()
+	}
+	if err := f.Chmod(mode); err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,12 @@ func openExpiryStream(cfg *config.Config, log *Logger) (*expiryStream, error) {
 		MaxListeners: int(cfg.Int("expiry-zmq-max-listeners")),
 		Logf:         log.Noticef,
 		OnSent:       x.lag.record,
+	}
+	if keys, _ := curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); cfg.IsNull("expiry-zmq-curve-secret-key") && len(keys) > 0 {
+		// Listener keys without a server key: CURVE was wanted (an empty
+		// secret from a template, say), and the stream would go in clear.
+		ob.Close()
+		return nil, errors.New("expiry-zmq-curve-allowed-keys is set but expiry-zmq-curve-secret-key is not: expiry messages would be sent unencrypted to any listener")
 	}
 	if !cfg.IsNull("expiry-zmq-curve-secret-key") {
 		// config checked both keys' syntax; an error here is a bug.

@@ -121,6 +121,12 @@ func TestExpiryCurve(t *testing.T) {
 	assert.Empty(t, stranger.quiet(0))
 	assert.Empty(t, plain.quiet(200*time.Millisecond), "the plain listener still gets nothing")
 
+	// Revoking a key cuts its holder off at once.
+	require.Equal(t, "+OK\r\n", ctl.Do("CONFIG", "SET", "expiry-zmq-curve-allowed-keys", z85.EncodeKey(allowed.Public)))
+	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 10*time.Second)
+	setExpiringKeys(t, ctl, "r:", 3)
+	assert.Empty(t, newcomer.quiet(300*time.Millisecond), "the revoked listener gets nothing more")
+
 	// The secret key appears nowhere.
 	assert.Contains(t, ctl.Do("CONFIG", "GET", "expiry-zmq-curve-secret-key"), "(redacted)")
 	assert.NotContains(t, ctl.Do("CONFIG", "GET", "*"), secret)
@@ -133,7 +139,7 @@ func TestExpiryCurve(t *testing.T) {
 	assert.NotContains(t, log, secret)
 	rewritten, err := os.ReadFile(conf)
 	require.NoError(t, err)
-	assert.Contains(t, string(rewritten), "expiry-zmq-curve-allowed-keys \""+z85.EncodeKey(unknown.Public)+"\"", "CONFIG REWRITE keeps the keys")
+	assert.Contains(t, string(rewritten), "expiry-zmq-curve-allowed-keys \""+z85.EncodeKey(allowed.Public)+"\"", "CONFIG REWRITE keeps the keys")
 }
 
 // waitExit waits for a listener process started with --count to exit 0.
@@ -162,4 +168,17 @@ func TestExpiryCurveBadSecretKeyRefusesStart(t *testing.T) {
 	assert.Contains(t, out, "a CURVE key is 40 Z85 characters, not 17")
 	assert.Contains(t, out, "expiry-zmq-curve-secret-key (redacted)")
 	assert.NotContains(t, out, "NotAKeyButASecret")
+}
+
+// Listener keys without a secret key stop the start: CURVE was wanted,
+// and the stream would go in clear.
+func TestExpiryCurveAllowedKeysWithoutSecretRefusesStart(t *testing.T) {
+	keys, err := zmqpub.GenerateCurveKeys()
+	require.NoError(t, err)
+	p := testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, NoWait: true,
+		Args: []string{"--expiry-zmq-endpoints", zmqEndpoint(t), "--expiry-zmq-curve-allowed-keys", z85.EncodeKey(keys.Public)}})
+	code, ok := p.Wait(10 * time.Second)
+	require.True(t, ok, "the server exited")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, p.Output(), "expiry-zmq-curve-allowed-keys is set but expiry-zmq-curve-secret-key is not")
 }

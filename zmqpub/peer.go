@@ -48,7 +48,10 @@ type peer struct {
 	control     chan []byte  // the data of PINGs to answer, for the writer
 	// curve is the CURVE session of a peer that handshook with CURVE, nil
 	// for NULL: the reader opens every frame with it, the writer seals.
-	curve      *CurveSession
+	curve *CurveSession
+	// curveKey is the listener's long-term key, which CONFIG SET of the
+	// allowed keys may revoke.
+	curveKey   [32]byte
 	done       chan struct{}
 	once       sync.Once
 	readerDone chan struct{}

@@ -30,8 +30,9 @@ type PublisherConfig struct {
 	Endpoints        []string      // tcp://host:port (host may be * or an IP), ipc:///path
 	HandshakeTimeout time.Duration // per connection; DefaultHandshakeTimeout when 0
 	PeerQueue        int           // messages queued per listener (libzmq's per-pipe HWM); DefaultPeerQueue when 0
-	// MaxListeners bounds the connections, listeners and handshakes
-	// together; one more is closed at once. DefaultMaxListeners when 0;
+	// MaxListeners bounds the listeners connected (one more is closed at
+	// once), and, on their own, the connections still handshaking (one
+	// more closes the one waiting longest). DefaultMaxListeners when 0;
 	// SetMaxListeners changes it.
 	MaxListeners int
 	// CurveSecretKey, when set, makes the socket a CURVE server (as
@@ -64,7 +65,7 @@ type PublisherStats struct {
 	Sent              int64 // messages written to a listener's socket
 	Requeued          int64 // messages handed back to the source, unwritten
 	HandshakeFailures int64 // connections closed before or during the handshake
-	Refused           int64 // connections closed at once: MaxListeners reached
+	Refused           int64 // connections closed for MaxListeners (a listener, or the oldest handshake)
 	// CurveRefused counts the handshakes refused by CURVE: a listener
 	// without CURVE, with another server key, with a key not allowed.
 	CurveRefused int64
@@ -91,9 +92,9 @@ type Publisher struct {
 
 	mu          sync.Mutex
 	closed      bool
-	peers       []*peer               // handshaken, in join order
-	cursor      int                   // round-robin position in peers
-	handshaking map[net.Conn]struct{} // accepted, handshake not done
+	peers       []*peer                // handshaken, in join order
+	cursor      int                    // round-robin position in peers
+	handshaking map[net.Conn]time.Time // accepted, handshake not done: since when
 
 	connects, sent, requeued, handshakeFailures, refused atomic.Int64
 	maxListeners                                         atomic.Int64
@@ -106,15 +107,24 @@ type Publisher struct {
 	curveUnlogged int64     // refusals not logged since lastCurveLog, under mu
 }
 
-// SetCurveAllowedKeys replaces the listeners' keys a CURVE server accepts;
-// connections handshaking from now on are checked against them,
-// connected listeners stay.
+// SetCurveAllowedKeys replaces the listeners' keys a CURVE server
+// accepts: connections handshaking from now on are checked against them,
+// and connected listeners whose key is no longer allowed are disconnected
+// (what was queued for them goes to the others), so that revoking a key
+// cuts its holder off at once.
 func (p *Publisher) SetCurveAllowedKeys(keys [][32]byte) {
 	set := make(map[[32]byte]struct{}, len(keys))
 	for _, k := range keys {
 		set[k] = struct{}{}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.curveAllowed.Store(&set)
+	for _, pr := range p.peers {
+		if _, ok := set[pr.curveKey]; pr.curve != nil && !ok {
+			pr.shutdown()
+		}
+	}
 }
 
 // CurvePublicKey returns the server's CURVE public key, ok false when the
@@ -161,7 +171,7 @@ func NewPublisher(cfg PublisherConfig, src Source) (*Publisher, error) {
 		stop:        make(chan struct{}),
 		room:        make(chan struct{}, 1),
 		dispatched:  make(chan struct{}),
-		handshaking: make(map[net.Conn]struct{}),
+		handshaking: make(map[net.Conn]time.Time),
 	}
 	p.maxListeners.Store(int64(cfg.MaxListeners))
 	if cfg.CurveSecretKey != nil {
@@ -320,9 +330,17 @@ func (p *Publisher) acceptLoop(l net.Listener) {
 			conn.Close()
 			return
 		}
-		if int64(len(p.peers)+len(p.handshaking)) >= p.maxListeners.Load() {
-			// A bound on what anyone who can reach the endpoint makes the
-			// server hold: goroutines, buffers, sockets.
+		if int64(len(p.handshaking)) >= p.maxListeners.Load() {
+			// Handshakes have a bound of their own, so that connections
+			// that never handshake (anyone who can reach the endpoint can
+			// open them) cannot keep listeners out: the one waiting
+			// longest makes room, while a real listener's handshake takes
+			// milliseconds.
+			p.dropOldestHandshake()
+		}
+		if int64(len(p.peers)) >= p.maxListeners.Load() {
+			// A bound on what listeners make the server hold: goroutines,
+			// buffers, sockets.
 			p.refused.Add(1)
 			if now := time.Now(); now.Sub(p.lastRefusalLog) >= time.Second {
 				p.lastRefusalLog = now
@@ -332,10 +350,27 @@ func (p *Publisher) acceptLoop(l net.Listener) {
 			conn.Close()
 			continue
 		}
-		p.handshaking[conn] = struct{}{}
+		p.handshaking[conn] = time.Now()
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go p.handshake(conn)
+	}
+}
+
+// dropOldestHandshake closes the connection that has been handshaking
+// longest. Under mu.
+func (p *Publisher) dropOldestHandshake() {
+	var oldest net.Conn
+	var since time.Time
+	for c, t := range p.handshaking {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	if oldest != nil {
+		delete(p.handshaking, oldest)
+		oldest.Close() // its handshake fails and ends (net.ErrClosed)
+		p.refused.Add(1)
 	}
 }
 
@@ -346,9 +381,10 @@ func (p *Publisher) handshake(conn net.Conn) {
 	br := bufio.NewReaderSize(conn, 512)
 	conn.SetDeadline(time.Now().Add(p.cfg.HandshakeTimeout))
 	var curve *CurveSession
+	var key [32]byte
 	var err error
 	if p.curve != nil {
-		curve, _, err = CurveServerHandshake(conn, br, p.curve, p.curveAllows, SocketPush, SocketPull)
+		curve, key, err = CurveServerHandshake(conn, br, p.curve, p.curveAllows, SocketPush, SocketPull)
 	} else {
 		err = Handshake(conn, br, SocketPush, SocketPull)
 	}
@@ -358,6 +394,10 @@ func (p *Publisher) handshake(conn net.Conn) {
 
 	p.mu.Lock()
 	delete(p.handshaking, conn)
+	if err == nil && curve != nil && !p.curveAllows(&key) {
+		// The key was revoked while the handshake ran.
+		err = fmt.Errorf("%w: key revoked during the handshake", ErrRefused)
+	}
 	if err != nil || p.closed {
 		p.mu.Unlock()
 		conn.Close()
@@ -367,6 +407,7 @@ func (p *Publisher) handshake(conn net.Conn) {
 		return
 	}
 	pr := newPeer(p, conn, br, curve)
+	pr.curveKey = key
 	p.peers = append(p.peers, pr)
 	p.wg.Add(2)
 	p.mu.Unlock()
@@ -383,7 +424,13 @@ func (p *Publisher) handshake(conn net.Conn) {
 // count of those not logged.
 func (p *Publisher) handshakeFailed(conn net.Conn, err error) {
 	p.handshakeFailures.Add(1)
-	if p.curve != nil && (errors.Is(err, ErrRefused) || errors.Is(err, ErrProtocol)) {
+	if errors.Is(err, net.ErrClosed) {
+		return // dropped to make room for another handshake
+	}
+	if p.curve != nil {
+		// With CURVE the endpoint may be exposed: every failure (a
+		// refusal, a probe, a connection that never handshakes) is
+		// logged at most once a second.
 		p.curveRefused.Add(1)
 		p.mu.Lock()
 		now := time.Now()

@@ -565,36 +565,46 @@ func TestNoGoroutineLeak(t *testing.T) {
 	assert.EqualValues(t, 500, int(st.Sent)+src.Len(), "no message lost or duplicated in the churn")
 }
 
-// Past MaxListeners a connection is closed at once, handshaken or not,
-// and counted; one that leaves makes room for the next.
+// Connections still handshaking have a bound of MaxListeners of their
+// own: one more closes the one that has waited longest, so that idle
+// connections (which anyone who reaches the endpoint can open) cannot keep
+// a listener out. Past MaxListeners handshaken listeners, a connection is
+// closed at once. Both are counted.
 func TestPublisherMaxListeners(t *testing.T) {
 	p := newTestPublisher(t, PublisherConfig{MaxListeners: 2, HandshakeTimeout: time.Hour}, newMemSource())
 	addr := strings.TrimPrefix(p.Endpoints()[0], "tcp://")
-	var conns []net.Conn
-	for range 2 {
+	dial := func() net.Conn {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
-		defer c.Close()
-		conns = append(conns, c)
+		t.Cleanup(func() { c.Close() })
+		return c
 	}
-	extra, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer extra.Close()
-	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, err := extra.Read(make([]byte, 1))
-	assert.Zero(t, n, "no greeting for the third connection")
-	assert.Error(t, err, "the third connection is closed")
+	greeted := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := c.Read(make([]byte, 1))
+		return n == 1 && err == nil
+	}
+	idle := dial()
+	require.True(t, greeted(idle))
+	require.True(t, greeted(dial()))
+	require.True(t, greeted(dial()), "a third handshake is held")
+	idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.ReadAll(idle)
+	assert.NoError(t, err, "the longest-waiting handshake is closed")
 	assert.EqualValues(t, 1, p.Stats().Refused)
 
-	conns[0].Close()
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return false
-		}
-		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(time.Second))
-		n, err := c.Read(make([]byte, 1))
-		return n == 1 && err == nil // the server's greeting: held for its handshake, not closed
-	}, 5*time.Second, 50*time.Millisecond)
+	// Listeners, on a publisher of their own (no idle handshakes left).
+	p = newTestPublisher(t, PublisherConfig{MaxListeners: 2, HandshakeTimeout: time.Hour}, newMemSource())
+	addr = strings.TrimPrefix(p.Endpoints()[0], "tcp://")
+	for range 2 {
+		c := dial()
+		require.NoError(t, Handshake(c, bufio.NewReader(c), SocketPull, SocketPush))
+	}
+	waitFor(t, func() bool { return p.Stats().Listeners == 2 }, "two listeners")
+	extra := dial()
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := extra.Read(make([]byte, 1))
+	assert.Zero(t, n, "no greeting past MaxListeners listeners")
+	assert.Error(t, err, "the connection is closed")
+	assert.EqualValues(t, 1, p.Stats().Refused)
 }

@@ -92,6 +92,8 @@ func Dial(endpoints []string, opt Options) *Socket {
 	if opt.CurveServerKey != nil && opt.CurveKeys == nil {
 		if keys, err := zmqpub.GenerateCurveKeys(); err == nil {
 			opt.CurveKeys = &keys
+		} else if opt.Logf != nil {
+			opt.Logf("no CURVE key pair (every connection will fail): %v", err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
