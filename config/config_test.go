@@ -762,3 +762,13 @@ func TestLoadDebianConf(t *testing.T) {
 	sort.Strings(diff)
 	require.Equal(t, []string{"daemonize", "dir", "logfile", "pidfile"}, diff)
 }
+
+// A refused "user" line is echoed without its clear-text passwords.
+func TestUserLinePasswordsNotEchoed(t *testing.T) {
+	_, err := LoadWith(LoadOptions{Overrides: "user alice >s3cret '<old' on bad\n",
+		ValidateUser: func(rules []string) (int, string) { return 0, "Syntax error" }})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "s3cret")
+	require.NotContains(t, err.Error(), "old")
+	require.Contains(t, err.Error(), ">(redacted)")
+}

@@ -320,6 +320,8 @@ func (l *loader) parse(file, content string, depth int) error {
 			text := line
 			if e := lookup(name); e != nil && directives[e.index].Secret {
 				text = name + " " + Redacted
+			} else if name == "user" {
+				text = redactPasswords(line)
 			}
 			return &Error{File: file, Line: i + 1, Text: text, Directive: name, Reason: reason}
 		}
@@ -376,7 +378,8 @@ func (l *loader) parse(file, content string, depth int) error {
 				if at, reason := l.opts.ValidateUser(argv[2:]); reason != "" {
 					// Redis names argv[at] with at counted among the
 					// rules: one of the first words of the line.
-					return fail(fmt.Sprintf("Error in user declaration '%s': %s", argv[min(at, len(argv)-1)], reason))
+					named := redactPasswords(argv[min(at, len(argv)-1)])
+					return fail(fmt.Sprintf("Error in user declaration '%s': %s", named, reason))
 				}
 			}
 			l.userSeen[argv[1]] = true
@@ -466,4 +469,17 @@ func (l *loader) rename(from, to string) string {
 	}
 	l.renames = append(l.renames, Rename{From: from, To: to})
 	return ""
+}
+
+// redactPasswords hides the clear-text passwords (">pass", "<pass") of a
+// "user" line, or of one of its words, in an error: Redis echoes them, but
+// a password must not reach the log.
+func redactPasswords(text string) string {
+	words := strings.Split(text, " ")
+	for i, w := range words {
+		if t := strings.TrimLeft(w, `"'`); strings.HasPrefix(t, ">") || strings.HasPrefix(t, "<") {
+			words[i] = w[:len(w)-len(t)+1] + Redacted
+		}
+	}
+	return strings.Join(words, " ")
 }
