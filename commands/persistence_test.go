@@ -41,6 +41,8 @@ var fakePersistences = map[*fakeServer]*fakePersistence{}
 
 func (s *fakeServer) Warning(string) {}
 
+func (s *fakeServer) ReplicaOf(string, int, string) (string, func()) { return "OK", nil }
+
 func (s *fakeServer) Persistence() engine.Persistence {
 	p := fakePersistences[s]
 	if p == nil {

@@ -209,6 +209,21 @@ func (c *Config) ReplicaOf() (host string, port int, ok bool) {
 	return v.host, int(v.port), v.host != ""
 }
 
+// SetReplicaOf records the master REPLICAOF chose ("" for none), which
+// CONFIG GET and CONFIG REWRITE then show: replicaof is not for CONFIG
+// SET, but the command changes it, as Redis's server.masterhost.
+func (c *Config) SetReplicaOf(host string, port int) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	v := &value{}
+	if host != "" {
+		v = &value{host: host, port: int64(port), s: fmt.Sprintf("%s %d", host, port)}
+	}
+	c.mu.Lock()
+	c.vals[mustIndex("replicaof")].Store(v)
+	c.mu.Unlock()
+}
+
 // OOMScoreAdjValues returns the three oom-score-adj-values.
 func (c *Config) OOMScoreAdjValues() [3]int64 {
 	_, v := c.load("oom-score-adj-values")

@@ -42,6 +42,9 @@ type Client struct {
 	Replaying bool
 	NoEvict   bool
 	NoTouch   bool
+	// Master marks the client a replica applies its master's stream as
+	// (flag M): it may write on a read-only replica.
+	Master bool
 	// UnixSocket marks a client connected through the unix socket (flag
 	// U; its address is the socket's path).
 	UnixSocket bool

@@ -5,6 +5,9 @@ import "strconv"
 // clientFlags is the flags= field of CLIENT LIST, letters in Redis's order.
 func clientFlags(dst []byte, cl *Client) []byte {
 	n := len(dst)
+	if cl.Master {
+		dst = append(dst, 'M')
+	}
 	if cl.Monitor {
 		dst = append(dst, 'O')
 	}

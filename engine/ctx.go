@@ -47,6 +47,11 @@ type Server interface {
 	Persistence() Persistence
 	// Warning writes a line to the server's log at the warning level.
 	Warning(msg string)
+	// ReplicaOf makes the server a replica of host:port, or a master
+	// again when host is "" (REPLICAOF); who is the client as the log
+	// names it. The reply is a status; wait, when not nil, is run
+	// without the keyspace lock before replying.
+	ReplicaOf(host string, port int, who string) (reply string, wait func())
 }
 
 // ShutdownOptions are SHUTDOWN's modifiers.

@@ -20,6 +20,10 @@ type Dispatcher struct {
 	// ACL is the server's users, checked on every dispatch.
 	ACL *ACL
 
+	// ReadOnlyReplica and StaleRefused are set by the server while it
+	// replicates a master (replicaRefuses).
+	ReadOnlyReplica, StaleRefused atomic.Bool
+
 	// Hooks run after every executed command, under the lock (slow log,
 	// latency, MONITOR). Set before serving clients.
 	AfterCall []func(c *Ctx, dur time.Duration)
@@ -121,14 +125,21 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		c.Error(ErrLoading)
 		return nil
 	}
-	if d.evict.MaxMemory != 0 && !cl.Replaying && d.oomRefused(cl, cmd) {
+	// The master's stream is never refused for memory (its writes are
+	// the master's, already made) nor for a failed save (obey_client).
+	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.oomRefused(cl, cmd) {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
-	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {
+	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying && !cl.Master {
 		flagTransaction(cl)
 		c.Error(refused)
+		return nil
+	}
+	if refused := d.replicaRefuses(cl, cmd); refused != "" {
+		d.CommandStats(cmd).RejectedCalls++
+		rejectCommand(c, cmd, refused)
 		return nil
 	}
 	if d.tooFewReplicas(cl, cmd) {
@@ -149,6 +160,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	startOff := cl.batchOff
 	d.KS.BeginCommandAt(cl.batchStartMs+int64(startOff/time.Millisecond), cl.NoTouch)
+	d.KS.SetObeying(cl.Master)
 	// The command (a whole EXEC) is one propagation unit; the clients it
 	// unblocks are served after it, each a unit of its own.
 	p := d.propagating()
@@ -174,6 +186,24 @@ func (d *Dispatcher) writeRefused(cl *Client, cmd *Command) string {
 		return ""
 	}
 	return d.Srv.Persistence().WritesRefused()
+}
+
+// replicaRefuses is what a replica answers a normal client (processCommand):
+// -READONLY for a write (a write command, or an EXEC of queued writes)
+// while replica-read-only is yes, -MASTERDOWN for a command not flagged
+// stale while the link to the master is down and replica-serve-stale-data
+// is no; "" otherwise. The master's own commands always run.
+func (d *Dispatcher) replicaRefuses(cl *Client, cmd *Command) string {
+	if cl.Master || cl.Replaying {
+		return ""
+	}
+	if d.ReadOnlyReplica.Load() && (cmd.Flags&Write != 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0) {
+		return ErrReadOnlyReplica
+	}
+	if d.StaleRefused.Load() && (cmd.Flags&Stale == 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Stale == 0) {
+		return ErrMasterDown
+	}
+	return ""
 }
 
 // tooFewReplicas reports whether cmd would write (a write command or an

@@ -30,6 +30,7 @@ const (
 	ErrOOM             = "OOM command not allowed when used memory > 'maxmemory'."
 	ErrNoScript        = "NOSCRIPT No matching script. Please use EVAL."
 	ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
+	ErrMasterDown      = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	ErrExecAbort       = "EXECABORT Transaction discarded because of previous errors."
 	ErrCountPositive   = "ERR value is out of range, must be positive"
 	ErrDecrOverflow    = "ERR decrement would overflow"

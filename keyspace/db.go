@@ -163,6 +163,9 @@ func (db *DB) live(key []byte, e *Entry) *Entry {
 		return e
 	}
 	if db.ks.replica {
+		if db.ks.obeying {
+			return e // the master's own commands: its DEL is what removes it
+		}
 		return nil
 	}
 	if db.expireLazily(string(key), e) {

@@ -72,6 +72,9 @@ type Keyspace struct {
 	onFreed func(bytes int64) // see SetFreedHook
 
 	replica bool // see DB.live for the replica rule
+	// obeying: the running command is the master's, applied by a
+	// replica: keys past their deadline are there until its DEL.
+	obeying bool
 	loading bool // replaying AOF or loading RDB, see SetLoading
 
 	// LFU tracking (maxmemory-policy *-lfu), see SetLFU.
@@ -164,6 +167,11 @@ func (ks *Keyspace) BeginCommand(noTouch bool) {
 // the caller: the dispatcher reads the clock once per command for both
 // the time snapshot and the command's duration. A keyspace on another
 // clock than the system's (tests) reads its own clock instead.
+// SetObeying marks the commands that follow as the master's (or not):
+// on a replica they see keys past their deadline, which only the
+// master's DEL removes.
+func (ks *Keyspace) SetObeying(on bool) { ks.obeying = on }
+
 func (ks *Keyspace) BeginCommandAt(systemMs int64, noTouch bool) {
 	if _, sys := ks.clock.(SystemClock); sys {
 		ks.setNow(systemMs)

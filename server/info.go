@@ -224,14 +224,21 @@ func (s *Server) infoReplication(b []byte) []byte {
 		role = "slave"
 	}
 	b = engine.InfoStr(b, "role", role)
+	if l := s.replica; l != nil {
+		b = s.infoReplicaLink(b, l)
+	}
 	b = engine.InfoInt(b, "connected_slaves", 0)
 	if s.cfg.Int("min-replicas-to-write") != 0 && s.cfg.Int("min-replicas-max-lag") != 0 {
 		b = engine.InfoInt(b, "min_slaves_good_slaves", 0)
 	}
 	b = engine.InfoStr(b, "master_failover_state", "no-failover")
-	b = engine.InfoStr(b, "master_replid", s.runID)
+	replid, offset := s.runID, int64(0)
+	if l := s.replica; l != nil && l.replid != "" {
+		replid, offset = l.replid, l.offset
+	}
+	b = engine.InfoStr(b, "master_replid", replid)
 	b = engine.InfoStr(b, "master_replid2", "0000000000000000000000000000000000000000")
-	b = engine.InfoInt(b, "master_repl_offset", 0)
+	b = engine.InfoInt(b, "master_repl_offset", offset)
 	b = engine.InfoInt(b, "second_repl_offset", -1)
 	b = engine.InfoInt(b, "repl_backlog_active", 0)
 	b = engine.InfoInt(b, "repl_backlog_size", s.cfg.Int("repl-backlog-size"))

@@ -47,8 +47,17 @@ type Server struct {
 	start  time.Time
 
 	// Guarded by the keyspace lock.
-	clients  map[int64]*conn
-	nextID   int64
+	clients map[int64]*conn
+	nextID  int64
+	// replica is the link to the master while this server replicates
+	// one (replica.go), nil otherwise. Under the lock.
+	replica *replicaLink
+	// cachedMaster is where the last link left the stream, for a partial
+	// resync with the next master.
+	cachedMaster struct {
+		replid string
+		offset int64
+	}
 	closing  bool
 	monitors []*conn
 	pause    pauseState
@@ -178,6 +187,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	_, _, replica := cfg.ReplicaOf()
 	s.ks.SetReplica(replica)
 	s.watchConfig()
+	s.watchReplicaConfig()
 	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
 	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
@@ -348,6 +358,9 @@ func (s *Server) Run(ctx context.Context) error {
 		// Shut down without a save, as Redis while loading.
 	} else if loadErr == nil {
 		bg.start(s)
+		if host, port, ok := s.cfg.ReplicaOf(); ok {
+			s.ks.Exec(func() { s.startReplication(host, port) })
+		}
 		if s.Addr() != nil {
 			s.log.Noticef("Ready to accept connections tcp")
 		}
@@ -363,6 +376,9 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Warningf("%v", loadErr)
 	}
 	close(s.exiting)
+	var stopLink func()
+	s.ks.Exec(func() { stopLink = s.stopReplication() })
+	stopLink()
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.

@@ -1,0 +1,594 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/resp"
+)
+
+// The replica side of replication (replication.c: replicationSetMaster,
+// connectWithMaster, syncWithMaster, readSyncBulkPayload,
+// replicationSendAck). One goroutine, owned by the server through
+// replicaLink.stop/done, keeps the link to the master: it connects, runs
+// the handshake in Redis's order, full-syncs or continues, and applies
+// the master's command stream, counting its bytes as the replication
+// offset. The keyspace's replica rule (SetReplica) keeps keys past their
+// deadline until the master's DEL: a replica sends no expiry message.
+
+// replicaLink is the link to the master.
+type replicaLink struct {
+	s    *Server
+	host string
+	port int
+	stop chan struct{}
+	done chan struct{}
+
+	// Under the keyspace lock.
+	state      string // connect, connecting, sync, connected (INFO master_link_status up only when connected)
+	replid     string // the master's replication id, "" before a first sync
+	offset     int64  // bytes of the master's stream applied (slave_repl_offset)
+	lastIOms   int64  // Unix ms of the last byte read from the master
+	downSince  int64  // Unix ms the link went down, 0 while up
+	syncSize   int64  // full sync: payload size (-1 for an EOF-marked one)
+	syncRead   int64  // full sync: bytes read so far
+	syncLastMs int64  // full sync: Unix ms of the last payload byte
+	master     *engine.Client
+
+	wmu  sync.Mutex // serializes writes to conn (ACKs from the stream and the ticker)
+	conn net.Conn
+}
+
+// masterLinkUp reports whether the link is up (master_link_status:up).
+// Under the lock.
+func (l *replicaLink) up() bool { return l.state == "connected" }
+
+// startReplication makes the server a replica of host:port: writes are
+// refused to normal clients, keys stop expiring here, and the link
+// goroutine starts. Under the keyspace lock; a previous link must have
+// been stopped.
+func (s *Server) startReplication(host string, port int) {
+	l := &replicaLink{s: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}),
+		state: "connect", offset: -1, downSince: time.Now().UnixMilli()}
+	if s.cachedMaster.replid != "" {
+		// Same data, another master: the next sync may continue.
+		l.replid, l.offset = s.cachedMaster.replid, s.cachedMaster.offset
+	}
+	s.replica = l
+	s.ks.SetReplica(true)
+	s.updateReplicaRules()
+	go l.run()
+}
+
+// ReplicaOf is REPLICAOF host port, or REPLICAOF NO ONE with host "":
+// the reply, and the wait for a previous link to end, which the command
+// runs without the lock. Under the lock.
+func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wait func()) {
+	if host == "" {
+		if s.replica == nil {
+			return "OK", nil
+		}
+		wait = s.stopReplication()
+		s.ks.SetReplica(false)
+		s.updateReplicaRules()
+		s.cfg.SetReplicaOf("", 0)
+		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
+		return "OK", wait
+	}
+	if l := s.replica; l != nil && strings.EqualFold(l.host, host) && l.port == port {
+		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
+		return "OK Already connected to specified master", nil
+	}
+	wait = s.stopReplication()
+	s.startReplication(host, port)
+	s.cfg.SetReplicaOf(host, port)
+	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
+	return "OK", wait
+}
+
+// watchReplicaConfig follows the directives a replica's refusals depend
+// on.
+func (s *Server) watchReplicaConfig() {
+	for _, name := range []string{"replica-read-only", "replica-serve-stale-data"} {
+		s.cfg.OnChange(name, func(string) error { s.updateReplicaRules(); return nil })
+	}
+}
+
+// updateReplicaRules tells the dispatcher what a replica refuses to
+// normal clients: writes while replica-read-only is yes (-READONLY), and
+// commands not flagged stale while the link is down and
+// replica-serve-stale-data is no (-MASTERDOWN). Under the lock.
+func (s *Server) updateReplicaRules() {
+	l := s.replica
+	s.disp.ReadOnlyReplica.Store(l != nil && s.cfg.Bool("replica-read-only"))
+	s.disp.StaleRefused.Store(l != nil && !l.up() && !s.cfg.Bool("replica-serve-stale-data"))
+}
+
+// stopReplication ends the link: the goroutine is told to stop and is
+// waited for without the lock. It returns the wait.
+func (s *Server) stopReplication() (wait func()) {
+	l := s.replica
+	if l == nil {
+		return func() {}
+	}
+	s.replica = nil
+	s.cachedMaster.replid, s.cachedMaster.offset = l.replid, l.offset
+	close(l.stop)
+	l.wmu.Lock()
+	if l.conn != nil {
+		l.conn.Close()
+	}
+	l.wmu.Unlock()
+	return func() { <-l.done }
+}
+
+// run keeps the link up until stopped: a failed or broken session is
+// retried after a second, as Redis's replicationCron reconnects.
+func (l *replicaLink) run() {
+	defer close(l.done)
+	log := l.s.log
+	for {
+		log.Noticef("Connecting to MASTER %s:%d", l.host, l.port)
+		err := l.session()
+		l.s.ks.Exec(func() {
+			if l.state == "connected" || l.state == "sync" {
+				l.downSince = time.Now().UnixMilli()
+			}
+			l.state = "connect"
+			l.master = nil
+			l.s.disp.Loading.Store(false)
+			l.s.updateReplicaRules()
+		})
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		if err != nil {
+			log.Warningf("%v", err)
+		}
+		select {
+		case <-l.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// linkError is a failure of the link, logged as Redis logs it.
+type linkError string
+
+func (e linkError) Error() string { return string(e) }
+
+// session is one connection to the master: handshake, sync, stream.
+func (l *replicaLink) session() error {
+	cfg := l.s.cfg
+	timeout := time.Duration(cfg.Int("repl-timeout")) * time.Second
+	l.s.ks.Exec(func() { l.state = "connecting" })
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
+	if err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+	}
+	l.wmu.Lock()
+	select {
+	case <-l.stop:
+		l.wmu.Unlock()
+		conn.Close()
+		return nil
+	default:
+	}
+	l.conn = conn
+	l.wmu.Unlock()
+	defer func() {
+		l.wmu.Lock()
+		conn.Close()
+		l.conn = nil
+		l.wmu.Unlock()
+	}()
+	l.s.log.Noticef("MASTER <-> REPLICA sync started")
+	br := bufio.NewReaderSize(conn, 64<<10)
+	ask := func(args ...string) (string, error) {
+		conn.SetDeadline(time.Now().Add(timeout))
+		if _, err := conn.Write(encodeCommand(args...)); err != nil {
+			return "", err
+		}
+		line, err := br.ReadString('\n')
+		return strings.TrimRight(line, "\r\n"), err
+	}
+
+	// PING: any answer but an unexpected error is fine (an auth error
+	// is, AUTH comes next).
+	reply, err := ask("PING")
+	if err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+	}
+	if strings.HasPrefix(reply, "-") && !strings.HasPrefix(reply, "-NOAUTH") && !strings.HasPrefix(reply, "-NOPERM") &&
+		!strings.HasPrefix(reply, "-ERR operation not permitted") {
+		return linkError("Error reply to PING from master: '" + reply + "'")
+	}
+	l.s.log.Noticef("Master replied to PING, replication can continue...")
+	if pass := cfg.String("masterauth"); pass != "" {
+		args := []string{"AUTH", pass}
+		if user := cfg.String("masteruser"); user != "" {
+			args = []string{"AUTH", user, pass}
+		}
+		if reply, err = ask(args...); err != nil || strings.HasPrefix(reply, "-") {
+			return linkError("Unable to AUTH to MASTER: " + reply)
+		}
+	}
+	port := int(cfg.Int("replica-announce-port"))
+	if port == 0 {
+		port = int(cfg.Int("port"))
+	}
+	if reply, err = ask("REPLCONF", "listening-port", strconv.Itoa(port)); err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+	} else if strings.HasPrefix(reply, "-") {
+		l.s.log.Noticef("(Non critical) Master does not understand REPLCONF listening-port: %s", reply)
+	}
+	if ip := cfg.String("replica-announce-ip"); ip != "" {
+		if reply, err = ask("REPLCONF", "ip-address", ip); err == nil && strings.HasPrefix(reply, "-") {
+			l.s.log.Noticef("(Non critical) Master does not understand REPLCONF ip-address: %s", reply)
+		}
+	}
+	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+	} else if strings.HasPrefix(reply, "-") {
+		l.s.log.Noticef("(Non critical) Master does not understand REPLCONF capa: %s", reply)
+	}
+
+	var replid string
+	var offset int64
+	l.s.ks.Exec(func() { replid, offset = l.replid, l.offset })
+	psync := []string{"PSYNC", "?", "-1"}
+	if replid != "" {
+		psync = []string{"PSYNC", replid, strconv.FormatInt(offset+1, 10)}
+		l.s.log.Noticef("Trying a partial resynchronization (request %s:%d).", replid, offset+1)
+	} else {
+		l.s.log.Noticef("Partial resynchronization not possible (no cached master)")
+	}
+	if reply, err = ask(psync...); err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+	}
+	switch {
+	case strings.HasPrefix(reply, "+FULLRESYNC"):
+		f := strings.Fields(reply)
+		if len(f) != 3 || len(f[1]) != 40 {
+			return linkError("Master replied with wrong +FULLRESYNC syntax.")
+		}
+		off, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return linkError("Master replied with wrong +FULLRESYNC syntax.")
+		}
+		l.s.log.Noticef("Full resync from master: %s:%d", f[1], off)
+		if err := l.fullSync(conn, br, f[1], off, timeout); err != nil {
+			return err
+		}
+	case strings.HasPrefix(reply, "+CONTINUE"):
+		f := strings.Fields(reply)
+		l.s.ks.Exec(func() {
+			if len(f) == 2 && len(f[1]) == 40 {
+				l.replid = f[1]
+			}
+			l.state = "connected"
+			l.downSince = 0
+			l.master = l.newMasterClient()
+			l.s.updateReplicaRules()
+		})
+		l.s.log.Noticef("Successful partial resynchronization with master.")
+		l.s.log.Noticef("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+	default:
+		return linkError("Unexpected reply to PSYNC from master: " + reply)
+	}
+	return l.stream(conn, br, timeout)
+}
+
+// fullSync reads the RDB payload ("$<len>" or "$EOF:<mark>", after any
+// newlines the master sends while it prepares), writes it to a temporary
+// file in dir, and loads it in place of the data set: the old data goes
+// without expiry messages, clients get -LOADING meanwhile.
+func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset int64, timeout time.Duration) error {
+	var header string
+	for {
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return linkError(fmt.Sprintf("I/O error reading bulk count from MASTER: %v", err))
+		}
+		if line == "\n" {
+			continue // the master is alive, preparing the payload
+		}
+		header = strings.TrimRight(line, "\r\n")
+		break
+	}
+	if strings.HasPrefix(header, "-") {
+		return linkError("MASTER aborted replication with an error: " + header[1:])
+	}
+	if !strings.HasPrefix(header, "$") {
+		return linkError("Bad protocol from MASTER, the first byte is not '$' (we received '" + header + "'), are you sure the host and port are right?")
+	}
+	var mark []byte
+	size := int64(-1)
+	if m, ok := strings.CutPrefix(header, "$EOF:"); ok {
+		if len(m) != 40 {
+			return linkError("Bad EOF mark from MASTER")
+		}
+		mark = []byte(m)
+		l.s.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
+	} else {
+		n, err := strconv.ParseInt(header[1:], 10, 64)
+		if err != nil || n < 0 {
+			return linkError("Bad protocol from MASTER: bulk length '" + header + "'")
+		}
+		size = n
+		l.s.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to disk", size)
+	}
+	l.s.ks.Exec(func() {
+		l.state = "sync"
+		l.syncSize, l.syncRead, l.syncLastMs = size, 0, time.Now().UnixMilli()
+	})
+	tmp := filepath.Join(l.s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return linkError(fmt.Sprintf("Opening the temp file needed for MASTER <-> REPLICA synchronization: %v", err))
+	}
+	defer os.Remove(tmp)
+	defer f.Close()
+	if err := l.readPayload(conn, br, f, size, mark, timeout); err != nil {
+		return err
+	}
+	if mark != nil {
+		// The master learns at once that this replica is online.
+		l.sendAck(offset)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk: %v", err))
+	}
+	l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
+	l.s.ks.Exec(func() {
+		l.s.disp.Loading.Store(true)
+		l.s.ks.FlushAll()
+	})
+	l.s.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
+	start := time.Now()
+	info, err := l.s.loadRDBFrom(f)
+	l.s.ks.Exec(func() { l.s.disp.Loading.Store(false) })
+	if err != nil {
+		l.s.ks.Exec(func() { l.s.ks.FlushAll() })
+		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", err))
+	}
+	l.s.log.Noticef("Done loading RDB, keys loaded: %d (%.3f seconds).", info.Keys, time.Since(start).Seconds())
+	l.s.ks.Exec(func() {
+		l.replid, l.offset = replid, offset
+		l.state = "connected"
+		l.downSince = 0
+		l.master = l.newMasterClient()
+		l.s.updateReplicaRules()
+		if l.s.cfg.Bool("appendonly") {
+			// The AOF does not hold the new data set: rewrite it
+			// (restartAOFAfterSYNC), or schedule it after one running.
+			if l.s.aof.rewriting {
+				l.s.aof.scheduled = true
+			} else {
+				l.s.startAOFRewrite()
+			}
+		}
+	})
+	l.s.log.Noticef("MASTER <-> REPLICA sync: Finished with success")
+	return nil
+}
+
+// readPayload copies the RDB payload to f: size bytes, or up to the EOF
+// mark, which is cut off.
+func (l *replicaLink) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, size int64, mark []byte, timeout time.Duration) error {
+	buf := make([]byte, 64<<10)
+	var read int64
+	var tail []byte // the last bytes written, to find the mark
+	for size < 0 || read < size {
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		want := len(buf)
+		if size >= 0 && size-read < int64(want) {
+			want = int(size - read)
+		}
+		n, err := br.Read(buf[:want])
+		if n > 0 {
+			if _, werr := f.Write(buf[:n]); werr != nil {
+				return linkError(fmt.Sprintf("Write error writing to the DB on disk for MASTER <-> REPLICA synchronization: %v", werr))
+			}
+			read += int64(n)
+			if mark != nil {
+				tail = append(tail, buf[:n]...)
+				if len(tail) > 2*len(mark) {
+					tail = tail[len(tail)-len(mark):]
+				}
+				if len(tail) >= len(mark) && bytes.Equal(tail[len(tail)-len(mark):], mark) {
+					if err := f.Truncate(read - int64(len(mark))); err != nil {
+						return linkError(fmt.Sprintf("Error truncating the RDB file received from the master for SYNC: %v", err))
+					}
+					break
+				}
+			}
+			l.s.ks.Exec(func() { l.syncRead, l.syncLastMs = read, time.Now().UnixMilli() })
+		}
+		if err != nil {
+			return linkError(fmt.Sprintf("I/O error trying to sync with MASTER: %v", err))
+		}
+	}
+	return nil
+}
+
+// newMasterClient is the client the master's commands run as: flag M,
+// never refused as a replica's other clients are, replies dropped.
+func (l *replicaLink) newMasterClient() *engine.Client {
+	s := l.s
+	s.nextID++
+	now := time.Now().UnixMilli()
+	return &engine.Client{ID: s.nextID, Addr: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Created: now,
+		Authed: true, Master: true, W: resp.NewWriter()}
+}
+
+// stream applies the master's commands, each under the keyspace lock as a
+// client's, and counts their bytes into the offset. The master's PINGs
+// keep the link alive; no byte for repl-timeout drops it. REPLCONF GETACK
+// is answered with the offset before it, as Redis answers it.
+func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
+	// The master's stream is not a client's query: no buffer limit.
+	rd := resp.NewReader(br, resp.Limits{MaxBulkLen: l.s.cfg.Int("proto-max-bulk-len"), MaxQueryBuf: 1 << 62})
+	rd.SetAuthenticated(true)
+	ackDone := make(chan struct{})
+	defer close(ackDone)
+	go l.ackLoop(ackDone)
+	var batch [][][]byte
+	for {
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		var err error
+		batch, err = rd.ReadBatch(batch[:0])
+		if len(batch) > 0 {
+			l.apply(batch)
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return linkError("MASTER timeout: no data nor PING received...")
+			}
+			return linkError(fmt.Sprintf("Connection with master lost: %v", err))
+		}
+		rd.Forget(batch)
+	}
+}
+
+// apply runs a batch of the master's commands.
+func (l *replicaLink) apply(batch [][][]byte) {
+	var acks []int64
+	l.s.ks.Exec(func() {
+		cl := l.master
+		if cl == nil {
+			return
+		}
+		l.lastIOms = time.Now().UnixMilli()
+		l.s.disp.BeginBatch(cl)
+		for _, args := range batch {
+			n := encodedLen(args)
+			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") {
+				acks = append(acks, l.offset)
+				l.offset += n
+				continue
+			}
+			if offload := l.s.disp.Exec(cl, args); offload != nil {
+				offload()
+			}
+			cl.W.Reset()
+			l.offset += n
+		}
+	})
+	for _, off := range acks {
+		l.sendAck(off)
+	}
+}
+
+// ackLoop sends REPLCONF ACK every second (replicationCron) until done.
+func (l *replicaLink) ackLoop(done chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			var off int64
+			l.s.ks.Exec(func() { off = l.offset })
+			l.sendAck(off)
+		}
+	}
+}
+
+// sendAck tells the master how far the stream was applied.
+func (l *replicaLink) sendAck(offset int64) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.conn == nil {
+		return
+	}
+	l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	l.conn.Write(encodeCommand("REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
+}
+
+// encodedLen is the length of args as a RESP multibulk, which is how a
+// master writes its stream: the bytes the replication offset counts.
+func encodedLen(args [][]byte) int64 {
+	n := int64(1 + len(strconv.Itoa(len(args))) + 2)
+	for _, a := range args {
+		n += int64(1+len(strconv.Itoa(len(a)))+2) + int64(len(a)) + 2
+	}
+	return n
+}
+
+// encodeCommand writes args as a RESP multibulk.
+func encodeCommand(args ...string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, "\r\n"...)
+		b = append(b, a...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// infoReplicaLink writes INFO replication's fields of a replica, as 7.0
+// lists them. Under the lock.
+func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
+	now := time.Now().UnixMilli()
+	b = engine.InfoStr(b, "master_host", l.host)
+	b = engine.InfoInt(b, "master_port", int64(l.port))
+	status, lastIO := "down", int64(-1)
+	if l.up() {
+		status, lastIO = "up", (now-l.lastIOms)/1000
+	}
+	b = engine.InfoStr(b, "master_link_status", status)
+	b = engine.InfoInt(b, "master_last_io_seconds_ago", lastIO)
+	syncing := l.state == "sync"
+	b = engine.InfoInt(b, "master_sync_in_progress", boolInt(syncing))
+	off := int64(1)
+	if l.offset >= 0 {
+		off = l.offset
+	}
+	b = engine.InfoInt(b, "slave_read_repl_offset", off)
+	b = engine.InfoInt(b, "slave_repl_offset", off)
+	if syncing {
+		left, perc := int64(-1), 0.0
+		if l.syncSize >= 0 {
+			left = l.syncSize - l.syncRead
+			if l.syncSize > 0 {
+				perc = float64(l.syncRead) * 100 / float64(l.syncSize)
+			}
+		}
+		b = engine.InfoInt(b, "master_sync_total_bytes", l.syncSize)
+		b = engine.InfoInt(b, "master_sync_read_bytes", l.syncRead)
+		b = engine.InfoInt(b, "master_sync_left_bytes", left)
+		b = engine.InfoStr(b, "master_sync_perc", strconv.FormatFloat(perc, 'f', 2, 64))
+		b = engine.InfoInt(b, "master_sync_last_io_seconds_ago", (now-l.syncLastMs)/1000)
+	}
+	if !l.up() {
+		down := int64(-1)
+		if l.downSince != 0 {
+			down = (now - l.downSince) / 1000
+		}
+		b = engine.InfoInt(b, "master_link_down_since_seconds", down)
+	}
+	b = engine.InfoInt(b, "slave_priority", s.cfg.Int("replica-priority"))
+	b = engine.InfoInt(b, "slave_read_only", boolInt(s.cfg.Bool("replica-read-only")))
+	b = engine.InfoInt(b, "replica_announced", boolInt(s.cfg.Bool("replica-announced")))
+	return b
+}

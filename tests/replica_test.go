@@ -1,0 +1,169 @@
+package tests
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// zredis as a replica of a stock redis-server 7.0: the full sync (a
+// payload on disk, "$<len>", and a diskless one, "$EOF:<mark>"), the
+// command stream applied with the master's offsets, writes refused to
+// clients, a partial resync after a broken link, and REPLICAOF NO ONE.
+
+// replicaInfo reads INFO replication as a map.
+func replicaInfo(t *testing.T, c *Conn) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, line := range strings.Split(c.Do("INFO", "replication"), "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// replicaConverged waits until the replica has applied everything the
+// master produced: its slave_repl_offset reaches the master's
+// master_repl_offset, which must not move meanwhile.
+func replicaConverged(t *testing.T, master, replica *Conn) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m := replicaInfo(t, master)["master_repl_offset"]
+		r := replicaInfo(t, replica)
+		if r["master_link_status"] == "up" && r["slave_repl_offset"] == m {
+			assert.Equal(t, m, r["master_repl_offset"], "the replica's own offset is the master's")
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica at %s (link %s), master at %s", r["slave_repl_offset"], r["master_link_status"], m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// liveWrites changes the master's data while the replica follows: every
+// type, several databases, expirations, deletions, MULTI.
+func liveWrites(t *testing.T, addr string, round int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, db := range []int{0, 3, 15} {
+		c := redis.NewClient(&redis.Options{Addr: addr, DB: db})
+		p := c.TxPipeline()
+		r := strconv.Itoa(round)
+		p.Set(ctx, "live:"+r, "v"+r, 0)
+		p.Incr(ctx, "counter")
+		p.RPush(ctx, "lsmall", "pushed"+r)
+		p.HSet(ctx, "hsmall", "f"+r, r)
+		p.ZIncrBy(ctx, "zsmall", 1, "a")
+		p.SRem(ctx, "sstr", "b")
+		p.Del(ctx, "empty")
+		p.Set(ctx, "soon:"+r, "x", time.Hour)
+		p.Expire(ctx, "str", 2*time.Hour)
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+func TestReplicaOfRedis(t *testing.T) {
+	for _, diskless := range []bool{false, true} {
+		name := "disk"
+		if diskless {
+			name = "diskless"
+		}
+		t.Run(name, func(t *testing.T) {
+			m := StartRedis(t, "--repl-diskless-sync", map[bool]string{false: "no", true: "yes"}[diskless],
+				"--repl-diskless-sync-delay", "0")
+			fillDataset(t, m.Addr)
+			mc := Dial(t, m.Addr)
+			z := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+			zc := Dial(t, z.Addr)
+			replicaConverged(t, mc, zc)
+			requireSameDataset(t, dataset(t, m.Addr), dataset(t, z.Addr))
+			assert.Equal(t, "1", replicaInfo(t, mc)["connected_slaves"])
+
+			for round := range 5 {
+				liveWrites(t, m.Addr, round)
+			}
+			replicaConverged(t, mc, zc)
+			requireSameDataset(t, dataset(t, m.Addr), dataset(t, z.Addr))
+
+			info := replicaInfo(t, zc)
+			assert.Equal(t, "slave", info["role"])
+			assert.Equal(t, strconv.Itoa(m.Port), info["master_port"])
+			assert.Equal(t, replicaInfo(t, mc)["master_replid"], info["master_replid"])
+			assert.Equal(t, "-READONLY You can't write against a read only replica.\r\n", zc.Do("SET", "k", "v"))
+			assert.Contains(t, zc.Do("CONFIG", "GET", "replicaof"), "127.0.0.1 "+strconv.Itoa(m.Port))
+
+			// A broken link continues where it stopped: a partial resync.
+			full := statInt(t, mc, "sync_full")
+			before := statInt(t, mc, "sync_partial_ok")
+			require.Equal(t, ":1\r\n", mc.Do("CLIENT", "KILL", "TYPE", "replica"))
+			liveWrites(t, m.Addr, 100)
+			replicaConverged(t, mc, zc)
+			assert.Equal(t, before+1, statInt(t, mc, "sync_partial_ok"), "a partial resync")
+			assert.Equal(t, full, statInt(t, mc, "sync_full"), "no full sync")
+			requireSameDataset(t, dataset(t, m.Addr), dataset(t, z.Addr))
+
+			// Promoted: writes are taken, the master sees the replica go.
+			assert.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "NO", "ONE"))
+			assert.Equal(t, "+OK\r\n", zc.Do("SET", "k", "v"))
+			assert.Equal(t, "master", replicaInfo(t, zc)["role"])
+			assert.Equal(t, "*2\r\n$9\r\nreplicaof\r\n$0\r\n\r\n", zc.Do("CONFIG", "GET", "replicaof"))
+		})
+	}
+}
+
+// statInt reads an INFO stats field.
+func statInt(t *testing.T, c *Conn, field string) int {
+	t.Helper()
+	for _, line := range strings.Split(c.Do("INFO", "stats"), "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no %s in INFO stats", field)
+	return 0
+}
+
+// REPLICAOF's replies and refusals as redis-server's, and keys past their
+// deadline stay on the replica until the master's DEL.
+func TestReplicaOfCommand(t *testing.T) {
+	m := StartRedis(t, "--repl-diskless-sync", "no", "--enable-debug-command", "yes")
+	mc := Dial(t, m.Addr)
+	for _, p := range []*Proc{StartZredis(t), StartRedis(t)} {
+		c := Dial(t, p.Addr)
+		assert.Equal(t, "-ERR Invalid master port\r\n", c.Do("REPLICAOF", "localhost", "abc"), p.Name)
+		assert.Equal(t, "+OK\r\n", c.Do("REPLICAOF", "NO", "ONE"), p.Name)
+		assert.Equal(t, "+OK\r\n", c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)), p.Name)
+		assert.Equal(t, "+OK Already connected to specified master\r\n", c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)), p.Name)
+		replicaConverged(t, mc, c)
+		assert.Equal(t, "+OK\r\n", c.Do("SLAVEOF", "no", "one"), p.Name)
+	}
+
+	// A key the master lets expire is gone from the replica only when the
+	// master's DEL comes: the replica does not expire it itself.
+	z := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	zc := Dial(t, z.Addr)
+	replicaConverged(t, mc, zc)
+	require.Equal(t, "+OK\r\n", mc.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+	require.Equal(t, "+OK\r\n", mc.Do("SET", "short", "v", "PX", "50"))
+	replicaConverged(t, mc, zc)
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, ":1\r\n", zc.Do("DBSIZE"), "the replica keeps the key")
+	mc.Do("GET", "short") // the master expires it on access and sends DEL
+	replicaConverged(t, mc, zc)
+	assert.Equal(t, ":0\r\n", zc.Do("DBSIZE"))
+	mc.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+}
