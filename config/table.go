@@ -319,7 +319,7 @@ var directives = []Directive{
 	// Enums.
 	enumD("supervised", "no", fImm, "upstart", "systemd", "auto", "no"),
 	enumD("syslog-facility", "local0", fImm, "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"),
-	enumD("repl-diskless-load", "disabled", 0, "disabled", "on-empty-db", "swapdb"),
+	enumD("repl-diskless-load", "disabled", fNoEff, "disabled", "on-empty-db", "swapdb"),
 	enumD("loglevel", "notice", 0, "debug", "verbose", "notice", "warning"),
 	enumD("maxmemory-policy", "noeviction", 0, "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
 	enumD("appendfsync", "everysec", 0, "everysec", "always", "no"),
