@@ -167,3 +167,47 @@ func TestReplicaOfCommand(t *testing.T) {
 	assert.Equal(t, ":0\r\n", zc.Do("DBSIZE"))
 	mc.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
 }
+
+// The expiry stream under replication: a replica sends nothing (its keys
+// leave by the master's DEL); once promoted it expires at once the keys
+// already past their deadline, in deadline order, one message each, and
+// then those that fall due later.
+func TestReplicaExpiryStream(t *testing.T) {
+	m := StartRedis(t, "--repl-diskless-sync", "no", "--enable-debug-command", "yes")
+	mc := Dial(t, m.Addr)
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--expiry-zmq-endpoints", ep)
+	zc := Dial(t, z.Addr)
+	l := startListener(t, []string{ep})
+	replicaConverged(t, mc, zc)
+	waitInfo(t, zc, "expiry_zmq_listeners", "1", 10*time.Second)
+
+	// Keys the master expires: their DELs come, the replica sends nothing.
+	for i := range 20 {
+		require.Equal(t, "+OK\r\n", mc.Do("SET", "gone:"+strconv.Itoa(i), "v", "PX", "50"))
+	}
+	require.Eventually(t, func() bool { return mc.Do("DBSIZE") == ":0\r\n" }, 10*time.Second, 20*time.Millisecond)
+	replicaConverged(t, mc, zc)
+	assert.Equal(t, ":0\r\n", zc.Do("DBSIZE"))
+	assert.Empty(t, l.quiet(300*time.Millisecond), "a replica sends no expiry message")
+
+	// Keys past their deadline that the master has not expired yet.
+	require.Equal(t, "+OK\r\n", mc.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+	for i := range 10 {
+		require.Equal(t, "+OK\r\n", mc.Do("SET", "due:"+strconv.Itoa(i), "v"+strconv.Itoa(i), "PX", strconv.Itoa(10+i)))
+	}
+	require.Equal(t, "+OK\r\n", mc.Do("SET", "later", "v", "PX", "1500"))
+	replicaConverged(t, mc, zc)
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, ":11\r\n", zc.Do("DBSIZE"), "the replica keeps them")
+	assert.Empty(t, l.quiet(100*time.Millisecond))
+
+	require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "NO", "ONE"))
+	got := l.recv(t, 10, 10*time.Second)
+	for i, d := range got {
+		assert.Equal(t, "due:"+strconv.Itoa(i), string(d.Key), "in deadline order")
+	}
+	later := l.recv(t, 1, 10*time.Second)
+	assert.Equal(t, "later", string(later[0].Key))
+	assert.Empty(t, l.quiet(200*time.Millisecond), "one message each")
+}
