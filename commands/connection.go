@@ -529,6 +529,9 @@ func parseClientType(b []byte) int {
 // clientType classifies a client as getClientType does: a MONITOR client
 // counts as normal.
 func clientType(cl *engine.Client) int {
+	if cl.Master {
+		return clientTypeMaster
+	}
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return clientTypePubSub
 	}

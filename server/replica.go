@@ -433,8 +433,19 @@ func (l *replicaLink) newMasterClient() *engine.Client {
 	s := l.s
 	s.nextID++
 	now := time.Now().UnixMilli()
-	return &engine.Client{ID: s.nextID, Addr: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Created: now,
+	cl := &engine.Client{ID: s.nextID, Addr: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Created: now,
 		Authed: true, Master: true, W: resp.NewWriter()}
+	cl.LastInteraction.Store(now)
+	// CLIENT KILL of the master client drops the link, which is then
+	// reconnected (and continues where it stopped), as in Redis.
+	cl.Kill = func() {
+		l.wmu.Lock()
+		if l.conn != nil {
+			l.conn.Close()
+		}
+		l.wmu.Unlock()
+	}
+	return cl
 }
 
 // stream applies the master's commands, each under the keyspace lock as a
@@ -476,6 +487,7 @@ func (l *replicaLink) apply(batch [][][]byte) {
 			return
 		}
 		l.lastIOms = time.Now().UnixMilli()
+		cl.LastInteraction.Store(l.lastIOms)
 		l.s.disp.BeginBatch(cl)
 		for _, args := range batch {
 			n := encodedLen(args)

@@ -547,6 +547,9 @@ func (s *Server) Clients() []*engine.Client {
 	for _, c := range s.clients {
 		out = append(out, c.cl)
 	}
+	if s.replica != nil && s.replica.master != nil {
+		out = append(out, s.replica.master) // the link's client, flag M
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

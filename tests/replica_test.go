@@ -114,6 +114,15 @@ func TestReplicaOfRedis(t *testing.T) {
 			assert.Equal(t, full, statInt(t, mc, "sync_full"), "no full sync")
 			requireSameDataset(t, dataset(t, m.Addr), dataset(t, z.Addr))
 
+			// The master's client is listed with flag M; killing it drops
+			// the link, which continues where it stopped.
+			assert.Contains(t, zc.Do("CLIENT", "LIST", "TYPE", "master"), "flags=M ")
+			require.Equal(t, ":1\r\n", zc.Do("CLIENT", "KILL", "TYPE", "master"))
+			liveWrites(t, m.Addr, 200)
+			replicaConverged(t, mc, zc)
+			assert.Equal(t, before+2, statInt(t, mc, "sync_partial_ok"), "a partial resync")
+			requireSameDataset(t, dataset(t, m.Addr), dataset(t, z.Addr))
+
 			// Promoted: writes are taken, the master sees the replica go.
 			assert.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "NO", "ONE"))
 			assert.Equal(t, "+OK\r\n", zc.Do("SET", "k", "v"))
