@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // zredis as a replica of a stock redis-server 7.0: the full sync (a
@@ -219,4 +223,115 @@ func TestReplicaExpiryStream(t *testing.T) {
 	later := l.recv(t, 1, 10*time.Second)
 	assert.Equal(t, "later", string(later[0].Key))
 	assert.Empty(t, l.quiet(200*time.Millisecond), "one message each")
+}
+
+// fakeMaster answers a replica's handshake and then whatever script
+// says; it accepts connections until the test ends.
+func fakeMaster(t *testing.T, script func(c net.Conn, br *bufio.Reader)) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				// PING, REPLCONF listening-port, REPLCONF capa.
+				for range 3 {
+					if _, err := readCommand(br); err != nil {
+						return
+					}
+					c.Write([]byte("+OK\r\n"))
+				}
+				if _, err := readCommand(br); err != nil { // PSYNC
+					return
+				}
+				script(c, br)
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// readCommand reads one RESP multibulk command.
+func readCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	var args []string
+	for range n {
+		if _, err := br.ReadString('\n'); err != nil {
+			return nil, err
+		}
+		a, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, strings.TrimRight(a, "\r\n"))
+	}
+	return args, nil
+}
+
+// A master that sends garbage, a truncated payload, or goes silent: the
+// link is dropped and retried, the log says why, and the replica keeps
+// serving its data.
+func TestReplicaFaultyMaster(t *testing.T) {
+	replid := strings.Repeat("a", 40)
+	for _, tc := range []struct {
+		name, log string
+		script    func(c net.Conn, br *bufio.Reader)
+	}{
+		{"garbage", "Bad protocol from MASTER", func(c net.Conn, _ *bufio.Reader) {
+			c.Write([]byte("+FULLRESYNC " + replid + " 0\r\nGARBAGE\r\n"))
+		}},
+		{"truncated payload", "I/O error trying to sync with MASTER", func(c net.Conn, _ *bufio.Reader) {
+			c.Write([]byte("+FULLRESYNC " + replid + " 0\r\n$1000\r\nREDIS0010"))
+		}},
+		{"bad payload", "Failed trying to load the MASTER synchronization DB from disk", func(c net.Conn, _ *bufio.Reader) {
+			c.Write([]byte("+FULLRESYNC " + replid + " 0\r\n$9\r\nNOTANRDB!"))
+			time.Sleep(5 * time.Second)
+		}},
+		{"silent", "MASTER timeout: no data nor PING received", func(c net.Conn, _ *bufio.Reader) {
+			c.Write([]byte("+CONTINUE\r\n"))
+			time.Sleep(10 * time.Second)
+		}},
+		{"psync refused", "Unexpected reply to PSYNC from master", func(c net.Conn, _ *bufio.Reader) {
+			c.Write([]byte("-ERR no\r\n"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := fakeMaster(t, tc.script)
+			z := StartZredis(t, "--repl-timeout", "1")
+			zc := Dial(t, z.Addr)
+			require.Equal(t, "+OK\r\n", zc.Do("SET", "mine", "v"))
+			require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)))
+			require.Eventually(t, func() bool { return strings.Contains(z.Output(), tc.log) }, 15*time.Second, 50*time.Millisecond, "log:\n%s", z.Output())
+			assert.Equal(t, "+PONG\r\n", zc.Do("PING"))
+			assert.Equal(t, "down", replicaInfo(t, zc)["master_link_status"])
+			if tc.name == "bad payload" {
+				// As Redis with repl-diskless-load disabled: the old data
+				// set was flushed before the payload was found bad.
+				assert.Equal(t, "$-1\r\n", zc.Do("GET", "mine"))
+			} else {
+				assert.Equal(t, "$1\r\nv\r\n", zc.Do("GET", "mine"), "the data set is kept")
+			}
+		})
+	}
+}
+
+// A wrong masterauth: the link stays down, the log says why.
+func TestReplicaWrongMasterauth(t *testing.T) {
+	m := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: RedisServerPath(), Args: []string{"--requirepass", "right"}, Password: "right"})
+	z := StartZredis(t, "--masterauth", "wrong", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	zc := Dial(t, z.Addr)
+	require.Eventually(t, func() bool { return strings.Contains(z.Output(), "Unable to AUTH to MASTER") }, 10*time.Second, 50*time.Millisecond)
+	assert.Equal(t, "down", replicaInfo(t, zc)["master_link_status"])
+	assert.NotContains(t, z.Output(), "wrong", "the password is not logged")
 }
