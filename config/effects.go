@@ -259,7 +259,7 @@ var effects = map[string]effectSpec{
 	"repl-backlog-ttl":                 pending(noteReplication),
 	"replica-serve-stale-data":         works(""),
 	"replica-read-only":                works(""),
-	"replica-ignore-maxmemory":         pending(noteReplication),
+	"replica-ignore-maxmemory":         works(""),
 	"replica-lazy-flush":               none(noteLazyFree),
 	"replica-priority":                 works("shown as slave_priority; Sentinel reads it"),
 	"replica-announced":                works("shown as replica_announced; Sentinel reads it"),

@@ -139,7 +139,10 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp = engine.NewDispatcher(s.ks, s, renamedTable(cfg))
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
-		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end)
+		// A replica leaves its keys to its master's DELs
+		// (replica-ignore-maxmemory yes, the default), or it would drift.
+		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end) ||
+			s.replica != nil && s.cfg.Bool("replica-ignore-maxmemory")
 	}
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)

@@ -335,3 +335,20 @@ func TestReplicaWrongMasterauth(t *testing.T) {
 	assert.Equal(t, "down", replicaInfo(t, zc)["master_link_status"])
 	assert.NotContains(t, z.Output(), "wrong", "the password is not logged")
 }
+
+// A replica with maxmemory evicts nothing (replica-ignore-maxmemory yes):
+// its keys leave by its master's DELs only.
+func TestReplicaIgnoresMaxmemory(t *testing.T) {
+	m := StartRedis(t, "--repl-diskless-sync", "no")
+	mc := Dial(t, m.Addr)
+	val := strings.Repeat("v", 1000)
+	for i := range 5000 {
+		require.Equal(t, "+OK\r\n", mc.Do("SET", "k"+strconv.Itoa(i), val))
+	}
+	z := StartZredis(t, "--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	zc := Dial(t, z.Addr)
+	replicaConverged(t, mc, zc)
+	assert.Equal(t, ":5000\r\n", zc.Do("DBSIZE"))
+	assert.Equal(t, "$1000\r\n"+val+"\r\n", zc.Do("GET", "k1"))
+	assert.Contains(t, zc.Do("INFO", "stats"), "\r\nevicted_keys:0\r\n")
+}
