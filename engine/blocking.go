@@ -197,7 +197,9 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 		return
 	}
 	cl := c.Client
-	if cl.InMulti {
+	// Inside MULTI, and for the master's stream on a replica (Redis's
+	// CLIENT_DENY_BLOCKING), a blocking command answers at once.
+	if cl.InMulti || cl.Master {
 		if nullBulk {
 			c.W.Null()
 		} else {

@@ -200,7 +200,7 @@ func (d *Dispatcher) replicaRefuses(cl *Client, cmd *Command) string {
 	if d.ReadOnlyReplica.Load() && (cmd.Flags&Write != 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0) {
 		return ErrReadOnlyReplica
 	}
-	if d.StaleRefused.Load() && (cmd.Flags&Stale == 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Stale == 0) {
+	if d.StaleRefused.Load() && (cmd.Flags&Stale == 0 || cmd.Name == "exec" && cl.QueuedLack(Stale)) {
 		return ErrMasterDown
 	}
 	return ""

@@ -44,6 +44,19 @@ func (cl *Client) QueuedFlags() Flag {
 	return f
 }
 
+// QueuedLack reports whether a command cl has queued lacks flag f (an
+// empty queue lacks nothing): Redis's cmd_inv_flags.
+func (cl *Client) QueuedLack(f Flag) bool {
+	if cl.InMulti && cl.tx != nil {
+		for _, q := range cl.tx.queue {
+			if q.cmd.Flags&f == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // txOf returns cl's transaction state, made on first use.
 func txOf(c *Ctx) *txState {
 	cl := c.Client

@@ -262,6 +262,12 @@ func (s *Server) loadRDB() error {
 // such, so the decoder bounds every length by its size) or an AOF's RDB
 // preamble.
 func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
+	return s.loadRDBAbortable(r, nil)
+}
+
+// loadRDBAbortable is loadRDBFrom, which also stops when aborted (not nil)
+// reports true: a replica's link that was stopped meanwhile.
+func (s *Server) loadRDBAbortable(r io.Reader, aborted func() bool) (rdb.Info, error) {
 	var loaded, expired int64
 	now := time.Now().UnixMilli()
 	// This goroutine decodes the file (parsing, LZF, CRC64) while another
@@ -284,6 +290,9 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 		defer close(inserted)
 		for batch := range full {
 			s.ks.Exec(func() {
+				if aborted != nil && aborted() {
+					return // a dropped replica link: its data goes
+				}
 				s.ks.SetLoading(true)
 				for _, k := range batch {
 					s.ks.DB(k.db).Insert(k.key, k.e)
@@ -303,7 +312,7 @@ func (s *Server) loadRDBFrom(r io.Reader) (rdb.Info, error) {
 		}
 	}
 	info, err := rdb.Load(r, opt, func(db int, key string, e *keyspace.Entry) error {
-		if s.loadAborted.Load() {
+		if s.loadAborted.Load() || aborted != nil && aborted() {
 			return errLoadAborted
 		}
 		if db < 0 || db >= s.ks.NumDBs() {

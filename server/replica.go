@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zredis/zredis/engine"
@@ -48,7 +49,18 @@ type replicaLink struct {
 
 	wmu  sync.Mutex // serializes writes to conn (ACKs from the stream and the ticker)
 	conn net.Conn
+
+	// stopped is set (under the lock) when the server drops this link:
+	// from then on the goroutine changes nothing (owned), and a load in
+	// progress ends (aborted). Bytes of a transaction still queued.
+	stopped      atomic.Bool
+	pendingMulti int64
+	lastErrLogMs int64 // the last replyError logged
 }
+
+// owned reports whether the link is still the server's, under the lock:
+// a stopped link's goroutine touches neither the data nor the state.
+func (l *replicaLink) owned() bool { return !l.stopped.Load() && l.s.replica == l }
 
 // masterLinkUp reports whether the link is up (master_link_status:up).
 // Under the lock.
@@ -68,33 +80,43 @@ func (s *Server) startReplication(host string, port int) {
 	s.replica = l
 	s.ks.SetReplica(true)
 	s.updateReplicaRules()
-	go l.run()
+	s.links.Add(1)
+	go func() {
+		defer s.links.Done()
+		l.run()
+	}()
 }
 
-// ReplicaOf is REPLICAOF host port, or REPLICAOF NO ONE with host "":
-// the reply, and the wait for a previous link to end, which the command
-// runs without the lock. Under the lock.
+// ReplicaOf is REPLICAOF host port, or REPLICAOF NO ONE with host "".
+// It never waits: a dropped link's goroutine ends on its own, changing
+// nothing once dropped (owned), and shutdown waits for it. So REPLICAOF
+// also runs inside MULTI. Under the lock.
 func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wait func()) {
 	if host == "" {
 		if s.replica == nil {
 			return "OK", nil
 		}
-		wait = s.stopReplication()
+		s.stopReplication()
+		// A master now: its data may diverge from the old master's, so
+		// the next link must not continue where this one stopped.
+		s.cachedMaster.replid, s.cachedMaster.offset = "", 0
 		s.ks.SetReplica(false)
 		s.updateReplicaRules()
 		s.cfg.SetReplicaOf("", 0)
 		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
-		return "OK", wait
+		return "OK", nil
 	}
 	if l := s.replica; l != nil && strings.EqualFold(l.host, host) && l.port == port {
 		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
 		return "OK Already connected to specified master", nil
 	}
-	wait = s.stopReplication()
-	s.startReplication(host, port)
+	s.stopReplication()
 	s.cfg.SetReplicaOf(host, port)
+	if !s.closing {
+		s.startReplication(host, port)
+	}
 	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
-	return "OK", wait
+	return "OK", nil
 }
 
 // watchReplicaConfig follows the directives a replica's refusals depend
@@ -115,22 +137,31 @@ func (s *Server) updateReplicaRules() {
 	s.disp.StaleRefused.Store(l != nil && !l.up() && !s.cfg.Bool("replica-serve-stale-data"))
 }
 
-// stopReplication ends the link: the goroutine is told to stop and is
-// waited for without the lock. It returns the wait.
-func (s *Server) stopReplication() (wait func()) {
+// stopReplication drops the link: from now on its goroutine changes
+// nothing and ends (shutdown waits for it, s.links); where the stream
+// stopped is kept for a partial resync with the next master. Under the
+// lock.
+func (s *Server) stopReplication() {
 	l := s.replica
 	if l == nil {
-		return func() {}
+		return
 	}
 	s.replica = nil
-	s.cachedMaster.replid, s.cachedMaster.offset = l.replid, l.offset
+	l.stopped.Store(true)
+	l.master = nil
+	if l.replid != "" {
+		s.cachedMaster.replid, s.cachedMaster.offset = l.replid, l.offset
+	}
+	if l.state == "sync" {
+		s.disp.Loading.Store(false)
+	}
+	s.updateReplicaRules()
 	close(l.stop)
 	l.wmu.Lock()
 	if l.conn != nil {
 		l.conn.Close()
 	}
 	l.wmu.Unlock()
-	return func() { <-l.done }
 }
 
 // run keeps the link up until stopped: a failed or broken session is
@@ -142,12 +173,18 @@ func (l *replicaLink) run() {
 		log.Noticef("Connecting to MASTER %s:%d", l.host, l.port)
 		err := l.session()
 		l.s.ks.Exec(func() {
+			if !l.owned() {
+				return
+			}
 			if l.state == "connected" || l.state == "sync" {
 				l.downSince = time.Now().UnixMilli()
 			}
+			if l.state == "sync" {
+				l.s.disp.Loading.Store(false)
+			}
 			l.state = "connect"
 			l.master = nil
-			l.s.disp.Loading.Store(false)
+			l.pendingMulti = 0
 			l.s.updateReplicaRules()
 		})
 		select {
@@ -175,7 +212,11 @@ func (e linkError) Error() string { return string(e) }
 func (l *replicaLink) session() error {
 	cfg := l.s.cfg
 	timeout := time.Duration(cfg.Int("repl-timeout")) * time.Second
-	l.s.ks.Exec(func() { l.state = "connecting" })
+	l.s.ks.Exec(func() {
+		if l.owned() {
+			l.state = "connecting"
+		}
+	})
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
 	if err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
@@ -203,8 +244,7 @@ func (l *replicaLink) session() error {
 		if _, err := conn.Write(encodeCommand(args...)); err != nil {
 			return "", err
 		}
-		line, err := br.ReadString('\n')
-		return strings.TrimRight(line, "\r\n"), err
+		return readLine(br)
 	}
 
 	// PING: any answer but an unexpected error is fine (an auth error
@@ -260,6 +300,14 @@ func (l *replicaLink) session() error {
 	if reply, err = ask(psync...); err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}
+	for reply == "" {
+		// A master preparing a diskless sync sends newlines meanwhile,
+		// even before its reply to PSYNC.
+		conn.SetReadDeadline(time.Now().Add(timeout))
+		if reply, err = readLine(br); err != nil {
+			return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
+		}
+	}
 	switch {
 	case strings.HasPrefix(reply, "+FULLRESYNC"):
 		f := strings.Fields(reply)
@@ -276,17 +324,27 @@ func (l *replicaLink) session() error {
 		}
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		f := strings.Fields(reply)
+		owned := true
 		l.s.ks.Exec(func() {
+			if owned = l.owned(); !owned {
+				return
+			}
 			if len(f) == 2 && len(f[1]) == 40 {
 				l.replid = f[1]
 			}
 			l.state = "connected"
 			l.downSince = 0
+			l.lastIOms = time.Now().UnixMilli()
 			l.master = l.newMasterClient()
 			l.s.updateReplicaRules()
 		})
+		if !owned {
+			return nil
+		}
 		l.s.log.Noticef("Successful partial resynchronization with master.")
 		l.s.log.Noticef("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
+		return linkError("Master is currently unable to PSYNC but should be in the future: " + reply)
 	default:
 		return linkError("Unexpected reply to PSYNC from master: " + reply)
 	}
@@ -299,17 +357,14 @@ func (l *replicaLink) session() error {
 // without expiry messages, clients get -LOADING meanwhile.
 func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset int64, timeout time.Duration) error {
 	var header string
-	for {
+	for header == "" {
+		// Newlines first: the master is alive, preparing the payload.
 		conn.SetReadDeadline(time.Now().Add(timeout))
-		line, err := br.ReadString('\n')
+		line, err := readLine(br)
 		if err != nil {
 			return linkError(fmt.Sprintf("I/O error reading bulk count from MASTER: %v", err))
 		}
-		if line == "\n" {
-			continue // the master is alive, preparing the payload
-		}
-		header = strings.TrimRight(line, "\r\n")
-		break
+		header = line
 	}
 	if strings.HasPrefix(header, "-") {
 		return linkError("MASTER aborted replication with an error: " + header[1:])
@@ -333,10 +388,17 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 		size = n
 		l.s.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to disk", size)
 	}
+	owned := true
 	l.s.ks.Exec(func() {
-		l.state = "sync"
-		l.syncSize, l.syncRead, l.syncLastMs = size, 0, time.Now().UnixMilli()
+		if owned = l.owned(); owned {
+			l.state = "sync"
+			l.syncSize, l.syncRead, l.syncLastMs = size, 0, time.Now().UnixMilli()
+			l.lastIOms = l.syncLastMs
+		}
 	})
+	if !owned {
+		return nil
+	}
 	tmp := filepath.Join(l.s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -347,31 +409,57 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 	if err := l.readPayload(conn, br, f, size, mark, timeout); err != nil {
 		return err
 	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk: %v", err))
+	}
+	// The payload becomes the RDB file, as Redis renames it: a restart
+	// loads this data set, not the one from before the sync.
+	if err := os.Rename(tmp, l.s.rdbPath()); err != nil {
+		return linkError(fmt.Sprintf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", filepath.Base(l.s.rdbPath()), err))
+	}
+	l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
+	l.s.ks.Exec(func() {
+		if owned = l.owned(); owned {
+			l.s.disp.Loading.Store(true)
+			l.s.ks.FlushAll()
+		}
+	})
+	if !owned {
+		return nil
+	}
+	l.s.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
+	info, err := l.s.loadRDBAbortable(f, l.stopped.Load)
+	var expired int64
+	l.s.ks.Exec(func() {
+		expired = l.s.rdb.loadedExpired
+		if owned = l.owned(); owned || l.s.replica == nil {
+			l.s.disp.Loading.Store(false)
+		}
+		if err != nil || !owned {
+			// What was loaded is part of a data set: gone.
+			l.s.ks.FlushAll()
+		}
+	})
+	if !owned {
+		l.s.log.Noticef("MASTER <-> REPLICA sync: the link was dropped while loading; the partial data set was discarded")
+		return nil
+	}
+	if err != nil {
+		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", err))
+	}
+	l.s.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", info.Keys, expired)
 	if mark != nil {
 		// The master learns at once that this replica is online.
 		l.sendAck(offset)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk: %v", err))
-	}
-	l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 	l.s.ks.Exec(func() {
-		l.s.disp.Loading.Store(true)
-		l.s.ks.FlushAll()
-	})
-	l.s.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
-	start := time.Now()
-	info, err := l.s.loadRDBFrom(f)
-	l.s.ks.Exec(func() { l.s.disp.Loading.Store(false) })
-	if err != nil {
-		l.s.ks.Exec(func() { l.s.ks.FlushAll() })
-		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", err))
-	}
-	l.s.log.Noticef("Done loading RDB, keys loaded: %d (%.3f seconds).", info.Keys, time.Since(start).Seconds())
-	l.s.ks.Exec(func() {
+		if !l.owned() {
+			return
+		}
 		l.replid, l.offset = replid, offset
 		l.state = "connected"
 		l.downSince = 0
+		l.lastIOms = time.Now().UnixMilli()
 		l.master = l.newMasterClient()
 		l.s.updateReplicaRules()
 		if l.s.cfg.Bool("appendonly") {
@@ -418,7 +506,10 @@ func (l *replicaLink) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, s
 					break
 				}
 			}
-			l.s.ks.Exec(func() { l.syncRead, l.syncLastMs = read, time.Now().UnixMilli() })
+			l.s.ks.Exec(func() {
+				l.syncRead, l.syncLastMs = read, time.Now().UnixMilli()
+				l.lastIOms = l.syncLastMs
+			})
 		}
 		if err != nil {
 			return linkError(fmt.Sprintf("I/O error trying to sync with MASTER: %v", err))
@@ -478,12 +569,16 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durat
 	}
 }
 
-// apply runs a batch of the master's commands.
+// apply runs a batch of the master's commands. A command's bytes count
+// into the offset once it ran, and those of a transaction once its EXEC
+// ran (Redis advances the applied offset outside MULTI only). Work a
+// command leaves for after the lock runs after it.
 func (l *replicaLink) apply(batch [][][]byte) {
 	var acks []int64
+	var offloads []func()
 	l.s.ks.Exec(func() {
 		cl := l.master
-		if cl == nil {
+		if cl == nil || !l.owned() {
 			return
 		}
 		l.lastIOms = time.Now().UnixMilli()
@@ -497,15 +592,39 @@ func (l *replicaLink) apply(batch [][][]byte) {
 				continue
 			}
 			if offload := l.s.disp.Exec(cl, args); offload != nil {
-				offload()
+				offloads = append(offloads, offload)
+			}
+			if reply := cl.W.Bytes(); len(reply) > 0 && reply[0] == '-' {
+				l.replyError(args, reply)
 			}
 			cl.W.Reset()
-			l.offset += n
+			if cl.InMulti {
+				l.pendingMulti += n
+				continue
+			}
+			l.offset += l.pendingMulti + n
+			l.pendingMulti = 0
 		}
 	})
+	for _, fn := range offloads {
+		fn()
+	}
 	for _, off := range acks {
 		l.sendAck(off)
 	}
+}
+
+// replyError logs, at most once a second, an error the master's stream
+// got here: Redis's "This replica is sending an error to its master".
+// Under the lock.
+func (l *replicaLink) replyError(args [][]byte, reply []byte) {
+	now := time.Now().UnixMilli()
+	if now-l.lastErrLogMs < 1000 {
+		return
+	}
+	l.lastErrLogMs = now
+	line, _, _ := bytes.Cut(reply[1:], []byte("\r\n"))
+	l.s.log.Warningf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", line, args[0])
 }
 
 // ackLoop sends REPLCONF ACK every second (replicationCron) until done.
@@ -603,4 +722,29 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	b = engine.InfoInt(b, "slave_read_only", boolInt(s.cfg.Bool("replica-read-only")))
 	b = engine.InfoInt(b, "replica_announced", boolInt(s.cfg.Bool("replica-announced")))
 	return b
+}
+
+// maxLinkLine bounds a line of the handshake: a master's replies are a
+// few dozen bytes, and a wrong endpoint must not make the server buffer
+// without end.
+const maxLinkLine = 4096
+
+// readLine reads one CRLF- or LF-terminated line of at most maxLinkLine
+// bytes, without its terminator.
+func readLine(br *bufio.Reader) (string, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxLinkLine {
+			return "", linkError("the master sent a line longer than 4096 bytes")
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return strings.TrimRight(string(line), "\r\n"), nil
+	}
 }

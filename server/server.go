@@ -52,6 +52,9 @@ type Server struct {
 	// replica is the link to the master while this server replicates
 	// one (replica.go), nil otherwise. Under the lock.
 	replica *replicaLink
+	// links counts the link goroutines still running, dropped or not:
+	// shutdown waits for them.
+	links sync.WaitGroup
 	// cachedMaster is where the last link left the stream, for a partial
 	// resync with the next master.
 	cachedMaster struct {
@@ -379,9 +382,11 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Warningf("%v", loadErr)
 	}
 	close(s.exiting)
-	var stopLink func()
-	s.ks.Exec(func() { stopLink = s.stopReplication() })
-	stopLink()
+	s.ks.Exec(func() {
+		s.closing = true // no new link (REPLICAOF) from now on
+		s.stopReplication()
+	})
+	s.links.Wait()
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.

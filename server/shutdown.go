@@ -107,7 +107,16 @@ func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
 // goroutine.
 func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
 	s.log.Warningf("User requested shutdown...")
-	s.ks.Exec(func() { s.pause.hold() })
+	loading := false
+	s.ks.Exec(func() {
+		s.pause.hold()
+		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
+	})
+	if loading {
+		// A data set half received from a master is not saved over
+		// the last good file (Redis forces NOSAVE while loading).
+		req.opts.Save, req.opts.NoSave = false, true
+	}
 	bg.stop()
 	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
 	err := s.shutdownSave(req.opts)

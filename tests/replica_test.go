@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -305,6 +306,9 @@ func TestReplicaFaultyMaster(t *testing.T) {
 		{"psync refused", "Unexpected reply to PSYNC from master", func(c net.Conn, _ *bufio.Reader) {
 			c.Write([]byte("-ERR no\r\n"))
 		}},
+		{"endless line", "the master sent a line longer than 4096 bytes", func(c net.Conn, _ *bufio.Reader) {
+			c.Write(bytes.Repeat([]byte("x"), 1<<20))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			port := fakeMaster(t, tc.script)
@@ -351,4 +355,47 @@ func TestReplicaIgnoresMaxmemory(t *testing.T) {
 	assert.Equal(t, ":5000\r\n", zc.Do("DBSIZE"))
 	assert.Equal(t, "$1000\r\n"+val+"\r\n", zc.Do("GET", "k1"))
 	assert.Contains(t, zc.Do("INFO", "stats"), "\r\nevicted_keys:0\r\n")
+}
+
+// A master with redis-server's default diskless sync sends newlines
+// before its reply to PSYNC while it waits for more replicas; REPLICAOF
+// inside MULTI runs; REPLICAOF NO ONE forgets where the stream stopped,
+// so writes made as a master are not kept by a later partial resync.
+func TestReplicaOfDefaultMasterAndRoleChanges(t *testing.T) {
+	m := StartRedis(t, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "2")
+	mc := Dial(t, m.Addr)
+	require.Equal(t, "+OK\r\n", mc.Do("SET", "a", "1"))
+	z := StartZredis(t)
+	zc := Dial(t, z.Addr)
+	zc.Do("MULTI")
+	zc.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port))
+	assert.Equal(t, "*1\r\n+OK\r\n", zc.Do("EXEC"))
+	replicaConverged(t, mc, zc)
+	assert.Equal(t, "$1\r\n1\r\n", zc.Do("GET", "a"))
+
+	require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "NO", "ONE"))
+	require.Equal(t, "+OK\r\n", zc.Do("SET", "local", "x"))
+	require.Equal(t, ":2\r\n", zc.Do("INCR", "a"))
+	full := statInt(t, mc, "sync_full")
+	require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)))
+	replicaConverged(t, mc, zc)
+	assert.Equal(t, full+1, statInt(t, mc, "sync_full"), "a full sync: the data diverged")
+	assert.Equal(t, "$1\r\n1\r\n", zc.Do("GET", "a"))
+	assert.Equal(t, "$-1\r\n", zc.Do("GET", "local"))
+}
+
+// With replica-serve-stale-data no and the link down, commands not
+// flagged stale get MASTERDOWN; an empty transaction runs.
+func TestReplicaMasterDown(t *testing.T) {
+	port := FreePort(t) // nothing listens there
+	for _, p := range []*Proc{StartZredis(t, "--replica-serve-stale-data", "no"), StartRedis(t, "--replica-serve-stale-data", "no")} {
+		c := Dial(t, p.Addr)
+		require.Equal(t, "+OK\r\n", c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)))
+		assert.Equal(t, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n", c.Do("GET", "k"), p.Name)
+		assert.Equal(t, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n", c.Do("PING"), p.Name)
+		assert.Equal(t, "$2\r\nhi\r\n", c.Do("ECHO", "hi"), p.Name)
+		assert.Equal(t, "+OK\r\n", c.Do("MULTI"), p.Name)
+		assert.Equal(t, "*0\r\n", c.Do("EXEC"), p.Name)
+		assert.Equal(t, "-READONLY You can't write against a read only replica.\r\n", c.Do("SET", "k", "v"), p.Name)
+	}
 }
