@@ -37,7 +37,7 @@ type replicaLink struct {
 	done chan struct{}
 
 	// Under the keyspace lock.
-	state      string // connect, connecting, sync, connected (INFO master_link_status up only when connected)
+	state      string // connect, connecting, handshake, sync, connected (ROLE's words; up only when connected)
 	replid     string // the master's replication id, "" before a first sync
 	offset     int64  // bytes of the master's stream applied (slave_repl_offset)
 	lastIOms   int64  // Unix ms of the last byte read from the master
@@ -238,6 +238,11 @@ func (l *replicaLink) session() error {
 		l.wmu.Unlock()
 	}()
 	l.s.log.Noticef("MASTER <-> REPLICA sync started")
+	l.s.ks.Exec(func() {
+		if l.owned() {
+			l.state = "handshake" // as ROLE shows it
+		}
+	})
 	br := bufio.NewReaderSize(conn, 64<<10)
 	ask := func(args ...string) (string, error) {
 		conn.SetDeadline(time.Now().Add(timeout))
