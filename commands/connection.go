@@ -526,9 +526,12 @@ func parseClientType(b []byte) int {
 	return -1
 }
 
-// clientType classifies a client as getClientType does: a MONITOR client
-// counts as normal.
+// clientType classifies a client as getClientType does: a replica is
+// replica, a MONITOR client counts as normal.
 func clientType(cl *engine.Client) int {
+	if cl.Replica && !cl.Monitor {
+		return clientTypeReplica
+	}
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return clientTypePubSub
 	}

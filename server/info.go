@@ -224,20 +224,7 @@ func (s *Server) infoReplication(b []byte) []byte {
 		role = "slave"
 	}
 	b = engine.InfoStr(b, "role", role)
-	b = engine.InfoInt(b, "connected_slaves", 0)
-	if s.cfg.Int("min-replicas-to-write") != 0 && s.cfg.Int("min-replicas-max-lag") != 0 {
-		b = engine.InfoInt(b, "min_slaves_good_slaves", 0)
-	}
-	b = engine.InfoStr(b, "master_failover_state", "no-failover")
-	b = engine.InfoStr(b, "master_replid", s.runID)
-	b = engine.InfoStr(b, "master_replid2", "0000000000000000000000000000000000000000")
-	b = engine.InfoInt(b, "master_repl_offset", 0)
-	b = engine.InfoInt(b, "second_repl_offset", -1)
-	b = engine.InfoInt(b, "repl_backlog_active", 0)
-	b = engine.InfoInt(b, "repl_backlog_size", s.cfg.Int("repl-backlog-size"))
-	b = engine.InfoInt(b, "repl_backlog_first_byte_offset", 0)
-	b = engine.InfoInt(b, "repl_backlog_histlen", 0)
-	return b
+	return s.repl.info(b)
 }
 
 // infoCPU reports the process's CPU time. Go runs commands on many
