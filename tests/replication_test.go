@@ -387,3 +387,35 @@ func TestReplicationOutputLimit(t *testing.T) {
 	assert.Contains(t, z.Output(), "for overcoming of output buffer limits")
 	assert.NotContains(t, c.Do("CLIENT", "LIST"), "flags=S")
 }
+
+// TestReplicationDelayedDiskless: with repl-diskless-sync-delay the
+// replicas wait for the delay (kept alive by newlines), then share a
+// diskless synchronisation started by the cron; once they are gone the
+// backlog is freed after repl-backlog-ttl, with a new replication ID.
+func TestReplicationDelayedDiskless(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
+	}
+	z := StartZredis(t, "--repl-diskless-sync-delay", "1", "--repl-backlog-ttl", "1")
+	c := Dial(t, z.Addr)
+	fillReplData(t, c, "delayed")
+	r1 := startReplica(t, z)
+	r2 := startReplica(t, z)
+	waitLinkUp(t, r1)
+	waitLinkUp(t, r2)
+	fillReplData(t, c, "delayed2")
+	time.Sleep(400 * time.Millisecond)
+	waitConverged(t, z, r1, r2)
+	compareDatasets(t, z, r1)
+	compareDatasets(t, z, r2)
+	assert.Contains(t, z.Output(), "Delay next BGSAVE for diskless SYNC")
+	assert.Contains(t, z.Output(), "Starting BGSAVE for SYNC with target: replicas sockets")
+
+	replid := infoField(t, c, "replication", "master_replid")
+	r1.Close()
+	r2.Close()
+	waitFor(t, func() bool { return infoField(t, c, "replication", "repl_backlog_active") == "0" })
+	assert.NotEqual(t, replid, infoField(t, c, "replication", "master_replid"))
+	assert.Equal(t, "0", infoField(t, c, "replication", "repl_backlog_histlen"))
+	assert.Contains(t, z.Output(), "Replication backlog freed after 1 seconds without connected replicas.")
+}
