@@ -91,7 +91,8 @@ func (s *Server) infoClients(b []byte) []byte {
 		}
 	}
 	maxIn, maxOut := s.peaks.max()
-	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)))
+	// Replicas are not counted, as in Redis (connected_slaves counts them).
+	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)-len(s.repl.replicas)))
 	b = engine.InfoInt(b, "cluster_connections", 0)
 	b = engine.InfoInt(b, "maxclients", s.cfg.Int("maxclients"))
 	b = engine.InfoInt(b, "client_recent_max_input_buffer", maxIn)

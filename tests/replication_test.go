@@ -243,6 +243,8 @@ func TestReplicationMaster(t *testing.T) {
 	}
 	assert.Equal(t, fields, got, "INFO replication's fields, in Redis 7.0's order")
 	assert.Contains(t, c.Do("CLIENT", "LIST", "TYPE", "replica"), "flags=S ")
+	all := strings.Count(c.Do("CLIENT", "LIST"), "\n") - 2 // the bulk header and trailer
+	assert.Equal(t, strconv.Itoa(all-2), infoField(t, c, "clients", "connected_clients"), "replicas are not clients for INFO")
 
 	// WAIT counts the replicas that acknowledged the client's last write.
 	require.Equal(t, "+OK\r\n", c.Do("SET", "waited", "1"))
