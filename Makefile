@@ -6,7 +6,7 @@
 GO        ?= go
 BIN       := bin
 # Packages whose state is shared between goroutines run under the race detector.
-RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/...
+RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./replication/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/...
 
 .PHONY: all build run test deps vet unit integration perl fuzz bench clean
 

@@ -526,11 +526,15 @@ func parseClientType(b []byte) int {
 	return -1
 }
 
-// clientType classifies a client as getClientType does: a MONITOR client
-// counts as normal.
+// clientType classifies a client as getClientType does: the master's
+// link is master, a replica is replica, a MONITOR client counts as
+// normal.
 func clientType(cl *engine.Client) int {
 	if cl.Master {
 		return clientTypeMaster
+	}
+	if cl.Replica && !cl.Monitor {
+		return clientTypeReplica
 	}
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return clientTypePubSub

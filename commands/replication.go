@@ -1,16 +1,158 @@
 package commands
 
-import "github.com/zredis/zredis/engine"
+import (
+	"strconv"
+	"strings"
+	"time"
 
-// Replication commands (replication.c). The link to a master is the
-// server's (engine.Server.ReplicaOf).
+	"github.com/zredis/zredis/engine"
+)
+
+// Replication commands (replication.c): SYNC and PSYNC, by which a
+// replica asks for the stream; REPLCONF, by which it describes itself and
+// acknowledges what it applied; WAIT and ROLE; REPLICAOF, which makes the
+// server a replica. The stream, the backlog, the replicas and the link to
+// a master are the server's (engine.Replication, engine.Server.ReplicaOf);
+// these handlers parse and check the arguments.
 func init() {
-	const flags = engine.Admin | engine.NoScript | engine.Stale | engine.NoAsyncLoading
+	const internal = engine.Admin | engine.NoScript | engine.NoAsyncLoading | engine.NoMulti
 	register(
-		&engine.Command{Name: "replicaof", Arity: 3, Flags: flags, Group: "server", Run: replicaofCommand},
-		&engine.Command{Name: "slaveof", Arity: 3, Flags: flags, Group: "server", Run: replicaofCommand},
+		&engine.Command{Name: "sync", Arity: 1, Flags: internal, Group: "server", Run: syncCommand},
+		&engine.Command{Name: "psync", Arity: -3, Flags: internal, Group: "server", Run: syncCommand},
+		&engine.Command{Name: "replconf", Arity: -1, Flags: engine.Admin | engine.NoScript | engine.Loading | engine.Stale | engine.AllowBusy, Group: "server", Run: replconfCommand},
+		&engine.Command{Name: "wait", Arity: 3, Flags: engine.NoScript, ACL: "@connection", Group: "generic", Run: waitCommand},
+		&engine.Command{Name: "role", Arity: 1, Flags: engine.NoScript | engine.Loading | engine.Stale | engine.Fast, ACL: "@admin @dangerous", Group: "server", Run: roleCommand},
+	)
+	// The replica side: the link to a master is the server's
+	// (engine.Server.ReplicaOf).
+	const replicaof = engine.Admin | engine.NoScript | engine.Stale | engine.NoAsyncLoading
+	register(
+		&engine.Command{Name: "replicaof", Arity: 3, Flags: replicaof, Group: "server", Run: replicaofCommand},
+		&engine.Command{Name: "slaveof", Arity: 3, Flags: replicaof, Group: "server", Run: replicaofCommand},
 	)
 }
+
+// errSyncReplica is SYNC's refusal on a replica whose link with its
+// master is not up; zredis's replica side keeps no link yet.
+const errSyncReplica = "NOMASTERLINK Can't SYNC while not connected with my master"
+
+// syncCommand is SYNC and PSYNC replid offset (syncCommand).
+func syncCommand(c *engine.Ctx) {
+	if c.Client.Replica {
+		return // already a replica: ignored, no reply
+	}
+	if c.KS.IsReplica() {
+		c.Error(errSyncReplica)
+		return
+	}
+	if c.W.Len() > 0 {
+		c.Error("ERR SYNC and PSYNC are invalid with pending output")
+		return
+	}
+	psync := c.Cmd.Name == "psync"
+	var replid string
+	var offset int64
+	if psync {
+		replid = string(c.Args[1])
+		var ok bool
+		if offset, ok = engine.ParseInt(c.Args[2]); !ok {
+			c.Error(engine.ErrNotInteger)
+			return
+		}
+	}
+	c.Srv.Replication().Sync(c, psync, replid, offset)
+}
+
+// replconfCommand is REPLCONF option value [option value ...]
+// (replconfCommand): options apply in order; ACK and GETACK end the
+// command without a reply.
+func replconfCommand(c *engine.Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.Error(engine.ErrSyntax)
+		return
+	}
+	r := c.Srv.Replication()
+	cl := c.Client
+	for j := 1; j < len(c.Args); j += 2 {
+		opt, val := c.Args[j], c.Args[j+1]
+		switch {
+		case engine.EqualFold(opt, "listening-port"):
+			port, ok := engine.ParseInt(val)
+			if !ok {
+				c.Error(engine.ErrNotInteger)
+				return
+			}
+			r.SetListeningPort(cl, port)
+		case engine.EqualFold(opt, "ip-address"):
+			if len(val) >= 256 { // NET_HOST_STR_LEN
+				c.Error("ERR REPLCONF ip-address provided by replica instance is too long: " + strconv.Itoa(len(val)) + " bytes")
+				return
+			}
+			r.SetAddress(cl, string(val))
+		case engine.EqualFold(opt, "capa"):
+			r.AddCapa(cl, strings.ToLower(string(val)))
+		case engine.EqualFold(opt, "ack"):
+			if !cl.Replica {
+				return
+			}
+			offset, ok := engine.ParseInt(val)
+			if !ok {
+				return
+			}
+			aof := int64(-1)
+			if len(c.Args) > j+3 && engine.EqualFold(c.Args[j+2], "fack") {
+				if aof, ok = engine.ParseInt(c.Args[j+3]); !ok {
+					return
+				}
+			}
+			r.Ack(cl, offset, aof)
+			return // no reply
+		case engine.EqualFold(opt, "getack"):
+			return // only a replica answers it, with an ACK to its master
+		case engine.EqualFold(opt, "rdb-only"):
+			v, ok := engine.ParseInt(val)
+			if !ok {
+				c.Error(engine.ErrNotInteger)
+				return
+			}
+			if v < 0 || v > 1 {
+				c.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			r.SetRDBOnly(cl, v == 1)
+		default:
+			c.Error("ERR Unrecognized REPLCONF option: " + string(opt))
+			return
+		}
+	}
+	c.W.OK()
+}
+
+// waitCommand is WAIT numreplicas timeout (waitCommand).
+func waitCommand(c *engine.Ctx) {
+	if c.KS.IsReplica() {
+		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	n, ok := engine.ParseInt(c.Args[1])
+	if !ok {
+		c.Error(engine.ErrNotInteger)
+		return
+	}
+	ms, ok := engine.ParseInt(c.Args[2])
+	if !ok {
+		c.Error(engine.ErrTimeoutNotInt)
+		return
+	}
+	if ms < 0 {
+		c.Error(engine.ErrTimeoutNegative)
+		return
+	}
+	c.Srv.Replication().Wait(c, n, time.Duration(ms)*time.Millisecond)
+}
+
+// roleCommand is ROLE.
+func roleCommand(c *engine.Ctx) { c.Srv.Replication().Role(c) }
 
 // replicaofCommand is REPLICAOF host port | NO ONE (and SLAVEOF).
 func replicaofCommand(c *engine.Ctx) {

@@ -325,6 +325,7 @@ func configResetstatCommand(c *engine.Ctx) {
 	st.TotalConnections = 0
 	st.EvictedKeys = 0
 	st.EvictedClients = 0
+	st.SyncFull, st.SyncPartialOK, st.SyncPartialErr = 0, 0, 0
 	if ev := c.KS.EvictStats(); ev.ExceededSince.IsZero() {
 		ev.ExceededTotal = 0
 	} else {

@@ -201,6 +201,8 @@ func (s *fakeServer) Config() *config.Config     { return s.cfg }
 func (s *fakeServer) Clients() []*engine.Client  { return s.clients }
 func (s *fakeServer) Stats() *engine.ServerStats { return &s.stats }
 
+func (s *fakeServer) Replication() engine.Replication { return nil }
+
 func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)
 	return func() string { return "" }

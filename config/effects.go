@@ -90,7 +90,7 @@ const (
 	noteEncoding    = "tunes an internal encoding zredis does not use; replies are the same"
 	noteCPUList     = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
 	noteNoStreams   = "zredis serves no stream commands"
-	noteReplication = "replication (a later issue); no effect until then, as on a Redis with no replica"
+	noteReplication = "the rest of replication (issue 14); no effect until then"
 	noteTesting     = "a hidden Redis test hook"
 	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
@@ -116,7 +116,7 @@ var effects = map[string]effectSpec{
 	"no-appendfsync-on-rewrite":     none("zredis keeps fsyncing the AOF during a rewrite, as `no` does; ignoring `yes`, which lets Redis skip those fsyncs, can only keep more data"),
 	"aof-rewrite-incremental-fsync": none("a rewritten base file is fsynced before the manifest names it, whatever the value; the value only spreads Redis's fsyncs over the write"),
 	"rdb-save-incremental-fsync":    none("an RDB file is fsynced before it is renamed into place, whatever the value; the value only spreads Redis's fsyncs over the write"),
-	"rdb-del-sync-files":            none("zredis writes no RDB file to synchronise replicas (no fork, no sync file), so there is none to delete"),
+	"rdb-del-sync-files":            none("the RDB file written to synchronise a replica is a temporary file, deleted once sent, whatever the value"),
 	"aof-disable-auto-gc":           works(""),
 
 	// Process and logging.
@@ -183,7 +183,7 @@ var effects = map[string]effectSpec{
 	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
 	"shutdown-on-sigint":                    works(""),
 	"shutdown-on-sigterm":                   works(""),
-	"shutdown-timeout":                      pending("the wait for replicas at shutdown comes with replication; with no replica Redis does not wait either"),
+	"shutdown-timeout":                      pending("a later issue: SHUTDOWN does not wait for replicas to catch up yet; with no replica Redis does not wait either"),
 	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
 	"hll-sparse-max-bytes":                  none("zredis has no HyperLogLog commands"),
 	"key-load-delay":                        none(noteTesting),
@@ -241,22 +241,22 @@ var effects = map[string]effectSpec{
 	"cluster-preferred-endpoint-type":     none(noteCluster),
 	"tls-cluster":                         none(noteCluster),
 
-	// Replication. min-replicas-to-write matters without a master: with
-	// no replica connected, writes are refused (-NOREPLICAS).
-	"min-replicas-to-write":            works("with no replica to count, any value above 0 refuses writes with -NOREPLICAS, as Redis does"),
+	// Replication: zredis is a master of stock replicas and a replica of a
+	// stock master.
+	"min-replicas-to-write":            works("counts the online replicas that acknowledged within min-replicas-max-lag seconds; with fewer, writes are refused with -NOREPLICAS"),
 	"min-replicas-max-lag":             works("read with min-replicas-to-write"),
 	"replicaof":                        works("zredis replicates a stock master (the link: server/replica.go)"),
 	"masterauth":                       works(""),
 	"masteruser":                       works(""),
-	"repl-diskless-sync":               pending(noteReplication),
-	"repl-diskless-sync-delay":         pending(noteReplication),
-	"repl-diskless-sync-max-replicas":  pending(noteReplication),
+	"repl-diskless-sync":               works("for replicas that declare `capa eof`; the others get a disk-based payload"),
+	"repl-diskless-sync-delay":         works(""),
+	"repl-diskless-sync-max-replicas":  works(""),
 	"repl-diskless-load":               none("a replica always writes the master's payload to a file in dir and loads it from there, as `disabled` (the default) does"),
-	"repl-disable-tcp-nodelay":         pending(noteReplication),
-	"repl-ping-replica-period":         pending(noteReplication),
-	"repl-timeout":                     works("on a replica: a silent master drops the link"),
-	"repl-backlog-size":                pending(noteReplication),
-	"repl-backlog-ttl":                 pending(noteReplication),
+	"repl-disable-tcp-nodelay":         works(""),
+	"repl-ping-replica-period":         works(""),
+	"repl-timeout":                     works("a master disconnects replicas silent for longer; a replica drops a silent master's link"),
+	"repl-backlog-size":                works(""),
+	"repl-backlog-ttl":                 works(""),
 	"replica-serve-stale-data":         works(""),
 	"replica-read-only":                works(""),
 	"replica-ignore-maxmemory":         works(""),
@@ -266,7 +266,7 @@ var effects = map[string]effectSpec{
 	"replica-announce-ip":              works(""),
 	"replica-announce-port":            works(""),
 	"replica-ignore-disk-write-errors": pending(noteReplication),
-	"bind-source-addr":                 pending(noteReplication),
+	"bind-source-addr":                 works("the address the link to a master is made from"),
 
 	// Access control.
 	"requirepass":              works(""),
@@ -281,9 +281,9 @@ var effects = map[string]effectSpec{
 	"tls-cert-file":            works(""),
 	"tls-key-file":             works(""),
 	"tls-key-file-pass":        works("for keys encrypted the traditional OpenSSL way; an encrypted PKCS#8 key is refused at start"),
-	"tls-client-cert-file":     pending(noteReplication),
-	"tls-client-key-file":      pending(noteReplication),
-	"tls-client-key-file-pass": pending(noteReplication),
+	"tls-client-cert-file":     none("used by Redis for TLS replication, which zredis refuses for now (tls-replication yes)"),
+	"tls-client-key-file":      none("used by Redis for TLS replication, which zredis refuses for now (tls-replication yes)"),
+	"tls-client-key-file-pass": none("used by Redis for TLS replication, which zredis refuses for now (tls-replication yes)"),
 	"tls-dh-params-file":       none("Go's TLS offers no DHE cipher suites, the only ones the parameters serve"),
 	"tls-ca-cert-file":         works(""),
 	"tls-ca-cert-dir":          works("every certificate in the directory's files"),

@@ -50,6 +50,14 @@ type Client struct {
 	UnixSocket bool
 	LastCmd    string
 	Monitor    bool
+	// Replica marks a replica's connection, once it sent SYNC or PSYNC
+	// (flag S; client type replica, its output limits those of the
+	// replica class).
+	Replica bool
+	// WOff is the replication offset right after the client's last
+	// command that was propagated, which WAIT waits for replicas to
+	// acknowledge (Redis's woff).
+	WOff int64
 
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer

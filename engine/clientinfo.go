@@ -10,6 +10,8 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	}
 	if cl.Monitor {
 		dst = append(dst, 'O')
+	} else if cl.Replica {
+		dst = append(dst, 'S')
 	}
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		dst = append(dst, 'P')

@@ -45,6 +45,8 @@ type Server interface {
 	// Persistence saves and reports the dataset on disk (SAVE, BGSAVE,
 	// LASTSAVE, stop-writes-on-bgsave-error).
 	Persistence() Persistence
+	// Replication serves the replication commands (replication.go).
+	Replication() Replication
 	// Warning writes a line to the server's log at the warning level.
 	Warning(msg string)
 	// ReplicaOf makes the server a replica of host:port, or a master
@@ -74,6 +76,11 @@ type ServerStats struct {
 	EvictedKeys         int64 // kept by eviction
 	EvictedClients      int64 // clients disconnected by maxmemory-clients
 	Dirty               int64 // changes since the last save (rdb_changes_since_last_save)
+
+	// Kept by the server's replication: full synchronisations, and
+	// partial ones accepted and refused (sync_full, sync_partial_ok,
+	// sync_partial_err).
+	SyncFull, SyncPartialOK, SyncPartialErr int64
 
 	// Kept by the pub/sub family for INFO stats.
 	PubSubChannels, PubSubPatterns, PubSubShardChannels int64

@@ -33,10 +33,18 @@ type Dispatcher struct {
 	Loading atomic.Bool
 
 	// MinReplicas is min-replicas-to-write when min-replicas-max-lag is
-	// not 0, else 0 (the server keeps it current). zredis has no replicas
-	// yet, so any value above 0 refuses writes with NOREPLICAS on a
-	// master, as Redis does with too few good replicas.
-	MinReplicas atomic.Int64
+	// not 0, else 0; GoodReplicas is the number of replicas online whose
+	// last acknowledgement is at most min-replicas-max-lag seconds old
+	// (Redis's repl_good_slaves_count). The server keeps both current; a
+	// master with fewer good replicas than MinReplicas refuses writes
+	// with NOREPLICAS.
+	MinReplicas  atomic.Int64
+	GoodReplicas atomic.Int64
+
+	// StreamOffset, when set, is the replication offset (Redis's
+	// master_repl_offset), read under the lock after a command that
+	// propagated something to record the client's WOff.
+	StreamOffset func() int64
 
 	// prop is the propagation stream, which hands changes to its
 	// consumers: the AOF, replicas (propagate.go, Attach).
@@ -164,12 +172,17 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	// The command (a whole EXEC) is one propagation unit; the clients it
 	// unblocks are served after it, each a unit of its own.
 	p := d.propagating()
+	var sent int64
 	if p != nil {
+		sent = p.sent
 		p.beginUnit()
 	}
 	offload := d.call(c, startOff)
 	if p != nil {
 		p.endUnit()
+		if p.sent != sent && d.StreamOffset != nil {
+			cl.WOff = d.StreamOffset()
+		}
 	}
 	d.serveReady()
 	return offload
@@ -208,14 +221,14 @@ func (d *Dispatcher) replicaRefuses(cl *Client, cmd *Command) string {
 
 // tooFewReplicas reports whether cmd would write (a write command or an
 // EXEC of queued writes) while min-replicas-to-write asks for more good
-// replicas than there are (checkGoodReplicasStatus): zredis counts none,
-// and a replica is never refused.
+// replicas than there are (checkGoodReplicasStatus); a replica is never
+// refused.
 func (d *Dispatcher) tooFewReplicas(cl *Client, cmd *Command) bool {
 	if d.MinReplicas.Load() <= 0 || cl.Replaying {
 		return false
 	}
 	writes := cmd.Flags&Write != 0 || cmd.Name == "exec" && cl.InMulti && cl.QueuedFlags()&Write != 0
-	return writes && !d.KS.IsReplica()
+	return writes && !d.KS.IsReplica() && d.GoodReplicas.Load() < d.MinReplicas.Load()
 }
 
 // call runs c.Cmd, whose time snapshot is taken, and accounts for it

@@ -47,6 +47,7 @@ type propagation struct {
 	inUnit   bool         // a unit runs: buffer instead of handing over
 	replaced bool         // the running command chose its form (Propagate, PreventPropagation)
 	arena    argvArena    // where the propagated copies are made
+	sent     int64        // commands handed over so far
 }
 
 // propOp is one propagated command.
@@ -172,6 +173,7 @@ func (p *propagation) endUnit() {
 
 // send hands one command to every consumer.
 func (p *propagation) send(db int, argv [][]byte) {
+	p.sent++
 	for _, to := range p.to {
 		to.Propagate(db, argv)
 	}

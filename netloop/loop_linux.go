@@ -59,6 +59,10 @@ type Conn struct {
 	queued      [][]byte
 	queuedBytes int
 	iov         []syscall.Iovec
+
+	// drained runs once the output is all written, or the connection
+	// closed (OnDrained).
+	drained func()
 }
 
 // Loop is one event loop.
@@ -392,6 +396,27 @@ func (c *Conn) flush() {
 		return
 	}
 	c.setEvents(c.want())
+	c.fireDrained()
+}
+
+// OnDrained runs fn on the loop once every byte of output written so far
+// has gone to the socket, or the connection is closed: at once when
+// nothing waits. It replaces an earlier fn that has not run. A writer
+// that must not get ahead of a slow peer (a replica receiving an RDB
+// payload) waits for it between writes.
+func (c *Conn) OnDrained(fn func()) {
+	if c.closed || !c.waiting() {
+		fn()
+		return
+	}
+	c.drained = fn
+}
+
+func (c *Conn) fireDrained() {
+	if fn := c.drained; fn != nil {
+		c.drained = nil
+		fn()
+	}
 }
 
 // setEvents changes what epoll watches for; 0 removes the descriptor from
@@ -446,6 +471,7 @@ func (c *Conn) Close() {
 	c.out = nil
 	c.queued, c.queuedBytes, c.iov = nil, 0, nil
 	c.pending.Store(0)
+	c.fireDrained()
 	c.handler.Closed(c)
 }
 

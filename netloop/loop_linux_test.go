@@ -289,3 +289,51 @@ func TestReadWhilePending(t *testing.T) {
 		}, 5*time.Second, 5*time.Millisecond, "the connection was not read while its output waited: %v", fmt.Sprint(f.seen()))
 	}
 }
+
+// drainer writes a large payload on the first input and reports, through
+// OnDrained, when the socket took all of it.
+type drainer struct {
+	payload []byte
+	drained chan struct{}
+	closed  chan struct{}
+}
+
+func (d *drainer) Readable(c *Conn) {
+	buf := make([]byte, 64)
+	if _, err := c.Read(buf); err != nil {
+		if err != ErrWouldBlock {
+			c.Close()
+		}
+		return
+	}
+	c.Write(d.payload)
+	c.OnDrained(func() { close(d.drained) })
+}
+
+func (d *drainer) Closed(*Conn) { close(d.closed) }
+
+// TestOnDrained: the callback runs only once the peer has read what the
+// socket could not take at once, and runs at once when nothing waits.
+func TestOnDrained(t *testing.T) {
+	d := &drainer{payload: bytes.Repeat([]byte("x"), 32<<20), drained: make(chan struct{}), closed: make(chan struct{})}
+	addr, _ := serve(t, d)
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = nc.Write([]byte("go"))
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-d.drained:
+		t.Fatal("drained before the peer read the payload")
+	default:
+	}
+	n, err := io.CopyN(io.Discard, nc, int64(len(d.payload)))
+	require.NoError(t, err)
+	require.Equal(t, int64(len(d.payload)), n)
+	select {
+	case <-d.drained:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not drained after the peer read everything")
+	}
+}

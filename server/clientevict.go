@@ -62,7 +62,7 @@ func (s *Server) accountClients(now time.Time) {
 		}
 		var cands []sized
 		for _, c := range s.clients {
-			if !c.cl.NoEvict {
+			if !c.cl.NoEvict && !c.cl.Replica {
 				cands = append(cands, sized{c, c.cl.MemoryUsage()})
 			}
 		}

@@ -74,6 +74,7 @@ func (s *Server) cron(ctx context.Context) {
 			}
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()
+			s.repl.cron(now, tick%10 == 0)
 		})
 		// An eviction that ran out of time goes on a slice at a time,
 		// the lock released in between so that clients are served
@@ -88,7 +89,7 @@ func (s *Server) cron(ctx context.Context) {
 
 // closeIdleClients closes the connections idle for more than the timeout
 // directive's seconds (clientsCronHandleTimeout). MONITOR, Pub/Sub,
-// blocked and paused clients are exempt, as in Redis. Called under the lock.
+// replica, blocked and paused clients are exempt, as in Redis. Called under the lock.
 func (s *Server) closeIdleClients(nowMs int64) {
 	timeout := s.idleTimeout.Load()
 	if timeout <= 0 {
@@ -96,7 +97,7 @@ func (s *Server) closeIdleClients(nowMs int64) {
 	}
 	for _, c := range s.clients {
 		cl := c.cl
-		if cl.Monitor || cl.Blocked || c.paused || cl.Subs+cl.PSubs+cl.SSubs > 0 {
+		if cl.Monitor || cl.Replica || cl.Blocked || c.paused || cl.Subs+cl.PSubs+cl.SSubs > 0 {
 			continue
 		}
 		if (nowMs-cl.LastInteraction.Load())/1000 > timeout {

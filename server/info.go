@@ -91,7 +91,8 @@ func (s *Server) infoClients(b []byte) []byte {
 		}
 	}
 	maxIn, maxOut := s.peaks.max()
-	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)))
+	// Replicas are not counted, as in Redis (connected_slaves counts them).
+	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)-len(s.repl.replicas)))
 	b = engine.InfoInt(b, "cluster_connections", 0)
 	b = engine.InfoInt(b, "maxclients", s.cfg.Int("maxclients"))
 	b = engine.InfoInt(b, "client_recent_max_input_buffer", maxIn)
@@ -227,24 +228,7 @@ func (s *Server) infoReplication(b []byte) []byte {
 	if l := s.replica; l != nil {
 		b = s.infoReplicaLink(b, l)
 	}
-	b = engine.InfoInt(b, "connected_slaves", 0)
-	if s.cfg.Int("min-replicas-to-write") != 0 && s.cfg.Int("min-replicas-max-lag") != 0 {
-		b = engine.InfoInt(b, "min_slaves_good_slaves", 0)
-	}
-	b = engine.InfoStr(b, "master_failover_state", "no-failover")
-	replid, offset := s.runID, int64(0)
-	if l := s.replica; l != nil && l.replid != "" {
-		replid, offset = l.replid, l.offset
-	}
-	b = engine.InfoStr(b, "master_replid", replid)
-	b = engine.InfoStr(b, "master_replid2", "0000000000000000000000000000000000000000")
-	b = engine.InfoInt(b, "master_repl_offset", offset)
-	b = engine.InfoInt(b, "second_repl_offset", -1)
-	b = engine.InfoInt(b, "repl_backlog_active", 0)
-	b = engine.InfoInt(b, "repl_backlog_size", s.cfg.Int("repl-backlog-size"))
-	b = engine.InfoInt(b, "repl_backlog_first_byte_offset", 0)
-	b = engine.InfoInt(b, "repl_backlog_histlen", 0)
-	return b
+	return s.repl.info(b)
 }
 
 // infoCPU reports the process's CPU time. Go runs commands on many

@@ -56,10 +56,13 @@ func (s *Server) watchOutputLimits() {
 }
 
 // outputClass is the class whose limits apply to cl, as getClientType
-// decides it: a subscriber is pubsub, and a MONITOR client is normal
+// decides it: a replica is replica, a subscriber pubsub, and a MONITOR client is normal
 // (Redis 7.0 flags monitors as replicas but classifies them as normal,
 // for the limits as for CLIENT LIST TYPE). Under the lock.
 func outputClass(cl *engine.Client) int {
+	if cl.Replica && !cl.Monitor {
+		return config.ClientReplica
+	}
 	if cl.Subs+cl.PSubs+cl.SSubs > 0 {
 		return config.ClientPubSub
 	}

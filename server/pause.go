@@ -93,7 +93,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if s.pause.end == 0 && !s.pause.shutdown {
 		return pauseRun // no pause: the per-command path reads no clock here
 	}
-	if c.cl.Monitor && !s.pause.shutdown {
+	if (c.cl.Monitor || c.cl.Replica) && !s.pause.shutdown {
 		return pauseRun
 	}
 	if mayBlock {

@@ -80,6 +80,7 @@ func (s *Server) startReplication(host string, port int) {
 	s.replica = l
 	s.ks.SetReplica(true)
 	s.updateReplicaRules()
+	s.repl.disconnectReplicas()
 	s.links.Add(1)
 	go func() {
 		defer s.links.Done()
@@ -96,10 +97,16 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wai
 		if s.replica == nil {
 			return "OK", nil
 		}
+		l := s.replica
 		s.stopReplication()
 		// A master now: its data may diverge from the old master's, so
-		// the next link must not continue where this one stopped.
+		// the next link must not continue where this one stopped; its
+		// own history continues the master's (shiftReplicationId).
 		s.cachedMaster.replid, s.cachedMaster.offset = "", 0
+		if l.replid != "" {
+			s.repl.stream.Promote(l.replid, l.offset)
+			s.log.Noticef("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", l.replid, l.offset+1, s.repl.stream.ID)
+		}
 		s.ks.SetReplica(false)
 		s.updateReplicaRules()
 		s.cfg.SetReplicaOf("", 0)
@@ -217,7 +224,11 @@ func (l *replicaLink) session() error {
 			l.state = "connecting"
 		}
 	})
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), timeout)
+	dialer := net.Dialer{Timeout: timeout}
+	if src := cfg.String("bind-source-addr"); src != "" {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
+	}
+	conn, err := dialer.Dial("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)))
 	if err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}

@@ -91,8 +91,9 @@ type Server struct {
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
 
-	rdb rdbState // RDB saves; lock
-	aof aofState // the append only file; lock
+	rdb  rdbState   // RDB saves; lock
+	aof  aofState   // the append only file; lock
+	repl replMaster // replication as a master (replmaster.go); lock
 
 	// TLS clients (tls.go): the configuration new handshakes use, the
 	// goroutines of the TLS connections, and what ends their handshakes
@@ -140,6 +141,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = engine.NewDispatcher(s.ks, s, renamedTable(cfg))
+	s.repl.init(s)
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
 		// A replica leaves its keys to its master's DELs
@@ -267,6 +269,7 @@ func (s *Server) watchConfig() {
 	s.updateMinReplicas()
 	cfg.OnChange("min-replicas-to-write", func(string) error { s.updateMinReplicas(); return nil })
 	cfg.OnChange("min-replicas-max-lag", func(string) error { s.updateMinReplicas(); return nil })
+	cfg.OnChange("repl-backlog-size", func(string) error { s.repl.resizeBacklog(); return nil })
 	s.idleTimeout.Store(cfg.Int("timeout"))
 	cfg.OnChange("timeout", func(string) error {
 		s.idleTimeout.Store(cfg.Int("timeout"))
@@ -283,6 +286,7 @@ func (s *Server) updateMinReplicas() {
 		n = 0
 	}
 	s.disp.MinReplicas.Store(n)
+	s.repl.refreshGood()
 }
 
 func (s *Server) updateLimits() {
@@ -412,7 +416,8 @@ func (s *Server) Run(ctx context.Context) error {
 		<-done
 	}
 	s.workers.Wait()
-	s.tlsConns.Wait() // their connections are closed: the pumps end
+	s.repl.syncs.Wait() // RDB payloads for replicas: their connections are closed
+	s.tlsConns.Wait()   // their connections are closed: the pumps end
 	for _, l := range s.loops {
 		l.Stop()
 	}
@@ -537,6 +542,8 @@ func (s *Server) drop(c *conn) {
 		delete(s.clients, c.cl.ID)
 	}
 	engine.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
+	s.repl.removeReplica(c)    // a replica leaves the replicas
+	s.repl.releaseWaiter(c.cl) // a client in WAIT stops waiting
 	s.pubsub.Release(c.cl)     // its subscriptions
 	c.closeNow()
 }
