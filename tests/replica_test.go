@@ -399,3 +399,65 @@ func TestReplicaMasterDown(t *testing.T) {
 		assert.Equal(t, "-READONLY You can't write against a read only replica.\r\n", c.Do("SET", "k", "v"), p.Name)
 	}
 }
+
+// zredis replicating zredis, each with a 0MQ listener: N keys expiring on
+// the master give exactly N messages, all from the master; once the
+// master is gone and the replica promoted, the keys that expire later
+// all come from it.
+func TestReplicaOfZredisExpiryStream(t *testing.T) {
+	epM, epR := zmqEndpoint(t), zmqEndpoint(t)
+	zm := StartZredis(t, "--expiry-zmq-endpoints", epM, "--repl-diskless-sync-delay", "0")
+	mc := Dial(t, zm.Addr)
+	zr := StartZredis(t, "--expiry-zmq-endpoints", epR, "--replicaof", "127.0.0.1", strconv.Itoa(zm.Port))
+	rc := Dial(t, zr.Addr)
+	lm, lr := startListener(t, []string{epM}), startListener(t, []string{epR})
+	replicaConverged(t, mc, rc)
+	waitInfo(t, mc, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, rc, "expiry_zmq_listeners", "1", 10*time.Second)
+
+	for i := range 50 {
+		require.Equal(t, "+OK\r\n", mc.Do("SET", "soon:"+strconv.Itoa(i), "v", "PX", "100"))
+	}
+	for i := range 20 {
+		require.Equal(t, "+OK\r\n", mc.Do("SET", "late:"+strconv.Itoa(i), "v", "PX", "3000"))
+	}
+	assert.Len(t, lm.recv(t, 50, 10*time.Second), 50)
+	replicaConverged(t, mc, rc)
+	assert.Equal(t, ":20\r\n", rc.Do("DBSIZE"))
+	assert.Empty(t, lr.quiet(200*time.Millisecond), "nothing from the replica")
+
+	zm.Stop()
+	require.Equal(t, "+OK\r\n", rc.Do("REPLICAOF", "NO", "ONE"))
+	got := lr.recv(t, 20, 15*time.Second)
+	for _, d := range got {
+		assert.True(t, strings.HasPrefix(string(d.Key), "late:"), string(d.Key))
+	}
+	assert.Empty(t, lr.quiet(200*time.Millisecond), "one message each")
+	assert.Empty(t, lm.quiet(0), "the master sent no late key")
+}
+
+// zredis replicating zredis: the data after the full sync and after live
+// writes, and a broken link continuing with a partial resync.
+func TestReplicaOfZredis(t *testing.T) {
+	zm := StartZredis(t, "--repl-diskless-sync-delay", "0")
+	fillDataset(t, zm.Addr)
+	mc := Dial(t, zm.Addr)
+	zr := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(zm.Port))
+	rc := Dial(t, zr.Addr)
+	replicaConverged(t, mc, rc)
+	requireSameDataset(t, dataset(t, zm.Addr), dataset(t, zr.Addr))
+	for round := range 3 {
+		liveWrites(t, zm.Addr, round)
+	}
+	replicaConverged(t, mc, rc)
+	requireSameDataset(t, dataset(t, zm.Addr), dataset(t, zr.Addr))
+
+	full, partial := statInt(t, mc, "sync_full"), statInt(t, mc, "sync_partial_ok")
+	require.Equal(t, ":1\r\n", mc.Do("CLIENT", "KILL", "TYPE", "replica"))
+	liveWrites(t, zm.Addr, 50)
+	replicaConverged(t, mc, rc)
+	assert.Equal(t, partial+1, statInt(t, mc, "sync_partial_ok"))
+	assert.Equal(t, full, statInt(t, mc, "sync_full"))
+	requireSameDataset(t, dataset(t, zm.Addr), dataset(t, zr.Addr))
+	assert.Equal(t, "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:"+strconv.Itoa(zm.Port)+"\r\n$9\r\nconnected\r\n", rc.Do("ROLE")[:len("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:"+strconv.Itoa(zm.Port)+"\r\n$9\r\nconnected\r\n")])
+}
