@@ -41,7 +41,7 @@ var fakePersistences = map[*fakeServer]*fakePersistence{}
 
 func (s *fakeServer) Warning(string) {}
 
-func (s *fakeServer) ReplicaOf(string, int, string) (string, func()) { return "OK", nil }
+func (s *fakeServer) ReplicaOf(string, int, string) string { return "OK" }
 
 func (s *fakeServer) Persistence() engine.Persistence {
 	p := fakePersistences[s]

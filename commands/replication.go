@@ -167,11 +167,5 @@ func replicaofCommand(c *engine.Ctx) {
 		host, port = string(c.Args[1]), int(n)
 	}
 	who := string(engine.AppendClientInfo(nil, c, c.Client, c.KS.Now(), 0))
-	reply, wait := c.Srv.ReplicaOf(host, port, who)
-	if wait == nil {
-		c.W.Simple(reply)
-		return
-	}
-	c.Offload(func() { wait() })
-	c.W.Simple(reply)
+	c.W.Simple(c.Srv.ReplicaOf(host, port, who))
 }

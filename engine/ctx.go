@@ -51,9 +51,9 @@ type Server interface {
 	Warning(msg string)
 	// ReplicaOf makes the server a replica of host:port, or a master
 	// again when host is "" (REPLICAOF); who is the client as the log
-	// names it. The reply is a status; wait, when not nil, is run
-	// without the keyspace lock before replying.
-	ReplicaOf(host string, port int, who string) (reply string, wait func())
+	// names it. The reply is a status. It never waits, so it also runs
+	// inside MULTI.
+	ReplicaOf(host string, port int, who string) (reply string)
 }
 
 // ShutdownOptions are SHUTDOWN's modifiers.

@@ -92,10 +92,10 @@ func (s *Server) startReplication(host string, port int) {
 // It never waits: a dropped link's goroutine ends on its own, changing
 // nothing once dropped (owned), and shutdown waits for it. So REPLICAOF
 // also runs inside MULTI. Under the lock.
-func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wait func()) {
+func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 	if host == "" {
 		if s.replica == nil {
-			return "OK", nil
+			return "OK"
 		}
 		l := s.replica
 		s.stopReplication()
@@ -111,11 +111,11 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wai
 		s.updateReplicaRules()
 		s.cfg.SetReplicaOf("", 0)
 		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
-		return "OK", nil
+		return "OK"
 	}
 	if l := s.replica; l != nil && strings.EqualFold(l.host, host) && l.port == port {
 		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
-		return "OK Already connected to specified master", nil
+		return "OK Already connected to specified master"
 	}
 	s.stopReplication()
 	s.cfg.SetReplicaOf(host, port)
@@ -123,7 +123,7 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string, wai
 		s.startReplication(host, port)
 	}
 	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
-	return "OK", nil
+	return "OK"
 }
 
 // watchReplicaConfig follows the directives a replica's refusals depend
