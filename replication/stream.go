@@ -1,9 +1,10 @@
 package replication
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"crypto/rand"
 	"encoding/hex"
-	"strconv"
 	"strings"
 )
 
@@ -88,10 +89,10 @@ func (s *Stream) Feed(db int, argv [][]byte) []byte {
 	}
 	out := s.scratch[:0]
 	if db >= 0 && db != s.selDB {
-		out = AppendSelect(out, db)
+		out = resp.AppendSelect(out, db)
 		s.selDB = db
 	}
-	out = AppendCommand(out, argv)
+	out = resp.AppendCommand(out, argv...)
 	s.backlog.Write(out)
 	s.offset += int64(len(out))
 	if cap(out) <= 64<<10 {
@@ -111,29 +112,4 @@ func (s *Stream) CanContinue(id string, offset int64) bool {
 		return false
 	}
 	return s.backlog != nil && s.backlog.Covers(offset)
-}
-
-// AppendCommand appends argv as a RESP array of bulk strings.
-func AppendCommand(dst []byte, argv [][]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(argv)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range argv {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
-// AppendSelect appends SELECT db as Redis writes it in the stream.
-func AppendSelect(dst []byte, db int) []byte {
-	n := strconv.Itoa(db)
-	dst = append(dst, "*2\r\n$6\r\nSELECT\r\n$"...)
-	dst = strconv.AppendInt(dst, int64(len(n)), 10)
-	dst = append(dst, '\r', '\n')
-	dst = append(dst, n...)
-	return append(dst, '\r', '\n')
 }

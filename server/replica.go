@@ -601,7 +601,7 @@ func (l *replicaLink) apply(batch [][][]byte) {
 		cl.LastInteraction.Store(l.lastIOms)
 		l.s.disp.BeginBatch(cl)
 		for _, args := range batch {
-			n := encodedLen(args)
+			n := resp.CommandLen(args) // what the master wrote: the offset counts it
 			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") {
 				acks = append(acks, l.offset)
 				l.offset += n
@@ -670,27 +670,13 @@ func (l *replicaLink) sendAck(offset int64) {
 	l.conn.Write(encodeCommand("REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
 }
 
-// encodedLen is the length of args as a RESP multibulk, which is how a
-// master writes its stream: the bytes the replication offset counts.
-func encodedLen(args [][]byte) int64 {
-	n := int64(1 + len(strconv.Itoa(len(args))) + 2)
-	for _, a := range args {
-		n += int64(1+len(strconv.Itoa(len(a)))+2) + int64(len(a)) + 2
-	}
-	return n
-}
-
 // encodeCommand writes args as a RESP multibulk.
 func encodeCommand(args ...string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, "\r\n"...)
-		b = append(b, a...)
-		b = append(b, "\r\n"...)
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
 	}
-	return b
+	return resp.AppendCommand(nil, argv...)
 }
 
 // infoReplicaLink writes INFO replication's fields of a replica, as 7.0

@@ -1,6 +1,8 @@
 package aof
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -65,10 +67,10 @@ func BenchmarkLoad(b *testing.B) {
 	const n = 1_000_000
 	dir := b.TempDir()
 	var data []byte
-	data = appendSelect(data, 0)
+	data = resp.AppendSelect(data, 0)
 	value := make([]byte, 32)
 	for i := 0; i < n; i++ {
-		data = AppendCommand(data, []byte("SET"), []byte(fmt.Sprintf("key:%08d", i)), value)
+		data = resp.AppendCommand(data, []byte("SET"), []byte(fmt.Sprintf("key:%08d", i)), value)
 	}
 	writeDir(b, dir, []byte{}, data)
 	b.SetBytes(int64(len(data)))

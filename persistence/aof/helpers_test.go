@@ -1,6 +1,8 @@
 package aof
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"bytes"
 	"fmt"
 	"net"
@@ -29,7 +31,7 @@ func argvOf(c command) [][]byte {
 func encode(cmds ...command) []byte {
 	var b []byte
 	for _, c := range cmds {
-		b = AppendCommand(b, argvOf(c)...)
+		b = resp.AppendCommand(b, argvOf(c)...)
 	}
 	return b
 }
@@ -95,11 +97,11 @@ func (m *model) base() []byte {
 		if len(byDB[db]) == 0 {
 			continue
 		}
-		b = appendSelect(b, db)
+		b = resp.AppendSelect(b, db)
 		for _, kv := range byDB[db] {
-			b = AppendCommand(b, []byte("SET"), []byte(kv[0]), []byte(kv[1]))
+			b = resp.AppendCommand(b, []byte("SET"), []byte(kv[0]), []byte(kv[1]))
 			if at, ok := m.pxat[fmt.Sprintf("%d/%s", db, kv[0])]; ok {
-				b = AppendCommand(b, []byte("PEXPIREAT"), []byte(kv[0]), []byte(at))
+				b = resp.AppendCommand(b, []byte("PEXPIREAT"), []byte(kv[0]), []byte(at))
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package aof
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"fmt"
 	"io"
 	"os"
@@ -109,7 +111,7 @@ func TestLoadMissingFile(t *testing.T) {
 func sample() (data []byte, cmds []command, ends []int, clean map[int]bool) {
 	clean = map[int]bool{0: true}
 	add := func(c command) {
-		data = AppendCommand(data, argvOf(c)...)
+		data = resp.AppendCommand(data, argvOf(c)...)
 		cmds = append(cmds, c)
 		ends = append(ends, len(data))
 	}

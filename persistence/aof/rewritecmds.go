@@ -1,6 +1,8 @@
 package aof
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"bufio"
 	"io"
 	"math"
@@ -31,12 +33,12 @@ func WriteCommands(w io.Writer, snap *keyspace.Snapshot, databases int) error {
 		selected := false
 		snap.ForEachAll(db, func(key string, e *keyspace.Entry) bool {
 			if !selected {
-				cw.buf = appendSelect(cw.buf, db)
+				cw.buf = resp.AppendSelect(cw.buf, db)
 				selected = true
 			}
 			cw.entry(key, e)
 			if at := e.ExpireAt(); at != 0 {
-				cw.buf = AppendCommand(cw.buf, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10))
+				cw.buf = resp.AppendCommand(cw.buf, []byte("PEXPIREAT"), []byte(key), strconv.AppendInt(nil, at, 10))
 			}
 			cw.flush(false)
 			return cw.err == nil
@@ -104,7 +106,7 @@ func (c *cmdWriter) entry(key string, e *keyspace.Entry) {
 	inCmd := 0
 	switch e.Type() {
 	case keyspace.TypeString:
-		c.buf = AppendCommand(c.buf, []byte("SET"), []byte(key), e.Str())
+		c.buf = resp.AppendCommand(c.buf, []byte("SET"), []byte(key), e.Str())
 	case keyspace.TypeList:
 		l := e.Obj().(*keyspace.List)
 		left := l.Len()

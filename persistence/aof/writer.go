@@ -1,6 +1,8 @@
 package aof
 
 import (
+	"github.com/zredis/zredis/resp"
+
 	"bufio"
 	"errors"
 	"fmt"
@@ -330,10 +332,10 @@ func (w *Writer) Append(db int, argv [][]byte) Ticket {
 		}
 	}
 	if db >= 0 && db != w.selectedDB {
-		c.data = appendSelect(c.data, db)
+		c.data = resp.AppendSelect(c.data, db)
 		w.selectedDB = db
 	}
-	c.data = AppendCommand(c.data, argv...)
+	c.data = resp.AppendCommand(c.data, argv...)
 	w.appended += uint64(len(c.data) - before)
 	t := Ticket(w.appended)
 	w.mu.Unlock()
