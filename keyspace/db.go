@@ -168,6 +168,9 @@ func (db *DB) live(key []byte, e *Entry) *Entry {
 		}
 		return nil
 	}
+	if db.ks.expiryPaused(db.ks.now) {
+		return nil // CLIENT PAUSE: gone for the reader, removed after
+	}
 	if db.expireLazily(string(key), e) {
 		return db.peek(key)
 	}

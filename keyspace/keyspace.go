@@ -75,7 +75,10 @@ type Keyspace struct {
 	// obeying: the running command is the master's, applied by a
 	// replica: keys past their deadline are there until its DEL.
 	obeying bool
-	loading bool // replaying AOF or loading RDB, see SetLoading
+	// expiryPausedUntil: while CLIENT PAUSE holds (Unix ms), nothing
+	// expires; a key past its deadline reads as gone but stays.
+	expiryPausedUntil int64
+	loading           bool // replaying AOF or loading RDB, see SetLoading
 
 	// LFU tracking (maxmemory-policy *-lfu), see SetLFU.
 	lfu          bool
@@ -167,6 +170,14 @@ func (ks *Keyspace) BeginCommand(noTouch bool) {
 // the caller: the dispatcher reads the clock once per command for both
 // the time snapshot and the command's duration. A keyspace on another
 // clock than the system's (tests) reads its own clock instead.
+// PauseExpiry stops expiry until untilMs (Unix ms; 0 ends it now), as
+// Redis 7.0 pauses it under CLIENT PAUSE: the data set stays as it is,
+// and what falls due meanwhile expires, in deadline order, after.
+func (ks *Keyspace) PauseExpiry(untilMs int64) { ks.expiryPausedUntil = untilMs }
+
+// expiryPaused reports whether expiry is paused at ms.
+func (ks *Keyspace) expiryPaused(ms int64) bool { return ms < ks.expiryPausedUntil }
+
 // SetObeying marks the commands that follow as the master's (or not):
 // on a replica they see keys past their deadline, which only the
 // master's DEL removes.
@@ -318,6 +329,9 @@ func (ks *Keyspace) ExpireDue(max int) int {
 		return 0
 	}
 	ks.setNow(ks.clock.NowMs())
+	if ks.expiryPaused(ks.now) {
+		return 0
+	}
 	n := 0
 	for _, db := range ks.dbs {
 		n += db.ExpireDue(max - n)

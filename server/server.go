@@ -649,10 +649,16 @@ func appendMonitorLine(line []byte, now time.Time, db int, addr string, args [][
 // Pause implements engine.Server.
 func (s *Server) Pause(endMs int64, all bool) {
 	s.pause.set(s.ks.Clock().NowMs(), endMs, all)
+	// Nothing expires while clients are paused (Redis 7.0 pauses
+	// expiry with writes): the data set stays still.
+	s.ks.PauseExpiry(s.pause.end)
 }
 
 // Unpause implements engine.Server.
-func (s *Server) Unpause() { s.pause.release() }
+func (s *Server) Unpause() {
+	s.pause.release()
+	s.ks.PauseExpiry(0)
+}
 
 // renamedTable is the command table under the names the configuration's
 // rename-command lines give. The configuration was checked against the

@@ -355,6 +355,24 @@ func TestConfiguredUsersEnforced(t *testing.T) {
 	}
 }
 
+// Nothing expires under CLIENT PAUSE (Redis 7.0 pauses expiry with
+// writes): a key past its deadline reads as gone but stays, and expires
+// once the pause ends.
+func TestNoExpiryWhilePaused(t *testing.T) {
+	onBoth(t, func(t *testing.T, p *Proc) {
+		c := Dial(t, p.Addr)
+		require.Equal(t, "+OK\r\n", c.Do("SET", "k", "v", "PX", "100"))
+		require.Equal(t, "+OK\r\n", c.Do("CLIENT", "PAUSE", "1000", "WRITE"))
+		time.Sleep(300 * time.Millisecond)
+		assert.Equal(t, "$-1\r\n", c.Do("GET", "k"), "past its deadline: gone for readers")
+		assert.Equal(t, ":1\r\n", c.Do("DBSIZE"), "but not removed")
+		assert.Contains(t, c.Do("INFO", "stats"), "\r\nexpired_keys:0\r\n")
+		require.Equal(t, "+OK\r\n", c.Do("CLIENT", "UNPAUSE"))
+		require.Eventually(t, func() bool { return c.Do("DBSIZE") == ":0\r\n" }, 5*time.Second, 20*time.Millisecond)
+		assert.Contains(t, c.Do("INFO", "stats"), "\r\nexpired_keys:1\r\n")
+	})
+}
+
 // While clients are paused the dataset stays still: lowering maxmemory
 // under CLIENT PAUSE WRITE evicts nothing until the pause ends, as
 // Redis's isSafeToPerformEvictions.
