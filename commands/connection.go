@@ -425,13 +425,8 @@ func clientPauseCommand(c *engine.Ctx) {
 			return
 		}
 	}
-	ms, ok := engine.ParseInt(c.Args[2])
+	ms, ok := parseMsTimeout(c, c.Args[2])
 	if !ok {
-		c.Error(engine.ErrTimeoutNotInt)
-		return
-	}
-	if ms < 0 {
-		c.Error(engine.ErrTimeoutNegative)
 		return
 	}
 	end := int64(0)
@@ -683,4 +678,20 @@ func clientKillCommand(c *engine.Ctx) {
 	if closeSelf {
 		c.Client.CloseAfterReply = true
 	}
+}
+
+// parseMsTimeout reads a timeout in milliseconds, an integer not below 0,
+// as CLIENT PAUSE and WAIT take it (getTimeoutFromObjectOrReply in ms),
+// answering Redis's error when it is not one.
+func parseMsTimeout(c *engine.Ctx, arg []byte) (int64, bool) {
+	ms, ok := engine.ParseInt(arg)
+	if !ok {
+		c.Error(engine.ErrTimeoutNotInt)
+		return 0, false
+	}
+	if ms < 0 {
+		c.Error(engine.ErrTimeoutNegative)
+		return 0, false
+	}
+	return ms, true
 }

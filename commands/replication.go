@@ -139,13 +139,8 @@ func waitCommand(c *engine.Ctx) {
 		c.Error(engine.ErrNotInteger)
 		return
 	}
-	ms, ok := engine.ParseInt(c.Args[2])
+	ms, ok := parseMsTimeout(c, c.Args[2])
 	if !ok {
-		c.Error(engine.ErrTimeoutNotInt)
-		return
-	}
-	if ms < 0 {
-		c.Error(engine.ErrTimeoutNegative)
 		return
 	}
 	c.Srv.Replication().Wait(c, n, time.Duration(ms)*time.Millisecond)
