@@ -481,7 +481,11 @@ func clientUnblockCommand(c *engine.Ctx) {
 	if !ok {
 		return
 	}
-	if t := clientByID(c, id); t != nil && t.Blocked && t.Unblock != nil && t.Unblock(withErr) {
+	msg := ""
+	if withErr {
+		msg = engine.ErrUnblocked
+	}
+	if t := clientByID(c, id); t != nil && t.Blocked && t.Unblock != nil && t.Unblock(msg) {
 		c.W.Int(1)
 		return
 	}

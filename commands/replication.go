@@ -33,7 +33,8 @@ func init() {
 }
 
 // errSyncReplica is SYNC's refusal on a replica whose link with its
-// master is not up; zredis's replica side keeps no link yet.
+// master is not up: a connected replica serves its own replicas its
+// master's stream.
 const errSyncReplica = "NOMASTERLINK Can't SYNC while not connected with my master"
 
 // syncCommand is SYNC and PSYNC replid offset (syncCommand).
@@ -41,7 +42,7 @@ func syncCommand(c *engine.Ctx) {
 	if c.Client.Replica {
 		return // already a replica: ignored, no reply
 	}
-	if c.KS.IsReplica() {
+	if c.Srv.Replication().MasterLinkDown() {
 		c.Error(errSyncReplica)
 		return
 	}

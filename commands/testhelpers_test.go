@@ -201,7 +201,13 @@ func (s *fakeServer) Config() *config.Config     { return s.cfg }
 func (s *fakeServer) Clients() []*engine.Client  { return s.clients }
 func (s *fakeServer) Stats() *engine.ServerStats { return &s.stats }
 
-func (s *fakeServer) Replication() engine.Replication { return nil }
+func (s *fakeServer) Replication() engine.Replication { return fakeReplication{} }
+
+// fakeReplication is a master without replicas; only what the argument
+// checks reach is implemented.
+type fakeReplication struct{ engine.Replication }
+
+func (fakeReplication) MasterLinkDown() bool { return false }
 
 func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)

@@ -156,7 +156,7 @@ var effects = map[string]effectSpec{
 	"client-query-buffer-limit":  works(""),
 	"proto-max-bulk-len":         works(""),
 	"socket-mark-id":             works("SO_MARK on the listening sockets, inherited by the connections they accept"),
-	"client-output-buffer-limit": works("the normal and pubsub classes (MONITOR clients are normal, as in Redis 7.0); the replica class has no client to apply to until replication is built"),
+	"client-output-buffer-limit": works("the normal, replica and pubsub classes (MONITOR clients are normal, as in Redis 7.0); a replica's stream counts during its synchronisation as after it"),
 	"maxmemory-clients":          works(""),
 
 	// Server behaviour.

@@ -233,12 +233,12 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 	cl.Blocked = true
 	cl.blockWait = w
 	kspace := c.KS
-	cl.Unblock = func(withError bool) bool {
+	cl.Unblock = func(errMsg string) bool {
 		if w.finished {
 			return false
 		}
-		if withError {
-			cl.W.Error(ErrUnblocked)
+		if errMsg != "" {
+			cl.W.Error(errMsg)
 		} else {
 			cl.W.NullArray()
 		}

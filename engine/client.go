@@ -92,10 +92,11 @@ type Client struct {
 	// tx is the MULTI queue and the WATCHed keys (transactions.go); nil
 	// until the client first sends MULTI or WATCH.
 	tx *txState
-	// Unblock ends a blocking command early (CLIENT UNBLOCK), with an
-	// error reply when withError is set; it reports whether the client
-	// was blocked. Set by the blocking family, nil when it cannot be.
-	Unblock func(withError bool) bool
+	// Unblock ends a blocking command early, with the reply a timeout
+	// gives when errMsg is "" (CLIENT UNBLOCK), with the error errMsg
+	// otherwise; it reports whether the client was blocked. Set by the
+	// blocking commands, nil when the client cannot be unblocked.
+	Unblock func(errMsg string) bool
 	// PeerClosed reports whether the peer hung up, for a client whose
 	// connection is detached from its loop (blocked); nil when unknown.
 	// Called under the keyspace lock.

@@ -26,4 +26,7 @@ type Replication interface {
 	Wait(c *Ctx, numReplicas int64, timeout time.Duration)
 	// Role writes ROLE's reply.
 	Role(c *Ctx)
+	// MasterLinkDown reports whether this server is a replica whose link
+	// with its master is not up: it cannot serve replicas of its own.
+	MasterLinkDown() bool
 }

@@ -64,14 +64,75 @@ func (s *Stream) FreeBacklog() {
 	s.backlog = nil
 }
 
-// Promote gives a replica that becomes a master the history it followed
-// and a new one of its own (shiftReplicationId): ID2 is the old master's
-// ID, valid up to the offset applied, and the offsets go on from there.
-func (s *Stream) Promote(masterID string, offset int64) {
-	s.FreeBacklog()
-	s.ID2, s.SecondOff = masterID, offset+1
-	s.offset = offset
+// Shift starts a new history that continues this one
+// (shiftReplicationId): ID2 is the current ID, valid up to the current
+// offset, and the backlog stays, so that the replicas of the history
+// this server followed, and its old master, can continue with it. A
+// replica promoted to master does this.
+func (s *Stream) Shift() {
+	s.Rename(NewID())
 }
+
+// Rename gives the history a new ID that continues the current one, as
+// Shift: a replica whose master continued it under a new ID
+// (+CONTINUE <newid>) does this.
+func (s *Stream) Rename(id string) {
+	s.ID2, s.SecondOff = s.ID, s.offset+1
+	s.ID = id
+	s.selDB = -1
+}
+
+// Follow makes the stream a replica's copy of its master's, after a full
+// synchronisation: the master's ID and offset, no ID2 (a new history),
+// and a new backlog of size bytes holding nothing yet, as a replica
+// keeps one whether or not it has replicas, to serve them if it is
+// promoted.
+func (s *Stream) Follow(id string, offset int64, size int) {
+	s.ID, s.ID2, s.SecondOff = id, NoID, -1
+	s.offset = offset
+	s.backlog = NewBacklog(size, offset)
+	s.selDB = -1
+}
+
+// Resume takes the history a replica's RDB file recorded: the master's
+// ID and the offset the file holds the stream up to. The backlog comes
+// when the master lets it continue (EnsureBacklog).
+func (s *Stream) Resume(id string, offset int64) {
+	s.ID, s.ID2, s.SecondOff = id, NoID, -1
+	s.offset = offset
+	s.backlog = nil
+	s.selDB = -1
+}
+
+// DropBacklog frees the backlog without changing the IDs, as a replica
+// does when a full synchronisation starts: its own replicas can no
+// longer continue.
+func (s *Stream) DropBacklog() { s.backlog = nil }
+
+// EnsureBacklog makes a backlog of size bytes at the current offset if
+// there is none, without a new history (a replica that continues its
+// master's stream after a restart).
+func (s *Stream) EnsureBacklog(size int) {
+	if s.backlog == nil {
+		s.backlog = NewBacklog(size, s.offset)
+	}
+}
+
+// Proxy writes bytes of a master's stream that a replica applied,
+// verbatim, to the backlog (replicationFeedStreamFromMasterStream): a
+// replica's offsets are its master's. Nothing is written without a
+// backlog.
+func (s *Stream) Proxy(p []byte) {
+	if s.backlog == nil {
+		return
+	}
+	s.backlog.Write(p)
+	s.offset += int64(len(p))
+}
+
+// SelectedDB is the database of the last command written, -1 when the
+// next one starts with SELECT.
+func (s *Stream) SelectedDB() int { return s.selDB }
 
 // ResetSelect makes the next command written start with SELECT, as a
 // full synchronisation does (replicationSetupSlaveForFullResync): the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,11 +62,12 @@ func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 		return nil, engine.ErrBGSaveInProgress
 	}
 	dirty := s.stats.Dirty
+	aux := s.replSaveInfo()
 	s.rdb.fgRunning = true
 	s.rdb.saving.Add(1) // a shutdown's final save waits for it
 	return func() error {
 		defer s.rdb.saving.Done()
-		err := s.writeRDB(snap)
+		err := s.writeRDB(snap, aux)
 		snap.Release()
 		s.ks.Exec(func() {
 			s.rdb.fgRunning = false
@@ -118,6 +120,7 @@ func (p persister) WritesRefused() string {
 func (s *Server) startBGSave() {
 	s.rdb.scheduled = false
 	snap := s.ks.Snapshot()
+	aux := s.replSaveInfo()
 	s.rdb.bgRunning = true
 	s.rdb.bgStart = time.Now()
 	s.rdb.bgDirty = s.stats.Dirty
@@ -126,7 +129,7 @@ func (s *Server) startBGSave() {
 	s.rdb.saving.Add(1)
 	go func() {
 		defer s.rdb.saving.Done()
-		err := s.writeRDB(snap)
+		err := s.writeRDB(snap, aux)
 		snap.Release()
 		s.ks.Exec(func() { s.rdbSaved(err, s.rdb.bgDirty, true) })
 	}()
@@ -161,17 +164,17 @@ func (s *Server) rdbPath() string {
 	return filepath.Join(s.cfg.String("dir"), s.cfg.String("dbfilename"))
 }
 
-// writeRDB writes snap to a temporary file in dir, fsyncs it and renames
-// it over dbfilename (rdbSave): a crash leaves the previous file whole.
-// It runs without the lock.
-func (s *Server) writeRDB(snap *keyspace.Snapshot) error {
+// writeRDB writes snap, with the aux fields aux, to a temporary file in
+// dir, fsyncs it and renames it over dbfilename (rdbSave): a crash
+// leaves the previous file whole. It runs without the lock.
+func (s *Server) writeRDB(snap *keyspace.Snapshot, aux [][2]string) error {
 	dir := s.cfg.String("dir")
 	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
 	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", tmp, err)
 	}
-	err = s.encodeRDB(f, snap)
+	err = s.encodeRDB(f, snap, aux)
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}
@@ -189,9 +192,9 @@ func (s *Server) writeRDB(snap *keyspace.Snapshot) error {
 	return nil
 }
 
-func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot) error {
+func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot, aux [][2]string) error {
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := s.encodeSnapshot(bw, snap, false); err != nil {
+	if err := s.encodeSnapshot(bw, snap, false, aux); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -199,12 +202,13 @@ func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot) error {
 
 // encodeSnapshot writes snap as an RDB stream (aofBase: as the preamble
 // of an AOF base). It reads the snapshot without the lock.
-func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase bool) error {
+func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase bool, aux [][2]string) error {
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
 		Checksum: s.cfg.Bool("rdbchecksum"),
 		UsedMem:  engine.ReadMemory().Heap,
 		AOFBase:  aofBase,
+		Aux:      aux,
 	})
 	if err != nil {
 		return err
@@ -255,7 +259,65 @@ func (s *Server) loadRDB() error {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
 	s.log.Noticef("DB loaded from disk: %.3f seconds (%d keys)", time.Since(start).Seconds(), info.Keys)
+	s.restoreReplInfo(info.Aux)
 	return nil
+}
+
+// replSaveInfo is rdbPopulateSaveInfo: the aux fields with which a file
+// written now lets a replica restarted from it continue its master's
+// stream (repl-stream-db, repl-id, repl-offset), or nil when this server
+// has no stream to continue (a master without a backlog, a replica
+// that never synchronised). Under the lock, with the snapshot.
+func (s *Server) replSaveInfo() [][2]string {
+	st := s.repl.stream
+	var db int
+	switch l := s.replica; {
+	case l == nil && st.Backlog() != nil:
+		db = max(st.SelectedDB(), 0)
+	case l != nil && l.master != nil:
+		db = l.master.DB
+	case l != nil && s.cachedMaster:
+		db = s.cachedMasterDB
+	default:
+		return nil
+	}
+	return [][2]string{
+		{"repl-stream-db", strconv.Itoa(db)},
+		{"repl-id", st.ID},
+		{"repl-offset", strconv.FormatInt(st.Offset(), 10)},
+	}
+}
+
+// restoreReplInfo makes a replica started from an RDB file written with
+// replSaveInfo's fields continue its master's stream from there
+// (loadDataFromDisk): a restart costs a partial resync, not a full one.
+// Before clients are served.
+func (s *Server) restoreReplInfo(aux [][2]string) {
+	if _, _, replica := s.cfg.ReplicaOf(); !replica {
+		return
+	}
+	var id string
+	off, db := int64(-1), -1
+	for _, kv := range aux {
+		switch kv[0] {
+		case "repl-id":
+			id = kv[1]
+		case "repl-offset":
+			if n, err := strconv.ParseInt(kv[1], 10, 64); err == nil {
+				off = n
+			}
+		case "repl-stream-db":
+			if n, err := strconv.Atoi(kv[1]); err == nil {
+				db = n
+			}
+		}
+	}
+	if len(id) != 40 || off < 0 || db < 0 || db >= s.ks.NumDBs() {
+		return
+	}
+	s.repl.stream.Resume(id, off)
+	s.cachedMaster, s.cachedMasterDB = true, db
+	s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 }
 
 // loadRDBFrom loads an RDB stream into the keyspace: a file (given as
@@ -370,8 +432,9 @@ func (s *Server) shutdownSave(opts engine.ShutdownOptions) error {
 	}
 	s.log.Noticef("Saving the final RDB snapshot before exiting.")
 	var snap *keyspace.Snapshot
-	s.ks.Exec(func() { snap = s.ks.Snapshot() })
-	err := s.writeRDB(snap)
+	var aux [][2]string
+	s.ks.Exec(func() { snap, aux = s.ks.Snapshot(), s.replSaveInfo() })
+	err := s.writeRDB(snap, aux)
 	snap.Release()
 	if err != nil {
 		s.log.Warningf("Write error saving DB on disk: %v", err)

@@ -38,8 +38,6 @@ type replicaLink struct {
 
 	// Under the keyspace lock.
 	state      string // connect, connecting, handshake, sync, connected (ROLE's words; up only when connected)
-	replid     string // the master's replication id, "" before a first sync
-	offset     int64  // bytes of the master's stream applied (slave_repl_offset)
 	lastIOms   int64  // Unix ms of the last byte read from the master
 	downSince  int64  // Unix ms the link went down, 0 while up
 	syncSize   int64  // full sync: payload size (-1 for an EOF-marked one)
@@ -52,10 +50,14 @@ type replicaLink struct {
 
 	// stopped is set (under the lock) when the server drops this link:
 	// from then on the goroutine changes nothing (owned), and a load in
-	// progress ends (aborted). Bytes of a transaction still queued.
-	stopped      atomic.Bool
-	pendingMulti int64
-	lastErrLogMs int64 // the last replyError logged
+	// progress ends (aborted).
+	stopped atomic.Bool
+	// pendingMulti holds the stream of a transaction still queued: it
+	// counts into the offset, and goes to the backlog and this server's
+	// replicas, once its EXEC ran.
+	pendingMulti []byte
+	scratch      []byte // a command's stream, re-encoded (what the master wrote)
+	lastErrLogMs int64  // the last replyError logged
 }
 
 // owned reports whether the link is still the server's, under the lock:
@@ -72,15 +74,17 @@ func (l *replicaLink) up() bool { return l.state == "connected" }
 // been stopped.
 func (s *Server) startReplication(host string, port int) {
 	l := &replicaLink{s: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}),
-		state: "connect", offset: -1, downSince: time.Now().UnixMilli()}
-	if s.cachedMaster.replid != "" {
-		// Same data, another master: the next sync may continue.
-		l.replid, l.offset = s.cachedMaster.replid, s.cachedMaster.offset
-	}
+		state: "connect", downSince: time.Now().UnixMilli()}
 	s.replica = l
+	s.log.SetRole('S')
 	s.ks.SetReplica(true)
 	s.updateReplicaRules()
-	s.repl.disconnectReplicas()
+	s.disconnectBlockedClients()
+	// A replica's stream is its master's, proxied by the link: its own
+	// commands (a writable replica's) are not propagated. Its replicas
+	// stay: they may continue once this server continues its master's
+	// stream, or are dropped when it cannot (a new ID, a full sync).
+	s.disp.Detach(&s.repl)
 	s.links.Add(1)
 	go func() {
 		defer s.links.Done()
@@ -97,17 +101,24 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		if s.replica == nil {
 			return "OK"
 		}
-		l := s.replica
 		s.stopReplication()
-		// A master now: its data may diverge from the old master's, so
-		// the next link must not continue where this one stopped; its
-		// own history continues the master's (shiftReplicationId).
-		s.cachedMaster.replid, s.cachedMaster.offset = "", 0
-		if l.replid != "" {
-			s.repl.stream.Promote(l.replid, l.offset)
-			s.log.Noticef("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", l.replid, l.offset+1, s.repl.stream.ID)
+		// A master now, whose history continues the one it followed
+		// (shiftReplicationId): its replicas and its old master's other
+		// replicas continue with it through ID2 and the backlog. Its
+		// replicas are told of the new ID by a reconnection
+		// (disconnectSlaves), and the next command it propagates selects
+		// its database.
+		st := s.repl.stream
+		st.Shift()
+		s.log.Noticef("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
+		s.cachedMaster = true
+		s.repl.disconnectReplicas()
+		s.repl.noReplicasSince = time.Now()
+		if st.Backlog() != nil {
+			s.disp.Attach(&s.repl)
 		}
 		s.ks.SetReplica(false)
+		s.log.SetRole('M')
 		s.updateReplicaRules()
 		s.cfg.SetReplicaOf("", 0)
 		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
@@ -116,6 +127,13 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 	if l := s.replica; l != nil && strings.EqualFold(l.host, host) && l.port == port {
 		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
 		return "OK Already connected to specified master"
+	}
+	if s.replica == nil {
+		// A master's data set is its own history, which a master that
+		// was its replica can continue (replicationCacheMasterUsingMyself);
+		// that master's stream starts with a SELECT.
+		s.cachedMaster, s.cachedMasterDB = true, 0
+		s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 	}
 	s.stopReplication()
 	s.cfg.SetReplicaOf(host, port)
@@ -155,10 +173,11 @@ func (s *Server) stopReplication() {
 	}
 	s.replica = nil
 	l.stopped.Store(true)
-	l.master = nil
-	if l.replid != "" {
-		s.cachedMaster.replid, s.cachedMaster.offset = l.replid, l.offset
+	if l.master != nil {
+		s.cachedMasterDB = l.master.DB
 	}
+	l.master = nil
+	l.pendingMulti = nil
 	if l.state == "sync" {
 		s.disp.Loading.Store(false)
 	}
@@ -189,9 +208,13 @@ func (l *replicaLink) run() {
 			if l.state == "sync" {
 				l.s.disp.Loading.Store(false)
 			}
+			if l.master != nil {
+				// Where the stream continues after a partial resync.
+				l.s.cachedMasterDB = l.master.DB
+			}
 			l.state = "connect"
 			l.master = nil
-			l.pendingMulti = 0
+			l.pendingMulti = nil
 			l.s.updateReplicaRules()
 		})
 		select {
@@ -305,7 +328,11 @@ func (l *replicaLink) session() error {
 
 	var replid string
 	var offset int64
-	l.s.ks.Exec(func() { replid, offset = l.replid, l.offset })
+	l.s.ks.Exec(func() {
+		if l.s.cachedMaster {
+			replid, offset = l.s.repl.stream.ID, l.s.repl.stream.Offset()
+		}
+	})
 	psync := []string{"PSYNC", "?", "-1"}
 	if replid != "" {
 		psync = []string{"PSYNC", replid, strconv.FormatInt(offset+1, 10)}
@@ -345,13 +372,22 @@ func (l *replicaLink) session() error {
 			if owned = l.owned(); !owned {
 				return
 			}
-			if len(f) == 2 && len(f[1]) == 40 {
-				l.replid = f[1]
+			st := l.s.repl.stream
+			if len(f) == 2 && len(f[1]) == 40 && f[1] != st.ID {
+				// The master continues the stream under a new ID (it was
+				// promoted): this server's replicas continue through ID2,
+				// once told by a reconnection.
+				l.s.log.Noticef("Master replication ID changed to %s", f[1])
+				st.Rename(f[1])
+				l.s.repl.disconnectReplicas()
 			}
+			// Restarted, a replica has the history but no backlog yet.
+			st.EnsureBacklog(int(l.s.cfg.Int("repl-backlog-size")))
 			l.state = "connected"
 			l.downSince = 0
 			l.lastIOms = time.Now().UnixMilli()
 			l.master = l.newMasterClient()
+			l.master.DB = l.s.cachedMasterDB
 			l.s.updateReplicaRules()
 		})
 		if !owned {
@@ -433,9 +469,14 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 	if err := os.Rename(tmp, l.s.rdbPath()); err != nil {
 		return linkError(fmt.Sprintf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", filepath.Base(l.s.rdbPath()), err))
 	}
-	l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 	l.s.ks.Exec(func() {
 		if owned = l.owned(); owned {
+			// A new history (replicationAttachToNewMaster): this server's
+			// replicas sync again, and cannot continue the old one.
+			l.s.cachedMaster = false
+			l.s.repl.disconnectReplicas()
+			l.s.repl.stream.DropBacklog()
+			l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 			l.s.disp.Loading.Store(true)
 			l.s.ks.FlushAll()
 		}
@@ -472,11 +513,14 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 		if !l.owned() {
 			return
 		}
-		l.replid, l.offset = replid, offset
+		// The master's history, from its offset on.
+		l.s.repl.stream.Follow(replid, offset, int(l.s.cfg.Int("repl-backlog-size")))
+		l.s.cachedMaster = true
 		l.state = "connected"
 		l.downSince = 0
 		l.lastIOms = time.Now().UnixMilli()
 		l.master = l.newMasterClient()
+		l.master.DB = streamDB(info.Aux)
 		l.s.updateReplicaRules()
 		if l.s.cfg.Bool("appendonly") {
 			// The AOF does not hold the new data set: rewrite it
@@ -587,8 +631,9 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durat
 
 // apply runs a batch of the master's commands. A command's bytes count
 // into the offset once it ran, and those of a transaction once its EXEC
-// ran (Redis advances the applied offset outside MULTI only). Work a
-// command leaves for after the lock runs after it.
+// ran (Redis advances the applied offset outside MULTI only); with the
+// offset, they go verbatim to the backlog and to this server's own
+// replicas. Work a command leaves for after the lock runs after it.
 func (l *replicaLink) apply(batch [][][]byte) {
 	var acks []int64
 	var offloads []func()
@@ -597,14 +642,16 @@ func (l *replicaLink) apply(batch [][][]byte) {
 		if cl == nil || !l.owned() {
 			return
 		}
+		m := &l.s.repl
 		l.lastIOms = time.Now().UnixMilli()
 		cl.LastInteraction.Store(l.lastIOms)
 		l.s.disp.BeginBatch(cl)
 		for _, args := range batch {
-			n := resp.CommandLen(args) // what the master wrote: the offset counts it
 			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") {
-				acks = append(acks, l.offset)
-				l.offset += n
+				// Answered with the offset before it, which it then
+				// advances, as any command of the stream.
+				acks = append(acks, m.stream.Offset())
+				m.proxy(resp.AppendCommand(l.scratch[:0], args...))
 				continue
 			}
 			if offload := l.s.disp.Exec(cl, args); offload != nil {
@@ -615,11 +662,23 @@ func (l *replicaLink) apply(batch [][][]byte) {
 			}
 			cl.W.Reset()
 			if cl.InMulti {
-				l.pendingMulti += n
+				l.pendingMulti = resp.AppendCommand(l.pendingMulti, args...)
 				continue
 			}
-			l.offset += l.pendingMulti + n
-			l.pendingMulti = 0
+			if len(l.pendingMulti) > 0 {
+				l.pendingMulti = resp.AppendCommand(l.pendingMulti, args...)
+				m.proxy(l.pendingMulti)
+				l.pendingMulti = l.pendingMulti[:0]
+				continue
+			}
+			l.scratch = resp.AppendCommand(l.scratch[:0], args...)
+			m.proxy(l.scratch)
+		}
+		if cap(l.scratch) > 64<<10 {
+			l.scratch = nil
+		}
+		if cap(l.pendingMulti) > 64<<10 && len(l.pendingMulti) == 0 {
+			l.pendingMulti = nil
 		}
 	})
 	for _, fn := range offloads {
@@ -628,6 +687,19 @@ func (l *replicaLink) apply(batch [][][]byte) {
 	for _, off := range acks {
 		l.sendAck(off)
 	}
+}
+
+// streamDB is the database the master's stream continues in after its
+// RDB: the file's repl-stream-db aux field, 0 without one.
+func streamDB(aux [][2]string) int {
+	for _, kv := range aux {
+		if kv[0] == "repl-stream-db" {
+			if db, err := strconv.Atoi(kv[1]); err == nil && db >= 0 {
+				return db
+			}
+		}
+	}
+	return 0
 }
 
 // replyError logs, at most once a second, an error the master's stream
@@ -653,7 +725,7 @@ func (l *replicaLink) ackLoop(done chan struct{}) {
 			return
 		case <-t.C:
 			var off int64
-			l.s.ks.Exec(func() { off = l.offset })
+			l.s.ks.Exec(func() { off = l.s.repl.stream.Offset() })
 			l.sendAck(off)
 		}
 	}
@@ -694,8 +766,8 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	syncing := l.state == "sync"
 	b = engine.InfoInt(b, "master_sync_in_progress", boolInt(syncing))
 	off := int64(1)
-	if l.offset >= 0 {
-		off = l.offset
+	if l.master != nil || s.cachedMaster {
+		off = s.repl.stream.Offset()
 	}
 	b = engine.InfoInt(b, "slave_read_repl_offset", off)
 	b = engine.InfoInt(b, "slave_repl_offset", off)
@@ -748,5 +820,22 @@ func readLine(br *bufio.Reader) (string, error) {
 			return "", err
 		}
 		return strings.TrimRight(string(line), "\r\n"), nil
+	}
+}
+
+// errStateChanged is the reply of a client blocked on a server that
+// becomes a replica.
+const errStateChanged = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
+// disconnectBlockedClients ends every blocking command with an error and
+// closes its connection (disconnectAllBlockedClients): a replica must not
+// serve a BLPOP with what its master pushes, nor a WAIT it cannot count.
+// Under the lock.
+func (s *Server) disconnectBlockedClients() {
+	for _, c := range s.clients {
+		cl := c.cl
+		if cl.Blocked && cl.Unblock != nil && cl.Unblock(errStateChanged) {
+			cl.CloseAfterReply = true
+		}
 	}
 }

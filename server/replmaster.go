@@ -183,14 +183,31 @@ func (r *replica) gone() bool { return r.c.killed || r.c.overLimit.Load() }
 
 // Propagate implements engine.Propagator: the command goes to the
 // backlog and to every replica. Under the lock.
+// A replica propagates nothing of its own: its stream is its master's
+// (proxy), and a writable replica's writes stay local.
 func (m *replMaster) Propagate(db int, argv [][]byte) {
-	m.feed(m.stream.Feed(db, argv))
+	if m.s.replica == nil {
+		m.feed(m.stream.Feed(db, argv))
+	}
 }
 
 // feedCommand writes a command of the replication itself (PING, REPLCONF
-// GETACK) in whatever database is selected.
+// GETACK) in whatever database is selected; a replica's replicas get its
+// master's instead.
 func (m *replMaster) feedCommand(argv ...[]byte) {
-	m.feed(m.stream.Feed(-1, argv))
+	if m.s.replica == nil {
+		m.feed(m.stream.Feed(-1, argv))
+	}
+}
+
+// proxy passes on bytes of the master's stream that this replica applied
+// (replicationFeedStreamFromMasterStream): to the backlog and to its
+// own replicas, verbatim, so that their offsets are the master's.
+func (m *replMaster) proxy(p []byte) {
+	m.stream.Proxy(p)
+	if m.stream.Backlog() != nil {
+		m.feed(p)
+	}
 }
 
 // feed hands the bytes just written to the stream to the replicas that
@@ -289,6 +306,11 @@ func (m *replMaster) Sync(c *engine.Ctx, psync bool, replid string, offset int64
 		}
 	}
 	m.startSync([]*replica{r}, r.diskless, c)
+}
+
+// MasterLinkDown implements engine.Replication.
+func (m *replMaster) MasterLinkDown() bool {
+	return m.s.replica != nil && !m.s.replica.up()
 }
 
 // tryPartial is masterTryPartialResynchronization: it continues the
@@ -427,7 +449,11 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 	s := m.s
 	snap := s.ks.Snapshot()
 	off := m.stream.Offset()
-	// The replicas' database is unknown: the next command selects one.
+	// The RDB says where the stream goes on (repl-stream-db): a
+	// replica's stream is its master's, which selects no database again.
+	aux := s.replSaveInfo()
+	// A master's replicas' database is unknown: its next command selects
+	// one.
 	m.stream.ResetSelect()
 	for _, r := range rs {
 		r.state = replWaitBgsave
@@ -454,9 +480,9 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 		defer m.syncs.Done()
 		defer snap.Release()
 		if diskless {
-			m.sendDiskless(rs, snap)
+			m.sendDiskless(rs, snap, aux)
 		} else {
-			m.sendDisk(rs[0], snap)
+			m.sendDisk(rs[0], snap, aux)
 		}
 	}()
 }
@@ -467,7 +493,7 @@ var errNoReplicas = errors.New("no replica left to send the RDB to")
 
 // sendDisk writes the snapshot to a temporary file in dir, then sends it
 // to r with a `$<length>` header. Without the lock.
-func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot) {
+func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]string) {
 	s := m.s
 	dir := s.cfg.String("dir")
 	path := filepath.Join(dir, fmt.Sprintf("temp-repl-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
@@ -475,7 +501,7 @@ func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot) {
 	if err == nil {
 		defer os.Remove(path)
 		defer f.Close()
-		err = s.encodeRDB(f, snap)
+		err = s.encodeRDB(f, snap, aux)
 	}
 	var size int64
 	if err == nil {
@@ -529,13 +555,13 @@ func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot) {
 
 // sendDiskless encodes the snapshot straight to the replicas' sockets,
 // between `$EOF:<mark>` and the mark. Without the lock.
-func (m *replMaster) sendDiskless(rs []*replica, snap *keyspace.Snapshot) {
+func (m *replMaster) sendDiskless(rs []*replica, snap *keyspace.Snapshot, aux [][2]string) {
 	s := m.s
 	mark := replication.NewID()
 	out := &fanout{m: m, rs: rs}
 	bw := bufio.NewWriterSize(out, payloadChunk)
 	bw.WriteString("$EOF:" + mark + "\r\n")
-	err := s.encodeSnapshot(bw, snap, false)
+	err := s.encodeSnapshot(bw, snap, false, aux)
 	if err == nil {
 		bw.WriteString(mark)
 		err = bw.Flush()
@@ -685,12 +711,12 @@ func (m *replMaster) Wait(c *engine.Ctx, numReplicas int64, timeout time.Duratio
 	w := &ackWaiter{cl: cl, offset: cl.WOff, n: numReplicas, done: make(chan struct{})}
 	m.waiters = append(m.waiters, w)
 	cl.Blocked = true
-	cl.Unblock = func(withError bool) bool {
+	cl.Unblock = func(errMsg string) bool {
 		if w.finished {
 			return false
 		}
-		if withError {
-			cl.W.Error(engine.ErrUnblocked)
+		if errMsg != "" {
+			cl.W.Error(errMsg)
 		} else {
 			cl.W.Int(m.countAcks(w.offset))
 		}
@@ -779,9 +805,9 @@ func (m *replMaster) releaseWaiter(cl *engine.Client) {
 func (m *replMaster) Role(c *engine.Ctx) {
 	if l := m.s.replica; l != nil {
 		// A replica: its master, the link's state and the offset applied.
-		off := l.offset
-		if l.replid == "" {
-			off = -1
+		off := int64(-1)
+		if l.master != nil {
+			off = m.stream.Offset()
 		}
 		c.W.Array(5)
 		c.W.BulkString("slave")
@@ -831,15 +857,10 @@ func (m *replMaster) info(b []byte) []byte {
 		id++
 	}
 	st := m.stream
-	replid, off := st.ID, st.Offset()
-	if l := s.replica; l != nil && l.replid != "" {
-		// A replica's history is its master's, up to what it applied.
-		replid, off = l.replid, l.offset
-	}
 	b = engine.InfoStr(b, "master_failover_state", "no-failover")
-	b = engine.InfoStr(b, "master_replid", replid)
+	b = engine.InfoStr(b, "master_replid", st.ID)
 	b = engine.InfoStr(b, "master_replid2", st.ID2)
-	b = engine.InfoInt(b, "master_repl_offset", off)
+	b = engine.InfoInt(b, "master_repl_offset", st.Offset())
 	b = engine.InfoInt(b, "second_repl_offset", st.SecondOff)
 	bl := st.Backlog()
 	b = engine.InfoInt(b, "repl_backlog_active", boolInt(bl != nil))
@@ -885,7 +906,9 @@ func (m *replMaster) cron(now time.Time, second bool) {
 			}
 		}
 		ttl := s.cfg.Int("repl-backlog-ttl")
-		if len(m.replicas) == 0 && ttl > 0 && m.stream.Backlog() != nil && int64(now.Sub(m.noReplicasSince).Seconds()) > ttl {
+		// A replica keeps its backlog: it serves its replicas, and the
+		// old master's, once promoted.
+		if s.replica == nil && len(m.replicas) == 0 && ttl > 0 && m.stream.Backlog() != nil && int64(now.Sub(m.noReplicasSince).Seconds()) > ttl {
 			m.stream.FreeBacklog()
 			s.disp.Detach(m)
 			s.log.Noticef("Replication backlog freed after %d seconds without connected replicas.", ttl)

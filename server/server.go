@@ -55,15 +55,19 @@ type Server struct {
 	// links counts the link goroutines still running, dropped or not:
 	// shutdown waits for them.
 	links sync.WaitGroup
-	// cachedMaster is where the last link left the stream, for a partial
-	// resync with the next master.
-	cachedMaster struct {
-		replid string
-		offset int64
-	}
-	closing  bool
-	monitors []*conn
-	pause    pauseState
+	// cachedMaster reports whether the data set holds the replication
+	// stream's history up to its offset (s.repl.stream), so that a master
+	// may let this server continue it: PSYNC with its ID and offset, as
+	// Redis's cached master. Only a server started as a replica without
+	// that history, and one whose full synchronisation failed, has none.
+	cachedMaster bool
+	// cachedMasterDB is the database the master's stream was in where the
+	// last link stopped: a partial resync continues there, without a
+	// SELECT.
+	cachedMasterDB int
+	closing        bool
+	monitors       []*conn
+	pause          pauseState
 
 	// listening holds the TCP listeners and their accept loops
 	// (listen.go).
@@ -194,6 +198,9 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	// expiry messages: the rule is the keyspace's (DB.live).
 	_, _, replica := cfg.ReplicaOf()
 	s.ks.SetReplica(replica)
+	// A master's data set is its own history; a replica's is not one a
+	// master knows until it synchronised.
+	s.cachedMaster = !replica
 	s.watchConfig()
 	s.watchReplicaConfig()
 	s.watchAOFConfig()

@@ -132,7 +132,12 @@ func run(args []string) int {
 		}
 		return 0
 	}
-	log.SetRole('M')
+	// Log lines say the role, as Redis's: S while a replica.
+	if _, _, replica := cfg.ReplicaOf(); replica {
+		log.SetRole('S')
+	} else {
+		log.SetRole('M')
+	}
 	log.Noticef("Running mode=standalone, port=%d.", cfg.Int("port"))
 
 	if err := newOpenFiles(cfg, log).start(); err != nil {

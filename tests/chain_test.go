@@ -1,0 +1,204 @@
+package tests
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A replica's stream is its master's: it keeps a backlog of it, serves
+// replicas of its own from it (chained replicas), and continues the
+// history when promoted, so that the old master and its other replicas
+// come back with partial resyncs. Offsets are the top master's all the
+// way down.
+
+func replicaOf(t *testing.T, c *Conn, master *Proc) {
+	t.Helper()
+	require.Equal(t, "+OK\r\n", c.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port)))
+}
+
+// TestChainedReplicas runs a redis-server master, a zredis replica, and
+// below it a redis-server and a zredis replica: the sub-replicas get the
+// master's stream through zredis, with the master's offsets, also
+// across a full sync that starts while the master's stream is in a
+// database other than 0, and a broken link that zredis continues
+// without disturbing them.
+func TestChainedReplicas(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	m := StartRedis(t)
+	mc := Dial(t, m.Addr)
+	fillReplData(t, mc, "pre") // the stream ends in db 9
+	z := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	waitConverged(t, m, z)
+
+	r := startReplica(t, z)
+	z2 := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(z.Port))
+	waitLinkUp(t, r)
+	waitLinkUp(t, z2)
+	// Still in db 9 on the master's stream: no SELECT comes, the
+	// sub-replicas learnt the database from the RDB (repl-stream-db).
+	m9 := Dial(t, m.Addr)
+	require.Equal(t, "+OK\r\n", m9.Do("SELECT", "9"))
+	for i := range 20 {
+		m9.Do("SET", "in9:"+strconv.Itoa(i), "v")
+	}
+	fillReplData(t, mc, "live")
+	waitConverged(t, m, z, r, z2)
+	compareDatasets(t, m, z)
+	compareDatasets(t, m, r)
+	compareDatasets(t, m, z2)
+	zc := Dial(t, z.Addr)
+	assert.Equal(t, "2", infoField(t, zc, "replication", "connected_slaves"))
+	assert.Equal(t, replInfo(t, m, "master_replid"), replInfo(t, r, "master_replid"), "the whole chain has the master's history")
+	assert.Equal(t, replInfo(t, m, "master_replid"), replInfo(t, z2, "master_replid"))
+
+	// zredis's link breaks and continues: its replicas stay connected.
+	fullZ, partialZ := statInt(t, zc, "sync_full"), statInt(t, zc, "sync_partial_ok")
+	partialM := statInt(t, mc, "sync_partial_ok")
+	require.Equal(t, ":1\r\n", zc.Do("CLIENT", "KILL", "TYPE", "master"))
+	for i := range 3 {
+		liveWrites(t, m.Addr, i)
+	}
+	waitConverged(t, m, z, r, z2)
+	assert.Equal(t, partialM+1, statInt(t, mc, "sync_partial_ok"), "zredis continued")
+	assert.Equal(t, fullZ, statInt(t, zc, "sync_full"), "its replicas did not sync again")
+	assert.Equal(t, partialZ, statInt(t, zc, "sync_partial_ok"), "its replicas were not disconnected")
+	compareDatasets(t, m, r)
+	compareDatasets(t, m, z2)
+
+	// The sub-replicas' own links break: they continue from zredis's
+	// backlog.
+	require.Equal(t, ":2\r\n", zc.Do("CLIENT", "KILL", "TYPE", "replica"))
+	liveWrites(t, m.Addr, 10)
+	waitConverged(t, m, z, r, z2)
+	assert.Equal(t, partialZ+2, statInt(t, zc, "sync_partial_ok"))
+	assert.Equal(t, fullZ, statInt(t, zc, "sync_full"))
+	compareDatasets(t, m, r)
+	compareDatasets(t, m, z2)
+}
+
+// TestPromotionContinues promotes a zredis replica of a redis-server
+// master: the master's other replica and the master itself follow it
+// with partial resyncs; then the way back, where zredis continues the
+// promoted redis-server's history with its own.
+func TestPromotionContinues(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	m := StartRedis(t)
+	mc := Dial(t, m.Addr)
+	fillReplData(t, mc, "pre")
+	z := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	r := startReplica(t, m)
+	liveWrites(t, m.Addr, 1)
+	waitConverged(t, m, z, r)
+	zc, rc := Dial(t, z.Addr), Dial(t, r.Addr)
+
+	require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "NO", "ONE"))
+	assert.Equal(t, replInfo(t, m, "master_replid"), infoField(t, zc, "replication", "master_replid2"))
+	replicaOf(t, rc, z)
+	replicaOf(t, mc, z)
+	liveWrites(t, z.Addr, 2)
+	fillReplData(t, zc, "after")
+	waitConverged(t, z, r, m)
+	assert.Equal(t, 2, statInt(t, zc, "sync_partial_ok"), "both continued")
+	assert.Equal(t, 0, statInt(t, zc, "sync_full"))
+	compareDatasets(t, z, r)
+	compareDatasets(t, z, m)
+
+	// And back: redis-server promoted, zredis continues its history.
+	require.Equal(t, "+OK\r\n", mc.Do("REPLICAOF", "NO", "ONE"))
+	replicaOf(t, zc, m)
+	replicaOf(t, rc, m)
+	liveWrites(t, m.Addr, 3)
+	waitConverged(t, m, z, r)
+	assert.Equal(t, 2, statInt(t, mc, "sync_partial_ok"), "zredis and the other replica continued")
+	compareDatasets(t, m, z)
+	compareDatasets(t, m, r)
+}
+
+// TestPromotionContinuesZredis is the same among zredis servers only: a
+// master, two replicas, one promoted, the other and the old master
+// following it without a full sync.
+func TestPromotionContinuesZredis(t *testing.T) {
+	a := StartZredis(t)
+	ac := Dial(t, a.Addr)
+	fillReplData(t, ac, "pre")
+	b := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(a.Port))
+	c := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(a.Port))
+	liveWrites(t, a.Addr, 1)
+	waitConverged(t, a, b, c)
+	bc, cc := Dial(t, b.Addr), Dial(t, c.Addr)
+
+	require.Equal(t, "+OK\r\n", bc.Do("REPLICAOF", "NO", "ONE"))
+	replicaOf(t, cc, b)
+	replicaOf(t, ac, b)
+	liveWrites(t, b.Addr, 2)
+	waitConverged(t, b, c, a)
+	assert.Equal(t, 2, statInt(t, bc, "sync_partial_ok"))
+	assert.Equal(t, 0, statInt(t, bc, "sync_full"))
+	compareDatasets(t, b, c)
+	compareDatasets(t, b, a)
+}
+
+// TestReplicaRestartContinues restarts a zredis replica from the RDB it
+// saved at shutdown: the file holds where the stream stood
+// (repl-id, repl-offset, repl-stream-db), so the master lets it
+// continue, as redis-server does.
+func TestReplicaRestartContinues(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	m := StartRedis(t)
+	mc := Dial(t, m.Addr)
+	fillReplData(t, mc, "pre")
+	dir := t.TempDir()
+	z := StartZredis(t, "--dir", dir, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	waitConverged(t, m, z)
+	zc := Dial(t, z.Addr)
+	zc.Send(Encode("SHUTDOWN", "SAVE"))
+	_, exited := z.Wait(10 * time.Second)
+	require.True(t, exited)
+
+	// The master's stream goes on meanwhile, in db 9 without a SELECT.
+	m9 := Dial(t, m.Addr)
+	require.Equal(t, "+OK\r\n", m9.Do("SELECT", "9"))
+	for i := range 20 {
+		m9.Do("SET", "while-down:"+strconv.Itoa(i), "v")
+	}
+	full, partial := statInt(t, mc, "sync_full"), statInt(t, mc, "sync_partial_ok")
+	z = StartZredis(t, "--dir", dir, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	waitConverged(t, m, z)
+	assert.Equal(t, partial+1, statInt(t, mc, "sync_partial_ok"), "the restarted replica continued")
+	assert.Equal(t, full, statInt(t, mc, "sync_full"))
+	compareDatasets(t, m, z)
+}
+
+// TestReplicaOfUnblocksClients: a master that becomes a replica ends its
+// blocked clients' commands with an error and closes them, as
+// redis-server does: a replica must not pop what its master pushes.
+func TestReplicaOfUnblocksClients(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	m := StartRedis(t)
+	for name, p := range map[string]*Proc{"redis": StartRedis(t), "zredis": StartZredis(t)} {
+		t.Run(name, func(t *testing.T) {
+			blocked := Dial(t, p.Addr)
+			blocked.Send(Encode("BLPOP", "queue", "0"))
+			c := Dial(t, p.Addr)
+			waitFor(t, func() bool { return infoField(t, c, "clients", "blocked_clients") == "1" })
+			replicaOf(t, c, m)
+			reply, err := blocked.ReadErr(5 * time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n", reply)
+			_, err = blocked.ReadErr(5 * time.Second)
+			assert.Error(t, err, "the connection is closed")
+		})
+	}
+}
