@@ -292,6 +292,10 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 	assert.Equal(t, ":0\r\n", dbSize(t, mc, 5), "Z's DELs of its expired keys reached M")
 	w.resume()
 	logSync(t, "after the switch to Z (M replica of Z)", m, z)
+	// M had nothing Z lacked: it continued Z's history, which continues
+	// its own.
+	assert.Equal(t, 1, statInt(t, zc, "sync_partial_ok"), "M continued with a partial resync")
+	assert.Equal(t, 0, statInt(t, zc, "sync_full"))
 
 	// ---- and back: Z to M ----
 	w.waitProgress(t, 200)
@@ -321,6 +325,8 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 	w.resume()
 	assert.Empty(t, l.quiet(300*time.Millisecond), "Z, a replica again, sends no expiry message")
 	logSync(t, "after the switch back to M (Z replica of M)", m, z)
+	assert.Equal(t, 1, statInt(t, mc, "sync_partial_ok"), "Z offered its own history and continued")
+	assert.Equal(t, 1, statInt(t, mc, "sync_full"), "only Z's first synchronisation was full")
 
 	logSyncLines(t, m, z)
 	require.NoError(t, w.finish())
