@@ -421,3 +421,55 @@ func TestReplicationDelayedDiskless(t *testing.T) {
 	assert.Equal(t, "0", infoField(t, c, "replication", "repl_backlog_histlen"))
 	assert.Contains(t, z.Output(), "Replication backlog freed after 1 seconds without connected replicas.")
 }
+
+// TestReplicaGoneDuringSync: replicas that go away in the middle of their
+// full synchronisation (one closes after reading part of the payload,
+// one is killed while it waits for it) are dropped and logged; another
+// replica synchronising at the same time finishes, and clients are
+// served throughout. Disk-based and diskless.
+func TestReplicaGoneDuringSync(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
+	}
+	for _, diskless := range []string{"no", "yes"} {
+		t.Run("diskless="+diskless, func(t *testing.T) {
+			z := StartZredis(t, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "1")
+			c := Dial(t, z.Addr)
+			// About 16 MB: more than the sockets buffer.
+			val := strings.Repeat("v", 1024)
+			var batch []byte
+			for i := range 16000 {
+				batch = append(batch, Encode("SET", "k"+strconv.Itoa(i), val)...)
+				if i%1000 == 999 {
+					c.Send(batch)
+					for range 1000 {
+						require.Equal(t, "+OK\r\n", c.Read())
+					}
+					batch = batch[:0]
+				}
+			}
+			// A replica that reads 64 KiB of its payload, then hangs up.
+			partial := Dial(t, z.Addr)
+			partial.Send(Encode("REPLCONF", "capa", "eof"))
+			require.Equal(t, "+OK\r\n", partial.Read())
+			partial.Send(Encode("PSYNC", "?", "-1"))
+			// A stock replica killed while it waits for its payload.
+			killed := startReplica(t, z)
+			// And one that finishes.
+			r := startReplica(t, z)
+			waitFor(t, func() bool { return infoField(t, c, "replication", "connected_slaves") == "3" })
+			buf := make([]byte, 64<<10)
+			_, err := ioReadFull(partial.rd, buf)
+			require.NoError(t, err)
+			partial.nc.Close()
+			killed.Kill()
+			assert.Equal(t, "+OK\r\n", c.Do("SET", "during", "sync"))
+			waitConverged(t, z, r)
+			assert.Equal(t, "1", infoField(t, c, "replication", "connected_slaves"))
+			assert.Equal(t, "$4\r\nsync\r\n", Dial(t, r.Addr).Do("GET", "during"))
+			assert.Equal(t, ":16001\r\n", Dial(t, r.Addr).Do("DBSIZE"))
+			assert.Equal(t, "+PONG\r\n", c.Do("PING"))
+			assert.Contains(t, z.Output(), "Connection with replica")
+		})
+	}
+}
