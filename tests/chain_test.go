@@ -202,3 +202,49 @@ func TestReplicaOfUnblocksClients(t *testing.T) {
 		})
 	}
 }
+
+// TestDemotedOutboxDrains: what a master produced for its expiry stream
+// and no listener took yet keeps draining once it is a replica, across
+// the full sync that replaces its data set and across a restart as a
+// replica (from the spool); as a replica it produces nothing more.
+func TestDemotedOutboxDrains(t *testing.T) {
+	requirePythonZMQ(t)
+	m := StartZredis(t, "--repl-diskless-sync-delay", "0")
+	mc := Dial(t, m.Addr)
+	require.Equal(t, "+OK\r\n", mc.Do("SET", "master-key", "v"))
+	dir := t.TempDir()
+	ep := zmqEndpoint(t)
+	args := []string{"--dir", dir, "--save", "", "--expiry-zmq-endpoints", ep, "--expiry-zmq-hwm", "10"}
+	z := StartZredis(t, args...)
+	zc := Dial(t, z.Addr)
+	const n = 300
+	setExpiring(t, z.Addr, n, 100*time.Millisecond, 0)
+	waitInfo(t, zc, "expired_keys", strconv.Itoa(n), 10*time.Second)
+	// Keys that would expire later: the full sync drops them, no message.
+	require.Equal(t, "+OK\r\n", zc.Do("SET", "later", "v", "PX", "500"))
+
+	// Demoted: the data set becomes the master's; the outbox stays.
+	replicaOf(t, zc, m)
+	waitLinkUp(t, z)
+	waitConverged(t, m, z)
+	assert.Equal(t, "$1\r\nv\r\n", zc.Do("GET", "master-key"))
+	info := infoExpiry(t, zc)
+	queued, _ := strconv.Atoi(info["expiry_messages_queued"])
+	spooled, _ := strconv.Atoi(info["expiry_messages_spooled"])
+	require.Equal(t, n, queued+spooled, "INFO: %v", info)
+
+	// Restarted as a replica: the spool is sent by the next run.
+	z.Stop()
+	z = StartZredis(t, append(args, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))...)
+	zc = Dial(t, z.Addr)
+	waitLinkUp(t, z)
+	l := startListener(t, []string{ep}, "--count", strconv.Itoa(n))
+	got := l.recv(t, n, 30*time.Second)
+	checkDeadlineOrder(t, got, n, 100*time.Millisecond)
+	// A master key expiring now is the master's to send, not this replica's.
+	require.Equal(t, "+OK\r\n", mc.Do("SET", "m-soon", "v", "PX", "50"))
+	time.Sleep(300 * time.Millisecond)
+	waitConverged(t, m, z)
+	assert.Empty(t, l.quiet(300*time.Millisecond), "a replica sends nothing of its own")
+	waitInfo(t, zc, "expiry_messages_sent", strconv.Itoa(n), 10*time.Second)
+}
