@@ -144,8 +144,11 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 	}
 	str("cmd", cmd)
 	user := "default"
-	if cl.User != nil {
+	switch {
+	case cl.User != nil:
 		user = cl.User.Name
+	case cl.Master:
+		user = "(superuser)" // the master's client has no user, as in Redis
 	}
 	str("user", user)
 	num("redir", -1)

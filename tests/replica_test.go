@@ -121,7 +121,9 @@ func TestReplicaOfRedis(t *testing.T) {
 
 			// The master's client is listed with flag M; killing it drops
 			// the link, which continues where it stopped.
-			assert.Contains(t, zc.Do("CLIENT", "LIST", "TYPE", "master"), "flags=M ")
+			masterClient := zc.Do("CLIENT", "LIST", "TYPE", "master")
+			assert.Contains(t, masterClient, "flags=M ")
+			assert.Contains(t, masterClient, "user=(superuser) ")
 			require.Equal(t, ":1\r\n", zc.Do("CLIENT", "KILL", "TYPE", "master"))
 			liveWrites(t, m.Addr, 200)
 			replicaConverged(t, mc, zc)
