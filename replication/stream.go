@@ -104,6 +104,17 @@ func (s *Stream) Resume(id string, offset int64) {
 	s.selDB = -1
 }
 
+// Restart makes a master's stream, after a restart, the continuation of
+// the history its RDB file recorded: a new ID, ID2 the recorded one up
+// to offset, and a backlog of size bytes from there, so that replicas
+// that had followed it continue.
+func (s *Stream) Restart(id string, offset int64, size int) {
+	s.ID, s.ID2, s.SecondOff = NewID(), id, offset+1
+	s.offset = offset
+	s.backlog = NewBacklog(size, offset)
+	s.selDB = -1
+}
+
 // DropBacklog frees the backlog without changing the IDs, as a replica
 // does when a full synchronisation starts: its own replicas can no
 // longer continue.
@@ -118,15 +129,14 @@ func (s *Stream) EnsureBacklog(size int) {
 	}
 }
 
-// Proxy writes bytes of a master's stream that a replica applied,
-// verbatim, to the backlog (replicationFeedStreamFromMasterStream): a
-// replica's offsets are its master's. Nothing is written without a
-// backlog.
+// Proxy counts bytes of a master's stream that a replica applied and
+// writes them, verbatim, to the backlog if there is one
+// (replicationFeedStreamFromMasterStream): a replica's offsets are its
+// master's.
 func (s *Stream) Proxy(p []byte) {
-	if s.backlog == nil {
-		return
+	if s.backlog != nil {
+		s.backlog.Write(p)
 	}
-	s.backlog.Write(p)
 	s.offset += int64(len(p))
 }
 

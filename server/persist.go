@@ -288,14 +288,12 @@ func (s *Server) replSaveInfo() [][2]string {
 	}
 }
 
-// restoreReplInfo makes a replica started from an RDB file written with
-// replSaveInfo's fields continue its master's stream from there
-// (loadDataFromDisk): a restart costs a partial resync, not a full one.
-// Before clients are served.
+// restoreReplInfo continues, after a restart from an RDB file written
+// with replSaveInfo's fields, the stream it records (loadDataFromDisk):
+// a replica offers it to its master, a master keeps it as its previous
+// history (ID2) with a backlog from there, so that neither costs its
+// replicas or itself a full sync. Before clients are served.
 func (s *Server) restoreReplInfo(aux [][2]string) {
-	if _, _, replica := s.cfg.ReplicaOf(); !replica {
-		return
-	}
 	var id string
 	off, db := int64(-1), -1
 	for _, kv := range aux {
@@ -313,6 +311,10 @@ func (s *Server) restoreReplInfo(aux [][2]string) {
 		}
 	}
 	if len(id) != 40 || off < 0 || db < 0 || db >= s.ks.NumDBs() {
+		return
+	}
+	if _, _, replica := s.cfg.ReplicaOf(); !replica {
+		s.repl.resume(id, off)
 		return
 	}
 	s.repl.stream.Resume(id, off)

@@ -101,7 +101,11 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		if s.replica == nil {
 			return "OK"
 		}
+		s.log.SetRole('M')
 		s.stopReplication()
+		if s.cachedMaster {
+			s.log.Noticef("Discarding previously cached master state.")
+		}
 		// A master now, whose history continues the one it followed
 		// (shiftReplicationId): its replicas and its old master's other
 		// replicas continue with it through ID2 and the backlog. Its
@@ -110,7 +114,7 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		// its database.
 		st := s.repl.stream
 		st.Shift()
-		s.log.Noticef("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
+		s.log.Warningf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
 		s.cachedMaster = true
 		s.repl.disconnectReplicas()
 		s.repl.noReplicasSince = time.Now()
@@ -118,7 +122,6 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 			s.disp.Attach(&s.repl)
 		}
 		s.ks.SetReplica(false)
-		s.log.SetRole('M')
 		s.updateReplicaRules()
 		s.cfg.SetReplicaOf("", 0)
 		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
@@ -132,6 +135,7 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		// A master's data set is its own history, which a master that
 		// was its replica can continue (replicationCacheMasterUsingMyself);
 		// that master's stream starts with a SELECT.
+		s.log.SetRole('S')
 		s.cachedMaster, s.cachedMasterDB = true, 0
 		s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 	}
@@ -174,7 +178,7 @@ func (s *Server) stopReplication() {
 	s.replica = nil
 	l.stopped.Store(true)
 	if l.master != nil {
-		s.cachedMasterDB = l.master.DB
+		s.cacheMaster(l)
 	}
 	l.master = nil
 	l.pendingMulti = nil
@@ -209,8 +213,7 @@ func (l *replicaLink) run() {
 				l.s.disp.Loading.Store(false)
 			}
 			if l.master != nil {
-				// Where the stream continues after a partial resync.
-				l.s.cachedMasterDB = l.master.DB
+				l.s.cacheMaster(l)
 			}
 			l.state = "connect"
 			l.master = nil
@@ -362,6 +365,13 @@ func (l *replicaLink) session() error {
 			return linkError("Master replied with wrong +FULLRESYNC syntax.")
 		}
 		l.s.log.Noticef("Full resync from master: %s:%d", f[1], off)
+		l.s.ks.Exec(func() {
+			if l.owned() && l.s.cachedMaster {
+				// The data set is no longer a history a master knows.
+				l.s.cachedMaster = false
+				l.s.log.Noticef("Discarding previously cached master state.")
+			}
+		})
 		if err := l.fullSync(conn, br, f[1], off, timeout); err != nil {
 			return err
 		}
@@ -372,12 +382,13 @@ func (l *replicaLink) session() error {
 			if owned = l.owned(); !owned {
 				return
 			}
+			l.s.log.Noticef("Successful partial resynchronization with master.")
 			st := l.s.repl.stream
 			if len(f) == 2 && len(f[1]) == 40 && f[1] != st.ID {
 				// The master continues the stream under a new ID (it was
 				// promoted): this server's replicas continue through ID2,
 				// once told by a reconnection.
-				l.s.log.Noticef("Master replication ID changed to %s", f[1])
+				l.s.log.Warningf("Master replication ID changed to %s", f[1])
 				st.Rename(f[1])
 				l.s.repl.disconnectReplicas()
 			}
@@ -393,7 +404,6 @@ func (l *replicaLink) session() error {
 		if !owned {
 			return nil
 		}
-		l.s.log.Noticef("Successful partial resynchronization with master.")
 		l.s.log.Noticef("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
 	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
 		return linkError("Master is currently unable to PSYNC but should be in the future: " + reply)
@@ -520,7 +530,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 		l.downSince = 0
 		l.lastIOms = time.Now().UnixMilli()
 		l.master = l.newMasterClient()
-		l.master.DB = streamDB(info.Aux)
+		l.master.DB = streamDB(info.Aux, l.s.ks.NumDBs())
 		l.s.updateReplicaRules()
 		if l.s.cfg.Bool("appendonly") {
 			// The AOF does not hold the new data set: rewrite it
@@ -647,13 +657,22 @@ func (l *replicaLink) apply(batch [][][]byte) {
 		cl.LastInteraction.Store(l.lastIOms)
 		l.s.disp.BeginBatch(cl)
 		for _, args := range batch {
-			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") {
+			// The bytes as the master wrote them, taken before the
+			// command runs: running may redact its arguments.
+			l.scratch = resp.AppendCommand(l.scratch[:0], args...)
+			if cl.InMulti {
+				// Queued, GETACK too, as Redis queues it: the whole
+				// transaction counts once its EXEC ran.
+				l.pendingMulti = append(l.pendingMulti, l.scratch...)
+			}
+			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") && !cl.InMulti {
 				// Answered with the offset before it, which it then
 				// advances, as any command of the stream.
 				acks = append(acks, m.stream.Offset())
-				m.proxy(resp.AppendCommand(l.scratch[:0], args...))
+				m.proxy(l.scratch)
 				continue
 			}
+			inMulti := cl.InMulti
 			if offload := l.s.disp.Exec(cl, args); offload != nil {
 				offloads = append(offloads, offload)
 			}
@@ -661,18 +680,18 @@ func (l *replicaLink) apply(batch [][][]byte) {
 				l.replyError(args, reply)
 			}
 			cl.W.Reset()
-			if cl.InMulti {
-				l.pendingMulti = resp.AppendCommand(l.pendingMulti, args...)
-				continue
-			}
-			if len(l.pendingMulti) > 0 {
-				l.pendingMulti = resp.AppendCommand(l.pendingMulti, args...)
+			switch {
+			case cl.InMulti:
+				if !inMulti {
+					l.pendingMulti = append(l.pendingMulti, l.scratch...) // MULTI itself
+				}
+			case inMulti:
+				// EXEC or DISCARD: the transaction is applied.
 				m.proxy(l.pendingMulti)
 				l.pendingMulti = l.pendingMulti[:0]
-				continue
+			default:
+				m.proxy(l.scratch)
 			}
-			l.scratch = resp.AppendCommand(l.scratch[:0], args...)
-			m.proxy(l.scratch)
 		}
 		if cap(l.scratch) > 64<<10 {
 			l.scratch = nil
@@ -690,16 +709,27 @@ func (l *replicaLink) apply(batch [][][]byte) {
 }
 
 // streamDB is the database the master's stream continues in after its
-// RDB: the file's repl-stream-db aux field, 0 without one.
-func streamDB(aux [][2]string) int {
+// RDB: the file's repl-stream-db aux field, 0 without one or when this
+// server has fewer databases (Redis's selectDb fails and leaves 0).
+func streamDB(aux [][2]string, dbs int) int {
 	for _, kv := range aux {
 		if kv[0] == "repl-stream-db" {
-			if db, err := strconv.Atoi(kv[1]); err == nil && db >= 0 {
+			if db, err := strconv.Atoi(kv[1]); err == nil && db >= 0 && db < dbs {
 				return db
 			}
 		}
 	}
 	return 0
+}
+
+// cacheMaster keeps what a partial resync with the next master needs
+// when the link to a master it was streaming from goes
+// (replicationCacheMaster): the stream's history is the server's, the
+// database the stream was in is the master client's. Under the lock.
+func (s *Server) cacheMaster(l *replicaLink) {
+	s.log.Noticef("Connection with master lost.")
+	s.log.Noticef("Caching the disconnected master state.")
+	s.cachedMasterDB = l.master.DB
 }
 
 // replyError logs, at most once a second, an error the master's stream

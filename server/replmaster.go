@@ -251,6 +251,15 @@ func (m *replMaster) startStream(r *replica) {
 	r.pending = nil
 }
 
+// resume makes a restarted master's stream continue the history of its
+// RDB file (see Stream.Restart), with a backlog attached to the
+// propagation stream. Before clients are served.
+func (m *replMaster) resume(id string, offset int64) {
+	m.stream.Restart(id, offset, int(m.s.cfg.Int("repl-backlog-size")))
+	m.noReplicasSince = time.Now()
+	m.s.disp.Attach(m)
+}
+
 // createBacklog makes the backlog and attaches the stream, for the first
 // replica: a new replication ID, as Redis starts a new history.
 func (m *replMaster) createBacklog() {

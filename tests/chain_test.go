@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // A replica's stream is its master's: it keeps a backlog of it, serves
@@ -247,4 +249,32 @@ func TestDemotedOutboxDrains(t *testing.T) {
 	waitConverged(t, m, z)
 	assert.Empty(t, l.quiet(300*time.Millisecond), "a replica sends nothing of its own")
 	waitInfo(t, zc, "expiry_messages_sent", strconv.Itoa(n), 10*time.Second)
+}
+
+// TestMasterRestartContinues: a master restarted from the RDB it saved
+// at shutdown keeps its history as ID2, so its replica continues with a
+// partial resync, as redis-server 7.0 does.
+func TestMasterRestartContinues(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--repl-diskless-sync-delay", "0"}
+	m := StartZredis(t, args...)
+	mc := Dial(t, m.Addr)
+	fillReplData(t, mc, "pre")
+	r := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	waitConverged(t, m, r)
+	oldID := replInfo(t, m, "master_replid")
+	mc.Send(Encode("SHUTDOWN", "SAVE"))
+	_, exited := m.Wait(10 * time.Second)
+	require.True(t, exited)
+
+	m = testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Args: args, Port: m.Port})
+	mc = Dial(t, m.Addr)
+	assert.Equal(t, oldID, replInfo(t, m, "master_replid2"))
+	assert.Equal(t, "1", replInfo(t, m, "repl_backlog_active"))
+	waitLinkUp(t, r)
+	liveWrites(t, m.Addr, 1)
+	waitConverged(t, m, r)
+	assert.Equal(t, 1, statInt(t, mc, "sync_partial_ok"), "the replica continued")
+	assert.Equal(t, 0, statInt(t, mc, "sync_full"))
+	compareDatasets(t, m, r)
 }
