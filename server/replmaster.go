@@ -238,7 +238,7 @@ func (m *replMaster) startStream(r *replica) {
 // replica: a new replication ID, as Redis starts a new history.
 func (m *replMaster) createBacklog() {
 	m.stream.CreateBacklog(int(m.s.cfg.Int("repl-backlog-size")))
-	m.s.disp.Attach(m)
+	m.s.disp.AttachReplicas(m)
 	m.s.log.Noticef("Replication backlog created, my new replication IDs are '%s' and '%s'", m.stream.ID, m.stream.ID2)
 }
 
@@ -940,9 +940,7 @@ func (c *conn) send(b []byte) chan struct{} {
 			return
 		}
 		c.lc.Write(b)
-		n := int64(len(b))
-		c.cl.NetOut.Add(n)
-		c.s.stats.NetOut.Add(n)
+		c.countOut(int64(len(b)))
 		c.lc.OnDrained(func() { close(done) })
 	})
 	return done
