@@ -53,8 +53,9 @@ import (
 // The stream itself (execution units wrapped in MULTI ... EXEC, the
 // consumers and their SELECT state) is the engine's: engine/propagate.go.
 //
-// Not propagated: PUBLISH, which 7.0 sends to replicas only (not to the
-// AOF); a replication link will have to forward it itself.
+// PUBLISH and SPUBLISH change nothing but propagate as they came to
+// replicas only, not to the AOF (Ctx.ForceReplicaPropagation), so that a
+// replica's subscribers get the master's messages.
 
 // The names Redis's rewrites use (its shared objects: upper case, but
 // "left" and "right" lower case). Shared: never modified.

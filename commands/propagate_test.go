@@ -867,6 +867,49 @@ func argvBytes(args []string) [][]byte {
 	return b
 }
 
+// PUBLISH and SPUBLISH go to the replication stream only, not to the
+// AOF; MULTI and EXEC go to both (Redis 7.0's propagatePendingCommands),
+// so a transaction of a PUBLISH and a SET reaches the AOF as MULTI, SET,
+// EXEC. Without a replication stream, or on a replica, a PUBLISH
+// propagates nothing and a transaction of it and one write propagates
+// that write alone.
+func TestPropagatePublishToReplicasOnly(t *testing.T) {
+	e, aofRec := newPropEnv(t)
+	repl := &propRecorder{}
+	e.KS.Lock()
+	e.D.AttachReplicas(repl)
+	e.KS.Unlock()
+	t.Cleanup(func() {
+		e.KS.Lock()
+		e.D.Detach(repl)
+		e.KS.Unlock()
+	})
+	e.runScript([][]string{{"publish", "ch", "hello"}, {"select", "2"}, {"spublish", "sch", "m"},
+		{"multi"}, {"publish", "ch", "a"}, {"set", "k", "v"}, {"exec"},
+		{"multi"}, {"publish", "ch", "a"}, {"publish", "ch", "b"}, {"exec"}})
+	require.Equal(t, []string{"0:publish ch hello", "2:spublish sch m",
+		"2:MULTI", "2:publish ch a", "2:set k v", "2:EXEC",
+		"2:MULTI", "2:publish ch a", "2:publish ch b", "2:EXEC"}, repl.take())
+	require.Equal(t, []string{"2:MULTI", "2:set k v", "2:EXEC", "2:MULTI", "2:EXEC"}, aofRec.take())
+
+	// On a replica (it passes on its master's stream, not what it runs).
+	e.KS.Lock()
+	e.KS.SetReplica(true)
+	e.KS.Unlock()
+	e.runScript([][]string{{"publish", "ch", "x"}})
+	e.KS.Lock()
+	e.KS.SetReplica(false)
+	e.KS.Unlock()
+	require.Empty(t, repl.take())
+
+	// Without a replication stream.
+	e.KS.Lock()
+	e.D.Detach(repl)
+	e.KS.Unlock()
+	e.runScript([][]string{{"publish", "ch", "x"}, {"multi"}, {"publish", "ch", "a"}, {"set", "k", "w"}, {"exec"}})
+	require.Equal(t, []string{"2:set k w"}, aofRec.take())
+}
+
 // ---- cost ---------------------------------------------------------------------
 
 // propDiscard is a Propagator that drops everything.

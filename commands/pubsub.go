@@ -151,13 +151,21 @@ func sunsubscribeCommand(c *engine.Ctx) { unsubscribe(c, &shardKind) }
 // ---- PUBLISH SPUBLISH -------------------------------------------------------
 
 // publishCommand is PUBLISH channel message: the number of messages
-// handed out.
+// handed out here. The command goes to replicas (not to the AOF), which
+// hand it to their own subscribers (forceCommandPropagation(c,
+// PROPAGATE_REPL) outside cluster mode).
 func publishCommand(c *engine.Ctx) {
-	c.W.Int(int64(c.Srv.PubSub().Publish(c.Args[1], c.Args[2])))
+	n := c.Srv.PubSub().Publish(c.Args[1], c.Args[2])
+	c.ForceReplicaPropagation()
+	c.W.Int(int64(n))
 }
 
+// spublishCommand is SPUBLISH shardchannel message, propagated as
+// PUBLISH is.
 func spublishCommand(c *engine.Ctx) {
-	c.W.Int(int64(c.Srv.PubSub().PublishShard(c.Args[1], c.Args[2])))
+	n := c.Srv.PubSub().PublishShard(c.Args[1], c.Args[2])
+	c.ForceReplicaPropagation()
+	c.W.Int(int64(n))
 }
 
 // ---- PUBSUB -----------------------------------------------------------------

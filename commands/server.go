@@ -333,6 +333,8 @@ func configResetstatCommand(c *engine.Ctx) {
 	}
 	st.NetIn.Store(0)
 	st.NetOut.Store(0)
+	st.ReplNetIn.Store(0)
+	st.ReplNetOut.Store(0)
 	st.ReadsProcessed.Store(0)
 	st.WritesProcessed.Store(0)
 	st.PeakMemory = 0

@@ -193,6 +193,7 @@ type fakeServer struct {
 	pauseEnd  int64
 	pauseAll  bool
 	fed       [][]string
+	warnings  []string // logged at the warning level
 }
 
 var _ engine.Server = (*fakeServer)(nil)

@@ -85,14 +85,13 @@ func refuseYes(name, reason string) func(v *value) string {
 
 // Notes shared by families of directives.
 const (
-	noteCluster     = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
-	noteDefrag      = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
-	noteEncoding    = "tunes an internal encoding zredis does not use; replies are the same"
-	noteCPUList     = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
-	noteNoStreams   = "zredis serves no stream commands"
-	noteReplication = "the rest of replication (issue 14); no effect until then"
-	noteTesting     = "a hidden Redis test hook"
-	noteLazyFree    = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
+	noteCluster   = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
+	noteDefrag    = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
+	noteEncoding  = "tunes an internal encoding zredis does not use; replies are the same"
+	noteCPUList   = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
+	noteNoStreams = "zredis serves no stream commands"
+	noteTesting   = "a hidden Redis test hook"
+	noteLazyFree  = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
 
 // effects classifies every directive by name.
@@ -265,7 +264,7 @@ var effects = map[string]effectSpec{
 	"replica-announced":                works("shown as replica_announced; Sentinel reads it"),
 	"replica-announce-ip":              works(""),
 	"replica-announce-port":            works(""),
-	"replica-ignore-disk-write-errors": pending(noteReplication),
+	"replica-ignore-disk-write-errors": works("no (the default): a replica whose writes are refused for a disk error (MISCONF) panics on its master's next write, as Redis does; yes: it applies it and logs so every 10 seconds at most"),
 	"bind-source-addr":                 works("the address the link to a master is made from"),
 
 	// Access control.

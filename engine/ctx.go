@@ -85,15 +85,23 @@ type ServerStats struct {
 	// Kept by the pub/sub family for INFO stats.
 	PubSubChannels, PubSubPatterns, PubSubShardChannels int64
 
-	// Network and I/O counters, updated by the connections.
+	// Network and I/O counters, updated by the connections. NetIn and
+	// NetOut leave out the replication traffic, counted apart as Redis
+	// 7.0 counts it (stat_net_repl_input_bytes, ..._output_bytes): on a
+	// replica, what it reads from its master (the RDB payload and the
+	// stream); on a master, what it writes to its replicas' connections
+	// once they asked to sync. INFO's totals add them up.
 	NetIn, NetOut                   atomic.Int64
+	ReplNetIn, ReplNetOut           atomic.Int64
 	ReadsProcessed, WritesProcessed atomic.Int64
 
-	// Instantaneous metrics, sampled by the server's cron (INFO stats).
-	InstOpsPerSec                 int64
-	InstInputKbps, InstOutputKbps float64
-	PeakMemory                    int64 // used_memory_peak
-	StartupMemory                 int64 // used_memory_startup, set once serving
+	// Instantaneous metrics, sampled by the server's cron (INFO stats):
+	// the input and output rates of all traffic, and of replication's.
+	InstOpsPerSec                         int64
+	InstInputKbps, InstOutputKbps         float64
+	InstReplInputKbps, InstReplOutputKbps float64
+	PeakMemory                            int64 // used_memory_peak
+	StartupMemory                         int64 // used_memory_startup, set once serving
 
 	SlowLog SlowLog
 	Latency LatencyMonitor
@@ -122,6 +130,9 @@ type Ctx struct {
 	failed  bool
 	dirty   int
 	offload func()
+	// forceReplicas: propagate to replicas although nothing changed
+	// (ForceReplicaPropagation).
+	forceReplicas bool
 	// ownArgs: Args come straight from the client's request reader, so
 	// a big one is the command's to keep (see OwnsArg).
 	ownArgs bool

@@ -54,6 +54,14 @@ type Dispatcher struct {
 	// handler with the goroutine's stack, for the log.
 	OnPanic func(cmd string, recovered any, stack []byte)
 
+	// Abort, when set, is Redis's serverPanic: it logs msg as the reason
+	// of a bug report and ends the process, without returning. Unset (a
+	// test), the command that called for it is not run.
+	Abort func(msg string)
+	// diskErrLogMs is when "Replica is applying a command even though it
+	// is unable to write to disk." was last logged (Unix ms).
+	diskErrLogMs int64
+
 	// OnEvicted, when set, receives every evicted key, removed and
 	// detached, after its keyspace event and propagation (the expiry
 	// stream sends it). Under the keyspace lock.
@@ -134,16 +142,22 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		return nil
 	}
 	// The master's stream is never refused for memory (its writes are
-	// the master's, already made) nor for a failed save (obey_client).
+	// the master's, already made) nor for a failed save (obey_client):
+	// a replica that cannot persist it stops instead (masterDiskError).
 	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.oomRefused(cl, cmd) {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
-	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying && !cl.Master {
-		flagTransaction(cl)
-		c.Error(refused)
-		return nil
+	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {
+		if !cl.Master {
+			flagTransaction(cl)
+			c.Error(refused)
+			return nil
+		}
+		if !d.masterDiskError(cmd) {
+			return nil
+		}
 	}
 	if refused := d.replicaRefuses(cl, cmd); refused != "" {
 		d.CommandStats(cmd).RejectedCalls++
@@ -199,6 +213,28 @@ func (d *Dispatcher) writeRefused(cl *Client, cmd *Command) string {
 		return ""
 	}
 	return d.Srv.Persistence().WritesRefused()
+}
+
+// masterDiskError is processCommand's rule for a command of the master's
+// stream that writes (or PING) while writes are refused for a disk error
+// (MISCONF): the replica cannot persist what its master sends. Unless
+// replica-ignore-disk-write-errors is yes, it panics ("Replica was unable
+// to write command to disk."), rather than keep in memory what is not on
+// its disk; with it yes, or for the master's PING, the command runs and
+// the log says so at most every 10 seconds. It reports whether the
+// command runs.
+func (d *Dispatcher) masterDiskError(cmd *Command) bool {
+	if cmd.Name != "ping" && !d.Srv.Config().Bool("replica-ignore-disk-write-errors") {
+		if d.Abort != nil {
+			d.Abort("Replica was unable to write command to disk.")
+		}
+		return false
+	}
+	if now := time.Now().UnixMilli(); now > d.diskErrLogMs+10000 {
+		d.diskErrLogMs = now
+		d.Srv.Warning("Replica is applying a command even though it is unable to write to disk.")
+	}
+	return true
 }
 
 // replicaRefuses is what a replica answers a normal client (processCommand):

@@ -144,22 +144,24 @@ func InfoFloat(b []byte, name string, v float64, prec int) []byte {
 }
 
 // appendInfoStats is the stats section with every field of Redis 7.0;
-// those of features zredis lacks (replication traffic, forks, defrag,
-// tracking, I/O threads) are zero.
+// those of features zredis lacks (forks, defrag, tracking, I/O threads)
+// are zero. The network totals include the replication traffic, which
+// the repl fields give apart.
 func appendInfoStats(b []byte, c *Ctx) []byte {
 	st := c.Srv.Stats()
 	ks := c.KS.Stats()
 	b = InfoInt(b, "total_connections_received", st.TotalConnections)
 	b = InfoInt(b, "total_commands_processed", st.TotalCommands)
 	b = InfoInt(b, "instantaneous_ops_per_sec", st.InstOpsPerSec)
-	b = InfoInt(b, "total_net_input_bytes", st.NetIn.Load())
-	b = InfoInt(b, "total_net_output_bytes", st.NetOut.Load())
-	b = InfoInt(b, "total_net_repl_input_bytes", 0)
-	b = InfoInt(b, "total_net_repl_output_bytes", 0)
+	replIn, replOut := st.ReplNetIn.Load(), st.ReplNetOut.Load()
+	b = InfoInt(b, "total_net_input_bytes", st.NetIn.Load()+replIn)
+	b = InfoInt(b, "total_net_output_bytes", st.NetOut.Load()+replOut)
+	b = InfoInt(b, "total_net_repl_input_bytes", replIn)
+	b = InfoInt(b, "total_net_repl_output_bytes", replOut)
 	b = InfoFloat(b, "instantaneous_input_kbps", st.InstInputKbps, 2)
 	b = InfoFloat(b, "instantaneous_output_kbps", st.InstOutputKbps, 2)
-	b = InfoStr(b, "instantaneous_input_repl_kbps", "0.00")
-	b = InfoStr(b, "instantaneous_output_repl_kbps", "0.00")
+	b = InfoFloat(b, "instantaneous_input_repl_kbps", st.InstReplInputKbps, 2)
+	b = InfoFloat(b, "instantaneous_output_repl_kbps", st.InstReplOutputKbps, 2)
 	b = InfoInt(b, "rejected_connections", st.RejectedConnections)
 	b = InfoInt(b, "sync_full", st.SyncFull)
 	b = InfoInt(b, "sync_partial_ok", st.SyncPartialOK)

@@ -79,7 +79,7 @@ func (d *Dispatcher) onEvicted(ev keyspace.Evicted) {
 	}
 	if p := d.propagating(); p != nil {
 		argv := [2][]byte{DeleteName(d.Srv, "lazyfree-lazy-eviction"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
-		p.add(ev.DB, p.arena.copy(argv[:]))
+		p.add(propOp{db: ev.DB, argv: p.arena.copy(argv[:])})
 	}
 }
 

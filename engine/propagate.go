@@ -23,8 +23,24 @@ import (
 // is a unit of its own, after the unit of the command that woke it. The expiry
 // engine's deletions, outside any command, are handed over one by one.
 
-// Propagator is one consumer of the stream: the AOF, later a replication
-// backlog. Each keeps its own SELECT state: every command comes with its
+// Targets. Redis propagates a command to the AOF and to replicas
+// (PROPAGATE_AOF|PROPAGATE_REPL) when it changed the dataset, and to
+// replicas only (PROPAGATE_REPL) when it asked for it with
+// forceCommandPropagation(c, PROPAGATE_REPL) although it changed nothing:
+// PUBLISH and SPUBLISH, so that a replica's subscribers get the master's
+// messages (Ctx.ForceReplicaPropagation). So the stream's consumers are
+// of two kinds: those attached with Attach (the AOF) get the changes of
+// the dataset, those attached with AttachReplicas (the replication
+// stream) get those and the replicas-only commands. MULTI and EXEC go to
+// both, as Redis's propagatePendingCommands sends them: a unit of a
+// PUBLISH and a SET reaches the AOF as MULTI, SET, EXEC. A replicas-only
+// command is dropped at once while no consumer takes it, or while this
+// server is itself a replica (shouldPropagate: a replica's replicas get
+// its master's stream, not what it applies), so it never makes a unit
+// of more than one command for the AOF alone.
+
+// Propagator is one consumer of the stream: the AOF, the replication
+// stream. Each keeps its own SELECT state: every command comes with its
 // database, and a consumer emits SELECT when it differs from the previous
 // command's it wrote (a rewritten AOF, a new replica, start from none).
 type Propagator interface {
@@ -42,18 +58,26 @@ type Propagator interface {
 // propagation is a dispatcher's propagation stream. It is used under the
 // keyspace lock.
 type propagation struct {
-	to       []Propagator // the consumers; none: nothing is propagated
-	pending  []propOp     // the running unit's commands
-	inUnit   bool         // a unit runs: buffer instead of handing over
-	replaced bool         // the running command chose its form (Propagate, PreventPropagation)
-	arena    argvArena    // where the propagated copies are made
-	sent     int64        // commands handed over so far
+	to       []consumer // the consumers; none: nothing is propagated
+	replicas int        // how many of them take the replicas-only commands
+	pending  []propOp   // the running unit's commands
+	inUnit   bool       // a unit runs: buffer instead of handing over
+	replaced bool       // the running command chose its form (Propagate, PreventPropagation)
+	arena    argvArena  // where the propagated copies are made
+	sent     int64      // commands handed over so far
+}
+
+// consumer is one attached Propagator and its kind.
+type consumer struct {
+	p        Propagator
+	replicas bool // attached with AttachReplicas
 }
 
 // propOp is one propagated command.
 type propOp struct {
-	db   int
-	argv [][]byte
+	db           int
+	argv         [][]byte
+	replicasOnly bool // PROPAGATE_REPL alone: not for the AOF
 }
 
 // maxKeptPending bounds the unit buffer a dispatcher keeps between units.
@@ -66,13 +90,23 @@ const maxKeptPending = 1024
 // (by a command), p receives that whole unit when it ends: a consumer
 // that starts from a snapshot must attach between units. Attaching a
 // consumer twice is harmless.
-func (d *Dispatcher) Attach(p Propagator) {
+func (d *Dispatcher) Attach(p Propagator) { d.attach(p, false) }
+
+// AttachReplicas is Attach for the replication stream: p also receives
+// the commands propagated to replicas only (PUBLISH, SPUBLISH), which the
+// consumers attached with Attach never see.
+func (d *Dispatcher) AttachReplicas(p Propagator) { d.attach(p, true) }
+
+func (d *Dispatcher) attach(p Propagator, replicas bool) {
 	for _, x := range d.prop.to {
-		if x == p {
+		if x.p == p {
 			return
 		}
 	}
-	d.prop.to = append(d.prop.to, p)
+	d.prop.to = append(d.prop.to, consumer{p, replicas})
+	if replicas {
+		d.prop.replicas++
+	}
 }
 
 // Detach stops p receiving changes; once no consumer is left, the stream
@@ -82,8 +116,11 @@ func (d *Dispatcher) Attach(p Propagator) {
 func (d *Dispatcher) Detach(p Propagator) {
 	pr := &d.prop
 	for i, x := range pr.to {
-		if x == p {
+		if x.p == p {
 			pr.to = append(pr.to[:i:i], pr.to[i+1:]...)
+			if x.replicas {
+				pr.replicas--
+			}
 			break
 		}
 	}
@@ -114,7 +151,7 @@ func (d *Dispatcher) PropagateExpired(ev keyspace.Expired) {
 	}
 	// The arena copies the key; the view of the string is only read.
 	argv := [2][]byte{DeleteName(d.Srv, "lazyfree-lazy-expire"), unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))}
-	p.add(ev.DB, p.arena.copy(argv[:]))
+	p.add(propOp{db: ev.DB, argv: p.arena.copy(argv[:])})
 }
 
 // PropagateWrite hands the stream a write the server made itself, not a
@@ -126,7 +163,7 @@ func (d *Dispatcher) PropagateWrite(db int, argv ...[]byte) {
 	if p == nil {
 		return
 	}
-	p.add(db, p.arena.copy(argv))
+	p.add(propOp{db: db, argv: p.arena.copy(argv)})
 }
 
 // PropagateUnit runs fn, whose PropagateWrite calls then form one unit
@@ -156,13 +193,13 @@ func (p *propagation) endUnit() {
 	switch len(ops) {
 	case 0:
 	case 1:
-		p.send(ops[0].db, ops[0].argv)
+		p.send(ops[0])
 	default:
-		p.send(ops[0].db, argvMULTI)
+		p.send(propOp{db: ops[0].db, argv: argvMULTI})
 		for _, op := range ops {
-			p.send(op.db, op.argv)
+			p.send(op)
 		}
-		p.send(ops[len(ops)-1].db, argvEXEC)
+		p.send(propOp{db: ops[len(ops)-1].db, argv: argvEXEC})
 	}
 	clear(ops)
 	p.pending = ops[:0]
@@ -171,35 +208,49 @@ func (p *propagation) endUnit() {
 	}
 }
 
-// send hands one command to every consumer.
-func (p *propagation) send(db int, argv [][]byte) {
+// send hands one command to every consumer it is for.
+func (p *propagation) send(op propOp) {
 	p.sent++
 	for _, to := range p.to {
-		to.Propagate(db, argv)
+		if to.replicas || !op.replicasOnly {
+			to.p.Propagate(op.db, op.argv)
+		}
 	}
 }
 
-// add propagates argv, owned by the propagation, in database db: kept
-// for the end of the running unit, or handed over at once outside one.
-func (p *propagation) add(db int, argv [][]byte) {
+// add propagates op, whose argv is owned by the propagation: kept for
+// the end of the running unit, or handed over at once outside one.
+func (p *propagation) add(op propOp) {
 	if p.inUnit {
-		p.pending = append(p.pending, propOp{db, argv})
+		p.pending = append(p.pending, op)
 		return
 	}
-	p.send(db, argv)
+	p.send(op)
 }
 
 // beforeCall and afterCall bracket one command (Dispatcher.call): after
-// it, a command that changed the dataset and did not choose its
-// propagated form propagates its arguments as they came.
+// it, a command that did not choose its propagated form propagates its
+// arguments as they came, to every consumer when it changed the dataset,
+// else to the replication stream alone when it asked for it
+// (ForceReplicaPropagation) and this server feeds replicas.
 func (p *propagation) beforeCall() { p.replaced = false }
 
 func (p *propagation) afterCall(c *Ctx) {
-	if p.replaced || c.dirty <= 0 {
-		return
+	switch {
+	case p.replaced:
+	case c.dirty > 0:
+		p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(c.Args)})
+	case c.forceReplicas && p.replicas > 0 && !c.KS.IsReplica():
+		p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(c.Args), replicasOnly: true})
 	}
-	p.add(c.DB.ID(), p.arena.copy(c.Args))
 }
+
+// ForceReplicaPropagation makes the running command propagate its
+// arguments to replicas, not to the AOF, although it changed nothing
+// (Redis's forceCommandPropagation(c, PROPAGATE_REPL)): PUBLISH and
+// SPUBLISH, which a replica runs to deliver the message to its own
+// subscribers.
+func (c *Ctx) ForceReplicaPropagation() { c.forceReplicas = true }
 
 // Propagating reports whether the command's propagated form is wanted,
 // for a handler that would spend work building it (SPOP's members).
@@ -218,7 +269,7 @@ func (c *Ctx) Propagate(argv ...[]byte) {
 		return
 	}
 	p.replaced = true
-	p.add(c.DB.ID(), p.arena.copy(argv))
+	p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(argv)})
 }
 
 // PreventPropagation makes the running command propagate nothing, for

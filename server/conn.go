@@ -240,8 +240,7 @@ func (c *conn) finish(err error) bool {
 			c.lc.Write(cl.W.Bytes())
 			cl.W.Reset()
 		}
-		cl.NetOut.Add(int64(n))
-		s.stats.NetOut.Add(int64(n))
+		c.countOut(int64(n))
 		s.stats.WritesProcessed.Add(1)
 	}
 	if cl.CloseAfterReply {

@@ -48,7 +48,7 @@ func (m *metric) value() float64 {
 func (s *Server) cron(ctx context.Context) {
 	t := time.NewTicker(cronPeriod)
 	defer t.Stop()
-	var ops, in, out metric
+	var ops, in, out, replIn, replOut metric
 	var evicting bool
 	for tick := 0; ; tick++ {
 		var now time.Time
@@ -57,13 +57,18 @@ func (s *Server) cron(ctx context.Context) {
 			return
 		case now = <-t.C:
 		}
-		in.track(now, s.stats.NetIn.Load())
-		out.track(now, s.stats.NetOut.Load())
+		ri, ro := s.stats.ReplNetIn.Load(), s.stats.ReplNetOut.Load()
+		in.track(now, s.stats.NetIn.Load()+ri)
+		out.track(now, s.stats.NetOut.Load()+ro)
+		replIn.track(now, ri)
+		replOut.track(now, ro)
 		s.ks.Exec(func() {
 			ops.track(now, s.stats.TotalCommands)
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
+			s.stats.InstReplInputKbps = replIn.value() / 1024
+			s.stats.InstReplOutputKbps = replOut.value() / 1024
 			s.accountClients(now)
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())

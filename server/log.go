@@ -87,6 +87,20 @@ func (l *Logger) Logf(level int, format string, args ...any) {
 	}
 }
 
+// Raw writes msg at level as it is, without the line prefix or a
+// newline (Redis's LL_RAW), for the parts of a bug report.
+func (l *Logger) Raw(level int, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if level < l.level {
+		return
+	}
+	io.WriteString(l.out, msg)
+	if l.sys != nil {
+		l.sys(level, msg)
+	}
+}
+
 // Noticef logs at notice level.
 func (l *Logger) Noticef(format string, args ...any) { l.Logf(LevelNotice, format, args...) }
 

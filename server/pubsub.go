@@ -118,10 +118,8 @@ func (c *conn) flushPubSub() {
 		return
 	}
 	c.lc.Write(b)
-	st := &c.s.stats
-	st.NetOut.Add(int64(len(b)))
-	st.WritesProcessed.Add(1)
-	c.cl.NetOut.Add(int64(len(b)))
+	c.countOut(int64(len(b)))
+	c.s.stats.WritesProcessed.Add(1)
 	if cap(b) <= 64<<10 { // a burst's buffer is not kept
 		o.mu.Lock()
 		if !o.closed {

@@ -119,7 +119,7 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		s.repl.disconnectReplicas()
 		s.repl.noReplicasSince = time.Now()
 		if st.Backlog() != nil {
-			s.disp.Attach(&s.repl)
+			s.repl.attach()
 		}
 		s.ks.SetReplica(false)
 		s.updateReplicaRules()
@@ -280,7 +280,8 @@ func (l *replicaLink) session() error {
 			l.state = "handshake" // as ROLE shows it
 		}
 	})
-	br := bufio.NewReaderSize(conn, 64<<10)
+	in := &replInput{r: conn, s: l.s} // replication input once PSYNC is answered
+	br := bufio.NewReaderSize(in, 64<<10)
 	ask := func(args ...string) (string, error) {
 		conn.SetDeadline(time.Now().Add(timeout))
 		if _, err := conn.Write(encodeCommand(args...)); err != nil {
@@ -354,6 +355,7 @@ func (l *replicaLink) session() error {
 			return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 		}
 	}
+	in.start(br.Buffered())
 	switch {
 	case strings.HasPrefix(reply, "+FULLRESYNC"):
 		f := strings.Fields(reply)
@@ -769,7 +771,8 @@ func (l *replicaLink) sendAck(offset int64) {
 		return
 	}
 	l.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	l.conn.Write(encodeCommand("REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
+	n, _ := l.conn.Write(encodeCommand("REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
+	l.s.stats.NetOut.Add(int64(n)) // the master's client is not a replica: ordinary output
 }
 
 // encodeCommand writes args as a RESP multibulk.

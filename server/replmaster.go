@@ -257,14 +257,18 @@ func (m *replMaster) startStream(r *replica) {
 func (m *replMaster) resume(id string, offset int64) {
 	m.stream.Restart(id, offset, int(m.s.cfg.Int("repl-backlog-size")))
 	m.noReplicasSince = time.Now()
-	m.s.disp.Attach(m)
+	m.attach()
 }
+
+// attach makes the replication stream a consumer of the propagation
+// stream, with the commands for replicas only (PUBLISH).
+func (m *replMaster) attach() { m.s.disp.AttachReplicas(m) }
 
 // createBacklog makes the backlog and attaches the stream, for the first
 // replica: a new replication ID, as Redis starts a new history.
 func (m *replMaster) createBacklog() {
 	m.stream.CreateBacklog(int(m.s.cfg.Int("repl-backlog-size")))
-	m.s.disp.Attach(m)
+	m.attach()
 	m.s.log.Noticef("Replication backlog created, my new replication IDs are '%s' and '%s'", m.stream.ID, m.stream.ID2)
 }
 
@@ -972,9 +976,7 @@ func (c *conn) send(b []byte) chan struct{} {
 			return
 		}
 		c.lc.Write(b)
-		n := int64(len(b))
-		c.cl.NetOut.Add(n)
-		c.s.stats.NetOut.Add(n)
+		c.countOut(int64(len(b)))
 		c.lc.OnDrained(func() { close(done) })
 	})
 	return done

@@ -156,6 +156,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
 	}
+	s.disp.Abort = s.serverPanic
 	s.engine = expiry.New(s.ks)
 	s.pubsub = engine.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchOutputLimits()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -203,4 +206,30 @@ func (s *Server) Shutdown(opts engine.ShutdownOptions) (wait func() string) {
 func (s *Server) fatalf(format string, args ...any) {
 	s.log.Warningf(format, args...)
 	os.Exit(1)
+}
+
+// serverPanic is Redis's serverPanic (debug.c _serverPanic): a state the
+// server must not go on from. It logs the bug report's start as Redis
+// does ("Guru Meditation: <msg> #<file>:<line>", the place that called
+// for it), the goroutine's stack, and aborts the process at once: no
+// save, no shutdown, no reply that is still held.
+func (s *Server) serverPanic(msg string) {
+	_, file, line, _ := runtime.Caller(1)
+	s.log.Raw(LevelWarning, "\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===\n")
+	s.log.Warningf("------------------------------------------------")
+	s.log.Warningf("!!! Software Failure. Press left mouse button to continue")
+	s.log.Warningf("Guru Meditation: %s #%s:%d", msg, filepath.Base(file), line)
+	s.log.Raw(LevelWarning, "\n------ STACK TRACE ------\n"+string(debug.Stack())+"\n")
+	s.log.Raw(LevelWarning, "=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n")
+	abort()
+}
+
+// abort ends the process as C's abort() does: killed by SIGABRT (a core
+// dump where the system keeps them). The Go runtime takes the signal,
+// prints every goroutine's stack to stderr and raises it again with its
+// default action (GOTRACEBACK=crash). It does not return.
+func abort() {
+	debug.SetTraceback("crash")
+	syscall.Kill(os.Getpid(), syscall.SIGABRT)
+	select {}
 }
