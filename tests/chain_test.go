@@ -59,6 +59,17 @@ func TestChainedReplicas(t *testing.T) {
 	assert.Equal(t, replInfo(t, m, "master_replid"), replInfo(t, r, "master_replid"), "the whole chain has the master's history")
 	assert.Equal(t, replInfo(t, m, "master_replid"), replInfo(t, z2, "master_replid"))
 
+	// PUBLISH on the master reaches subscribers all the way down.
+	subs := []*Conn{Dial(t, z.Addr), Dial(t, r.Addr), Dial(t, z2.Addr)}
+	for _, sc := range subs {
+		require.Equal(t, "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n", sc.Do("SUBSCRIBE", "news"))
+	}
+	mc.Do("PUBLISH", "news", "hello")
+	for _, sc := range subs {
+		assert.Equal(t, "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n", sc.Read())
+	}
+	waitConverged(t, m, z, r, z2)
+
 	// zredis's link breaks and continues: its replicas stay connected.
 	fullZ, partialZ := statInt(t, zc, "sync_full"), statInt(t, zc, "sync_partial_ok")
 	partialM := statInt(t, mc, "sync_partial_ok")
