@@ -188,7 +188,7 @@ var effects = map[string]effectSpec{
 	"key-load-delay":                        none(noteTesting),
 	"rdb-key-save-delay":                    none(noteTesting),
 	"loading-process-events-interval-bytes": none(noteTesting),
-	"propagation-error-behavior":            works("an error from a replayed AOF command is logged as CRITICAL and counted; panic stops the load; the replica case comes with replication"),
+	"propagation-error-behavior":            works("an error from a replayed AOF command or from the master's stream is logged as CRITICAL and counted; panic stops the AOF load; panic and panic-on-replicas abort a read-only replica"),
 
 	// Encodings.
 	"hash-max-listpack-entries": works("OBJECT ENCODING and DUMP payloads follow it"),

@@ -134,6 +134,17 @@ func (s *Server) aofReplyError(cl *engine.Client, argv [][]byte) error {
 	if len(out) == 0 || out[0] != '-' {
 		return nil
 	}
+	name := s.unexpectedError(cl, argv, out, "server", "AOF-loading-client")
+	if s.cfg.Int("propagation-error-behavior") == 1 { // panic
+		return fmt.Errorf("This server panicked sending an error to its AOF-loading-client after processing the command '%s' (propagation-error-behavior panic)", name)
+	}
+	return nil
+}
+
+// unexpectedError logs and counts an error reply out that a command
+// from the AOF or the master got (afterErrorReply), and returns the
+// command's name as Redis gives it.
+func (s *Server) unexpectedError(cl *engine.Client, argv [][]byte, out []byte, from, to string) (name string) {
 	// Redis logs the text its handler gave: without "ERR " for most
 	// errors, with the leading '-' for the shared ones with another code.
 	msg := string(out[:min(len(out), 4097)])
@@ -143,16 +154,13 @@ func (s *Server) aofReplyError(cl *engine.Client, argv [][]byte) error {
 	if strings.HasPrefix(msg, "-ERR ") {
 		msg = msg[5:]
 	}
-	name := cl.LastCmd
+	name = cl.LastCmd
 	if name == "" {
 		name = strings.ToLower(string(argv[0]))
 	}
-	s.log.Warningf("== CRITICAL == This server is sending an error to its AOF-loading-client: '%s' after processing the command '%s'", msg, name)
+	s.log.Warningf("== CRITICAL == This %s is sending an error to its %s: '%s' after processing the command '%s'", from, to, msg, name)
 	s.stats.UnexpectedErrors++
-	if s.cfg.Int("propagation-error-behavior") == 1 { // panic
-		return fmt.Errorf("This server panicked sending an error to its AOF-loading-client after processing the command '%s' (propagation-error-behavior panic)", name)
-	}
-	return nil
+	return name
 }
 
 // aofProgressed is the AOF writer's OnProgress hook, on its flusher.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/resp"
 )
@@ -57,7 +58,6 @@ type replicaLink struct {
 	// replicas, once its EXEC ran.
 	pendingMulti []byte
 	scratch      []byte // a command's stream, re-encoded (what the master wrote)
-	lastErrLogMs int64  // the last replyError logged
 }
 
 // owned reports whether the link is still the server's, under the lock:
@@ -679,7 +679,7 @@ func (l *replicaLink) apply(batch [][][]byte) {
 				offloads = append(offloads, offload)
 			}
 			if reply := cl.W.Bytes(); len(reply) > 0 && reply[0] == '-' {
-				l.replyError(args, reply)
+				l.replyError(cl, args, reply)
 			}
 			cl.W.Reset()
 			switch {
@@ -734,17 +734,21 @@ func (s *Server) cacheMaster(l *replicaLink) {
 	s.cachedMasterDB = l.master.DB
 }
 
-// replyError logs, at most once a second, an error the master's stream
-// got here: Redis's "This replica is sending an error to its master".
-// Under the lock.
-func (l *replicaLink) replyError(args [][]byte, reply []byte) {
-	now := time.Now().UnixMilli()
-	if now-l.lastErrLogMs < 1000 {
-		return
+// replyError handles an error the master's stream got here, as Redis's
+// afterErrorReply: logged as CRITICAL with the latest bytes of the
+// backlog, counted, and, on a read-only replica with
+// propagation-error-behavior panic or panic-on-replicas, the end of the
+// process: its data set is no longer its master's. Under the lock.
+func (l *replicaLink) replyError(cl *engine.Client, args [][]byte, reply []byte) {
+	s := l.s
+	name := s.unexpectedError(cl, args, reply, "replica", "master")
+	if bl := s.repl.stream.Backlog(); bl != nil && bl.HistLen() > 0 {
+		from := max(bl.First(), bl.End()-255)
+		s.log.Warningf("Latest backlog is: '%s'", config.Repr(string(bl.AppendFrom(nil, from))))
 	}
-	l.lastErrLogMs = now
-	line, _, _ := bytes.Cut(reply[1:], []byte("\r\n"))
-	l.s.log.Warningf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", line, args[0])
+	if s.cfg.Bool("replica-read-only") && s.cfg.Int("propagation-error-behavior") != 0 {
+		s.serverPanic(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", name))
+	}
 }
 
 // ackLoop sends REPLCONF ACK every second (replicationCron) until done.

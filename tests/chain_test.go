@@ -2,6 +2,7 @@ package tests
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -288,4 +289,41 @@ func TestMasterRestartContinues(t *testing.T) {
 	assert.Equal(t, 1, statInt(t, mc, "sync_partial_ok"), "the replica continued")
 	assert.Equal(t, 0, statInt(t, mc, "sync_full"))
 	compareDatasets(t, m, r)
+}
+
+// TestReplicaErrorFromMaster: a command of the master's stream that
+// fails on the replica (its data diverged) is logged as CRITICAL and
+// counted; with propagation-error-behavior panic-on-replicas a read-only
+// replica aborts instead of going on. As redis-server.
+func TestReplicaErrorFromMaster(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	for _, name := range []string{"redis", "zredis"} {
+		for _, behavior := range []string{"ignore", "panic-on-replicas"} {
+			t.Run(name+"/"+behavior, func(t *testing.T) {
+				m := StartRedis(t, "--repl-diskless-sync-delay", "0")
+				mc := Dial(t, m.Addr)
+				r := StartServer(t, name, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--propagation-error-behavior", behavior)
+				waitLinkUp(t, r)
+				rc := Dial(t, r.Addr)
+				// Diverge: a list where the master has nothing.
+				require.Equal(t, "+OK\r\n", rc.Do("CONFIG", "SET", "replica-read-only", "no"))
+				require.Equal(t, ":1\r\n", rc.Do("RPUSH", "k", "x"))
+				require.Equal(t, "+OK\r\n", rc.Do("CONFIG", "SET", "replica-read-only", "yes"))
+				require.Equal(t, ":1\r\n", mc.Do("INCR", "k"))
+				line := "== CRITICAL == This replica is sending an error to its master: '-WRONGTYPE Operation against a key holding the wrong kind of value' after processing the command 'incr'"
+				require.Eventually(t, func() bool { return strings.Contains(r.Output(), line) }, 10*time.Second, 20*time.Millisecond, r.Output())
+				assert.Contains(t, r.Output(), "Latest backlog is: '")
+				if behavior == "ignore" {
+					waitConverged(t, m, r)
+					assert.Equal(t, "1", infoField(t, rc, "stats", "unexpected_error_replies"))
+					return
+				}
+				_, exited := r.Wait(10 * time.Second)
+				require.True(t, exited, "the replica aborted")
+				assert.Contains(t, r.Output(), "Guru Meditation: This replica panicked sending an error to its master after processing the command 'incr' #")
+			})
+		}
+	}
 }
