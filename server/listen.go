@@ -63,18 +63,25 @@ func (s *Server) listen() error {
 }
 
 // listenTLS configures TLS and binds the TLS port, when tls-port is set.
+// Without a TLS port, TLS is configured for tls-replication yes, once
+// (Redis's initServer configures it for either).
 func (s *Server) listenTLS() ([]net.Listener, error) {
-	if s.cfg.Int("tls-port") == 0 {
+	port := s.cfg.Int("tls-port")
+	if port == 0 && (!s.cfg.Bool("tls-replication") || s.tlsClientConf.Load() != nil) {
 		return nil, nil
 	}
 	// Built anew: the files may have changed while TLS was off.
-	tc, err := s.tlsConfigure()
+	server, client, err := s.tlsConfigure()
 	if err != nil {
 		s.log.Warningf("%v", err)
 		return nil, errors.New("Failed to configure TLS. Check logs for more info.")
 	}
-	s.tlsConf.Store(tc)
-	return s.bindAll(s.cfg.Strings("bind"), s.cfg.Int("tls-port"))
+	s.tlsConf.Store(server)
+	s.tlsClientConf.Store(client)
+	if port == 0 {
+		return nil, nil
+	}
+	return s.bindAll(s.cfg.Strings("bind"), port)
 }
 
 func closeListeners(lns []net.Listener) {

@@ -254,7 +254,7 @@ func (l *replicaLink) session() error {
 	if src := cfg.String("bind-source-addr"); src != "" {
 		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
 	}
-	conn, err := dialer.Dial("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)))
+	conn, err := l.dialMaster(&dialer, net.JoinHostPort(l.host, strconv.Itoa(l.port)))
 	if err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}
@@ -310,10 +310,7 @@ func (l *replicaLink) session() error {
 			return linkError("Unable to AUTH to MASTER: " + reply)
 		}
 	}
-	port := int(cfg.Int("replica-announce-port"))
-	if port == 0 {
-		port = int(cfg.Int("port"))
-	}
+	port := l.s.replicaListeningPort()
 	if reply, err = ask("REPLCONF", "listening-port", strconv.Itoa(port)); err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	} else if strings.HasPrefix(reply, "-") {

@@ -107,6 +107,10 @@ type Server struct {
 	tlsStop    context.Context
 	tlsStopNow context.CancelFunc
 
+	// tlsClientConf is the TLS configuration of the link to a master
+	// (tls-replication yes); nil until TLS is configured.
+	tlsClientConf atomic.Pointer[tls.Config]
+
 	// cycles are the hash expire cycles (expirycycles.go).
 	cycles expiryCycles
 
@@ -238,9 +242,12 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("bind", func(string) error { return s.rebind() })
 	cfg.OnChange("port", func(string) error { return s.rebind() })
 	cfg.OnChange("tls-port", func(string) error { return s.rebind() })
-	// New TLS handshakes use the new files and settings.
+	// New TLS handshakes use the new files and settings: the clients'
+	// and the next link to a master's (tls-replication is read when the
+	// link connects).
 	for _, name := range []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-ca-cert-file",
-		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching"} {
+		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching", "tls-replication",
+		"tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass"} {
 		cfg.OnChange(name, func(string) error { return s.reconfigureTLS() })
 	}
 	// Before the dispatcher's hook evicts down to a lowered maxmemory

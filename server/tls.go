@@ -16,59 +16,68 @@ import (
 	"time"
 )
 
-// TLS for clients (Redis tls.c), on tls-port, with Go's crypto/tls.
+// TLS (Redis tls.c) with Go's crypto/tls: for clients on tls-port, and
+// for the link to a master with tls-replication yes (dialMaster).
 //
 // A client connection on the TLS port is handshaken on a goroutine of its
 // own, then bridged to the event loops through a socket pair: the loops
 // serve the inner end as they serve any client, and two pumps move the
 // bytes between it and the TLS connection, each ending when its side
 // closes. The client keeps its real address (CLIENT LIST, protected
-// mode).
+// mode). A replica of this server on the TLS port is such a client: its
+// payload and stream go through the bridge, the loop's OnDrained pacing
+// them by what the pump took.
+//
+// The link to a master is a tls.Conn the link's goroutine reads and
+// writes itself, as it does a TCP connection.
 
 // tlsHandshakeTimeout bounds a client's handshake, so that a connection
 // that never completes one does not hold a goroutine.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// tlsConfigure builds the TLS configuration from the tls-* directives, as
-// Redis's tlsConfigure checks them: a certificate and its key (the key
+// tlsConfigure builds the TLS configurations from the tls-* directives,
+// as Redis's tlsConfigure checks them: server for the clients of the TLS
+// port, client for the connections zredis makes (the link to a master
+// with tls-replication yes).
+//
+// The server configuration has a certificate and its key (the key
 // decrypted with tls-key-file-pass), CA certificates (a file or a
-// directory, one of them required unless no client certificate is
-// asked for), client certificates as
-// tls-auth-clients asks, the protocol versions of tls-protocols, and
-// session tickets unless tls-session-caching is off.
-func (s *Server) tlsConfigure() (*tls.Config, error) {
+// directory, one of them required unless no certificate is to be
+// verified), client certificates as tls-auth-clients asks, the protocol
+// versions of tls-protocols, and session tickets unless
+// tls-session-caching is off.
+//
+// The client configuration presents tls-client-cert-file and
+// tls-client-key-file (the key decrypted with tls-client-key-file-pass)
+// when both are set, else the server's certificate, as Redis makes its
+// client context only from both files; and it verifies the peer's
+// certificate chain against the same CA certificates, without checking
+// the host name, as OpenSSL's SSL_VERIFY_PEER without a host to match.
+func (s *Server) tlsConfigure() (server, client *tls.Config, err error) {
 	cfg := s.cfg
 	certFile, keyFile := cfg.String("tls-cert-file"), cfg.String("tls-key-file")
 	if certFile == "" || keyFile == "" {
-		return nil, errors.New("No tls-cert-file or tls-key-file configured")
+		return nil, nil, errors.New("No tls-cert-file or tls-key-file configured")
 	}
-	certPEM, err := os.ReadFile(certFile)
+	cert, err := loadKeyPair(certFile, keyFile, cfg.String("tls-key-file-pass"))
 	if err != nil {
-		return nil, fmt.Errorf("Failed to load certificate: %s: %v", certFile, err)
-	}
-	keyPEM, err := readKey(keyFile, cfg.String("tls-key-file-pass"))
-	if err != nil {
-		return nil, err
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("Failed to load certificate or private key: %s, %s: %v", certFile, keyFile, err)
+		return nil, nil, err
 	}
 	caFile, caDir := cfg.String("tls-ca-cert-file"), cfg.String("tls-ca-cert-dir")
 	if caFile == "" && caDir == "" && (cfg.String("tls-auth-clients") != "no" || cfg.Bool("tls-replication") || cfg.Bool("tls-cluster")) {
-		return nil, errors.New("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
+		return nil, nil, errors.New("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
 	}
 	pool := x509.NewCertPool()
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil || !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %s: %v", caFile, errOr(err, "no certificate found"))
+			return nil, nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %s: %v", caFile, errOr(err, "no certificate found"))
 		}
 	}
 	if caDir != "" {
 		entries, err := os.ReadDir(caDir)
 		if err != nil {
-			return nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %s: %v", caDir, err)
+			return nil, nil, fmt.Errorf("Failed to configure CA certificate(s) file/directory: %s: %v", caDir, err)
 		}
 		for _, e := range entries {
 			if pem, err := os.ReadFile(filepath.Join(caDir, e.Name())); err == nil {
@@ -78,9 +87,9 @@ func (s *Server) tlsConfigure() (*tls.Config, error) {
 	}
 	minV, maxV, err := tlsVersions(cfg.String("tls-protocols"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tc := &tls.Config{
+	server = &tls.Config{
 		Certificates:           []tls.Certificate{cert},
 		ClientCAs:              pool,
 		MinVersion:             minV,
@@ -89,13 +98,68 @@ func (s *Server) tlsConfigure() (*tls.Config, error) {
 	}
 	switch cfg.String("tls-auth-clients") {
 	case "yes":
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
+		server.ClientAuth = tls.RequireAndVerifyClientCert
 	case "optional":
-		tc.ClientAuth = tls.VerifyClientCertIfGiven
+		server.ClientAuth = tls.VerifyClientCertIfGiven
 	default:
-		tc.ClientAuth = tls.NoClientCert
+		server.ClientAuth = tls.NoClientCert
 	}
-	return tc, nil
+
+	clientCert := cert
+	if cc, ck := cfg.String("tls-client-cert-file"), cfg.String("tls-client-key-file"); cc != "" && ck != "" {
+		if clientCert, err = loadKeyPair(cc, ck, cfg.String("tls-client-key-file-pass")); err != nil {
+			return nil, nil, err
+		}
+	}
+	client = &tls.Config{
+		// Sent whatever CAs the server names, as OpenSSL sends its
+		// certificate (Go's default would send none to a server that
+		// names other CAs).
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &clientCert, nil },
+		MinVersion:           minV,
+		MaxVersion:           maxV,
+		// Go's own verification checks the host name, which Redis does
+		// not: the chain is verified by VerifyConnection instead.
+		InsecureSkipVerify: true,
+		VerifyConnection:   func(cs tls.ConnectionState) error { return verifyPeerChain(pool, cs.PeerCertificates) },
+	}
+	return server, client, nil
+}
+
+// loadKeyPair reads a certificate (with its chain) and its private key,
+// decrypting the key with pass, with Redis's messages.
+func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load certificate: %s: %v", certFile, err)
+	}
+	keyPEM, err := readKey(keyFile, pass)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("Failed to load certificate or private key: %s, %s: %v", certFile, keyFile, err)
+	}
+	return cert, nil
+}
+
+// verifyPeerChain verifies a server's certificate chain (its certificate
+// first, then the intermediates it sent) against the CA certificates, for
+// a server's use (the certificate's extended key usages, when it has
+// any, must allow it), without a host name to match.
+func verifyPeerChain(roots *x509.CertPool, chain []*x509.Certificate) error {
+	if len(chain) == 0 {
+		return errors.New("tls: the server sent no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := chain[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
+		return fmt.Errorf("tls: failed to verify certificate: %w", err)
+	}
+	return nil
 }
 
 func errOr(err error, text string) error {
@@ -165,19 +229,69 @@ func tlsVersions(protocols string) (minV, maxV uint16, err error) {
 	return minV, maxV, nil
 }
 
-// reconfigureTLS rebuilds the TLS configuration after CONFIG SET of a
-// tls-* directive; new handshakes use it. Under the keyspace lock.
+// reconfigureTLS rebuilds the TLS configurations after CONFIG SET of a
+// tls-* directive, when TLS is in use (a TLS port, or tls-replication
+// yes), as Redis's applyTlsCfg: new handshakes use them, the next link to
+// a master among them. Under the keyspace lock.
 func (s *Server) reconfigureTLS() error {
-	if s.cfg.Int("tls-port") == 0 {
+	if s.cfg.Int("tls-port") == 0 && !s.cfg.Bool("tls-replication") {
 		return nil
 	}
-	tc, err := s.tlsConfigure()
+	server, client, err := s.tlsConfigure()
 	if err != nil {
 		s.log.Warningf("%v", err)
 		return errors.New("Unable to update TLS configuration. Check server logs.")
 	}
-	s.tlsConf.Store(tc)
+	s.tlsConf.Store(server)
+	s.tlsClientConf.Store(client)
 	return nil
+}
+
+// dialMaster connects a replica's link to the master at addr: a TCP
+// connection from dialer, and with tls-replication yes (read at each
+// connection, as Redis's connectWithMaster chooses connCreateTLS) a TLS
+// client connection over it, handshaken within the dialer's timeout or
+// until the link is stopped. A failed handshake is returned as the error,
+// which the link logs and retries as any failure to connect.
+func (l *replicaLink) dialMaster(dialer *net.Dialer, addr string) (net.Conn, error) {
+	raw, err := dialer.Dial("tcp", addr)
+	if err != nil || !l.s.cfg.Bool("tls-replication") {
+		return raw, err
+	}
+	conf := l.s.tlsClientConf.Load()
+	if conf == nil {
+		raw.Close()
+		return nil, errors.New("TLS is not configured")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialer.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tc := tls.Client(raw, conf)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// replicaListeningPort is the port a replica announces to its master
+// (REPLCONF listening-port): replica-announce-port, else the TLS port
+// when the link is TLS and there is one, else the port (Redis's
+// syncWithMaster).
+func (s *Server) replicaListeningPort() int {
+	if p := s.cfg.Int("replica-announce-port"); p != 0 {
+		return int(p)
+	}
+	if p := s.cfg.Int("tls-port"); p != 0 && s.cfg.Bool("tls-replication") {
+		return int(p)
+	}
+	return int(s.cfg.Int("port"))
 }
 
 // bridgedConn is the inner end of a TLS client's socket pair, named by

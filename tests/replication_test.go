@@ -133,7 +133,13 @@ func waitConverged(t *testing.T, master *Proc, replicas ...*Proc) {
 // type, value and absolute expire time.
 func compareDatasets(t *testing.T, a, b *Proc) {
 	t.Helper()
-	ca, cb := Dial(t, a.Addr), Dial(t, b.Addr)
+	compareConns(t, Dial(t, a.Addr), Dial(t, b.Addr))
+}
+
+// compareConns is compareDatasets through two connections (a server
+// without a TCP port is reached over TLS).
+func compareConns(t *testing.T, ca, cb *Conn) {
+	t.Helper()
 	for _, db := range replDBs {
 		require.Equal(t, "+OK\r\n", ca.Do("SELECT", strconv.Itoa(db)))
 		require.Equal(t, "+OK\r\n", cb.Do("SELECT", strconv.Itoa(db)))
