@@ -21,6 +21,7 @@ func init() {
 		&engine.Command{Name: "psync", Arity: -3, Flags: internal, Group: "server", Run: syncCommand},
 		&engine.Command{Name: "replconf", Arity: -1, Flags: engine.Admin | engine.NoScript | engine.Loading | engine.Stale | engine.AllowBusy, Group: "server", Run: replconfCommand},
 		&engine.Command{Name: "wait", Arity: 3, Flags: engine.NoScript, ACL: "@connection", Group: "generic", Run: waitCommand},
+		&engine.Command{Name: "failover", Arity: -1, Flags: engine.Admin | engine.NoScript | engine.Stale, Group: "server", Run: failoverCommand},
 		&engine.Command{Name: "role", Arity: 1, Flags: engine.NoScript | engine.Loading | engine.Stale | engine.Fast, ACL: "@admin @dangerous", Group: "server", Run: roleCommand},
 	)
 	// The replica side: the link to a master is the server's
@@ -42,7 +43,16 @@ func syncCommand(c *engine.Ctx) {
 	if c.Client.Replica {
 		return // already a replica: ignored, no reply
 	}
-	if c.Srv.Replication().MasterLinkDown() {
+	r := c.Srv.Replication()
+	if c.Cmd.Name == "psync" && len(c.Args) > 3 && engine.EqualFold(c.Args[3], "failover") &&
+		!r.FailoverRequest(c, string(c.Args[1])) {
+		return
+	}
+	if r.FailingOver() {
+		c.Error("NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
+	if r.MasterLinkDown() {
 		c.Error(errSyncReplica)
 		return
 	}
@@ -150,8 +160,57 @@ func waitCommand(c *engine.Ctx) {
 // roleCommand is ROLE.
 func roleCommand(c *engine.Ctx) { c.Srv.Replication().Role(c) }
 
+// failoverCommand is FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT
+// ms] (failoverCommand): each option once, in any order.
+func failoverCommand(c *engine.Ctx) {
+	r := c.Srv.Replication()
+	if len(c.Args) == 2 && engine.EqualFold(c.Args[1], "abort") {
+		r.AbortFailover(c)
+		return
+	}
+	var opts engine.FailoverOptions
+	var timeoutMs int64
+	hasHost := false
+	for j := 1; j < len(c.Args); j++ {
+		arg := c.Args[j]
+		switch {
+		case engine.EqualFold(arg, "timeout") && j+1 < len(c.Args) && timeoutMs == 0:
+			ms, ok := engine.ParseInt(c.Args[j+1])
+			if !ok {
+				c.Error(engine.ErrNotInteger)
+				return
+			}
+			if ms <= 0 {
+				c.Error("ERR FAILOVER timeout must be greater than 0")
+				return
+			}
+			timeoutMs = ms
+			j++
+		case engine.EqualFold(arg, "to") && j+2 < len(c.Args) && !hasHost:
+			port, ok := engine.ParseInt(c.Args[j+2])
+			if !ok {
+				c.Error(engine.ErrNotInteger)
+				return
+			}
+			opts.Host, opts.Port, hasHost = string(c.Args[j+1]), int(port), true
+			j += 2
+		case engine.EqualFold(arg, "force") && !opts.Force:
+			opts.Force = true
+		default:
+			c.Error(engine.ErrSyntax)
+			return
+		}
+	}
+	opts.Timeout = time.Duration(timeoutMs) * time.Millisecond
+	r.Failover(c, opts)
+}
+
 // replicaofCommand is REPLICAOF host port | NO ONE (and SLAVEOF).
 func replicaofCommand(c *engine.Ctx) {
+	if c.Srv.Replication().FailingOver() {
+		c.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	var host string
 	var port int
 	if !(engine.EqualFold(c.Args[1], "no") && engine.EqualFold(c.Args[2], "one")) {

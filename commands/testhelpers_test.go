@@ -210,6 +210,8 @@ type fakeReplication struct{ engine.Replication }
 
 func (fakeReplication) MasterLinkDown() bool { return false }
 
+func (fakeReplication) FailingOver() bool { return false }
+
 func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)
 	return func() string { return "" }

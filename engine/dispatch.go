@@ -237,6 +237,14 @@ func (d *Dispatcher) masterDiskError(cmd *Command) bool {
 	return true
 }
 
+// RefusesAtOnce reports whether cmd would be refused by one of the
+// checks processCommand makes before it holds a command for a pause
+// (-READONLY, -MASTERDOWN, -MISCONF, -NOREPLICAS): such a command is
+// answered at once, paused or not. Under the keyspace lock.
+func (d *Dispatcher) RefusesAtOnce(cl *Client, cmd *Command) bool {
+	return d.replicaRefuses(cl, cmd) != "" || d.writeRefused(cl, cmd) != "" || d.tooFewReplicas(cl, cmd)
+}
+
 // replicaRefuses is what a replica answers a normal client (processCommand):
 // -READONLY for a write (a write command, or an EXEC of queued writes)
 // while replica-read-only is yes, -MASTERDOWN for a command not flagged

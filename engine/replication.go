@@ -29,4 +29,25 @@ type Replication interface {
 	// MasterLinkDown reports whether this server is a replica whose link
 	// with its master is not up: it cannot serve replicas of its own.
 	MasterLinkDown() bool
+	// Failover is FAILOVER [TO host port [FORCE]] [TIMEOUT ms], its
+	// arguments parsed: it starts a coordinated failover, or writes why
+	// not.
+	Failover(c *Ctx, opts FailoverOptions)
+	// AbortFailover is FAILOVER ABORT.
+	AbortFailover(c *Ctx)
+	// FailingOver reports whether a FAILOVER is in progress.
+	FailingOver() bool
+	// FailoverRequest is a PSYNC replid offset FAILOVER from this
+	// replica's master, which hands over its role: this server becomes a
+	// master if replid is its own, and answers false with an error
+	// written otherwise.
+	FailoverRequest(c *Ctx, replid string) bool
+}
+
+// FailoverOptions are FAILOVER's arguments.
+type FailoverOptions struct {
+	Host    string // the target replica; "" for the first one caught up
+	Port    int
+	Force   bool          // fail over at the timeout even if not caught up
+	Timeout time.Duration // 0: none
 }

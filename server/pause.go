@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"time"
 
 	"github.com/zredis/zredis/engine"
@@ -19,6 +20,41 @@ type pauseState struct {
 	// after the save's snapshot would be lost by the exit. A failed save
 	// lifts it (unhold) and the server goes on serving.
 	shutdown bool
+
+	// writesHeld holds, with no end, the commands that may write, for
+	// each purpose set (Redis 7.0's pause purposes, the widest applying):
+	// CLIENT PAUSE and UNPAUSE do not change them.
+	writesHeld uint8
+}
+
+// The purposes of writesHeld.
+const (
+	pauseFailover uint8 = 1 << iota // FAILOVER, until it ends
+)
+
+// holdWrites sets or clears one purpose of writesHeld; clearing wakes
+// the clients held (those another pause holds wait on).
+func (p *pauseState) holdWrites(purpose uint8, on bool) {
+	if on {
+		p.writesHeld |= purpose
+		return
+	}
+	p.writesHeld &^= purpose
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// none reports that no pause of any kind is in force or pending, the
+// per-command path's test: it reads no clock.
+func (p *pauseState) none() bool { return p.end == 0 && !p.shutdown && p.writesHeld == 0 }
+
+// expiryUntil is until when expiry is paused (Unix ms; 0: it is not):
+// nothing expires while clients are paused, as in Redis 7.0.
+func (p *pauseState) expiryUntil() int64 {
+	if p.writesHeld != 0 {
+		return math.MaxInt64
+	}
+	return p.end
 }
 
 // hold starts the shutdown hold.
@@ -52,10 +88,14 @@ func (p *pauseState) release() {
 // holds reports whether the pause holds back, at time now, a command
 // with these flags.
 func (p *pauseState) holds(flags engine.Flag, now int64) bool {
+	writes := flags&(engine.Write|engine.MayReplicate) != 0
+	if p.writesHeld != 0 && writes {
+		return true
+	}
 	if now >= p.end {
 		return false
 	}
-	return p.all || flags&(engine.Write|engine.MayReplicate) != 0
+	return p.all || writes
 }
 
 // pausable returns the flags that decide whether a pause holds a request
@@ -64,7 +104,7 @@ func (p *pauseState) holds(flags engine.Flag, now int64) bool {
 // paused or not. An EXEC carries the flags of the commands it will run.
 func (s *Server) pausable(cl *engine.Client, args [][]byte) (flags engine.Flag, ok bool) {
 	cmd, rejected := s.disp.Resolve(cl, args)
-	if cmd == nil || rejected != "" {
+	if cmd == nil || rejected != "" || s.disp.RefusesAtOnce(cl, cmd) {
 		return 0, false
 	}
 	flags = cmd.Flags
@@ -90,7 +130,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if s.closing || c.killed {
 		return pauseStop
 	}
-	if s.pause.end == 0 && !s.pause.shutdown {
+	if s.pause.none() {
 		return pauseRun // no pause: the per-command path reads no clock here
 	}
 	if (c.cl.Monitor || c.cl.Replica) && !s.pause.shutdown {
@@ -106,7 +146,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 		return pauseWait
 	}
 	now := s.ks.Clock().NowMs()
-	if now >= s.pause.end {
+	if now >= s.pause.end && s.pause.writesHeld == 0 {
 		return pauseRun
 	}
 	if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
@@ -125,7 +165,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
-		if s.pause.end == 0 && !s.pause.shutdown {
+		if s.pause.none() {
 			return true // no pause: the per-command path reads no clock here
 		}
 		if c.cl.Monitor && !s.pause.shutdown {
@@ -147,12 +187,18 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		now := s.ks.Clock().NowMs()
 		if now >= s.pause.end {
 			s.pause.end, s.pause.all = 0, false // expired
-			return true
+			if s.pause.writesHeld == 0 {
+				return true
+			}
 		}
 		if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
 			return true
 		}
-		wake, wait := s.pause.wake, time.Duration(s.pause.end-now)*time.Millisecond
+		wait := time.Duration(math.MaxInt64)
+		if s.pause.end > now {
+			wait = time.Duration(s.pause.end-now) * time.Millisecond
+		}
+		wake := s.pause.wake
 		c.paused = true
 		s.ks.Unlock()
 		t := time.NewTimer(wait)

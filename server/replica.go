@@ -101,29 +101,7 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		if s.replica == nil {
 			return "OK"
 		}
-		s.log.SetRole('M')
-		s.stopReplication()
-		if s.cachedMaster {
-			s.log.Noticef("Discarding previously cached master state.")
-		}
-		// A master now, whose history continues the one it followed
-		// (shiftReplicationId): its replicas and its old master's other
-		// replicas continue with it through ID2 and the backlog. Its
-		// replicas are told of the new ID by a reconnection
-		// (disconnectSlaves), and the next command it propagates selects
-		// its database.
-		st := s.repl.stream
-		st.Shift()
-		s.log.Warningf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
-		s.cachedMaster = true
-		s.repl.disconnectReplicas()
-		s.repl.noReplicasSince = time.Now()
-		if st.Backlog() != nil {
-			s.repl.attach()
-		}
-		s.ks.SetReplica(false)
-		s.updateReplicaRules()
-		s.cfg.SetReplicaOf("", 0)
+		s.unsetMaster()
 		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
 		return "OK"
 	}
@@ -131,6 +109,42 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
 		return "OK Already connected to specified master"
 	}
+	s.setMaster(host, port)
+	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
+	return "OK"
+}
+
+// unsetMaster makes a replica a master (replicationUnsetMaster). Under
+// the lock.
+func (s *Server) unsetMaster() {
+	s.log.SetRole('M')
+	s.stopReplication()
+	if s.cachedMaster {
+		s.log.Noticef("Discarding previously cached master state.")
+	}
+	// A master now, whose history continues the one it followed
+	// (shiftReplicationId): its replicas and its old master's other
+	// replicas continue with it through ID2 and the backlog. Its
+	// replicas are told of the new ID by a reconnection
+	// (disconnectSlaves), and the next command it propagates selects
+	// its database.
+	st := s.repl.stream
+	st.Shift()
+	s.log.Warningf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
+	s.cachedMaster = true
+	s.repl.disconnectReplicas()
+	s.repl.noReplicasSince = time.Now()
+	if st.Backlog() != nil {
+		s.repl.attach()
+	}
+	s.ks.SetReplica(false)
+	s.updateReplicaRules()
+	s.cfg.SetReplicaOf("", 0)
+}
+
+// setMaster makes the server a replica of host:port, or of another
+// master (replicationSetMaster). Under the lock.
+func (s *Server) setMaster(host string, port int) {
 	if s.replica == nil {
 		// A master's data set is its own history, which a master that
 		// was its replica can continue (replicationCacheMasterUsingMyself);
@@ -144,8 +158,6 @@ func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
 	if !s.closing {
 		s.startReplication(host, port)
 	}
-	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
-	return "OK"
 }
 
 // watchReplicaConfig follows the directives a replica's refusals depend
@@ -329,10 +341,12 @@ func (l *replicaLink) session() error {
 
 	var replid string
 	var offset int64
+	failover := false
 	l.s.ks.Exec(func() {
 		if l.s.cachedMaster {
 			replid, offset = l.s.repl.stream.ID, l.s.repl.stream.Offset()
 		}
+		failover = l.owned() && l.s.repl.failover.state == failoverInProgress
 	})
 	psync := []string{"PSYNC", "?", "-1"}
 	if replid != "" {
@@ -341,16 +355,29 @@ func (l *replicaLink) session() error {
 	} else {
 		l.s.log.Noticef("Partial resynchronization not possible (no cached master)")
 	}
-	if reply, err = ask(psync...); err != nil {
+	if failover {
+		// This master hands its role to the replica it connects to.
+		psync = append(psync, "FAILOVER")
+	}
+	conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := conn.Write(encodeCommand(psync...)); err != nil {
+		if failover {
+			l.s.ks.Exec(func() { l.s.repl.abortFailover("Write error to failover target") })
+		}
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}
-	for reply == "" {
+	reply, err = readLine(br)
+	for err == nil && reply == "" {
 		// A master preparing a diskless sync sends newlines meanwhile,
 		// even before its reply to PSYNC.
 		conn.SetReadDeadline(time.Now().Add(timeout))
-		if reply, err = readLine(br); err != nil {
-			return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
-		}
+		reply, err = readLine(br)
+	}
+	if failover && !l.failoverAnswered(reply, err) {
+		return nil
+	}
+	if err != nil {
+		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}
 	in.start(br.Buffered())
 	switch {

@@ -96,6 +96,7 @@ type replMaster struct {
 	// noReplicasSince is when the last replica left (repl-backlog-ttl).
 	noReplicasSince time.Time
 	waiters         []*ackWaiter // WAIT clients
+	failover        failoverState
 	cronLoops       int64
 	syncs           sync.WaitGroup // the goroutines sending RDB payloads
 }
@@ -449,6 +450,7 @@ func (m *replMaster) Ack(cl *engine.Client, offset, aofOffset int64) {
 	}
 	m.refreshGood()
 	m.serveWaiters()
+	m.updateFailover()
 }
 
 // ---- full synchronisation -------------------------------------------------
@@ -870,7 +872,7 @@ func (m *replMaster) info(b []byte) []byte {
 		id++
 	}
 	st := m.stream
-	b = engine.InfoStr(b, "master_failover_state", "no-failover")
+	b = engine.InfoStr(b, "master_failover_state", m.failover.name())
 	b = engine.InfoStr(b, "master_replid", st.ID)
 	b = engine.InfoStr(b, "master_replid2", st.ID2)
 	b = engine.InfoInt(b, "master_repl_offset", st.Offset())
@@ -929,6 +931,7 @@ func (m *replMaster) cron(now time.Time, second bool) {
 		m.refreshGood()
 	}
 	m.startPendingSyncs(now)
+	m.updateFailover()
 }
 
 // startPendingSyncs starts one diskless synchronisation for every replica

@@ -154,7 +154,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp.EvictionsPaused = func() bool {
 		// A replica leaves its keys to its master's DELs
 		// (replica-ignore-maxmemory yes, the default), or it would drift.
-		return s.pause.shutdown || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end) ||
+		return s.pause.shutdown || s.pause.writesHeld != 0 || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end) ||
 			s.replica != nil && s.cfg.Bool("replica-ignore-maxmemory")
 	}
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
@@ -666,13 +666,20 @@ func (s *Server) Pause(endMs int64, all bool) {
 	s.pause.set(s.ks.Clock().NowMs(), endMs, all)
 	// Nothing expires while clients are paused (Redis 7.0 pauses
 	// expiry with writes): the data set stays still.
-	s.ks.PauseExpiry(s.pause.end)
+	s.ks.PauseExpiry(s.pause.expiryUntil())
 }
 
 // Unpause implements engine.Server.
 func (s *Server) Unpause() {
 	s.pause.release()
-	s.ks.PauseExpiry(0)
+	s.ks.PauseExpiry(s.pause.expiryUntil())
+}
+
+// pauseWritesFor holds or releases the writes of clients for one
+// purpose (pauseState.writesHeld), with expiry. Under the lock.
+func (s *Server) pauseWritesFor(purpose uint8, on bool) {
+	s.pause.holdWrites(purpose, on)
+	s.ks.PauseExpiry(s.pause.expiryUntil())
 }
 
 // renamedTable is the command table under the names the configuration's
