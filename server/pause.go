@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"time"
 
 	"github.com/zredis/zredis/engine"
@@ -9,10 +10,21 @@ import (
 // pauseState is CLIENT PAUSE: until end (Unix ms on the keyspace clock)
 // clients' commands wait before running, all of them or only those that
 // may write. Guarded by the keyspace lock.
+//
+// As Redis 7.0 keeps one pause per purpose (pauseClients with
+// PAUSE_BY_CLIENT_COMMAND, PAUSE_DURING_SHUTDOWN) and applies the widest,
+// a shutdown waiting for its replicas has a pause of its own, writes:
+// CLIENT PAUSE and CLIENT UNPAUSE do not change it.
 type pauseState struct {
 	end  int64
 	all  bool
 	wake chan struct{} // closed and replaced when a pause is lifted
+
+	// writes holds back, with no end, the commands that may write while
+	// a shutdown waits for its replicas (replshutdown.go), so that the
+	// offset they are to reach stays still; lifted when the shutdown is
+	// cancelled.
+	writes bool
 
 	// shutdown holds every command while the final save of a shutdown
 	// runs, as Redis runs it without serving anybody: a write acknowledged
@@ -30,6 +42,29 @@ func (p *pauseState) unhold() {
 	p.shutdown = false
 	close(p.wake)
 	p.wake = make(chan struct{})
+}
+
+// pauseWrites starts or ends the shutdown's pause of writes; ending it
+// wakes the clients it held (a CLIENT PAUSE in force goes on).
+func (p *pauseState) pauseWrites(on bool) {
+	p.writes = on
+	if !on {
+		close(p.wake)
+		p.wake = make(chan struct{})
+	}
+}
+
+// none reports that no pause of any kind is in force or pending, the
+// per-command path's test: it reads no clock.
+func (p *pauseState) none() bool { return p.end == 0 && !p.shutdown && !p.writes }
+
+// expiryUntil is when expiry resumes (Unix ms; 0: it is not paused):
+// nothing expires while clients are paused, as in Redis 7.0.
+func (p *pauseState) expiryUntil() int64 {
+	if p.writes {
+		return math.MaxInt64
+	}
+	return p.end
 }
 
 // set starts or extends a pause: like Redis, a pause already in force
@@ -52,11 +87,19 @@ func (p *pauseState) release() {
 // holds reports whether the pause holds back, at time now, a command
 // with these flags.
 func (p *pauseState) holds(flags engine.Flag, now int64) bool {
+	writes := flags&(engine.Write|engine.MayReplicate) != 0
+	if p.writes && writes {
+		return true
+	}
 	if now >= p.end {
 		return false
 	}
-	return p.all || flags&(engine.Write|engine.MayReplicate) != 0
+	return p.all || writes
 }
+
+// active reports whether a pause is in force at time now (Redis's
+// areClientsPaused), the final save's hold aside.
+func (p *pauseState) active(now int64) bool { return p.writes || now < p.end }
 
 // pausable returns the flags that decide whether a pause holds a request
 // back, ok=false when the dispatcher will reject it (unknown, wrong arity,
@@ -90,7 +133,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	if s.closing || c.killed {
 		return pauseStop
 	}
-	if s.pause.end == 0 && !s.pause.shutdown {
+	if s.pause.none() {
 		return pauseRun // no pause: the per-command path reads no clock here
 	}
 	if (c.cl.Monitor || c.cl.Replica) && !s.pause.shutdown {
@@ -106,7 +149,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 		return pauseWait
 	}
 	now := s.ks.Clock().NowMs()
-	if now >= s.pause.end {
+	if !s.pause.active(now) {
 		return pauseRun
 	}
 	if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
@@ -125,7 +168,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		if s.closing || c.killed {
 			return false
 		}
-		if s.pause.end == 0 && !s.pause.shutdown {
+		if s.pause.none() {
 			return true // no pause: the per-command path reads no clock here
 		}
 		if c.cl.Monitor && !s.pause.shutdown {
@@ -147,21 +190,34 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		now := s.ks.Clock().NowMs()
 		if now >= s.pause.end {
 			s.pause.end, s.pause.all = 0, false // expired
+			if !s.pause.writes {
+				return true
+			}
+		}
+		flags, ok := s.pausable(c.cl, args)
+		if !ok || !s.pause.holds(flags, now) {
 			return true
 		}
-		if flags, ok := s.pausable(c.cl, args); !ok || !s.pause.holds(flags, now) {
-			return true
+		// A write held by a shutdown's pause waits for it to be lifted,
+		// whatever CLIENT PAUSE does meanwhile; anything else until the
+		// CLIENT PAUSE ends.
+		wake := s.pause.wake
+		var t *time.Timer
+		var expired <-chan time.Time
+		if !s.pause.writes || flags&(engine.Write|engine.MayReplicate) == 0 {
+			t = time.NewTimer(time.Duration(s.pause.end-now) * time.Millisecond)
+			expired = t.C
 		}
-		wake, wait := s.pause.wake, time.Duration(s.pause.end-now)*time.Millisecond
 		c.paused = true
 		s.ks.Unlock()
-		t := time.NewTimer(wait)
 		select {
 		case <-wake:
-		case <-t.C:
+		case <-expired:
 		case <-c.gone:
 		}
-		t.Stop()
+		if t != nil {
+			t.Stop()
+		}
 		s.ks.Lock()
 		s.disp.BeginBatch(c.cl)
 		c.paused = false

@@ -414,6 +414,7 @@ func (m *replMaster) Ack(cl *engine.Client, offset, aofOffset int64) {
 	}
 	m.refreshGood()
 	m.serveWaiters()
+	m.s.shutdownAcked()
 }
 
 // ---- full synchronisation -------------------------------------------------
