@@ -172,10 +172,11 @@ func monitorCommand(c *engine.Ctx) {
 	c.Srv.Monitor(c.Client)
 }
 
-// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. It
-// waits, off the lock, for the final save: on success the client gets no
-// reply (the server closes every connection and exits); a failed save
-// answers an error and the server goes on serving.
+// shutdownCommand is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. The
+// client is blocked (flag b), off the lock, while the server waits for
+// lagging replicas and makes the final save: on success it gets no reply
+// (the server closes every connection and exits); a failed save or a
+// SHUTDOWN ABORT answers an error and the server goes on serving.
 func shutdownCommand(c *engine.Ctx) {
 	var o engine.ShutdownOptions
 	for _, a := range c.Args[1:] {
@@ -200,16 +201,19 @@ func shutdownCommand(c *engine.Ctx) {
 		return
 	}
 	if o.Abort {
-		// There is no shutdown in progress that ABORT could cancel: the
-		// final save runs as soon as it is asked for, as with Redis
-		// when no replica is waited for.
-		c.Error(engine.ErrNoShutdown)
+		if c.Srv.AbortShutdown() {
+			c.W.OK()
+		} else {
+			c.Error(engine.ErrNoShutdown)
+		}
 		return
 	}
 	wait := c.Srv.Shutdown(o)
+	c.Client.Blocked = true
 	c.Offload(func() {
 		err := wait()
 		c.KS.Exec(func() {
+			c.Client.Blocked = false
 			if err != "" {
 				c.Error(err)
 				return

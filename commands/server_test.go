@@ -57,6 +57,7 @@ func TestServerCommands(t *testing.T) {
 			{argv("SHUTDOWN", "foo"), replyErr(engine.ErrSyntax)},
 			{argv("SHUTDOWN", "NOSAVE", "SAVE"), replyErr(engine.ErrSyntax)},
 			{argv("SHUTDOWN", "ABORT", "NOW"), replyErr(engine.ErrSyntax)},
+			{argv("SHUTDOWN", "ABORT"), replyErr(engine.ErrNoShutdown)},
 		}},
 		{"config", []step{
 			{argv("CONFIG", "GET", "maxclients"), replyBulks("maxclients", "10000")},
@@ -128,6 +129,17 @@ func TestShutdownReachesServer(t *testing.T) {
 	assert.True(t, e.Client.CloseAfterReply)
 	require.Len(t, e.Srv.shutdowns, 1)
 	assert.Equal(t, engine.ShutdownOptions{NoSave: true, Now: true, Force: true}, e.Srv.shutdowns[0])
+	assert.False(t, e.Client.Blocked, "unblocked once the shutdown's outcome is known")
+}
+
+func TestShutdownAbortReachesServer(t *testing.T) {
+	e := newTestEnv(t)
+	assert.Equal(t, replyErr(engine.ErrNoShutdown), e.run("SHUTDOWN", "ABORT"))
+	e.Srv.waiting = true
+	assert.Equal(t, replyOK, e.run("shutdown", "abort"))
+	assert.False(t, e.Srv.waiting)
+	assert.Equal(t, replyErr(engine.ErrNoShutdown), e.run("SHUTDOWN", "ABORT"))
+	assert.Empty(t, e.Srv.shutdowns)
 }
 
 func TestMonitorCommand(t *testing.T) {

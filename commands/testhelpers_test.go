@@ -189,6 +189,7 @@ type fakeServer struct {
 	stats     engine.ServerStats
 	clients   []*engine.Client
 	shutdowns []engine.ShutdownOptions
+	waiting   bool // a shutdown waits for replicas: SHUTDOWN ABORT cancels it
 	monitors  []*engine.Client
 	pauseEnd  int64
 	pauseAll  bool
@@ -215,6 +216,12 @@ func (fakeReplication) FailingOver() bool { return false }
 func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)
 	return func() string { return "" }
+}
+
+func (s *fakeServer) AbortShutdown() bool {
+	was := s.waiting
+	s.waiting = false
+	return was
 }
 
 func (s *fakeServer) Info(section string, b []byte) []byte { return b }

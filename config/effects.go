@@ -182,7 +182,7 @@ var effects = map[string]effectSpec{
 	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
 	"shutdown-on-sigint":                    works(""),
 	"shutdown-on-sigterm":                   works(""),
-	"shutdown-timeout":                      pending("a later issue: SHUTDOWN does not wait for replicas to catch up yet; with no replica Redis does not wait either"),
+	"shutdown-timeout":                      works(""),
 	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
 	"hll-sparse-max-bytes":                  none("zredis has no HyperLogLog commands"),
 	"key-load-delay":                        none(noteTesting),

@@ -19,11 +19,16 @@ type Server interface {
 	// Stats are the server-wide counters.
 	Stats() *ServerStats
 	// Shutdown asks the server to shut down. The returned wait is called
-	// without the keyspace lock: it blocks until the final save is done
+	// without the keyspace lock: it blocks until the lagging replicas
+	// caught up (or shutdown-timeout passed) and the final save is done,
 	// and returns "" when the server goes on to exit, else the error text
 	// to reply (the shutdown was refused or cancelled, and the server
 	// goes on serving).
 	Shutdown(opts ShutdownOptions) (wait func() string)
+	// AbortShutdown cancels a shutdown waiting for its replicas (or a
+	// signal's shutdown not started yet) and reports whether there was
+	// one (SHUTDOWN ABORT).
+	AbortShutdown() bool
 	// Info writes the server-owned INFO fields of a section (server,
 	// clients, memory, persistence, replication, cpu) to b.
 	Info(section string, b []byte) []byte

@@ -30,6 +30,7 @@ type pauseState struct {
 // The purposes of writesHeld.
 const (
 	pauseFailover uint8 = 1 << iota // FAILOVER, until it ends
+	pauseShutdown                   // a shutdown waiting for its replicas (replshutdown.go), until cancelled
 )
 
 // holdWrites sets or clears one purpose of writesHeld; clearing wakes
@@ -97,6 +98,10 @@ func (p *pauseState) holds(flags engine.Flag, now int64) bool {
 	}
 	return p.all || writes
 }
+
+// active reports whether a pause is in force at time now (Redis's
+// areClientsPaused), the final save's hold aside.
+func (p *pauseState) active(now int64) bool { return p.writesHeld != 0 || now < p.end }
 
 // pausable returns the flags that decide whether a pause holds a request
 // back, ok=false when the dispatcher will reject it (unknown, wrong arity,

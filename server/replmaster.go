@@ -451,6 +451,7 @@ func (m *replMaster) Ack(cl *engine.Client, offset, aofOffset int64) {
 	m.refreshGood()
 	m.serveWaiters()
 	m.updateFailover()
+	m.s.shutdownAcked()
 }
 
 // ---- full synchronisation -------------------------------------------------

@@ -79,6 +79,7 @@ type Server struct {
 	shutdown    chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
 	exiting     chan struct{}        // closed once Run stops taking shutdown requests
 	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
+	shut        shutdownState        // the SHUTDOWN clients, the wait for replicas (replshutdown.go); lock
 	loadAborted atomic.Bool          // a shutdown came while the dataset loaded (shutdown.go)
 
 	pubsub    *engine.Subscriptions        // lock
@@ -154,7 +155,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp.EvictionsPaused = func() bool {
 		// A replica leaves its keys to its master's DELs
 		// (replica-ignore-maxmemory yes, the default), or it would drift.
-		return s.pause.shutdown || s.pause.writesHeld != 0 || (s.pause.end != 0 && s.ks.Clock().NowMs() < s.pause.end) ||
+		return s.pause.shutdown || !s.pause.none() && s.pause.active(s.ks.Clock().NowMs()) ||
 			s.replica != nil && s.cfg.Bool("replica-ignore-maxmemory")
 	}
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
@@ -393,9 +394,10 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Noticef("The server is now ready to accept connections at %s", path)
 		}
 		close(s.Ready)
-		// A shutdown whose final save fails is cancelled: the server
-		// goes on serving until one succeeds (or is forced).
-		for !s.prepareShutdown(s.nextShutdown(ctx), &bg) {
+		// A shutdown aborted while it waits for its replicas, or whose
+		// final save fails, is cancelled: the server goes on serving
+		// until one succeeds (or is forced).
+		for !s.prepareShutdown(ctx, s.nextShutdown(ctx), &bg) {
 		}
 	} else {
 		s.log.Warningf("%v", loadErr)
@@ -669,7 +671,8 @@ func (s *Server) Pause(endMs int64, all bool) {
 	s.ks.PauseExpiry(s.pause.expiryUntil())
 }
 
-// Unpause implements engine.Server.
+// Unpause implements engine.Server. A shutdown's pause of writes goes
+// on, as CLIENT UNPAUSE lifts only CLIENT PAUSE in Redis.
 func (s *Server) Unpause() {
 	s.pause.release()
 	s.ks.PauseExpiry(s.pause.expiryUntil())

@@ -9,24 +9,29 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 )
 
-// A shutdown, as Redis 7.0's prepareForShutdown/finishShutdown: the
-// clients are held, the final save is made, and only if it succeeds (or
-// FORCE was given) does the server stop serving and exit. A save that
-// fails cancels the shutdown: SHUTDOWN answers "Errors trying to
+// A shutdown, as Redis 7.0's prepareForShutdown/finishShutdown: after
+// waiting for lagging replicas when there are some (replshutdown.go),
+// the clients are held, the final save is made, and only if it succeeds
+// (or FORCE was given) does the server stop serving and exit. A save
+// that fails cancels the shutdown: SHUTDOWN answers "Errors trying to
 // SHUTDOWN. Check logs.", a signal is logged, and everything — clients,
 // the expiry engine, the expiry stream and its spool — goes on.
 
 // shutdownRequest is a SHUTDOWN command or a signal, sent to Run.
 type shutdownRequest struct {
 	opts engine.ShutdownOptions
-	// result receives the outcome for the SHUTDOWN command: "" when the
-	// server goes on to exit, else the error to reply. Nil for a signal.
+	// result is the SHUTDOWN command's place in shutdownState.results,
+	// which receives the outcome: "" when the server goes on to exit,
+	// else the error to reply. Nil for a signal.
 	result chan string
+	// stop: the program embedding the server stopped it (Run's ctx).
+	stop bool
 }
 
 // background is what runs beside the clients and must not touch the
@@ -71,7 +76,7 @@ func (s *Server) nextShutdown(ctx context.Context) shutdownRequest {
 	select {
 	case <-ctx.Done():
 		s.log.Warningf("Received shutdown request, scheduling shutdown...")
-		return shutdownRequest{opts: engine.ShutdownOptions{Force: true}}
+		return shutdownRequest{opts: engine.ShutdownOptions{Force: true, Now: true}, stop: true}
 	case req := <-s.shutdown:
 		return req
 	}
@@ -88,42 +93,82 @@ var errLoadAborted = errors.New("loading aborted by a shutdown")
 func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
 	loaded := make(chan error, 1)
 	go func() { loaded <- s.loadData() }()
-	var req shutdownRequest
 	select {
 	case err := <-loaded:
 		return err, false
-	case req = <-s.shutdown:
+	case <-s.shutdown:
 	case <-ctx.Done():
 	}
 	s.log.Warningf("User requested shutdown...")
 	s.loadAborted.Store(true)
 	<-loaded
-	if req.result != nil {
-		req.result <- ""
-	}
+	s.ks.Exec(func() { s.shut.answer("") })
 	return nil, true
 }
 
-// prepareShutdown holds every client, stops the background work and
-// makes the final save. It reports true when the server is to exit; on
-// false the shutdown was cancelled and everything was resumed. On Run's
-// goroutine.
-func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
-	s.log.Warningf("User requested shutdown...")
+// prepareShutdown runs the shutdown req asks for: the wait for lagging
+// replicas, unless NOW, then finishShutdown. It reports true when the
+// server is to exit; on false the shutdown was cancelled (SHUTDOWN ABORT,
+// a failed save) or the request was stale (its SHUTDOWN was already
+// answered by a shutdown cancelled since, its signal's shutdown aborted),
+// and everything goes on. On Run's goroutine.
+func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *background) bool {
+	live, wait, loading := true, false, false
+	s.ks.Exec(func() {
+		switch {
+		case req.stop:
+		case req.result == nil:
+			live = s.signalled.Load()
+		default:
+			live = s.shut.awaits(req.result)
+		}
+		if !live {
+			return
+		}
+		s.log.Warningf("User requested shutdown...")
+		// A data set being loaded is not saved over the last good
+		// file (Redis forces NOSAVE while loading).
+		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
+		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
+		if !req.opts.Now && timeout > 0 && !s.readyToShutdown() {
+			s.startShutdownWait(timeout)
+			wait = true
+		}
+	})
+	if !live {
+		return false
+	}
+	if wait {
+		finish, forced := s.waitReplicas(ctx)
+		if !finish {
+			return false
+		}
+		req.opts.Force = req.opts.Force || forced
+	}
+	if loading {
+		req.opts.Save, req.opts.NoSave = false, true
+	}
+	return s.finishShutdown(req.opts, bg)
+}
+
+// finishShutdown reports the replicas that lag, holds every client,
+// stops the background work and makes the final save. It reports true
+// when the server is to exit; on false the shutdown was cancelled and
+// everything was resumed. On Run's goroutine.
+func (s *Server) finishShutdown(opts engine.ShutdownOptions, bg *background) bool {
 	loading := false
 	s.ks.Exec(func() {
+		s.logReplicasAtShutdown()
 		s.pause.hold()
 		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
 	})
 	if loading {
-		// A data set half received from a master is not saved over
-		// the last good file (Redis forces NOSAVE while loading).
-		req.opts.Save, req.opts.NoSave = false, true
+		opts.Save, opts.NoSave = false, true
 	}
 	bg.stop()
 	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
-	err := s.shutdownSave(req.opts)
-	if err != nil && req.opts.Force {
+	err := s.shutdownSave(opts)
+	if err != nil && opts.Force {
 		s.log.Warningf("Error trying to save the DB. Exit anyway.")
 		err = nil
 	}
@@ -131,16 +176,13 @@ func (s *Server) prepareShutdown(req shutdownRequest, bg *background) bool {
 		s.log.Warningf("Error trying to save the DB, can't exit.")
 		s.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
 		bg.start(s)
-		s.ks.Exec(func() { s.pause.unhold() })
-		s.signalled.Store(false) // as Redis's cancelShutdown clears shutdown_asap
-		if req.result != nil {
-			req.result <- engine.ErrShutdownFailed
-		}
+		s.ks.Exec(func() {
+			s.pause.unhold()
+			s.cancelShutdown()
+		})
 		return false
 	}
-	if req.result != nil {
-		req.result <- ""
-	}
+	s.ks.Exec(func() { s.shut.answer("") })
 	return true
 }
 
@@ -185,17 +227,28 @@ func (s *Server) Signal(sig os.Signal) {
 	}()
 }
 
-// Shutdown implements engine.Server. The returned wait, called without
-// the keyspace lock, hands the request to Run and returns its outcome.
+// Shutdown implements engine.Server. The client is blocked on the
+// shutdown: the returned wait, called without the keyspace lock, hands
+// the request to Run and returns the outcome. A shutdown already waiting
+// for its replicas is joined instead: its outcome is this one's.
 func (s *Server) Shutdown(opts engine.ShutdownOptions) (wait func() string) {
+	req := shutdownRequest{opts: opts, result: make(chan string, 1)}
+	s.shut.results = append(s.shut.results, req.result)
+	joined := s.shut.waiting
 	return func() string {
-		req := shutdownRequest{opts: opts, result: make(chan string, 1)}
-		select {
-		case s.shutdown <- req:
-		case <-s.exiting:
-			return "" // another shutdown is under way: this client is closed with the rest
+		if !joined {
+			select {
+			case s.shutdown <- req:
+			case <-s.exiting:
+				return "" // another shutdown is under way: this client is closed with the rest
+			}
 		}
-		return <-req.result
+		select {
+		case r := <-req.result:
+			return r
+		case <-s.exiting:
+			return ""
+		}
 	}
 }
 
