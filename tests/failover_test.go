@@ -239,3 +239,76 @@ func TestFailoverTargetRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverExpiryStream: 10,000 keys expire over 3 seconds while the
+// master fails over to a replica in the middle of them. Listeners on
+// every node get each key exactly once: from the old master before the
+// switch (its writes and expiry are held while it waits for the target),
+// from the new master after it, none from a replica.
+func TestFailoverExpiryStream(t *testing.T) {
+	requirePythonZMQ(t)
+	const n = 10000
+	var nodes [3]*Proc
+	var eps [3]string
+	for i := range nodes {
+		eps[i] = zmqEndpoint(t)
+		nodes[i] = StartZredis(t, "--repl-diskless-sync-delay", "0", "--expiry-zmq-endpoints", eps[i])
+	}
+	mc := Dial(t, nodes[0].Addr)
+	for _, r := range nodes[1:] {
+		replicaOf(t, Dial(t, r.Addr), nodes[0])
+		waitLinkUp(t, r)
+	}
+	var ls [3]*pyListener
+	for i := range ls {
+		ls[i] = startListener(t, []string{eps[i]})
+		waitInfo(t, Dial(t, nodes[i].Addr), "expiry_zmq_listeners", "1", 10*time.Second)
+	}
+	base := setExpiring(t, nodes[0].Addr, n, 3*time.Second, 500*time.Millisecond)
+	waitConverged(t, nodes[0], nodes[1], nodes[2])
+	waitOnline(t, mc, 2)
+
+	// Halfway through the deadlines, fail over to node 1.
+	time.Sleep(time.Until(time.UnixMilli(base).Add(1500 * time.Millisecond)))
+	require.Equal(t, "+OK\r\n", mc.Do("FAILOVER", "TO", "127.0.0.1", strconv.Itoa(nodes[1].Port)))
+	failoverDone(t, mc)
+	require.Equal(t, "+OK\r\n", Dial(t, nodes[2].Addr).Do("REPLICAOF", "127.0.0.1", strconv.Itoa(nodes[1].Port)))
+
+	seen := make([]int, n)
+	from := [3]int{}
+	deadline := time.Now().Add(30 * time.Second)
+	total := 0
+	for total < n && time.Now().Before(deadline) {
+		for i, l := range ls {
+			for _, d := range l.quiet(50 * time.Millisecond) {
+				seen[keyIndex(t, d)]++
+				from[i]++
+				total++
+			}
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	for i, l := range ls {
+		for _, d := range l.quiet(100 * time.Millisecond) {
+			seen[keyIndex(t, d)]++
+			from[i]++
+		}
+	}
+	t.Logf("messages: %d from the old master, %d from the new one, %d from the other replica", from[0], from[1], from[2])
+	lost, dup := 0, 0
+	for _, c := range seen {
+		switch {
+		case c == 0:
+			lost++
+		case c > 1:
+			dup++
+		}
+	}
+	assert.Zero(t, lost, "keys with no message")
+	assert.Zero(t, dup, "keys with more than one message")
+	assert.Zero(t, from[2], "the replica sent nothing")
+	assert.NotZero(t, from[0], "the old master sent the keys due before the switch")
+	assert.NotZero(t, from[1], "the new master sent the keys due after it")
+	waitConverged(t, nodes[1], nodes[0], nodes[2])
+	assert.Equal(t, ":0\r\n", mc.Do("DBSIZE"))
+}
