@@ -185,7 +185,9 @@ func TestEngineReplicaDoesNotExpire(t *testing.T) {
 	ks.SetReplica(true)
 	rec := &recorder{}
 	ks.AddExpiredSink(rec.sink)
+	ks.Exec(func() { ks.SetObeying(true) }) // the master's write
 	set(ks, 0, "k", epoch+1)
+	ks.Exec(func() { ks.SetObeying(false) })
 	clock.Advance(time.Second)
 	start(t, ks)
 	time.Sleep(3 * maxSleep)
@@ -194,6 +196,29 @@ func TestEngineReplicaDoesNotExpire(t *testing.T) {
 
 	ks.Exec(func() { ks.SetReplica(false) })
 	require.Eventually(t, func() bool { return len(rec.get()) == 1 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// A writable replica expires the keys its clients wrote (not its
+// master's), marked as the replica's.
+func TestEngineReplicaExpiresKeysWrittenHere(t *testing.T) {
+	clock := keyspace.NewManualClock(epoch)
+	ks := keyspace.New(1, clock)
+	ks.SetReplica(true)
+	var evs []keyspace.Expired
+	ks.AddExpiredSink(func(e keyspace.Expired) { evs = append(evs, e) })
+	ks.Exec(func() { ks.SetObeying(true) })
+	set(ks, 0, "master", epoch+1)
+	ks.Exec(func() { ks.SetObeying(false) })
+	set(ks, 0, "local", epoch+1)
+	clock.Advance(time.Second)
+	ks.Exec(func() {
+		assert.Equal(t, 1, ks.ExpireDue(100))
+		assert.Equal(t, 0, ks.ExpireDue(100))
+		require.Len(t, evs, 1)
+		assert.Equal(t, "local", evs[0].Key)
+		assert.True(t, evs[0].Replica)
+	})
+	assert.Equal(t, 1, dbLen(ks, 0))
 }
 
 // Run returns once its context is cancelled, whatever it waits for.

@@ -457,7 +457,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		if expireAt != 0 {
 			e.expireAt = expireAt
 			db.expires.addString(expireAt, k) // shares the map's key string
-			db.ks.scheduled(expireAt)
+			db.scheduled(k, expireAt)
 		}
 		db.touched(key)
 		return
@@ -465,7 +465,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	if expireAt != 0 {
 		e.expireAt = expireAt
 		db.expires.add(expireAt, key)
-		db.ks.scheduled(expireAt)
+		db.scheduledBytes(key, expireAt)
 	}
 	db.touched(key)
 }
@@ -516,7 +516,7 @@ func (db *DB) Insert(key string, e *Entry) {
 	}
 	if e.expireAt != 0 {
 		db.expires.addString(e.expireAt, key)
-		db.ks.scheduled(e.expireAt)
+		db.scheduled(key, e.expireAt)
 	}
 	db.touchedString(key)
 }
@@ -563,7 +563,7 @@ func (db *DB) Put(key []byte, e *Entry) {
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, key)
-		db.ks.scheduled(e.expireAt)
+		db.scheduledBytes(key, e.expireAt)
 	}
 	db.touched(key)
 }
@@ -602,7 +602,7 @@ func (db *DB) setDeadline(key []byte, e *Entry, at int64) {
 	e.expireAt = at
 	if at != 0 {
 		db.expires.add(at, key)
-		db.ks.scheduled(at)
+		db.scheduledBytes(key, at)
 	}
 }
 
@@ -689,6 +689,23 @@ func (db *DB) remove(shard int, key string, e *Entry) {
 //
 // A deadline hook (Keyspace.SetDeadlineHook) may keep the key instead; it
 // reports whether it did.
+// scheduled tells the expiry engine of a new deadline, and remembers a
+// key a client gave one on a writable replica (writtenHere).
+func (db *DB) scheduled(key string, at int64) {
+	db.ks.scheduled(at)
+	if db.ks.replica && !db.ks.obeying && !db.ks.loading {
+		db.ks.writtenHere(db.id, key)
+	}
+}
+
+// scheduledBytes is scheduled for a key as bytes.
+func (db *DB) scheduledBytes(key []byte, at int64) {
+	db.ks.scheduled(at)
+	if db.ks.replica && !db.ks.obeying && !db.ks.loading {
+		db.ks.writtenHere(db.id, string(key))
+	}
+}
+
 func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 	if h := db.ks.deadlineHook; h != nil {
 		switch h(db, key, e) {
@@ -705,7 +722,7 @@ func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 	db.remove(shardOfString(key), key, e)
 	db.ks.dropped(e)
 	db.ks.stats.ExpiredKeys++
-	ev := Expired{DB: db.id, Key: key, Entry: e}
+	ev := Expired{DB: db.id, Key: key, Entry: e, Replica: db.ks.replica}
 	for _, sink := range db.ks.sinks {
 		sink(ev)
 	}

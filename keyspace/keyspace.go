@@ -17,6 +17,9 @@ type Expired struct {
 	DB    int
 	Key   string
 	Entry *Entry
+	// Replica: a writable replica expired a key a client wrote there
+	// (ExpireDue), which is not its master's: no expiry message.
+	Replica bool
 }
 
 // Deadline decides what becomes of a key whose deadline passed
@@ -72,6 +75,9 @@ type Keyspace struct {
 	onFreed func(bytes int64) // see SetFreedHook
 
 	replica bool // see DB.live for the replica rule
+	// localVolatile: on a writable replica, the keys clients gave a
+	// deadline (writtenHere).
+	localVolatile map[localKey]struct{}
 	// obeying: the running command is the master's, applied by a
 	// replica: keys past their deadline are there until its DEL.
 	obeying bool
@@ -218,7 +224,55 @@ func (ks *Keyspace) AddExpiredSink(s ExpiredSink) { ks.sinks = append(ks.sinks, 
 func (ks *Keyspace) SetDeadlineHook(h DeadlineHook) { ks.deadlineHook = h }
 
 // SetReplica switches the replica rule on or off (see DB.live).
-func (ks *Keyspace) SetReplica(on bool) { ks.replica = on }
+func (ks *Keyspace) SetReplica(on bool) {
+	ks.replica = on
+	if !on {
+		ks.localVolatile = nil // a master expires every key
+	}
+}
+
+// localKey is a key of database db.
+type localKey struct {
+	db  int
+	key string
+}
+
+// writtenHere remembers a key a client (not the master) gave a deadline
+// on a writable replica: the replica expires it itself, as Redis's
+// rememberSlaveKeyWithExpire, since no master will send its DEL.
+func (ks *Keyspace) writtenHere(db int, key string) {
+	if ks.localVolatile == nil {
+		ks.localVolatile = make(map[localKey]struct{})
+	}
+	ks.localVolatile[localKey{db, key}] = struct{}{}
+}
+
+// expireWrittenHere expires, at most max, the keys written here on a
+// writable replica whose deadline passed (expireSlaveKeys), forgetting
+// those gone or no longer volatile. A key the master wrote since is
+// expired too, as Redis does. It returns how many it expired.
+func (ks *Keyspace) expireWrittenHere(max int) int {
+	n := 0
+	for k := range ks.localVolatile {
+		if n >= max {
+			break
+		}
+		db := ks.dbs[k.db]
+		var e *Entry
+		if t := db.shards[shardOfString(k.key)]; t != nil {
+			e = t.m[k.key]
+		}
+		switch {
+		case e == nil || e.expireAt == 0:
+			delete(ks.localVolatile, k)
+		case e.expireAt <= ks.now:
+			db.expireKey(k.key, e)
+			delete(ks.localVolatile, k)
+			n++
+		}
+	}
+	return n
+}
 
 // IsReplica reports whether the replica rule is on.
 func (ks *Keyspace) IsReplica() bool { return ks.replica }
@@ -326,7 +380,11 @@ func (ks *Keyspace) NextDeadline() int64 {
 // A replica expires nothing.
 func (ks *Keyspace) ExpireDue(max int) int {
 	if ks.replica {
-		return 0
+		if len(ks.localVolatile) == 0 {
+			return 0
+		}
+		ks.setNow(ks.clock.NowMs())
+		return ks.expireWrittenHere(max)
 	}
 	ks.setNow(ks.clock.NowMs())
 	if ks.expiryPaused(ks.now) {
@@ -350,6 +408,17 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.watch.flushing(ks.dbs[a], ks.dbs[b])
 	ks.watch.flushing(ks.dbs[b], ks.dbs[a])
 	ks.dbs[a].swap(ks.dbs[b])
+	// The keys written here move with their databases.
+	var moved []localKey
+	for k := range ks.localVolatile {
+		if k.db == a || k.db == b {
+			delete(ks.localVolatile, k)
+			moved = append(moved, localKey{a + b - k.db, k.key})
+		}
+	}
+	for _, k := range moved {
+		ks.localVolatile[k] = struct{}{}
+	}
 }
 
 // FlushAll empties every database.
@@ -357,6 +426,7 @@ func (ks *Keyspace) FlushAll() {
 	for _, db := range ks.dbs {
 		db.Flush()
 	}
+	ks.localVolatile = nil
 }
 
 // bigStringValue is the length from which a string value that leaves the

@@ -182,7 +182,9 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	})
 	s.ks.AddExpiredSink(s.disp.PropagateExpired)
 	s.ks.AddExpiredSink(func(e keyspace.Expired) {
-		if s.expiry != nil && !s.cycles.isCounter(e.DB, e.Entry) {
+		// A key a writable replica expired was written there, not by its
+		// master: the expiry stream is the master's.
+		if s.expiry != nil && !e.Replica && !s.cycles.isCounter(e.DB, e.Entry) {
 			s.expiry.sink(e)
 		}
 	})

@@ -327,3 +327,50 @@ func TestReplicaErrorFromMaster(t *testing.T) {
 		}
 	}
 }
+
+// TestWritableReplicaExpiresItsOwnKeys: on a writable replica
+// (replica-read-only no) a key a client wrote with a TTL is expired by
+// the replica itself, as redis-server 7.0 does (expired_keys, DBSIZE),
+// and sends no expiry message: the stream is its master's. The
+// master's keys still wait for the master's DEL.
+func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	requirePythonZMQ(t)
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			m := StartRedis(t, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes")
+			args := []string{"--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--replica-read-only", "no"}
+			ep := zmqEndpoint(t)
+			if name == "zredis" {
+				args = append(args, "--expiry-zmq-endpoints", ep)
+			}
+			r := StartServer(t, name, args...)
+			waitLinkUp(t, r)
+			rc := Dial(t, r.Addr)
+			var l *pyListener
+			if name == "zredis" {
+				l = startListener(t, []string{ep})
+				waitInfo(t, rc, "expiry_zmq_listeners", "1", 10*time.Second)
+			}
+			require.Equal(t, "+OK\r\n", rc.Do("SET", "local", "v", "PX", "50"))
+			require.Equal(t, ":1\r\n", rc.Do("RPUSH", "local2", "x"))
+			require.Equal(t, ":1\r\n", rc.Do("PEXPIRE", "local2", "50"))
+			require.Equal(t, "+OK\r\n", rc.Do("SET", "kept", "v"))
+			require.Eventually(t, func() bool { return rc.Do("DBSIZE") == ":1\r\n" }, 5*time.Second, 20*time.Millisecond)
+			assert.Equal(t, "2", infoField(t, rc, "stats", "expired_keys"))
+			if l != nil {
+				assert.Empty(t, l.quiet(300*time.Millisecond), "no expiry message from a replica")
+			}
+			// A master's key expires by the master's DEL, not here.
+			mc := Dial(t, m.Addr)
+			require.Equal(t, "+OK\r\n", mc.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+			require.Equal(t, "+OK\r\n", mc.Do("SET", "m", "v", "PX", "50"))
+			waitConverged(t, m, r)
+			time.Sleep(300 * time.Millisecond)
+			assert.Equal(t, ":2\r\n", rc.Do("DBSIZE"), "the master's key stays until its DEL")
+			assert.Equal(t, "$-1\r\n", rc.Do("GET", "m"))
+		})
+	}
+}
