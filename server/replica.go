@@ -40,7 +40,6 @@ type replicaLink struct {
 	// Under the keyspace lock.
 	state      string // connect, connecting, handshake, sync, connected (ROLE's words; up only when connected)
 	lastIOms   int64  // Unix ms of the last byte read from the master
-	downSince  int64  // Unix ms the link went down, 0 while up
 	syncSize   int64  // full sync: payload size (-1 for an EOF-marked one)
 	syncRead   int64  // full sync: bytes read so far
 	syncLastMs int64  // full sync: Unix ms of the last payload byte
@@ -74,7 +73,7 @@ func (l *replicaLink) up() bool { return l.state == "connected" }
 // been stopped.
 func (s *Server) startReplication(host string, port int) {
 	l := &replicaLink{s: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}),
-		state: "connect", downSince: time.Now().UnixMilli()}
+		state: "connect"}
 	s.replica = l
 	s.log.SetRole('S')
 	s.ks.SetReplica(true)
@@ -132,6 +131,7 @@ func (s *Server) unsetMaster() {
 	st.Shift()
 	s.log.Warningf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
 	s.cachedMaster = true
+	s.replDownSince = 0 // ready for a next time as a replica
 	s.repl.disconnectReplicas()
 	s.repl.noReplicasSince = time.Now()
 	if st.Backlog() != nil {
@@ -191,6 +191,7 @@ func (s *Server) stopReplication() {
 	l.stopped.Store(true)
 	if l.master != nil {
 		s.cacheMaster(l)
+		s.replDownSince = time.Now().Unix()
 	}
 	l.master = nil
 	l.pendingMulti = nil
@@ -218,8 +219,9 @@ func (l *replicaLink) run() {
 			if !l.owned() {
 				return
 			}
-			if l.state == "connected" || l.state == "sync" {
-				l.downSince = time.Now().UnixMilli()
+			if l.state == "connected" {
+				// A failed sync leaves it as it was, as Redis's.
+				l.s.replDownSince = time.Now().Unix()
 			}
 			if l.state == "sync" {
 				l.s.disp.Loading.Store(false)
@@ -421,7 +423,7 @@ func (l *replicaLink) session() error {
 			// Restarted, a replica has the history but no backlog yet.
 			st.EnsureBacklog(int(l.s.cfg.Int("repl-backlog-size")))
 			l.state = "connected"
-			l.downSince = 0
+			l.s.replDownSince = 0
 			l.lastIOms = time.Now().UnixMilli()
 			l.master = l.newMasterClient()
 			l.master.DB = l.s.cachedMasterDB
@@ -553,7 +555,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 		l.s.repl.stream.Follow(replid, offset, int(l.s.cfg.Int("repl-backlog-size")))
 		l.s.cachedMaster = true
 		l.state = "connected"
-		l.downSince = 0
+		l.s.replDownSince = 0
 		l.lastIOms = time.Now().UnixMilli()
 		l.master = l.newMasterClient()
 		l.master.DB = streamDB(info.Aux, l.s.ks.NumDBs())
@@ -848,8 +850,8 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	}
 	if !l.up() {
 		down := int64(-1)
-		if l.downSince != 0 {
-			down = (now - l.downSince) / 1000
+		if s.replDownSince != 0 {
+			down = time.Now().Unix() - s.replDownSince
 		}
 		b = engine.InfoInt(b, "master_link_down_since_seconds", down)
 	}

@@ -65,9 +65,14 @@ type Server struct {
 	// last link stopped: a partial resync continues there, without a
 	// SELECT.
 	cachedMasterDB int
-	closing        bool
-	monitors       []*conn
-	pause          pauseState
+	// replDownSince is when (Unix s) a replica's link to its master last
+	// went down after being up, 0 when it never was since this server
+	// became a replica (master_link_down_since_seconds -1), as Redis's
+	// repl_down_since.
+	replDownSince int64
+	closing       bool
+	monitors      []*conn
+	pause         pauseState
 
 	// listening holds the TCP listeners and their accept loops
 	// (listen.go).

@@ -374,3 +374,30 @@ func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestMasterLinkDownSince: master_link_down_since_seconds is -1 until the
+// link was once up, then counts from when it went down, as redis-server
+// (Sentinel reads it to choose the replica to promote).
+func TestMasterLinkDownSince(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed (make test installs it)")
+	}
+	for _, name := range []string{"redis", "zredis"} {
+		t.Run(name, func(t *testing.T) {
+			r := StartServer(t, name)
+			rc := Dial(t, r.Addr)
+			replicaOf(t, rc, &Proc{Port: FreePort(t)}) // nobody listens there
+			time.Sleep(1500 * time.Millisecond)
+			assert.Equal(t, "-1", infoField(t, rc, "replication", "master_link_down_since_seconds"), "never up")
+			m := StartRedis(t, "--repl-diskless-sync-delay", "0")
+			replicaOf(t, rc, m)
+			waitLinkUp(t, r)
+			m.Kill()
+			require.Eventually(t, func() bool { return infoField(t, rc, "replication", "master_link_status") == "down" }, 10*time.Second, 20*time.Millisecond)
+			time.Sleep(1100 * time.Millisecond)
+			down, err := strconv.Atoi(infoField(t, rc, "replication", "master_link_down_since_seconds"))
+			require.NoError(t, err)
+			assert.True(t, down >= 1 && down <= 3, "down since %d s", down)
+		})
+	}
+}
