@@ -192,7 +192,7 @@ func failoverCommand(c *engine.Ctx) {
 				c.Error(engine.ErrNotInteger)
 				return
 			}
-			opts.Host, opts.Port, hasHost = string(c.Args[j+1]), int(port), true
+			opts.Host, opts.Port, opts.HasHost, hasHost = string(c.Args[j+1]), int(port), true, true
 			j += 2
 		case engine.EqualFold(arg, "force") && !opts.Force:
 			opts.Force = true
@@ -201,7 +201,7 @@ func failoverCommand(c *engine.Ctx) {
 			return
 		}
 	}
-	opts.Timeout = time.Duration(timeoutMs) * time.Millisecond
+	opts.TimeoutMs = timeoutMs
 	r.Failover(c, opts)
 }
 

@@ -46,8 +46,9 @@ type Replication interface {
 
 // FailoverOptions are FAILOVER's arguments.
 type FailoverOptions struct {
-	Host    string // the target replica; "" for the first one caught up
-	Port    int
-	Force   bool          // fail over at the timeout even if not caught up
-	Timeout time.Duration // 0: none
+	HasHost   bool // TO host port: the target replica; else the first one caught up
+	Host      string
+	Port      int
+	Force     bool  // fail over at the timeout even if not caught up
+	TimeoutMs int64 // 0: none
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -61,12 +62,12 @@ func (m *replMaster) Failover(c *engine.Ctx, o engine.FailoverOptions) {
 	case len(m.replicas) == 0:
 		c.Error("ERR FAILOVER requires connected replicas.")
 		return
-	case o.Force && (o.Timeout == 0 || o.Host == ""):
+	case o.Force && (o.TimeoutMs == 0 || !o.HasHost):
 		c.Error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
 		return
 	}
 	f := &m.failover
-	if o.Host != "" {
+	if o.HasHost {
 		r := m.findReplica(o.Host, o.Port)
 		if r == nil {
 			c.Error("ERR FAILOVER target HOST and PORT is not a replica.")
@@ -81,8 +82,8 @@ func (m *replMaster) Failover(c *engine.Ctx, o engine.FailoverOptions) {
 	} else {
 		s.log.Noticef("FAILOVER requested to any replica.")
 	}
-	if o.Timeout > 0 {
-		f.endMs = time.Now().Add(o.Timeout).UnixMilli()
+	if o.TimeoutMs > 0 {
+		f.endMs = time.Now().UnixMilli() + min(o.TimeoutMs, math.MaxInt64/2)
 	}
 	f.force = o.Force
 	f.state = failoverWaitForSync
@@ -181,6 +182,17 @@ func (m *replMaster) clearFailover() {
 // master again, and the session then ends (false).
 func (l *replicaLink) failoverAnswered(reply string, err error) bool {
 	ok := err == nil && (strings.HasPrefix(reply, "+CONTINUE") || strings.HasPrefix(reply, "+FULLRESYNC"))
+	switch {
+	case ok:
+	case err != nil:
+		l.s.log.Warningf("Master did not reply to PSYNC, will try later")
+	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
+		l.s.log.Noticef("Master is currently unable to PSYNC but should be in the future: %s", reply)
+	case strings.HasPrefix(reply, "-ERR"):
+		l.s.log.Noticef("Master does not support PSYNC or is in error state (reply: %s)", reply)
+	default:
+		l.s.log.Warningf("Unexpected reply to PSYNC from master: %s", reply)
+	}
 	owned := true
 	l.s.ks.Exec(func() {
 		m := &l.s.repl
@@ -200,13 +212,16 @@ func (l *replicaLink) failoverAnswered(reply string, err error) bool {
 // of a master handing its role to this replica.
 func (m *replMaster) FailoverRequest(c *engine.Ctx, replid string) bool {
 	s := m.s
+	s.log.Warningf("Failover request received for replid %s.", replid)
+	if s.replica == nil {
+		c.Error("ERR PSYNC FAILOVER can't be sent to a master.")
+		return false
+	}
 	if !strings.EqualFold(replid, m.stream.ID) {
 		c.Error("ERR PSYNC FAILOVER replid must match my replid.")
 		return false
 	}
-	if s.replica != nil {
-		s.unsetMaster()
-	}
+	s.unsetMaster()
 	who := string(engine.AppendClientInfo(nil, c, c.Client, c.KS.Now(), 0))
 	s.log.Noticef("MASTER MODE enabled (failover request from '%s')", who)
 	return true

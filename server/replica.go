@@ -364,7 +364,12 @@ func (l *replicaLink) session() error {
 	conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write(encodeCommand(psync...)); err != nil {
 		if failover {
-			l.s.ks.Exec(func() { l.s.repl.abortFailover("Write error to failover target") })
+			l.s.log.Warningf("Unable to send PSYNC to master: %v", err)
+			l.s.ks.Exec(func() {
+				if l.owned() && l.s.repl.failover.state == failoverInProgress {
+					l.s.repl.abortFailover("Write error to failover target")
+				}
+			})
 		}
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	}

@@ -97,6 +97,7 @@ type replMaster struct {
 	noReplicasSince time.Time
 	waiters         []*ackWaiter // WAIT clients
 	failover        failoverState
+	getAckPending   bool // a WAIT's GETACK waits for the end of a pause
 	cronLoops       int64
 	syncs           sync.WaitGroup // the goroutines sending RDB payloads
 }
@@ -739,7 +740,7 @@ func (m *replMaster) Wait(c *engine.Ctx, numReplicas int64, timeout time.Duratio
 		m.finishWaiter(w)
 		return true
 	}
-	m.feedCommand([]byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	m.askAcks()
 	ks := m.s.ks
 	c.Offload(func() {
 		var expired <-chan time.Time
@@ -907,7 +908,10 @@ func (m *replMaster) cron(now time.Time, second bool) {
 	s := m.s
 	if second {
 		m.cronLoops++
-		if period := s.cfg.Int("repl-ping-replica-period"); period > 0 && m.cronLoops%period == 0 && len(m.replicas) > 0 {
+		// No PING during a FAILOVER with a TIMEOUT while writes are held:
+		// it would move the offset its target must reach.
+		failingOver := m.failover.endMs != 0 && s.pause.active(now.UnixMilli())
+		if period := s.cfg.Int("repl-ping-replica-period"); period > 0 && m.cronLoops%period == 0 && len(m.replicas) > 0 && !failingOver {
 			m.feedCommand([]byte("PING"))
 		}
 		timeout := s.cfg.Int("repl-timeout")
@@ -932,7 +936,23 @@ func (m *replMaster) cron(now time.Time, second bool) {
 		m.refreshGood()
 	}
 	m.startPendingSyncs(now)
+	if m.getAckPending {
+		m.askAcks()
+	}
 	m.updateFailover()
+}
+
+// askAcks asks the replicas for an ACK (REPLCONF GETACK), for WAIT; not
+// while clients are paused, when it would move the offset a FAILOVER or a
+// shutdown waits for, but once the pause ends (the cron), as Redis's
+// beforeSleep. Under the lock.
+func (m *replMaster) askAcks() {
+	if m.s.pause.active(m.s.ks.Clock().NowMs()) {
+		m.getAckPending = true
+		return
+	}
+	m.getAckPending = false
+	m.feedCommand([]byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 }
 
 // startPendingSyncs starts one diskless synchronisation for every replica
