@@ -596,12 +596,17 @@ func (db *DB) setDeadline(key []byte, e *Entry, at int64) {
 	if e.expireAt == at {
 		return
 	}
+	var held string
 	if e.expireAt != 0 {
-		db.expires.del(e.expireAt, key)
+		held = db.expires.del(e.expireAt, key)
 	}
 	e.expireAt = at
 	if at != 0 {
-		db.expires.add(at, key)
+		if held != "" {
+			db.expires.addString(at, held)
+		} else {
+			db.expires.add(at, key)
+		}
 		db.scheduledBytes(key, at)
 	}
 }

@@ -2,74 +2,266 @@ package keyspace
 
 import (
 	"hash/maphash"
+	"math/rand/v2"
 	"unsafe"
 
 	"github.com/tidwall/btree"
 )
 
 // deadlines is a database's expiry index: every key with a deadline,
-// ordered by (deadline, key hash, key). Keys given the same TTL in the
-// same millisecond share a deadline; ordering ties by a hash stored in
-// the item keeps the B-tree's comparisons on integers instead of chasing
-// key strings through memory. Messages still leave in deadline order;
-// among equal deadlines the order is the hash's, which is fixed.
+// grouped by deadline (Unix ms) in a B-tree ordered by time alone.
+//
+// Keys given the same TTL in the same millisecond share a deadline: at
+// 300,000 SETEX a second, 300 of them. A B-tree of (deadline, key) items
+// pays a descent with key comparisons for every insert and delete; here
+// a deadline's keys sit in one slot, the tree compares integers only, and
+// a burst of writes to the current deadline appends to the slot the last
+// write used (hot) without touching the tree. A deadline held by one key
+// (a queue whose messages carry their own TTLs) costs one tree item, as
+// before; a second key gives the slot a bucket.
+//
+// Messages leave in deadline order. Among keys of one millisecond the
+// order is the bucket's (last added first, while it is a slice), as
+// Redis's own expiry has no order among them either.
 type deadlines struct {
-	tr *btree.BTreeG[deadline]
+	tr    *btree.BTreeG[dslot]
+	n     int      // keys indexed
+	hot   *dbucket // the bucket add used last, at hotAt
+	hotAt int64
 }
 
+// dslot is one deadline's keys: key alone, or b when there are several.
+type dslot struct {
+	at  int64
+	key string
+	b   *dbucket
+}
+
+// dbucket holds the keys of a deadline held by more than one key: a slice
+// while small, a set once large, so that deleting from a deadline
+// millions of keys share (EXPIREAT of a bulk load) stays O(1).
+//
+// In the slice a delete finds its key by a hash kept beside each key
+// (hs), scanned in sequence, and compares one string: comparing the key
+// strings themselves would read each one's bytes, a cache miss apiece.
+//
+// The set maps each key to the string the index holds for it, so that a
+// key moved to a new deadline keeps sharing the database map's key bytes
+// rather than a copy: the key comparisons of the next move then read
+// bytes the map lookup has just read.
+type dbucket struct {
+	keys []string
+	hs   []uint64
+	set  map[string]string
+}
+
+// bucketSliceMax is the size past which a bucket's keys move to a set: a
+// delete scans at most this many hashes (1 KiB); the set costs about as
+// twice the slice's memory per key.
+const bucketSliceMax = 128
+
+var bucketSeed = maphash.MakeSeed()
+
+// deadline is one key of the index, as min and scan report it.
 type deadline struct {
 	at  int64
-	h   uint64
 	key string
 }
 
-var deadlineSeed = maphash.MakeSeed()
-
-func deadlineLess(a, b deadline) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	if a.h != b.h {
-		return a.h < b.h
-	}
-	return a.key < b.key
-}
+func dslotLess(a, b dslot) bool { return a.at < b.at }
 
 func newDeadlines() deadlines {
-	return deadlines{tr: btree.NewBTreeGOptions(deadlineLess, btree.Options{NoLocks: true})}
+	return deadlines{tr: btree.NewBTreeGOptions(dslotLess, btree.Options{NoLocks: true})}
 }
 
 // add indexes key at deadline at. The index keeps its own copy of key.
-func (d deadlines) add(at int64, key []byte) {
-	d.tr.Set(deadline{at, maphash.Bytes(deadlineSeed, key), string(key)})
+func (d *deadlines) add(at int64, key []byte) {
+	d.addString(at, string(key))
 }
 
-// addString is add for a key already held as a string.
-func (d deadlines) addString(at int64, key string) {
-	d.tr.Set(deadline{at, maphash.String(deadlineSeed, key), key})
-}
-
-// del removes key's entry at deadline at. The key is only compared, never
-// kept, so it is viewed in place rather than copied.
-func (d deadlines) del(at int64, key []byte) {
-	if len(key) == 0 {
-		d.tr.Delete(deadline{at: at, h: maphash.String(deadlineSeed, "")})
+// addString is add for a key already held as a string, which the index
+// shares.
+func (d *deadlines) addString(at int64, key string) {
+	d.n++
+	if d.hot != nil && d.hotAt == at {
+		d.hot.add(key)
 		return
 	}
-	k := unsafe.String(&key[0], len(key))
-	d.tr.Delete(deadline{at, maphash.String(deadlineSeed, k), k})
+	// The hint makes Set's descent retrace Get's at no cost.
+	var hint btree.PathHint
+	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
+	switch {
+	case !ok:
+		d.tr.SetHint(dslot{at: at, key: key}, &hint)
+		return
+	case s.b == nil:
+		s.b = &dbucket{keys: make([]string, 0, 4), hs: make([]uint64, 0, 4)}
+		s.b.add(s.key)
+		s.b.add(key)
+		s.key = ""
+		d.tr.SetHint(s, &hint)
+	default:
+		s.b.add(key)
+	}
+	d.hot, d.hotAt = s.b, at
+}
+
+// del removes key's entry at deadline at and returns the string the index
+// held for it (for the caller to index again under a new deadline rather
+// than copy the key), or "" when it was not indexed. key is only compared.
+func (d *deadlines) del(at int64, key []byte) string {
+	if len(key) == 0 {
+		return d.delString(at, "")
+	}
+	return d.delString(at, unsafe.String(&key[0], len(key)))
 }
 
 // delString is del for a key held as a string.
-func (d deadlines) delString(at int64, key string) {
-	d.tr.Delete(deadline{at, maphash.String(deadlineSeed, key), key})
+func (d *deadlines) delString(at int64, key string) string {
+	var hint btree.PathHint
+	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
+	if !ok {
+		return ""
+	}
+	if s.b == nil {
+		if s.key != key {
+			return ""
+		}
+		d.tr.DeleteHint(s, &hint)
+		d.n--
+		return s.key
+	}
+	held, ok := s.b.del(key)
+	if !ok {
+		return ""
+	}
+	d.n--
+	if s.b.len() == 0 {
+		d.tr.DeleteHint(s, &hint)
+		if d.hot == s.b {
+			d.hot = nil
+		}
+	}
+	return held
 }
 
-// min is the earliest deadline and its key.
-func (d deadlines) min() (deadline, bool) { return d.tr.Min() }
+// min is the earliest deadline and one of its keys.
+func (d *deadlines) min() (deadline, bool) {
+	s, ok := d.tr.Min()
+	if !ok {
+		return deadline{}, false
+	}
+	return deadline{s.at, s.one()}, true
+}
+
+// random is a key with a deadline picked at random (volatile-random and
+// the volatile-lru/lfu samples): a random deadline, then a random key of
+// it. Keys sharing a deadline are each less likely than a key alone, as
+// keys in a long chain of Redis's dict are for dictGetRandomKey.
+func (d *deadlines) random() (deadline, bool) {
+	n := d.tr.Len()
+	if n == 0 {
+		return deadline{}, false
+	}
+	s, _ := d.tr.GetAt(rand.IntN(n))
+	if s.b == nil {
+		return deadline{s.at, s.key}, true
+	}
+	if s.b.set == nil {
+		return deadline{s.at, s.b.keys[rand.IntN(len(s.b.keys))]}, true
+	}
+	return deadline{s.at, s.b.one()}, true
+}
 
 // len is the number of keys with a deadline.
-func (d deadlines) len() int { return d.tr.Len() }
+func (d *deadlines) len() int { return d.n }
 
 // scan calls fn in deadline order until it returns false.
-func (d deadlines) scan(fn func(deadline) bool) { d.tr.Scan(fn) }
+func (d *deadlines) scan(fn func(deadline) bool) {
+	d.tr.Scan(func(s dslot) bool {
+		if s.b == nil {
+			return fn(deadline{s.at, s.key})
+		}
+		if s.b.set == nil {
+			for i := len(s.b.keys) - 1; i >= 0; i-- {
+				if !fn(deadline{s.at, s.b.keys[i]}) {
+					return false
+				}
+			}
+			return true
+		}
+		for k := range s.b.set {
+			if !fn(deadline{s.at, k}) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// one is a key of the slot: the one expired next at its deadline.
+func (s dslot) one() string {
+	if s.b == nil {
+		return s.key
+	}
+	return s.b.one()
+}
+
+func (b *dbucket) len() int {
+	if b.set != nil {
+		return len(b.set)
+	}
+	return len(b.keys)
+}
+
+func (b *dbucket) add(key string) {
+	if b.set != nil {
+		b.set[key] = key
+		return
+	}
+	if len(b.keys) < bucketSliceMax {
+		b.keys = append(b.keys, key)
+		b.hs = append(b.hs, maphash.String(bucketSeed, key))
+		return
+	}
+	b.set = make(map[string]string, 2*bucketSliceMax)
+	for _, k := range b.keys {
+		b.set[k] = k
+	}
+	b.set[key] = key
+	b.keys, b.hs = nil, nil
+}
+
+// del removes key, returning the string the dbucket held for it.
+func (b *dbucket) del(key string) (string, bool) {
+	if b.set != nil {
+		held, ok := b.set[key]
+		if ok {
+			delete(b.set, key)
+		}
+		return held, ok
+	}
+	h := maphash.String(bucketSeed, key)
+	for i := len(b.hs) - 1; i >= 0; i-- {
+		if b.hs[i] == h && b.keys[i] == key {
+			held := b.keys[i]
+			last := len(b.keys) - 1
+			b.keys[i], b.hs[i] = b.keys[last], b.hs[last]
+			b.keys[last] = ""
+			b.keys, b.hs = b.keys[:last], b.hs[:last]
+			return held, true
+		}
+	}
+	return "", false
+}
+
+// one is the key expired next: the last added while the dbucket is a
+// slice (removed without moving any other), any while it is a set.
+func (b *dbucket) one() string {
+	if b.set != nil {
+		for k := range b.set {
+			return k
+		}
+	}
+	return b.keys[len(b.keys)-1]
+}

@@ -176,8 +176,7 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 					k, e := db.randomEntry()
 					return db, k, e
 				}
-			} else if n := db.expires.len(); n > 0 {
-				d, _ := db.expires.tr.GetAt(rand.IntN(n))
+			} else if d, ok := db.expires.random(); ok {
 				return db, d.key, db.shards[shardOfString(d.key)].m[d.key]
 			}
 		}
@@ -252,7 +251,7 @@ func (ks *Keyspace) poolPopulate(db *DB, lim EvictLimits) {
 		if lim.Policy.allKeys() {
 			key, e = db.sampleEntry()
 		} else {
-			d, _ := db.expires.tr.GetAt(rand.IntN(db.expires.len()))
+			d, _ := db.expires.random()
 			key = d.key
 			e = db.shards[shardOfString(key)].m[key]
 		}

@@ -1,0 +1,63 @@
+package keyspace
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkSetexOverwrite is SETEX's keyspace work under redis-benchmark
+// -r 100000: a random key of 100,000, each given the same TTL, the clock
+// moving one millisecond per 300 writes (about 300k SETEX a second), so
+// each write moves a key from an old deadline to the current one.
+func BenchmarkSetexOverwrite(b *testing.B) {
+	clock := NewManualClock(epoch)
+	ks := New(16, clock)
+	keys := make([][]byte, 100_000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key:%012d", i))
+	}
+	db := ks.DB(0)
+	val := []byte("xxx")
+	// The key arrives in a request buffer, as in the server: its bytes
+	// are in cache, the keyspace's are not.
+	req := make([]byte, 0, 64)
+	set := func(i int) {
+		if i%300 == 0 {
+			clock.Advance(time.Millisecond)
+			ks.setNow(clock.NowMs())
+		}
+		req = append(req[:0], keys[(i*7919)%len(keys)]...)
+		db.SetString(req, val, false, ks.Now()+100_000)
+	}
+	for i := 0; i < 2*len(keys); i++ {
+		set(i)
+	}
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		set(i)
+	}
+}
+
+// BenchmarkExpireDistinct gives each of 1M keys its own deadline (a
+// queue whose messages carry their own TTLs), then moves them.
+func BenchmarkExpireDistinct(b *testing.B) {
+	clock := NewManualClock(epoch)
+	ks := New(16, clock)
+	const n = 1_000_000
+	keys := make([][]byte, n)
+	db := ks.DB(0)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("msg:%012d", i))
+		db.SetString(keys[i], []byte("body"), false, epoch+int64(i)*7+100_000)
+	}
+	req := make([]byte, 0, 64)
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		j := (i * 7919) % n
+		req = append(req[:0], keys[j]...)
+		db.SetExpire(req, epoch+int64(j)*7+200_000+int64(i/n))
+	}
+}

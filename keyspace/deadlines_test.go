@@ -1,0 +1,155 @@
+package keyspace
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// model is what the index must hold: key -> deadline.
+type model map[string]int64
+
+func (m model) check(t *testing.T, d *deadlines) {
+	t.Helper()
+	require.Equal(t, len(m), d.len())
+	got := model{}
+	last := int64(-1)
+	d.scan(func(x deadline) bool {
+		require.GreaterOrEqual(t, x.at, last, "scan out of deadline order")
+		last = x.at
+		_, dup := got[x.key]
+		require.False(t, dup, "key %q indexed twice", x.key)
+		got[x.key] = x.at
+		return true
+	})
+	require.Equal(t, m, got)
+	if len(m) > 0 {
+		min, ok := d.min()
+		require.True(t, ok)
+		earliest := int64(1 << 62)
+		for _, at := range m {
+			earliest = min64(earliest, at)
+		}
+		require.Equal(t, earliest, min.at)
+		require.Equal(t, m[min.key], min.at)
+		r, ok := d.random()
+		require.True(t, ok)
+		require.Equal(t, m[r.key], r.at)
+	} else {
+		_, ok := d.min()
+		require.False(t, ok)
+		_, ok = d.random()
+		require.False(t, ok)
+	}
+}
+
+func min64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// TestDeadlinesBuckets walks a deadline through its three shapes (one
+// key, a slice, a set) and back to empty, moving keys between deadlines
+// as SETEX and EXPIRE do, against a model.
+func TestDeadlinesBuckets(t *testing.T) {
+	d := newDeadlines()
+	m := model{}
+	for _, n := range []int{1, 2, bucketSliceMax, bucketSliceMax + 1, 3 * bucketSliceMax} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			// n keys at deadline 100, interleaved with keys at 50 and 200.
+			for i := 0; i < n; i++ {
+				k := fmt.Sprintf("k%d-%d", n, i)
+				d.add(100, []byte(k))
+				m[k] = 100
+				if i%3 == 0 {
+					o := fmt.Sprintf("o%d-%d", n, i)
+					d.addString(50+int64(i%2)*150, o)
+					m[o] = 50 + int64(i%2)*150
+				}
+			}
+			m.check(t, &d)
+			// Deleting a key that is not there, or at another deadline,
+			// changes nothing.
+			require.Equal(t, "", d.del(100, []byte("absent")))
+			require.Equal(t, "", d.del(101, []byte(fmt.Sprintf("k%d-0", n))))
+			m.check(t, &d)
+			// Move every other key to 300, reusing the held string.
+			for i := 0; i < n; i += 2 {
+				k := fmt.Sprintf("k%d-%d", n, i)
+				held := d.del(100, []byte(k))
+				require.Equal(t, k, held)
+				d.addString(300, held)
+				m[k] = 300
+			}
+			m.check(t, &d)
+			// Drain 100 and 300 through min, as the expiry engine does.
+			for {
+				x, ok := d.min()
+				if !ok || x.at > 300 {
+					break
+				}
+				require.Equal(t, x.key, d.delString(x.at, x.key))
+				delete(m, x.key)
+			}
+			m.check(t, &d)
+		})
+	}
+	// The hot bucket must not outlive its deadline's slot.
+	d.add(7, []byte("a"))
+	d.add(7, []byte("b"))
+	d.del(7, []byte("a"))
+	d.del(7, []byte("b"))
+	d.add(7, []byte("c"))
+	m["c"] = 7
+	m.check(t, &d)
+}
+
+// TestDeadlinesRandomOps checks the index against the model over a long
+// random sequence on few deadlines, so that every shape change happens
+// many times.
+func TestDeadlinesRandomOps(t *testing.T) {
+	d := newDeadlines()
+	m := model{}
+	keys := make([]string, 2000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key:%d", i)
+	}
+	seed := uint64(1)
+	next := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	for step := 0; step < 200_000; step++ {
+		k := keys[next(len(keys))]
+		at, had := m[k]
+		if had {
+			require.Equal(t, k, d.delString(at, k))
+			delete(m, k)
+		}
+		if next(4) != 0 {
+			at := int64(next(6))
+			d.addString(at, k)
+			m[k] = at
+		}
+		if step%20_000 == 0 {
+			m.check(t, &d)
+		}
+	}
+	m.check(t, &d)
+	// Expire everything in order.
+	var order []int64
+	for {
+		x, ok := d.min()
+		if !ok {
+			break
+		}
+		order = append(order, x.at)
+		d.delString(x.at, x.key)
+	}
+	require.True(t, sort.SliceIsSorted(order, func(i, j int) bool { return order[i] < order[j] }))
+	require.Len(t, order, len(m))
+}
