@@ -611,7 +611,7 @@ func incrDecr(c *engine.Ctx, incr int64) {
 	}
 	v += incr
 	if e != nil {
-		e.SetStr(strconv.AppendInt(reuseBuf(e.Str(), 20), v, 10))
+		e.SetInt(v)
 	} else {
 		var tmp [20]byte
 		c.DB.SetString(key, strconv.AppendInt(tmp[:0], v, 10), false, 0)

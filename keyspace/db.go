@@ -277,10 +277,10 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 // private makes e, the live entry of key in shard i, private to the live
 // keyspace for a change (see lookupPrivate) and records the access.
 func (db *DB) private(i int, key []byte, e *Entry, deep bool) *Entry {
-	if deep && e.pinned && !db.ks.shared(e) {
+	if deep && e.pinned() && !db.ks.shared(e) {
 		// Output refers to the value: the change goes to a copy.
 		e.str = bytes.Clone(e.str)
-		e.pinned = false
+		e.flags &^= flagPinned
 	}
 	if db.ks.shared(e) {
 		var c *Entry
@@ -388,7 +388,7 @@ func (db *DB) PinStr(e *Entry) bool {
 	if db.ks.shared(e) {
 		return false
 	}
-	e.pinned = true
+	e.flags |= flagPinned
 	return true
 }
 
@@ -412,13 +412,13 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		case owned:
 			db.ks.dropped(old)
 			old.str = val
-		case !old.pinned && cap(old.str) >= len(val) && cap(old.str) <= 2*len(val)+64:
+		case !old.pinned() && cap(old.str) >= len(val) && (old.inline() || cap(old.str) <= 2*len(val)+64):
 			old.str = append(old.str[:0], val...)
 		default:
 			db.ks.dropped(old)
-			old.str = append([]byte(nil), val...)
+			old.setStrCopy(val)
 		}
-		old.pinned = false
+		old.flags &^= flagPinned
 		old.obj = nil
 		old.strEnc = strEncAuto
 		db.inheritAccess(old, old)
@@ -429,10 +429,12 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		db.touched(key)
 		return
 	}
-	if !owned {
-		val = append([]byte(nil), val...)
+	e := &Entry{typ: TypeString, gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
+	if owned {
+		e.str = val
+	} else {
+		e.setStrCopy(val)
 	}
-	e := &Entry{typ: TypeString, str: val, gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
 	if old != nil {
 		db.ks.dropped(old)
 		db.inheritAccess(e, old)
@@ -570,7 +572,11 @@ func (db *DB) Put(key []byte, e *Entry) {
 
 // NewString makes an entry holding a string value (not copied).
 func NewString(val []byte, expireAt int64) *Entry {
-	return &Entry{typ: TypeString, str: val, expireAt: expireAt}
+	e := &Entry{typ: TypeString, str: val, expireAt: expireAt}
+	if len(val) <= inlineMax {
+		e.setStrCopy(val)
+	}
+	return e
 }
 
 // NewObject makes an entry holding a collection value.

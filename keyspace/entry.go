@@ -1,6 +1,11 @@
 package keyspace
 
-import "github.com/zredis/zredis/redisconv"
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/zredis/zredis/redisconv"
+)
 
 // Type is the type of a stored value, as TYPE names it.
 type Type uint8
@@ -48,7 +53,7 @@ type Encoder interface {
 // DB.LookupWrite, which hands out a private copy when a snapshot may
 // still read the original.
 type Entry struct {
-	str      []byte // value of a TypeString
+	str      []byte // value of a TypeString: its own array, or inl
 	obj      Object // value of the other types
 	expireAt int64  // Unix ms; 0 = no deadline
 	gen      uint32 // keyspace generation in which this entry was made
@@ -57,11 +62,39 @@ type Entry struct {
 	typ      Type
 	strEnc   uint8 // how Redis encoded the string, when not derived from it
 	freq     uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
-	flags    uint8 // flagLive, flagDirty (memory.go)
+	flags    uint8 // flagLive, flagDirty (memory.go), flagPinned
 
-	// pinned: output not yet written refers to str (DB.PinStr), which
-	// must therefore not change: a write lookup copies it first.
-	pinned bool
+	// inl holds a string value of up to inlineMax bytes (a counter, a
+	// flag, a short token) in the entry itself: str then points here.
+	// The entry fills Go's 80-byte size class either way, so the value
+	// costs no allocation of its own, and reading it (INCR parses it)
+	// touches no other cache line than the entry's.
+	inl [inlineMax]byte
+}
+
+// inlineMax is the longest string value kept in the entry (Entry.inl):
+// with it the struct is exactly 80 bytes, one of Go's size classes.
+const inlineMax = 16
+
+// flagPinned: output not yet written refers to str (DB.PinStr), which
+// must therefore not change: a write lookup copies it first.
+const flagPinned uint8 = 1 << 7
+
+func (e *Entry) pinned() bool { return e.flags&flagPinned != 0 }
+
+// inline reports whether the string value lives in the entry (inl).
+func (e *Entry) inline() bool {
+	return cap(e.str) > 0 && unsafe.SliceData(e.str) == &e.inl[0]
+}
+
+// setStrCopy makes the string value a copy of b: in the entry when it
+// fits, else in an array of its own. The entry must be private.
+func (e *Entry) setStrCopy(b []byte) {
+	if len(b) <= inlineMax {
+		e.str = append(e.inl[:0], b...)
+		return
+	}
+	e.str = append([]byte(nil), b...)
 }
 
 // String encoding hints (Entry.strEnc). By default OBJECT ENCODING
@@ -90,6 +123,18 @@ func (e *Entry) Obj() Object { return e.obj }
 
 // ExpireAt is the deadline in Unix ms, 0 when the key does not expire.
 func (e *Entry) ExpireAt() int64 { return e.expireAt }
+
+// SetInt replaces the string value of an entry obtained from LookupWrite
+// with the decimal form of v (INCR and friends), in the entry itself when
+// it fits.
+func (e *Entry) SetInt(v int64) {
+	if !e.inline() && cap(e.str) >= 20 && cap(e.str) <= 2*20+64 {
+		e.str = strconv.AppendInt(e.str[:0], v, 10)
+	} else {
+		e.str = strconv.AppendInt(e.inl[:0], v, 10)
+	}
+	e.strEnc = strEncAuto
+}
 
 // SetStr replaces the string value of an entry obtained from
 // LookupWrite. b is kept: the caller hands over ownership. OBJECT
@@ -195,12 +240,11 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 
 func (e *Entry) clone() *Entry {
 	c := *e
-	c.pinned = false
 	// The copy is in no table and not queued for re-measuring: it gets
 	// both when it is stored (memory.go).
-	c.flags &^= flagLive | flagDirty
+	c.flags &^= flagLive | flagDirty | flagPinned
 	if e.str != nil {
-		c.str = append([]byte(nil), e.str...)
+		c.setStrCopy(e.str)
 	}
 	if e.obj != nil {
 		c.obj = e.obj.Clone()

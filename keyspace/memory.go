@@ -23,7 +23,7 @@ import "math/bits"
 // header, entry pointer, control byte, at Go's load factor) and an item
 // of the deadline index (deadline, hash, key header, B-tree occupancy).
 const (
-	entryStructCost = 64
+	entryStructCost = 80 // unsafe.Sizeof(Entry{}), a size class
 	mapSlotCost     = 40
 	deadlineCost    = 48
 	collectionCost  = 16 // the Object interface's concrete header
@@ -79,6 +79,9 @@ const sizeSamples = 5
 func (e *Entry) cost() int64 {
 	n := int64(entryStructCost)
 	if e.typ == TypeString {
+		if e.inline() {
+			return n
+		}
 		return n + allocSize(cap(e.str))
 	}
 	if ms, ok := e.obj.(memSizer); ok {

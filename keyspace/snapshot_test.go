@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -400,4 +401,50 @@ func BenchmarkSetString(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		db.SetString(keys[i%len(keys)], val, false, 0)
 	}
+}
+
+// A short string lives in its entry (Entry.inl). Overwrites, INCR's
+// SetInt and APPEND-style growth keep the value right through the moves
+// between the entry and an array of its own, and a snapshot keeps seeing
+// the value it was taken with when the live entry is rewritten in place.
+func TestInlineStrings(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("x", inlineMax+1)
+	var snap *Snapshot
+	e.do(func(db *DB) {
+		db.SetString([]byte("k"), []byte("short"), false, 0)
+		en := db.Lookup([]byte("k"))
+		assert.True(t, en.inline())
+		assert.Equal(t, int64(entryStructCost), en.cost())
+		db.SetString([]byte("k"), []byte(long), false, 0)
+		en = db.Lookup([]byte("k"))
+		assert.False(t, en.inline())
+		assert.Equal(t, long, string(en.Str()))
+		db.SetString([]byte("k"), []byte("7"), false, 0)
+		en = db.LookupWrite([]byte("k"))
+		assert.Equal(t, "7", string(en.Str()))
+		en.SetInt(-9223372036854775808) // 20 bytes: its own array
+		assert.False(t, en.inline())
+		assert.Equal(t, "-9223372036854775808", string(en.Str()))
+		en.SetInt(42)
+		assert.Equal(t, "42", string(en.Str()))
+		en.SetStr(append(en.Str(), long...)) // grows out of the entry
+		assert.Equal(t, "42"+long, string(en.Str()))
+		db.SetString([]byte("s"), []byte("before"), false, 0)
+	})
+	e.ks.Exec(func() { snap = e.ks.SnapshotDB(0) })
+	e.do(func(db *DB) {
+		db.SetString([]byte("s"), []byte("after!"), false, 0)
+		en := db.LookupWrite([]byte("s"))
+		assert.True(t, en.inline(), "the private copy holds its value itself")
+		en.SetInt(12345)
+	})
+	assert.Equal(t, "before", contents(snap, 0)["s"])
+	snap.Release()
+	e.do(func(db *DB) {
+		assert.Equal(t, "12345", string(db.Lookup([]byte("s")).Str()))
+		c := db.Lookup([]byte("s")).Copy()
+		assert.True(t, c.inline())
+		assert.Equal(t, "12345", string(c.Str()))
+	})
 }

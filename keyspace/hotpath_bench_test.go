@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -59,5 +60,26 @@ func BenchmarkExpireDistinct(b *testing.B) {
 		j := (i * 7919) % n
 		req = append(req[:0], keys[j]...)
 		db.SetExpire(req, epoch+int64(j)*7+200_000+int64(i/n))
+	}
+}
+
+// BenchmarkIncr is INCR's keyspace work on 100,000 counters.
+func BenchmarkIncr(b *testing.B) {
+	ks := New(16, NewManualClock(epoch))
+	keys := make([][]byte, 100_000)
+	db := ks.DB(0)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("counter:%012d", i))
+		db.SetString(keys[i], []byte("0"), false, 0)
+	}
+	req := make([]byte, 0, 64)
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		req = append(req[:0], keys[(i*7919)%len(keys)]...)
+		e := db.LookupWrite(req)
+		v, _ := strconv.ParseInt(string(e.Str()), 10, 64)
+		e.SetInt(v + 1)
+		ks.EndCommand(true)
 	}
 }
