@@ -21,8 +21,8 @@ import (
 // before; a second key gives the slot a bucket.
 //
 // Messages leave in deadline order. Among keys of one millisecond the
-// order is the bucket's (last added first, while it is a slice), as
-// Redis's own expiry has no order among them either.
+// order is the bucket's (last added first, mostly), as Redis's own
+// expiry has no order among them either.
 type deadlines struct {
 	tr    *btree.BTreeG[dslot]
 	n     int      // keys indexed
@@ -37,28 +37,26 @@ type dslot struct {
 	b   *dbucket
 }
 
-// dbucket holds the keys of a deadline held by more than one key: a slice
-// while small, a set once large, so that deleting from a deadline
-// millions of keys share (EXPIREAT of a bulk load) stays O(1).
+// dbucket holds the keys of a deadline held by more than one key, in
+// the order they came, each with a hash of it (hs). A delete finds its key
+// by the hash and compares one string: comparing the key strings
+// themselves would read each one's bytes, a cache miss apiece. The bucket
+// keeps the strings it was given, which share the database map's key
+// bytes, so the one comparison reads bytes the map lookup has just read.
 //
-// In the slice a delete finds its key by a hash kept beside each key
-// (hs), scanned in sequence, and compares one string: comparing the key
-// strings themselves would read each one's bytes, a cache miss apiece.
-//
-// The set maps each key to the string the index holds for it, so that a
-// key moved to a new deadline keeps sharing the database map's key bytes
-// rather than a copy: the key comparisons of the next move then read
-// bytes the map lookup has just read.
+// Up to bucketScanMax keys a delete scans the hashes; beyond, an
+// open-addressing table of positions (idx) finds them, so that deleting
+// from a deadline a million keys share (EXPIREAT of a bulk load) stays
+// O(1) at 6 to 16 bytes a key more: a Go map of the keys would cost 60.
 type dbucket struct {
 	keys []string
 	hs   []uint64
-	set  map[string]string
+	idx  []int32 // positions in keys by hash, linear probing; -1 is empty
 }
 
-// bucketSliceMax is the size past which a bucket's keys move to a set: a
-// delete scans at most this many hashes (1 KiB); the set costs about as
-// twice the slice's memory per key.
-const bucketSliceMax = 128
+// bucketScanMax is the size past which a bucket indexes its hashes: a
+// delete scans at most this many (1 KiB).
+const bucketScanMax = 128
 
 var bucketSeed = maphash.MakeSeed()
 
@@ -167,10 +165,7 @@ func (d *deadlines) random() (deadline, bool) {
 	if s.b == nil {
 		return deadline{s.at, s.key}, true
 	}
-	if s.b.set == nil {
-		return deadline{s.at, s.b.keys[rand.IntN(len(s.b.keys))]}, true
-	}
-	return deadline{s.at, s.b.one()}, true
+	return deadline{s.at, s.b.keys[rand.IntN(len(s.b.keys))]}, true
 }
 
 // len is the number of keys with a deadline.
@@ -182,16 +177,8 @@ func (d *deadlines) scan(fn func(deadline) bool) {
 		if s.b == nil {
 			return fn(deadline{s.at, s.key})
 		}
-		if s.b.set == nil {
-			for i := len(s.b.keys) - 1; i >= 0; i-- {
-				if !fn(deadline{s.at, s.b.keys[i]}) {
-					return false
-				}
-			}
-			return true
-		}
-		for k := range s.b.set {
-			if !fn(deadline{s.at, k}) {
+		for i := len(s.b.keys) - 1; i >= 0; i-- {
+			if !fn(deadline{s.at, s.b.keys[i]}) {
 				return false
 			}
 		}
@@ -207,61 +194,120 @@ func (s dslot) one() string {
 	return s.b.one()
 }
 
-func (b *dbucket) len() int {
-	if b.set != nil {
-		return len(b.set)
-	}
-	return len(b.keys)
-}
+func (b *dbucket) len() int { return len(b.keys) }
 
 func (b *dbucket) add(key string) {
-	if b.set != nil {
-		b.set[key] = key
-		return
-	}
-	if len(b.keys) < bucketSliceMax {
-		b.keys = append(b.keys, key)
-		b.hs = append(b.hs, maphash.String(bucketSeed, key))
-		return
-	}
-	b.set = make(map[string]string, 2*bucketSliceMax)
-	for _, k := range b.keys {
-		b.set[k] = k
-	}
-	b.set[key] = key
-	b.keys, b.hs = nil, nil
-}
-
-// del removes key, returning the string the dbucket held for it.
-func (b *dbucket) del(key string) (string, bool) {
-	if b.set != nil {
-		held, ok := b.set[key]
-		if ok {
-			delete(b.set, key)
-		}
-		return held, ok
-	}
 	h := maphash.String(bucketSeed, key)
-	for i := len(b.hs) - 1; i >= 0; i-- {
-		if b.hs[i] == h && b.keys[i] == key {
-			held := b.keys[i]
-			last := len(b.keys) - 1
-			b.keys[i], b.hs[i] = b.keys[last], b.hs[last]
-			b.keys[last] = ""
-			b.keys, b.hs = b.keys[:last], b.hs[:last]
-			return held, true
-		}
+	b.keys = append(b.keys, key)
+	b.hs = append(b.hs, h)
+	switch {
+	case len(b.keys) > len(b.idx)*5/8 && len(b.keys) > bucketScanMax:
+		b.reindex()
+	case b.idx != nil:
+		b.place(int32(len(b.keys) - 1))
 	}
-	return "", false
 }
 
-// one is the key expired next: the last added while the dbucket is a
-// slice (removed without moving any other), any while it is a set.
-func (b *dbucket) one() string {
-	if b.set != nil {
-		for k := range b.set {
-			return k
+// reindex rebuilds idx at two to four slots a key; add rebuilds it again
+// before it is more than 5/8 full, where linear probing stays short.
+func (b *dbucket) reindex() {
+	n := 1
+	for n < 2*len(b.keys) {
+		n <<= 1
+	}
+	b.idx = make([]int32, n)
+	for i := range b.idx {
+		b.idx[i] = -1
+	}
+	for p := range b.keys {
+		b.place(int32(p))
+	}
+}
+
+// place enters position p in idx.
+func (b *dbucket) place(p int32) {
+	mask := len(b.idx) - 1
+	s := int(b.hs[p]) & mask
+	for b.idx[s] >= 0 {
+		s = (s + 1) & mask
+	}
+	b.idx[s] = p
+}
+
+// slot is the index of idx holding position p.
+func (b *dbucket) slot(p int32) int {
+	mask := len(b.idx) - 1
+	s := int(b.hs[p]) & mask
+	for b.idx[s] != p {
+		s = (s + 1) & mask
+	}
+	return s
+}
+
+// unslot empties idx[s], moving back the entries after it that their
+// probe would no longer reach (deletion without tombstones, for linear
+// probing: Knuth's Algorithm R).
+func (b *dbucket) unslot(s int) {
+	mask := len(b.idx) - 1
+	for {
+		b.idx[s] = -1
+		j := s
+		for {
+			j = (j + 1) & mask
+			p := b.idx[j]
+			if p < 0 {
+				return
+			}
+			home := int(b.hs[p]) & mask
+			// The entry at j stays unless its home lies cyclically
+			// outside (s, j]: then s is on its probe path.
+			if (s < j && (home <= s || home > j)) || (s > j && home <= s && home > j) {
+				b.idx[s] = p
+				s = j
+				break
+			}
 		}
 	}
-	return b.keys[len(b.keys)-1]
 }
+
+// del removes key, returning the string the bucket held for it. The last
+// key takes its place.
+func (b *dbucket) del(key string) (string, bool) {
+	h := maphash.String(bucketSeed, key)
+	p := int32(-1)
+	if b.idx == nil {
+		for i := len(b.hs) - 1; i >= 0; i-- {
+			if b.hs[i] == h && b.keys[i] == key {
+				p = int32(i)
+				break
+			}
+		}
+	} else {
+		mask := len(b.idx) - 1
+		for s := int(h) & mask; b.idx[s] >= 0; s = (s + 1) & mask {
+			if q := b.idx[s]; b.hs[q] == h && b.keys[q] == key {
+				p = q
+				b.unslot(s)
+				break
+			}
+		}
+	}
+	if p < 0 {
+		return "", false
+	}
+	held := b.keys[p]
+	last := int32(len(b.keys) - 1)
+	if p != last {
+		if b.idx != nil {
+			b.idx[b.slot(last)] = p
+		}
+		b.keys[p], b.hs[p] = b.keys[last], b.hs[last]
+	}
+	b.keys[last] = ""
+	b.keys, b.hs = b.keys[:last], b.hs[:last]
+	return held, true
+}
+
+// one is the key expired next: the last added, removed without moving
+// any other.
+func (b *dbucket) one() string { return b.keys[len(b.keys)-1] }

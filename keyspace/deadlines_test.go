@@ -53,12 +53,12 @@ func min64(a, b int64) int64 {
 }
 
 // TestDeadlinesBuckets walks a deadline through its three shapes (one
-// key, a slice, a set) and back to empty, moving keys between deadlines
+// key, a bucket scanned, a bucket indexed) and back to empty, moving keys between deadlines
 // as SETEX and EXPIRE do, against a model.
 func TestDeadlinesBuckets(t *testing.T) {
 	d := newDeadlines()
 	m := model{}
-	for _, n := range []int{1, 2, bucketSliceMax, bucketSliceMax + 1, 3 * bucketSliceMax} {
+	for _, n := range []int{1, 2, bucketScanMax, bucketScanMax + 1, 3 * bucketScanMax} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			// n keys at deadline 100, interleaved with keys at 50 and 200.
 			for i := 0; i < n; i++ {
@@ -114,7 +114,7 @@ func TestDeadlinesBuckets(t *testing.T) {
 func TestDeadlinesRandomOps(t *testing.T) {
 	d := newDeadlines()
 	m := model{}
-	keys := make([]string, 2000)
+	keys := make([]string, 5000)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("key:%d", i)
 	}
@@ -123,7 +123,7 @@ func TestDeadlinesRandomOps(t *testing.T) {
 		seed = seed*6364136223846793005 + 1442695040888963407
 		return int(seed>>33) % n
 	}
-	for step := 0; step < 200_000; step++ {
+	for step := 0; step < 300_000; step++ {
 		k := keys[next(len(keys))]
 		at, had := m[k]
 		if had {
