@@ -417,7 +417,8 @@ func present(t *testing.T, addr string, keys []string) map[string]bool {
 }
 
 // collectExpiry reads the listeners until they have been quiet for
-// 300 ms and counts the messages each received per key index.
+// 300 ms and counts the messages each received per key index (keys
+// k:<index>; others are not counted).
 func collectExpiry(t *testing.T, ls ...*pyListener) []map[int]int {
 	t.Helper()
 	out := make([]map[int]int, len(ls))
@@ -428,8 +429,12 @@ func collectExpiry(t *testing.T, ls ...*pyListener) []map[int]int {
 		got := 0
 		for i, l := range ls {
 			for _, d := range l.quiet(300 * time.Millisecond) {
-				out[i][keyIndex(t, d)]++
 				got++
+				if k, ok := strings.CutPrefix(string(d.Key), "k:"); ok {
+					j, err := strconv.Atoi(k)
+					require.NoError(t, err, "key %q", d.Key)
+					out[i][j]++
+				}
 			}
 		}
 		if got == 0 {
@@ -666,4 +671,286 @@ func splitBrain(t *testing.T, kind string, minReplicas bool) {
 	t.Logf("expiry stream, SETEX 1 s keys the old master acknowledged after the cut: %d, sent by the old master %d, never sent %d",
 		setex, setexSent, setexLost)
 	compareDatasets(t, r.Proc, m.Proc)
+}
+
+// ---- a sentinel that disappears mid-failover ---------------------------------
+
+// leaderFailoverTimeout is the failover-timeout of the leader tests: the
+// two sentinels left may start a failover of their own 2 × this after
+// they voted for the dead leader.
+const leaderFailoverTimeout = 4000
+
+// TestSentinelLeaderKilledMidFailover kills (kill -9) the zredis master
+// of a three-node group, then the sentinel elected to lead the
+// failover: as soon as it is elected (+elected-leader, before it sent
+// anything to the replicas), or once the replica it chose applied its
+// SLAVEOF NO ONE (ROLE answers master), before the leader saw it
+// (+promoted-slave) and told the others. The two sentinels left must
+// redo the failover: a replica promoted that takes writes, the other
+// following it, as in a redis-server group run the same way.
+func TestSentinelLeaderKilledMidFailover(t *testing.T) {
+	t.Parallel()
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
+	}
+	for _, kind := range []string{"zredis", "redis"} {
+		for _, at := range []string{"+elected-leader", "promoted"} {
+			t.Run(kind+" at "+at, func(t *testing.T) {
+				t.Parallel()
+				leaderKilled(t, kind, at)
+			})
+		}
+	}
+}
+
+func leaderKilled(t *testing.T, kind, at string) {
+	m := startGroupNode(t, kind)
+	r1 := startGroupNode(t, kind, replicaOfLine(m))
+	r2 := startGroupNode(t, kind, replicaOfLine(m))
+	fillReplData(t, Dial(t, m.Addr), "pre")
+	waitFollows(t, m, r1)
+	waitFollows(t, m, r2)
+	ss := startSentinelsOn(t, m.Port, leaderFailoverTimeout)
+	waitDiscovered(t, ss, m, r1, r2)
+	ev := watchSentinels(t, ss)
+
+	start := time.Now()
+	m.Kill()
+	e := ev.wait(t, 20*time.Second, "+elected-leader", func(e sentinelEvent) bool { return e.channel == "+elected-leader" })
+	leader := e.from
+	chosen := ""
+	if at == "promoted" {
+		e = ev.wait(t, 10*time.Second, "+selected-slave", func(e sentinelEvent) bool {
+			return e.from == leader && e.channel == "+selected-slave"
+		})
+		chosen = e.instanceAddr()
+		waitUntil(t, 10*time.Second, "the chosen replica promoted", func() bool { return roleOf(chosen) == "master" })
+	}
+	ss[leader].Kill()
+	killedAt := time.Now()
+	sawPromotion := false
+	for _, x := range ev.events() {
+		sawPromotion = sawPromotion || x.from == leader && x.channel == "+promoted-slave"
+	}
+	assert.False(t, sawPromotion, "the leader was killed before it saw the promotion")
+	var rest []*sentinelProc
+	for i, s := range ss {
+		if i != e.from {
+			rest = append(rest, s)
+		}
+	}
+	addr, first, last := waitSwitchWithin(t, rest, m, start, 60*time.Second)
+	var nm, other *groupNode
+	for _, r := range []*groupNode{r1, r2} {
+		if r.Addr == addr {
+			nm = r
+		} else {
+			other = r
+		}
+	}
+	require.NotNil(t, nm, "the new master %s is one of the replicas", addr)
+	nc := Dial(t, nm.Addr)
+	waitUntil(t, 10*time.Second, "new master writable", func() bool {
+		return nc.Do("SET", "after:failover", "1") == "+OK\r\n"
+	})
+	fillReplData(t, nc, "post")
+	time.Sleep(400 * time.Millisecond) // its keys set with PX 300 are gone on both sides
+	waitFollows(t, nm, other)
+	compareDatasets(t, nm.Proc, other.Proc)
+	waitUntil(t, 20*time.Second, "the sentinels left see the other replica as a replica of the new master", func() bool {
+		for _, s := range rest {
+			if rs := sentinelReplicas(s); rs[other.Addr]["flags"] != "slave" || rs[other.Addr]["master-port"] != strconv.Itoa(nm.Port) {
+				return false
+			}
+		}
+		return true
+	})
+	assert.Equal(t, []string{replicaOfLine(nm)}, replicaOfDirectives(t, other), "the rewritten file of the other replica")
+	t.Logf("%s group, leader sentinel killed at %s %s after the master: its chosen replica %q; the two sentinels left name %s (the chosen one: %v) after %s and %s",
+		kind, at, since(start, killedAt), chosen, addr, chosen == addr, since(start, start.Add(first)), since(start, start.Add(last)))
+	t.Logf("events:\n%s", ev.summary(start, func(e sentinelEvent) bool {
+		return e.channel == "+sentinel" || e.channel == "+reboot" || e.channel == "+sdown" && strings.HasPrefix(e.payload, "sentinel")
+	}))
+}
+
+// roleOf is the first element of ROLE at addr, read on a new connection
+// ("" on an error).
+func roleOf(addr string) string {
+	nc, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(time.Second))
+	if _, err := nc.Write(Encode("ROLE")); err != nil {
+		return ""
+	}
+	rd := bufio.NewReader(nc)
+	rd.ReadString('\n')
+	rd.ReadString('\n')
+	role, _ := rd.ReadString('\n')
+	return strings.TrimSpace(role)
+}
+
+// ---- a master that comes back during the failover ----------------------------
+
+// TestSentinelMasterReturnsMidFailover kills (kill -9) the master of a
+// three-node group and restarts it (same file, same port, its AOF kept)
+// as soon as the leader has chosen the replica to promote
+// (+selected-slave): the failover goes on, and the sentinels convert
+// the old master (+convert-to-slave) into a replica of the new one.
+// Writes acknowledged by the new master survive on every node, the
+// offsets converge. With zredis nodes and listeners on all three, the
+// expiry stream of keys due from the kill on: the new master sends each
+// once, the restarted old master each once at most and none due after
+// its conversion, the other replica none, and no key goes without a
+// message (README, "The old master restarted before Sentinel converts
+// it"). The same with redis-server nodes, but for the stream.
+func TestSentinelMasterReturnsMidFailover(t *testing.T) {
+	t.Parallel()
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
+	}
+	for _, kind := range []string{"zredis", "redis"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			masterReturns(t, kind)
+		})
+	}
+}
+
+func masterReturns(t *testing.T, kind string) {
+	zmq := kind == "zredis"
+	mlines := []string{"appendonly yes", "appendfsync always"}
+	var eps [3]string
+	var rl [2][]string
+	if zmq {
+		requirePythonZMQ(t)
+		eps = [3]string{zmqEndpoint(t), zmqEndpoint(t), zmqEndpoint(t)}
+		mlines = append(mlines, "expiry-zmq-endpoints "+eps[0])
+		rl = [2][]string{{"expiry-zmq-endpoints " + eps[1]}, {"expiry-zmq-endpoints " + eps[2]}}
+	}
+	m := startGroupNode(t, kind, mlines...)
+	r1 := startGroupNode(t, kind, append(rl[0], replicaOfLine(m))...)
+	r2 := startGroupNode(t, kind, append(rl[1], replicaOfLine(m))...)
+	nodes := [3]*groupNode{m, r1, r2}
+	var ls []*pyListener
+	if zmq {
+		for i, n := range nodes {
+			ls = append(ls, startListener(t, []string{eps[i]}, "--idle", "120"))
+			waitInfo(t, Dial(t, n.Addr), "expiry_zmq_listeners", "1", 10*time.Second)
+		}
+	}
+	fillReplData(t, Dial(t, m.Addr), "pre")
+	waitFollows(t, m, r1)
+	waitFollows(t, m, r2)
+	ss := startSentinels(t, m)
+	waitDiscovered(t, ss, m, r1, r2)
+	ev := watchSentinels(t, ss)
+
+	// Keys due every 40 ms from 500 ms after the kill to past the old
+	// master's conversion.
+	const n = 400
+	start := time.Now()
+	base := start.Add(500 * time.Millisecond).UnixMilli()
+	due := func(i int) time.Time { return time.UnixMilli(base + int64(i)*40) }
+	if zmq {
+		mc := Dial(t, m.Addr)
+		for i := range n {
+			mc.Send(Encode("SET", "k:"+strconv.Itoa(i), "v", "PXAT", strconv.FormatInt(due(i).UnixMilli(), 10)))
+		}
+		for range n {
+			require.Equal(t, "+OK\r\n", mc.Read())
+		}
+		waitConverged(t, m.Proc, r1.Proc, r2.Proc)
+		require.True(t, time.Now().Before(due(0)), "the keys were set and replicated before the first is due")
+	}
+	killed := time.Now()
+	m.Kill()
+	e := ev.wait(t, 20*time.Second, "+selected-slave", func(e sentinelEvent) bool { return e.channel == "+selected-slave" })
+	m.restart(t)
+	restarted := time.Now()
+	addr, _, named := waitSwitch(t, ss, m, killed)
+	var nm, other *groupNode
+	for _, r := range []*groupNode{r1, r2} {
+		if r.Addr == addr {
+			nm = r
+		} else {
+			other = r
+		}
+	}
+	require.NotNil(t, nm, "the new master %s is one of the replicas", addr)
+	w := startWriter(nm.Addr, "post", false, 0)
+	conv := ev.wait(t, 30*time.Second, "+convert-to-slave of the old master", func(e sentinelEvent) bool {
+		return e.channel == "+convert-to-slave" && e.instanceAddr() == m.Addr
+	})
+	waitUntil(t, 10*time.Second, "the old master a replica", func() bool { return roleOf(m.Addr) == "slave" })
+	converted := time.Now()
+	waitFollows(t, nm, m)
+	waitFollows(t, nm, other)
+	ops := w.finish()
+	var acked []string
+	for _, op := range ops {
+		if op.reply == "+OK\r\n" {
+			acked = append(acked, op.key)
+		}
+	}
+	require.NotEmpty(t, acked)
+	waitConverged(t, nm.Proc, m.Proc, other.Proc)
+	for _, nd := range []*groupNode{nm, m, other} {
+		on := present(t, nd.Addr, acked)
+		missing := 0
+		for _, k := range acked {
+			if !on[k] {
+				missing++
+			}
+		}
+		assert.Zero(t, missing, "%s: writes acknowledged by the new master missing", nd.Addr)
+	}
+	t.Logf("%s group: master killed, restarted %s later (at +selected-slave of %s), all sentinels name the new master at %s, +convert-to-slave of the old master at %s, a replica at %s; %d writes acknowledged by the new master, all on the three nodes",
+		kind, since(killed, restarted), e.instanceAddr(), since(killed, killed.Add(named)), since(killed, conv.at), since(killed, converted), len(acked))
+	t.Logf("events:\n%s", ev.summary(killed, func(e sentinelEvent) bool {
+		return e.from != conv.from || e.channel == "+sentinel" || e.channel == "+reboot" || strings.HasPrefix(e.channel, "+slave ")
+	}))
+
+	if !zmq {
+		return
+	}
+	time.Sleep(time.Until(due(n - 1).Add(500 * time.Millisecond)))
+	counts := collectExpiry(t, ls...)
+	byNode := map[*groupNode]map[int]int{}
+	for i, nd := range nodes {
+		byNode[nd] = counts[i]
+	}
+	fromOld, fromNew, fromOther := byNode[m], byNode[nm], byNode[other]
+	var lost, dup, oldSent, oldTwice int
+	for i := range n {
+		assert.Equal(t, 1, fromNew[i], "k:%d: the new master sends it once", i)
+		assert.LessOrEqual(t, fromOld[i], 1, "k:%d: the old master once at most", i)
+		if due(i).After(converted.Add(5 * time.Millisecond)) {
+			assert.Zero(t, fromOld[i], "k:%d, due after the conversion: nothing from the old master", i)
+		}
+		if fromOld[i] > 1 {
+			oldTwice++
+		}
+		if fromOld[i] > 0 {
+			oldSent++
+		}
+		if fromOld[i]+fromNew[i] == 0 {
+			lost++
+		}
+		if fromOld[i]+fromNew[i]+fromOther[i] > 1 {
+			dup += fromOld[i] + fromNew[i] + fromOther[i] - 1
+		}
+	}
+	assert.Empty(t, fromOther, "the replica that stayed one sends nothing")
+	assert.Zero(t, lost, "no key without a message")
+	dueWhileOld := 0
+	for i := range n {
+		if !due(i).Before(restarted) && due(i).Before(converted) {
+			dueWhileOld++
+		}
+	}
+	t.Logf("expiry stream, %d keys due from 0.5 s after the kill, one every 40 ms: the new master sent %d, the restarted old master %d (%d keys were due between its restart and its conversion), the other replica %d; keys without a message %d, duplicate messages %d",
+		n, len(fromNew), oldSent, dueWhileOld, len(fromOther), lost, dup)
 }
