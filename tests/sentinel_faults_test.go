@@ -367,7 +367,8 @@ func startWriter(addr, prefix string, setex bool, base int) *recordingWriter {
 	return w
 }
 
-// finish stops the writer and returns what it recorded.
+// finish stops the writer and returns what it recorded (again when
+// called again).
 func (w *recordingWriter) finish() []writeOp {
 	select {
 	case <-w.stop:
@@ -536,6 +537,7 @@ func splitBrain(t *testing.T, kind string, minReplicas bool) {
 		}
 	}
 	w := startWriter(m.Addr, "sb", zmq, 100000)
+	t.Cleanup(func() { w.finish() })
 	time.Sleep(300 * time.Millisecond)
 	waitConverged(t, m.Proc, r.Proc)
 
@@ -883,6 +885,7 @@ func masterReturns(t *testing.T, kind string) {
 	}
 	require.NotNil(t, nm, "the new master %s is one of the replicas", addr)
 	w := startWriter(nm.Addr, "post", false, 0)
+	t.Cleanup(func() { w.finish() })
 	conv := ev.wait(t, 30*time.Second, "+convert-to-slave of the old master", func(e sentinelEvent) bool {
 		return e.channel == "+convert-to-slave" && e.instanceAddr() == m.Addr
 	})
