@@ -104,6 +104,13 @@ type sentinelProc struct {
 // shows the end of their logs.
 func startSentinels(t *testing.T, master *groupNode) []*sentinelProc {
 	t.Helper()
+	return startSentinelsOn(t, master.Port, 10000)
+}
+
+// startSentinelsOn is startSentinels for a master at 127.0.0.1:port
+// (a proxy's port), with failover-timeout failoverTimeout ms.
+func startSentinelsOn(t *testing.T, port, failoverTimeout int) []*sentinelProc {
+	t.Helper()
 	bin := RedisServerPath()
 	if bin == "" {
 		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
@@ -111,16 +118,16 @@ func startSentinels(t *testing.T, master *groupNode) []*sentinelProc {
 	var ss []*sentinelProc
 	for range 3 {
 		dir := t.TempDir()
-		port := FreePort(t)
+		sport := FreePort(t)
 		conf := filepath.Join(dir, "sentinel.conf")
 		text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel resolve-hostnames no\n"+
 			"sentinel monitor %s 127.0.0.1 %d 2\n"+
 			"sentinel down-after-milliseconds %[3]s %[5]d\n"+
-			"sentinel failover-timeout %[3]s 10000\n",
-			port, dir, sentinelGroup, master.Port, sentinelDownAfter)
+			"sentinel failover-timeout %[3]s %[6]d\n",
+			sport, dir, sentinelGroup, port, sentinelDownAfter, failoverTimeout)
 		require.NoError(t, os.WriteFile(conf, []byte(text), 0o644))
 		p := testsupport.Start(t, testsupport.Options{Name: "sentinel", Bin: bin,
-			Args: []string{conf, "--sentinel"}, ArgsOnly: true, Port: port, Dir: dir})
+			Args: []string{conf, "--sentinel"}, ArgsOnly: true, Port: sport, Dir: dir})
 		t.Cleanup(func() {
 			if t.Failed() {
 				out := p.Output()
@@ -228,9 +235,15 @@ func assertFresh(t *testing.T, inst map[string]string) {
 // first sentinel, then the last one, answered it.
 func waitSwitch(t *testing.T, ss []*sentinelProc, old *groupNode, start time.Time) (string, time.Duration, time.Duration) {
 	t.Helper()
+	return waitSwitchWithin(t, ss, old, start, 40*time.Second)
+}
+
+// waitSwitchWithin is waitSwitch failing after timeout from start.
+func waitSwitchWithin(t *testing.T, ss []*sentinelProc, old *groupNode, start time.Time, timeout time.Duration) (string, time.Duration, time.Duration) {
+	t.Helper()
 	seen := make([]time.Duration, len(ss))
 	addrs := make([]string, len(ss))
-	deadline := start.Add(40 * time.Second)
+	deadline := start.Add(timeout)
 	for {
 		done := true
 		for i, s := range ss {
