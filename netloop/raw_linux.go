@@ -12,12 +12,26 @@ import (
 // monitor thread waking up to look at a processor that seems stuck in a
 // system call. Only the blocking epoll_wait goes through the ordinary
 // path, which lets the runtime run other goroutines meanwhile.
+//
+// So do reads into and writes from large buffers (a big argument's
+// bytes, a big value's reply): the kernel copies megabytes in one call,
+// and a goroutine in a raw system call is, for the runtime, running code
+// it cannot stop. A garbage collection that wants to scan its stack then
+// spins and signals it until the call returns (runtime.suspendG); the
+// collections a 100 MB SET's allocations start did so for most of the
+// command's time. In an ordinary system call the goroutine's stack is
+// scanned where it stands.
+const bigIO = 256 << 10
 
 func rawRead(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	call := syscall.RawSyscall
+	if len(p) >= bigIO {
+		call = syscall.Syscall
+	}
+	n, _, errno := call(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if errno != 0 {
 		return 0, errno
 	}
@@ -28,7 +42,11 @@ func rawWrite(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	call := syscall.RawSyscall
+	if len(p) >= bigIO {
+		call = syscall.Syscall
+	}
+	n, _, errno := call(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if errno != 0 {
 		return 0, errno
 	}
