@@ -291,6 +291,11 @@ func (db *DB) private(i int, key []byte, e *Entry, deep bool) *Entry {
 		} else {
 			shallow := *e
 			shallow.flags &^= flagDirty // e's place in the queue is not the copy's
+			if e.inline() {
+				// The copy's value is its own inl, not e's: e stays
+				// the snapshot's alone, and the copy alone is counted.
+				shallow.str = shallow.inl[:len(e.str)]
+			}
 			c = &shallow
 		}
 		// The map already holds this key: assigning through string(key)

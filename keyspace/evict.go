@@ -176,8 +176,8 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 					k, e := db.randomEntry()
 					return db, k, e
 				}
-			} else if d, ok := db.expires.random(); ok {
-				return db, d.key, db.shards[shardOfString(d.key)].m[d.key]
+			} else if key, e := db.randomVolatile(); e != nil {
+				return db, key, e
 			}
 		}
 		return nil, "", nil
@@ -251,9 +251,7 @@ func (ks *Keyspace) poolPopulate(db *DB, lim EvictLimits) {
 		if lim.Policy.allKeys() {
 			key, e = db.sampleEntry()
 		} else {
-			d, _ := db.expires.random()
-			key = d.key
-			e = db.shards[shardOfString(key)].m[key]
+			key, e = db.randomVolatile()
 		}
 		if e == nil {
 			continue
@@ -316,6 +314,27 @@ func (db *DB) sampleEntry() (string, *Entry) {
 			return k, e
 		}
 	}
+}
+
+// randomVolatile picks a key with a deadline at random, or returns a nil
+// entry when there is none. Where most keys have deadlines (the usual
+// case under a volatile policy) a few uniform picks from the table find
+// one; otherwise the deadline index picks a random deadline and a key of
+// it, which favours keys alone at their deadline over keys that share
+// one (deadlines.random).
+func (db *DB) randomVolatile() (string, *Entry) {
+	if db.expires.len() == 0 {
+		return "", nil
+	}
+	if 2*db.expires.len() >= db.keys {
+		for range 8 {
+			if k, e := db.sampleEntry(); e != nil && e.expireAt != 0 {
+				return k, e
+			}
+		}
+	}
+	d, _ := db.expires.random()
+	return d.key, db.shards[shardOfString(d.key)].m[d.key]
 }
 
 // EvictionTimeLimit is the time one eviction call may take for a

@@ -1,6 +1,9 @@
 package keyspace
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Memory accounting: what the dataset holds, counted incrementally so
 // that reading it (before every command, when maxmemory is set) costs a
@@ -29,6 +32,11 @@ const (
 	collectionCost  = 16 // the Object interface's concrete header
 	memUnit         = 8  // Entry.mem counts 8-byte units: 32 GB per entry
 )
+
+// entryStructCost is the struct's true size: a change of Entry that
+// leaves its size class fails to compile here.
+var _ [entryStructCost - unsafe.Sizeof(Entry{})]struct{}
+var _ [unsafe.Sizeof(Entry{}) - entryStructCost]struct{}
 
 // Entry flags.
 const (

@@ -448,3 +448,28 @@ func TestInlineStrings(t *testing.T) {
 		assert.Equal(t, "12345", string(c.Str()))
 	})
 }
+
+// A metadata change of an entry a snapshot shares (EXPIRE during a
+// BGSAVE) copies the entry shallowly: a short value must come along
+// into the copy's own inl, not stay in the snapshot's entry.
+func TestShallowCopyOwnsInlineValue(t *testing.T) {
+	e := newEnv(t)
+	var old *Entry
+	e.do(func(db *DB) {
+		db.SetString([]byte("k"), []byte("abc"), false, 0)
+		old = db.Peek([]byte("k"))
+	})
+	var snap *Snapshot
+	e.ks.Exec(func() { snap = e.ks.Snapshot() })
+	e.do(func(db *DB) { db.SetExpire([]byte("k"), epoch+100000) })
+	snap.Release()
+	e.do(func(db *DB) {
+		en := db.Peek([]byte("k"))
+		assert.NotSame(t, old, en)
+		assert.True(t, en.inline())
+		assert.Equal(t, int64(entryStructCost), en.cost())
+		db.SetString([]byte("k"), []byte("XYZ"), true, 0)
+		assert.Equal(t, "abc", string(old.Str()), "the snapshot's entry is left alone")
+		assert.Equal(t, "XYZ", string(db.Peek([]byte("k")).Str()))
+	})
+}
