@@ -145,9 +145,10 @@ func TestCopyOnWriteOfSharedEntries(t *testing.T) {
 		assert.Same(t, c1, db.LookupWrite([]byte("l")), "once")
 	})
 
-	// A deadline change copies the entry, not the value, and the value
-	// stays marked shared.
-	e.set("s", "v", 0)
+	// A deadline change copies the entry, not the value (one longer than
+	// an entry holds: a short one comes along in the copy's inl), and
+	// the value stays marked shared.
+	e.set("s", strings.Repeat("v", inlineMax+1), 0)
 	var s0 *Entry
 	e.do(func(db *DB) { s0 = db.LookupNoTouch([]byte("s")) })
 	snap.Release()
