@@ -99,6 +99,8 @@ func lagBench(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, listener", ms(zres.pingListener), ms(rres.pingListener))
 	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, no listener", ms(zres.pingOff), ms(rres.pingOff))
 	fmt.Fprintln(w)
+	o.sum.add(figure{section: "expiry lag", name: "messages received", unit: "keys", z: float64(zres.received),
+		r: float64(rres.received), ratio: ratioOf(float64(zres.received), float64(rres.received)), better: neither})
 	for _, f := range []struct {
 		name string
 		z, r time.Duration

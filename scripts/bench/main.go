@@ -1,25 +1,33 @@
 // Command bench runs redis-benchmark against zredis-server and a real
-// redis-server side by side and prints, per test and pipeline depth, the
-// median throughput and p99 latency of each and their ratios.
+// redis-server side by side and prints, per test, value size and
+// pipeline depth, the median throughput and p99 latency of each and
+// their ratios.
 //
 // Both servers listen on free loopback ports, each in its own temporary
 // directory, and run for the whole benchmark; the runs alternate between
 // them (zredis, redis, zredis, redis, ...) so that drift in the machine's
-// load affects both alike. Each round runs every (pipeline, test) pair once
-// on each server; a ratio is taken per round from the two adjacent runs,
-// and the table shows the median over the rounds. Tests on collections
-// put their key into a fixed state before every run (setup.go).
+// load affects both alike. Each round runs every (pipeline, size, test)
+// triple once on each server; a ratio is taken per round from the two
+// adjacent runs, and the table shows the median over the rounds. Tests
+// put their keys into a fixed state before every run (setup.go).
 //
-// Then, unless -memory=false, a second fresh pair of servers loads large
-// collections through a pipelined loader and the growth of INFO
-// used_memory per element is compared (memory.go). Unless
-// -bigvalues=false, fresh pairs set, read and delete 10 MB and 100 MB
-// values, timed, with the processes' RSS (bigvalues.go).
+// Then, each on fresh servers and each skipped by its flag: the RSS per
+// element of seven shapes loaded with redis-cli --pipe (memory.go), SET
+// with one replica attached (replica.go), the AOF and BGSAVE parts
+// (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
+// 100 MB values (bigvalues.go) and the expiry lag (lag.go). Every part
+// adds its figures to one closing table, also written as CSV and drawn
+// as an SVG bar chart of the ratios (summary.go). With -against-self a
+// second redis-server stands in for zredis: the ratios then show the
+// harness's own noise.
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
 //	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
-//	    [-tests all|none|set,get,...] [-memory=false] [-evict=false]
+//	    [-tests all|none|set,get,...] [-sizes 3,1024] [-memn 1000000]
+//	    [-memory=false] [-replica=false] [-persist=false] [-evict=false]
+//	    [-tls=false] [-bigvalues=false] [-lag=false]
+//	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
 import (

@@ -195,6 +195,19 @@ func sampleSummary() *summaryTable {
 	return t
 }
 
+func TestSummaryGrouped(t *testing.T) {
+	s := &summaryTable{}
+	for _, f := range []string{"a:1", "b:1", "a:2", "c:1", "b:2"} {
+		sec, name, _ := strings.Cut(f, ":")
+		s.add(figure{section: sec, name: name})
+	}
+	var got []string
+	for _, f := range s.grouped() {
+		got = append(got, f.section+":"+f.name)
+	}
+	assert.Equal(t, []string{"a:1", "a:2", "b:1", "b:2", "c:1"}, got)
+}
+
 func TestSummaryCSV(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, sampleSummary().writeCSV(&b))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +49,20 @@ type summaryTable struct {
 }
 
 func (t *summaryTable) add(f figure) { t.figs = append(t.figs, f) }
+
+// grouped is the figures with each section's together, sections in the
+// order they first appear, figures within one in the order added.
+func (t *summaryTable) grouped() []figure {
+	rank := map[string]int{}
+	for _, f := range t.figs {
+		if _, ok := rank[f.section]; !ok {
+			rank[f.section] = len(rank)
+		}
+	}
+	out := slices.Clone(t.figs)
+	slices.SortStableFunc(out, func(a, b figure) int { return rank[a.section] - rank[b.section] })
+	return out
+}
 
 // ratioOf is a/b, NaN when b is 0.
 func ratioOf(a, b float64) float64 {
@@ -97,8 +112,8 @@ func (t *summaryTable) print(w io.Writer, self bool) {
 	if self {
 		fmt.Fprintln(w, "noise floor run: the \"zredis\" column is a second redis-server")
 	}
-	fmt.Fprintf(w, "%-22s %-34s %-9s %12s %12s %7s %s\n", "section", "figure", "unit", "zredis", "redis", "ratio", "")
-	for _, f := range t.figs {
+	fmt.Fprintf(w, "%-24s %-32s %-7s %12s %12s %7s %s\n", "section", "figure", "unit", "zredis", "redis", "ratio", "")
+	for _, f := range t.grouped() {
 		mark := ""
 		switch f.leads() {
 		case 1:
@@ -110,7 +125,7 @@ func (t *summaryTable) print(w io.Writer, self bool) {
 		if !math.IsNaN(f.ratio) {
 			ratio = strconv.FormatFloat(f.ratio, 'f', 2, 64)
 		}
-		fmt.Fprintf(w, "%-22s %-34s %-9s %12s %12s %7s %s\n", f.section, f.name, f.unit, num(f.z), num(f.r), ratio, mark)
+		fmt.Fprintf(w, "%-24s %-32s %-7s %12s %12s %7s %s\n", f.section, f.name, f.unit, num(f.z), num(f.r), ratio, mark)
 	}
 	fmt.Fprintln(w)
 }
@@ -126,7 +141,7 @@ func (t *summaryTable) writeCSV(w io.Writer) error {
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
-	for _, f := range t.figs {
+	for _, f := range t.grouped() {
 		better := ""
 		switch f.better {
 		case higher:
@@ -157,7 +172,7 @@ const (
 func (t *summaryTable) writeSVG(w io.Writer, title string) error {
 	var figs []figure
 	span := 1.0 // log2 of the axis's reach either side of 1.0
-	for _, f := range t.figs {
+	for _, f := range t.grouped() {
 		if f.better == neither || math.IsNaN(f.ratio) || f.ratio <= 0 {
 			continue
 		}
