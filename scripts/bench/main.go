@@ -826,6 +826,11 @@ func startServer(ctx context.Context, name, bin string, extra ...string) (*serve
 func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) (*server, error) {
 	var lastErr error
 	given := dir
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	zredis := isZredis(abs)
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
@@ -837,12 +842,8 @@ func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) 
 				return nil, err
 			}
 		}
-		abs, err := filepath.Abs(bin)
-		if err != nil {
-			return nil, err
-		}
 		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}, extra...)
-		s := &server{name: name, port: port, dir: dir, zredis: isZredis(abs), out: &bytes.Buffer{}, done: make(chan struct{})}
+		s := &server{name: name, port: port, dir: dir, zredis: zredis, out: &bytes.Buffer{}, done: make(chan struct{})}
 		s.cmd = exec.Command(abs, args...)
 		s.cmd.Dir = dir
 		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out

@@ -179,7 +179,7 @@ func memoryBench(ctx context.Context, o options, w io.Writer) error {
 				return fmt.Errorf("memory, %s on %s: %v", sh.name, side.name, err)
 			}
 			res[i][j] = m
-			fmt.Fprintf(w, "  %-17s %-6s RSS %4d -> %5d MB (%5d after PURGE)  used_memory %5d MB  load %5.2f s\n",
+			fmt.Fprintf(w, "  %-17s %-6s RSS %4d -> %5d MB (%5d after PURGE)  used_memory +%d MB  load %5.2f s\n",
 				sh.name, side.name, m.rss0>>20, m.rss>>20, m.rssPurged>>20, (m.used-m.used0)>>20, m.load.Seconds())
 		}
 	}

@@ -162,7 +162,7 @@ const (
 	svgRight   = 70  // room for the value beyond the longest bar
 	svgRowH    = 16
 	svgTop     = 64 // title and axis labels
-	svgMaxSpan = 3  // the axis reaches at most 2^3 either side of 1.0
+	svgMaxSpan = 2  // the axis reaches at most 2^2 either side of 1.0: 0.25 to 4
 )
 
 // writeSVG draws every plotted figure's ratio as a horizontal bar from
