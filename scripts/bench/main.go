@@ -53,7 +53,8 @@ import (
 )
 
 // keyspaceSize is redis-benchmark's -r: keys are spread over this many
-// random names, so GET finds what SET wrote and the keyspace stays small.
+// random names, which GET's and EXPIRE's setup fills (fillKeys), and the
+// keyspace stays small.
 const keyspaceSize = 100000
 
 // test is one redis-benchmark workload, run once per value size (-sizes).
@@ -235,7 +236,7 @@ func run() int {
 	var quick, self bool
 	var testSpec, csvPath, svgPath string
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every test once on each server")
-	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test and pipeline so a run takes about -target)")
+	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test, size and pipeline so a run takes about -target)")
 	flag.IntVar(&o.clients, "clients", 50, "parallel connections (redis-benchmark -c)")
 	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
 	flag.StringVar(&sizes, "sizes", "3,1024", "value sizes in bytes of the throughput tests (redis-benchmark -d), comma-separated")
