@@ -247,6 +247,15 @@ func TestSummarySVG(t *testing.T) {
 	assert.Contains(t, svg, "throughput (rps, higher is better)")
 }
 
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		745: "745", 123456.7: "123457", 60.25: "60.2", 0.0456: "0.046", 3: "3",
+	} {
+		assert.Equal(t, want, num(v), "%v", v)
+	}
+	assert.Equal(t, "-", num(math.NaN()))
+}
+
 func TestSummaryPrint(t *testing.T) {
 	var b bytes.Buffer
 	sampleSummary().print(&b, false)

@@ -89,13 +89,14 @@ func geomean(xs []float64) float64 {
 	return math.Exp(sum / float64(n))
 }
 
-// num formats a figure's value for the table: "-" for NaN, integers
-// without decimals, small values with three significant decimals.
+// num formats a figure's value for the table: "-" for NaN, integers and
+// values from 1000 up without decimals, others with one decimal from 10
+// up and three below.
 func num(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "-"
-	case math.Abs(v) >= 1000:
+	case math.Abs(v) >= 1000 || v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case math.Abs(v) >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)
