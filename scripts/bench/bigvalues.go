@@ -39,11 +39,11 @@ func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
 		}
 		var res [2]bigResult
 		for i, name := range []string{"zredis", "redis"} {
-			bin, extra := o.zredisBin, []string(nil)
+			bin := o.zredisBin
 			if name == "redis" {
-				bin, extra = o.redisBin, []string{"--save", "", "--appendonly", "no"}
+				bin = o.redisBin
 			}
-			s, err := startServer(ctx, name, bin, extra...)
+			s, err := startServer(ctx, name, bin, noSave()...)
 			if err != nil {
 				return err
 			}
@@ -60,8 +60,33 @@ func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
 		fmt.Fprintf(w, "%-7s %-7s %9.2f %9.2f %10.2f %10.2f %10.2f %10.2f\n", "", "ratio",
 			ms(z.set)/ms(r.set), ms(z.get)/ms(r.get), ratio(z.rssSet, r.rssSet), ratio(z.rssGet, r.rssGet),
 			ratio(z.rssDel, r.rssDel), ratio(z.hwm, r.hwm))
+		for _, f := range bigFigures(size, z, r) {
+			o.sum.add(f)
+		}
 	}
 	return nil
+}
+
+// bigFigures are the summary's figures for one value size.
+func bigFigures(size int, z, r bigResult) []figure {
+	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
+	section := fmt.Sprintf("large values, %d MB", size>>20)
+	var out []figure
+	for _, f := range []struct {
+		name, unit string
+		z, r       float64
+	}{
+		{"SET time", "ms", ms(z.set), ms(r.set)},
+		{"GET time", "ms", ms(z.get), ms(r.get)},
+		{"peak RSS (VmHWM)", "MB", mb(z.hwm), mb(r.hwm)},
+		{"RSS after the SETs", "MB", mb(z.rssSet), mb(r.rssSet)},
+		{"RSS after the GETs", "MB", mb(z.rssGet), mb(r.rssGet)},
+		{"RSS after DEL", "MB", mb(z.rssDel), mb(r.rssDel)},
+	} {
+		out = append(out, figure{section: section, name: f.name, unit: f.unit, z: f.z, r: f.r,
+			ratio: ratioOf(f.z, f.r), better: lower})
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

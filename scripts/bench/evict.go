@@ -23,8 +23,7 @@ func evictBench(ctx context.Context, o options, w io.Writer) error {
 		if name == "redis" {
 			bin = o.redisBin
 		}
-		s, err := startServer(ctx, name, bin, "--save", "", "--appendonly", "no",
-			"--maxmemory", "32mb", "--maxmemory-policy", "allkeys-lru")
+		s, err := startServer(ctx, name, bin, noSave("--maxmemory", "32mb", "--maxmemory-policy", "allkeys-lru")...)
 		if err != nil {
 			for _, s := range servers[:i] {
 				s.stop()
@@ -35,7 +34,7 @@ func evictBench(ctx context.Context, o options, w io.Writer) error {
 	}
 	defer servers[0].stop()
 	defer servers[1].stop()
-	c := &cell{pipeline: 1, test: test{name: "SET", args: []string{"-t", "set", "-d", "1000"}}}
+	c := &cell{pipeline: 1, test: test{name: "SET", args: fixed("-t", "set", "-d", "1000")}}
 	var rps, p99 [2][]float64
 	for round := -1; round < o.rounds; round++ {
 		for i, s := range servers {
@@ -53,8 +52,11 @@ func evictBench(ctx context.Context, o options, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%12s %12s %9s %11s %11s %10s %10s\n", "zredis rps", "redis rps", "ratio", "zredis p99", "redis p99", "zredis RSS", "redis RSS")
 	z, r := median(rps[0]), median(rps[1])
-	fmt.Fprintf(w, "%12.0f %12.0f %9.2f %11.3f %11.3f %9dM %9dM\n\n", z, r, z/r, median(p99[0]), median(p99[1]),
+	zp, rp := median(p99[0]), median(p99[1])
+	fmt.Fprintf(w, "%12.0f %12.0f %9.2f %11.3f %11.3f %9dM %9dM\n\n", z, r, z/r, zp, rp,
 		vmRSS(servers[0])>>20, vmRSS(servers[1])>>20)
+	o.sum.add(figure{section: "eviction: throughput", name: "SET 1000B, maxmemory 32mb", unit: "rps", z: z, r: r, ratio: ratioOf(z, r), better: higher})
+	o.sum.add(figure{section: "eviction: p99", name: "SET 1000B, maxmemory 32mb", unit: "ms", z: zp, r: rp, ratio: ratioOf(zp, rp), better: lower})
 	return nil
 }
 

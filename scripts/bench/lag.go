@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -49,12 +50,18 @@ func lagBench(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	endpoint := "tcp://127.0.0.1:" + strconv.Itoa(zport)
-	z, err := startServer(ctx, "zredis", o.zredisBin, "--save", "", "--expiry-zmq-endpoints", endpoint)
+	// A redis-server in zredis's place (-against-self) is listened to as
+	// redis is.
+	zargs := noSave("--expiry-zmq-endpoints", endpoint)
+	if o.self {
+		zargs = noSave("--notify-keyspace-events", "Ex")
+	}
+	z, err := startServer(ctx, "zredis", o.zredisBin, zargs...)
 	if err != nil {
 		return err
 	}
 	defer z.stop()
-	r, err := startServer(ctx, "redis", o.redisBin, "--save", "", "--appendonly", "no", "--notify-keyspace-events", "Ex")
+	r, err := startServer(ctx, "redis", o.redisBin, noSave("--notify-keyspace-events", "Ex")...)
 	if err != nil {
 		return err
 	}
@@ -62,6 +69,9 @@ func lagBench(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "expiry lag: zredis 127.0.0.1:%d (listener on %s)  redis 127.0.0.1:%d\n", z.port, endpoint, r.port)
 
 	zl := func() (*keyFeed, error) { return dialZMQListener(endpoint), nil }
+	if o.self {
+		zl = func() (*keyFeed, error) { return dialNotificationListener(z) }
+	}
 	rl := func() (*keyFeed, error) { return dialNotificationListener(r) }
 	zres, err := lagRun(z, zl)
 	if err != nil {
@@ -89,6 +99,29 @@ func lagBench(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, listener", ms(zres.pingListener), ms(rres.pingListener))
 	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, no listener", ms(zres.pingOff), ms(rres.pingOff))
 	fmt.Fprintln(w)
+	o.sum.add(figure{section: "expiry lag", name: "messages received", unit: "keys", z: float64(zres.received),
+		r: float64(rres.received), ratio: ratioOf(float64(zres.received), float64(rres.received)), better: neither})
+	for _, f := range []struct {
+		name string
+		z, r time.Duration
+	}{
+		{"lag p50", zres.p50, rres.p50},
+		{"lag p99", zres.p99, rres.p99},
+		{"lag max", zres.max, rres.max},
+		{"PING p99, idle", zres.pingIdle, rres.pingIdle},
+		{"PING p99, expiring", zres.pingListener, rres.pingListener},
+		{"PING p99, expiring, no listener", zres.pingOff, rres.pingOff},
+	} {
+		// A key never received has no lag to show.
+		z, r := math.NaN(), math.NaN()
+		if f.z != notReceived {
+			z = float64(f.z) / 1e6
+		}
+		if f.r != notReceived {
+			r = float64(f.r) / 1e6
+		}
+		o.sum.add(figure{section: "expiry lag", name: f.name, unit: "ms", z: z, r: r, ratio: ratioOf(z, r), better: lower})
+	}
 	return nil
 }
 

@@ -1,25 +1,33 @@
 // Command bench runs redis-benchmark against zredis-server and a real
-// redis-server side by side and prints, per test and pipeline depth, the
-// median throughput and p99 latency of each and their ratios.
+// redis-server side by side and prints, per test, value size and
+// pipeline depth, the median throughput and p99 latency of each and
+// their ratios.
 //
 // Both servers listen on free loopback ports, each in its own temporary
 // directory, and run for the whole benchmark; the runs alternate between
 // them (zredis, redis, zredis, redis, ...) so that drift in the machine's
-// load affects both alike. Each round runs every (pipeline, test) pair once
-// on each server; a ratio is taken per round from the two adjacent runs,
-// and the table shows the median over the rounds. Tests on collections
-// put their key into a fixed state before every run (setup.go).
+// load affects both alike. Each round runs every (pipeline, size, test)
+// triple once on each server; a ratio is taken per round from the two
+// adjacent runs, and the table shows the median over the rounds. Tests
+// put their keys into a fixed state before every run (setup.go).
 //
-// Then, unless -memory=false, a second fresh pair of servers loads large
-// collections through a pipelined loader and the growth of INFO
-// used_memory per element is compared (memory.go). Unless
-// -bigvalues=false, fresh pairs set, read and delete 10 MB and 100 MB
-// values, timed, with the processes' RSS (bigvalues.go).
+// Then, each on fresh servers and each skipped by its flag: the RSS per
+// element of seven shapes loaded with redis-cli --pipe (memory.go), SET
+// with one replica attached (replica.go), the AOF and BGSAVE parts
+// (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
+// 100 MB values (bigvalues.go) and the expiry lag (lag.go). Every part
+// adds its figures to one closing table, also written as CSV and drawn
+// as an SVG bar chart of the ratios (summary.go). With -against-self a
+// second redis-server stands in for zredis: the ratios then show the
+// harness's own noise.
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
 //	go run ./scripts/bench [-rounds 3] [-n 0] [-clients 50] [-quick]
-//	    [-tests all|none|set,get,...] [-memory=false] [-evict=false]
+//	    [-tests all|none|set,get,...] [-sizes 3,1024] [-memn 1000000]
+//	    [-memory=false] [-replica=false] [-persist=false] [-evict=false]
+//	    [-tls=false] [-bigvalues=false] [-lag=false]
+//	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
 import (
@@ -45,31 +53,90 @@ import (
 )
 
 // keyspaceSize is redis-benchmark's -r: keys are spread over this many
-// random names, so GET finds what SET wrote and the keyspace stays small.
+// random names, which GET's and EXPIRE's setup fills (fillKeys), and the
+// keyspace stays small.
 const keyspaceSize = 100000
 
-// test is one redis-benchmark workload.
+// test is one redis-benchmark workload, run once per value size (-sizes).
 type test struct {
 	name string
-	args []string // redis-benchmark arguments that select it
-	// setup, when set, prepares the test's key on a server before each
-	// run of n requests (see setup.go); it is not timed.
-	setup func(rc *rconn, n int) error
+	// args returns the redis-benchmark arguments that select the test
+	// with values of size bytes: -d for redis-benchmark's own tests, a
+	// literal value for a command given on the command line (7.0's
+	// redis-benchmark has no __data__ placeholder there).
+	args func(size int) []string
+	// setup, when set, prepares the test's keys on a server before each
+	// run of n requests with values of size bytes (see setup.go); it is
+	// not timed.
+	setup func(rc *rconn, n, size int) error
+}
+
+// builtin selects redis-benchmark's own test t, whose values are -d bytes.
+func builtin(t string) func(int) []string {
+	return func(size int) []string { return []string{"-t", t, "-d", strconv.Itoa(size)} }
+}
+
+// command is a command line for redis-benchmark; "$value" in args is
+// replaced by a value of the run's size and "$member" by member(size).
+func command(args ...string) func(int) []string {
+	return func(size int) []string {
+		out := make([]string, len(args))
+		for i, a := range args {
+			switch a {
+			case "$value":
+				a = value(size)
+			case "$member":
+				a = member(size)
+			}
+			out[i] = a
+		}
+		return out
+	}
+}
+
+// fixed is a test's arguments that do not depend on the value size.
+func fixed(args ...string) func(int) []string {
+	return func(int) []string { return args }
+}
+
+// value is a value of size bytes, "xxx" at redis-benchmark's default 3.
+func value(size int) string { return strings.Repeat("x", size) }
+
+// member is a set or sorted-set member for a run with values of size
+// bytes: redis-benchmark's own element:__rand_int__ (20 bytes once the
+// placeholder is replaced) up to that size, padded to size beyond it.
+func member(size int) string {
+	const m = "element:__rand_int__"
+	const replaced = len("element:") + 12
+	if size <= replaced {
+		return m
+	}
+	return m + strings.Repeat("x", size-replaced)
 }
 
 var tests = []test{
-	{"SET", []string{"-t", "set"}, nil},
-	{"GET", []string{"-t", "get"}, nil},
-	{"INCR", []string{"-t", "incr"}, nil},
-	{"MSET (10 keys)", []string{"-t", "mset"}, nil},
-	{"SETEX", []string{"SETEX", "key:__rand_int__", "100", "xxx"}, nil},
-	{"SADD", []string{"-t", "sadd"}, delKey("myset")},
-	{"ZADD", []string{"ZADD", "myzset", "__rand_int__", "element:__rand_int__"}, delKey("myzset")},
-	{"HSET", []string{"-t", "hset"}, delKey("myhash")},
-	{"LPUSH", []string{"-t", "lpush"}, delKey("mylist")},
-	{"RPOP", []string{"-t", "rpop"}, fillList},
-	{"ZRANGEBYSCORE", []string{"ZRANGEBYSCORE", "myzset", "0", "1000", "LIMIT", "0", "10"}, fillZset},
-	{"HGETALL (10 f)", []string{"HGETALL", "myhash"}, fillHash},
+	{"SET", builtin("set"), nil},
+	{"GET", builtin("get"), fillKeys},
+	{"INCR", builtin("incr"), nil},
+	{"MSET (10 keys)", builtin("mset"), nil},
+	{"SETEX", command("SETEX", "key:__rand_int__", "100", "$value"), nil},
+	{"EXPIRE", command("EXPIRE", "key:__rand_int__", "100"), fillKeys},
+	{"SADD", command("SADD", "myset", "$member"), delKey("myset")},
+	{"ZADD", command("ZADD", "myzset", "__rand_int__", "$member"), delKey("myzset")},
+	{"HSET", builtin("hset"), delKey("myhash")},
+	{"LPUSH", builtin("lpush"), delKey("mylist")},
+	{"RPOP", builtin("rpop"), fillList},
+	{"ZRANGEBYSCORE", command("ZRANGEBYSCORE", "myzset", "0", "1000", "LIMIT", "0", "10"), fillZset},
+	{"HGETALL (10 f)", command("HGETALL", "myhash"), fillHash},
+}
+
+// testKeys are the names -tests knows, in the table's order.
+func testKeys() []string {
+	var names []string
+	for _, t := range tests {
+		names = append(names, testKey(t))
+	}
+	return names
 }
 
 // testKey is the name -tests matches: the test name's first word,
@@ -102,15 +169,12 @@ func selectTests(spec string) ([]test, error) {
 		}
 	}
 	if len(want) > 0 {
-		var names, unknown []string
-		for _, t := range tests {
-			names = append(names, testKey(t))
-		}
+		var unknown []string
 		for n := range want {
 			unknown = append(unknown, n)
 		}
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown test(s) %s; known: %s", strings.Join(unknown, ","), strings.Join(names, ","))
+		return nil, fmt.Errorf("unknown test(s) %s; known: %s", strings.Join(unknown, ","), strings.Join(testKeys(), ","))
 	}
 	return out, nil
 }
@@ -120,18 +184,26 @@ type options struct {
 	n         int
 	clients   int
 	pipelines []int
+	sizes     []int // value bytes of the throughput tests
 	tests     []test
 	memory    bool
+	memN      int // elements per memory shape
 	lag       bool
 	persist   bool
 	bgsave    bool
 	bigValues bool
 	evict     bool
 	tls       bool
+	replica   bool
 	target    time.Duration
 	zredisBin string
 	redisBin  string
 	benchBin  string
+	cliBin    string
+	// self is set when the binary in zredis's place is a redis-server
+	// (-against-self): the run then shows the harness's noise floor.
+	self bool
+	sum  *summaryTable // the closing table every part adds its figures to
 }
 
 // result is one redis-benchmark run.
@@ -145,12 +217,13 @@ type result struct {
 
 // server is a running server process.
 type server struct {
-	name string
-	port int
-	dir  string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-	done chan struct{}
+	name   string
+	port   int
+	dir    string
+	zredis bool // a zredis-server, not a redis-server
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
+	done   chan struct{}
 }
 
 func main() {
@@ -159,53 +232,75 @@ func main() {
 
 func run() int {
 	var o options
-	var pipes string
-	var quick bool
-	var testSpec string
+	var pipes, sizes string
+	var quick, self bool
+	var testSpec, csvPath, svgPath string
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every test once on each server")
-	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test and pipeline so a run takes about -target)")
+	flag.IntVar(&o.n, "n", 0, "requests per run (0: calibrated per test, size and pipeline so a run takes about -target)")
 	flag.IntVar(&o.clients, "clients", 50, "parallel connections (redis-benchmark -c)")
 	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
+	flag.StringVar(&sizes, "sizes", "3,1024", "value sizes in bytes of the throughput tests (redis-benchmark -d), comma-separated")
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
-	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs")
-	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated (set,get,incr,mset,setex,sadd,zadd,hset,lpush,rpop,zrangebyscore,hgetall), all, or none")
-	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark on fresh servers")
+	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs, -memn 100000 unless given")
+	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
+	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, seven shapes) on fresh servers")
+	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
+	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.tls, "tls", true, "then run SET and GET over TLS (redis-benchmark --tls) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
-	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary")
+	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary (a redis-server here measures the noise floor, as -against-self)")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
+	flag.BoolVar(&self, "against-self", false, "run -redis in zredis's place too: ratios of redis-server against itself, the harness's noise floor")
 	flag.StringVar(&o.benchBin, "benchmark", "redis-benchmark", "redis-benchmark binary")
+	flag.StringVar(&o.cliBin, "cli", "redis-cli", "redis-cli binary (the memory part loads with redis-cli --pipe)")
+	flag.StringVar(&csvPath, "csv", "bench-out/bench.csv", "write the summary table as CSV to this file (\"\": none)")
+	flag.StringVar(&svgPath, "svg", "bench-out/bench.svg", "write the plot of the ratios as SVG to this file (\"\": none)")
 	flag.Parse()
+	memNSet := false
+	flag.Visit(func(f *flag.Flag) { memNSet = memNSet || f.Name == "memn" })
 	if quick {
 		o.rounds = 1
 		o.target = 300 * time.Millisecond
-	}
-	for _, p := range strings.Split(pipes, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || v < 1 {
-			fmt.Fprintf(os.Stderr, "bench: bad -pipelines %q\n", pipes)
-			return 2
+		if !memNSet {
+			o.memN = memElements / 10
 		}
-		o.pipelines = append(o.pipelines, v)
 	}
 	var err error
+	if o.pipelines, err = parseInts(pipes); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -pipelines: %v\n", err)
+		return 2
+	}
+	if o.sizes, err = parseInts(sizes); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -sizes: %v\n", err)
+		return 2
+	}
 	if o.tests, err = selectTests(testSpec); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: -tests:", err)
 		return 2
 	}
-	if o.rounds < 1 || o.clients < 1 || o.n < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -rounds and -clients must be at least 1, -n at least 0")
+	if o.rounds < 1 || o.clients < 1 || o.n < 0 || o.memN < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -rounds, -clients and -memn must be at least 1, -n at least 0")
 		return 2
 	}
-	if _, err := os.Stat(o.zredisBin); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v (make bench builds it)\n", err)
-		return 2
+	if self {
+		o.zredisBin = o.redisBin
 	}
-	for _, b := range []*string{&o.redisBin, &o.benchBin} {
+	bins := []*string{&o.zredisBin, &o.redisBin, &o.benchBin}
+	if o.memory {
+		bins = append(bins, &o.cliBin)
+	}
+	for _, b := range bins {
+		if strings.ContainsRune(*b, '/') {
+			if _, err := os.Stat(*b); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v (make bench builds bin/zredis-server)\n", err)
+				return 2
+			}
+			continue
+		}
 		p, err := exec.LookPath(*b)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %s not found (make deps installs it)\n", *b)
@@ -213,126 +308,152 @@ func run() int {
 		}
 		*b = p
 	}
+	o.self = !isZredis(o.zredisBin)
+	o.sum = &summaryTable{}
 
 	// Ctrl-C or SIGTERM cancels ctx: the running redis-benchmark is
-	// killed and the deferred stops below take both servers down.
+	// killed and the deferred stops take the servers down.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	printMachine(o)
+	machine := printMachine(o)
+	if o.self {
+		fmt.Println("\nnoise floor: the \"zredis\" side is a second redis-server (" + o.zredisBin + "); every ratio is redis against itself")
+	}
+	fmt.Println()
 
-	if len(o.tests) > 0 {
-		if rc := throughput(ctx, o); rc != 0 {
-			return rc
-		}
+	parts := []struct {
+		on  bool
+		run func(context.Context, options, io.Writer) error
+	}{
+		{len(o.tests) > 0, throughput},
+		{o.memory, memoryBench},
+		{o.replica, replicaBench},
+		{o.persist, aofBench},
+		{o.persist && o.bgsave, persistBench},
+		{o.evict, evictBench},
+		{o.tls, tlsBench},
+		{o.bigValues, bigValuesBench},
+		{o.lag, lagBench},
 	}
-	if o.memory {
-		if err := memoryBench(ctx, o, os.Stdout); err != nil {
+	rc := 0
+	for _, p := range parts {
+		if !p.on {
+			continue
+		}
+		if err := p.run(ctx, o, os.Stdout); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintln(os.Stderr, "bench: interrupted")
 				return 130
 			}
+			// The summary still shows what the parts before measured.
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
+			rc = 1
+			break
 		}
 	}
-	if o.persist {
-		err := aofBench(ctx, o, os.Stdout)
-		if err == nil && o.bgsave {
-			err = persistBench(ctx, o, os.Stdout)
+
+	o.sum.print(os.Stdout, o.self)
+	title := "zredis / redis-server, " + time.Now().Format("2006-01-02 15:04") + ", " + machine
+	if o.self {
+		title = "noise floor: redis-server / redis-server, " + time.Now().Format("2006-01-02 15:04") + ", " + machine
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{csvPath, o.sum.writeCSV},
+		{svgPath, func(w io.Writer) error { return o.sum.writeSVG(w, title) }},
+	} {
+		if out.path == "" {
+			continue
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(os.Stderr, "bench: interrupted")
-				return 130
-			}
+		if err := writeFile(out.path, out.write); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
+			rc = 1
+			continue
+		}
+		fmt.Println("wrote", out.path)
+	}
+	return rc
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(spec string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(spec, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad value %q in %q", f, spec)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// writeFile creates path (and its directory) and fills it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
 		}
 	}
-	if o.evict {
-		if err := evictBench(ctx, o, os.Stdout); err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(os.Stderr, "bench: interrupted")
-				return 130
-			}
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	if o.tls {
-		if err := tlsBench(ctx, o, os.Stdout); err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(os.Stderr, "bench: interrupted")
-				return 130
-			}
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %v", path, err)
 	}
-	if o.bigValues {
-		if err := bigValuesBench(ctx, o, os.Stdout); err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(os.Stderr, "bench: interrupted")
-				return 130
-			}
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
-	}
-	if o.lag {
-		if err := lagBench(ctx, o, os.Stdout); err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(os.Stderr, "bench: interrupted")
-				return 130
-			}
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
-	}
-	return 0
+	return f.Close()
+}
+
+// isZredis reports whether bin is a zredis-server (its --version says so).
+func isZredis(bin string) bool {
+	out, _ := exec.Command(bin, "--version").CombinedOutput()
+	return strings.Contains(string(out), "zredis")
+}
+
+// noSave is the arguments both servers get everywhere unless a part asks
+// for persistence: no RDB snapshots, no AOF.
+func noSave(extra ...string) []string {
+	return append([]string{"--save", "", "--appendonly", "no"}, extra...)
 }
 
 // throughput runs the redis-benchmark tests on a fresh pair of servers
-// and prints the tables; it returns the exit code.
-func throughput(ctx context.Context, o options) int {
-	z, err := startServer(ctx, "zredis", o.zredisBin)
+// and prints the tables.
+func throughput(ctx context.Context, o options, w io.Writer) error {
+	z, err := startServer(ctx, "zredis", o.zredisBin, noSave()...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+		return err
 	}
 	defer z.stop()
-	r, err := startServer(ctx, "redis", o.redisBin, "--save", "", "--appendonly", "no")
+	r, err := startServer(ctx, "redis", o.redisBin, noSave()...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+		return err
 	}
 	defer r.stop()
-	fmt.Printf("zredis: 127.0.0.1:%d  redis: 127.0.0.1:%d  clients: %d  keyspace (-r): %d\n\n",
-		z.port, r.port, o.clients, keyspaceSize)
+	fmt.Fprintf(w, "zredis: 127.0.0.1:%d  redis: 127.0.0.1:%d  clients: %d  keyspace (-r): %d  value sizes: %v bytes\n\n",
+		z.port, r.port, o.clients, keyspaceSize, o.sizes)
 
 	res, err := benchmark(ctx, o, z, r)
-	if ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "bench: interrupted")
-		return 130
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+		return err
 	}
-	report(os.Stdout, o, res)
+	report(w, o, res)
 	for _, s := range []*server{z, r} {
 		if s.exited() {
-			fmt.Fprintf(os.Stderr, "bench: %s exited during the benchmark:\n%s\n", s.name, s.out)
-			return 1
+			return fmt.Errorf("%s exited during the benchmark:\n%s", s.name, s.out)
 		}
 	}
-	return 0
+	return nil
 }
 
-// cell holds the runs of one (pipeline, test) pair.
+// cell holds the runs of one (pipeline, value size, test) triple.
 type cell struct {
 	pipeline int
+	size     int // value bytes
 	test     test
 	n        int
 	z, r     []result // one per round
@@ -341,8 +462,10 @@ type cell struct {
 func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 	var cells []*cell
 	for _, p := range o.pipelines {
-		for _, t := range o.tests {
-			cells = append(cells, &cell{pipeline: p, test: t, n: o.n})
+		for _, size := range o.sizes {
+			for _, t := range o.tests {
+				cells = append(cells, &cell{pipeline: p, size: size, test: t, n: o.n})
+			}
 		}
 	}
 	if o.n == 0 {
@@ -378,7 +501,7 @@ func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 			}
 			c.z = append(c.z, zr)
 			c.r = append(c.r, rr)
-			fmt.Printf("  P%-3d %-15s n=%-9d zredis %s   redis %s\n", c.pipeline, c.test.name, c.n, brief(zr), brief(rr))
+			fmt.Printf("  P%-3d %5dB %-15s n=%-9d zredis %s   redis %s\n", c.pipeline, c.size, c.test.name, c.n, brief(zr), brief(rr))
 		}
 	}
 	fmt.Println()
@@ -409,13 +532,13 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
 		"-c", strconv.Itoa(o.clients), "-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline),
 		"-r", strconv.Itoa(keyspaceSize), "--csv"}
-	args = append(args, c.test.args...)
+	args = append(args, c.test.args(c.size)...)
 	// A hung server must not hang the benchmark: allow far more than the
 	// run should take.
 	rctx, cancel := context.WithTimeout(ctx, 20*o.target+2*time.Minute)
 	defer cancel()
 	if c.test.setup != nil {
-		if err := prepare(s, c.test, n); err != nil {
+		if err := prepare(s, c.test, n, c.size); err != nil {
 			return result{}, fmt.Errorf("%s: preparing %s: %v", s.name, c.test.name, err)
 		}
 	}
@@ -453,14 +576,15 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 	return res, nil
 }
 
-// prepare runs t's setup on s for a run of n requests.
-func prepare(s *server, t test, n int) error {
+// prepare runs t's setup on s for a run of n requests with values of
+// size bytes.
+func prepare(s *server, t test, n, size int) error {
 	rc, err := dialServer(s)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	return t.setup(rc, n)
+	return t.setup(rc, n, size)
 }
 
 // cpuTime is the server process's user+system CPU time so far, from
@@ -581,8 +705,8 @@ func report(w io.Writer, o options, cells []*cell) {
 		fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); ratio = zredis/redis per round, then median; p99 in ms\n",
 			p, o.clients, o.rounds)
 		fmt.Fprintf(w, "cpu/op = server CPU µs per request; client = redis-benchmark's CPU in cores (near 1.0: the client, not the server, bounds rps)\n")
-		fmt.Fprintf(w, "%-15s %9s %11s %11s %9s %11s %11s %9s %9s %9s %9s %7s\n",
-			"test", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio",
+		fmt.Fprintf(w, "%-15s %6s %9s %11s %11s %9s %11s %11s %9s %9s %9s %9s %7s\n",
+			"test", "value", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio",
 			"z cpu/op", "r cpu/op", "cpu ratio", "client")
 		for _, c := range cells {
 			if c.pipeline != p {
@@ -590,15 +714,15 @@ func report(w io.Writer, o options, cells []*cell) {
 			}
 			s := summarize(c)
 			if s.ok == 0 {
-				fmt.Fprintf(w, "%-15s %9d %11s\n", c.test.name, c.n, "failed")
+				fmt.Fprintf(w, "%-15s %5dB %9d %11s\n", c.test.name, c.size, c.n, "failed")
 			} else {
-				fmt.Fprintf(w, "%-15s %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f %9.2f %9.2f %9.2f %7.2f\n",
-					c.test.name, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio,
+				fmt.Fprintf(w, "%-15s %5dB %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f %9.2f %9.2f %9.2f %7.2f\n",
+					c.test.name, c.size, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio,
 					s.zCPU, s.rCPU, s.cpuRatio, s.clientCPU)
 			}
 			if s.firstErr != "" {
-				errs = append(errs, fmt.Sprintf("P%d %s (%d/%d rounds failed): %s",
-					p, c.test.name, o.rounds-s.ok, o.rounds, s.firstErr))
+				errs = append(errs, fmt.Sprintf("P%d %dB %s (%d/%d rounds failed): %s",
+					p, c.size, c.test.name, o.rounds-s.ok, o.rounds, s.firstErr))
 			}
 		}
 		fmt.Fprintln(w)
@@ -609,15 +733,53 @@ func report(w io.Writer, o options, cells []*cell) {
 			fmt.Fprintln(w, "  "+e)
 		}
 	}
+	for _, f := range throughputFigures(o.pipelines, cells) {
+		o.sum.add(f)
+	}
 }
 
-func printMachine(o options) {
-	fmt.Printf("machine: %s, %d CPUs (nproc), %s %s\n", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+// throughputFigures are the summary's figures for the throughput grid:
+// rps and p99 per cell, then per pipeline the geometric mean of each
+// ratio over the cells that ran.
+func throughputFigures(pipelines []int, cells []*cell) []figure {
+	var rps, p99 []figure
+	for _, p := range pipelines {
+		var rr, pr []float64
+		for _, c := range cells {
+			if c.pipeline != p {
+				continue
+			}
+			s := summarize(c)
+			name := fmt.Sprintf("P%d %s %dB", p, c.test.name, c.size)
+			rps = append(rps, figure{section: "throughput", name: name, unit: "rps",
+				z: s.zRPS, r: s.rRPS, ratio: s.rpsRatio, better: higher})
+			p99 = append(p99, figure{section: "p99 latency", name: name, unit: "ms",
+				z: s.zP99, r: s.rP99, ratio: s.p99Ratio, better: lower})
+			if s.ok > 0 {
+				rr, pr = append(rr, s.rpsRatio), append(pr, s.p99Ratio)
+			}
+		}
+		if len(rr) > 0 {
+			rps = append(rps, figure{section: "throughput", name: fmt.Sprintf("P%d geomean (%d cells)", p, len(rr)),
+				unit: "rps", z: math.NaN(), r: math.NaN(), ratio: geomean(rr), better: higher})
+			p99 = append(p99, figure{section: "p99 latency", name: fmt.Sprintf("P%d geomean (%d cells)", p, len(pr)),
+				unit: "ms", z: math.NaN(), r: math.NaN(), ratio: geomean(pr), better: lower})
+		}
+	}
+	return append(rps, p99...)
+}
+
+// printMachine prints the machine, the kernel and the versions, and
+// returns the machine in one line for the plot's title.
+func printMachine(o options) string {
+	m := fmt.Sprintf("%s, %d CPUs", cpuModel(), runtime.NumCPU())
+	fmt.Printf("machine: %s (nproc), %s %s\n", m, runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("kernel:  %s\n", firstLine("uname", "-sr"))
 	fmt.Printf("go:      %s\n", firstLine("go", "version"))
 	fmt.Printf("zredis:  %s\n", firstLine(o.zredisBin, "--version"))
 	fmt.Printf("redis:   %s\n", firstLine(o.redisBin, "--version"))
 	fmt.Printf("bench:   %s\n", firstLine(o.benchBin, "--version"))
+	return m
 }
 
 func cpuModel() string {
@@ -665,6 +827,11 @@ func startServer(ctx context.Context, name, bin string, extra ...string) (*serve
 func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) (*server, error) {
 	var lastErr error
 	given := dir
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	zredis := isZredis(abs)
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
@@ -676,12 +843,8 @@ func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) 
 				return nil, err
 			}
 		}
-		abs, err := filepath.Abs(bin)
-		if err != nil {
-			return nil, err
-		}
 		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}, extra...)
-		s := &server{name: name, port: port, dir: dir, out: &bytes.Buffer{}, done: make(chan struct{})}
+		s := &server{name: name, port: port, dir: dir, zredis: zredis, out: &bytes.Buffer{}, done: make(chan struct{})}
 		s.cmd = exec.Command(abs, args...)
 		s.cmd.Dir = dir
 		s.cmd.Stdout, s.cmd.Stderr = s.out, s.out

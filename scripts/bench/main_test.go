@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -94,19 +97,192 @@ func TestAppendCommands(t *testing.T) {
 	assert.Equal(t, "$1\r\n0\r\n", string(appendBulkNum(nil, "", 0)))
 }
 
-// Every memory case's commands are well-formed RESP arrays of bulk
-// strings.
-func TestMemCasesWellFormed(t *testing.T) {
-	for _, mc := range memCases {
-		for _, i := range []int{0, 7, memElements - 1} {
-			b := mc.gen(nil, i)
-			// A command is an array of bulk strings, which readReply
-			// parses like an array reply.
-			rc := &rconn{r: bufio.NewReader(bytes.NewReader(b))}
+// Every memory shape's commands are well-formed RESP arrays of bulk
+// strings, and loading n elements adds n elements.
+func TestMemShapesWellFormed(t *testing.T) {
+	for _, sh := range memShapes {
+		var buf bytes.Buffer
+		const n = 1003 // not a multiple of any batch
+		require.NoError(t, writeShape(&buf, sh, n))
+		// A command is an array of bulk strings, which readReply
+		// parses like an array reply.
+		rc := &rconn{r: bufio.NewReader(&buf)}
+		cmds := 0
+		for rc.r.Buffered() > 0 || buf.Len() > 0 {
 			_, err := rc.readReply()
-			assert.NoError(t, err, "%s %d: %q", mc.name, i, b)
-			assert.Zero(t, rc.r.Buffered(), "%s %d: trailing bytes in %q", mc.name, i, b)
+			require.NoError(t, err, sh.name)
+			cmds++
 		}
+		assert.Equal(t, (n+sh.per-1)/sh.per, cmds, sh.name)
+	}
+	// One element per argument after the key (two for field/value and
+	// score/member pairs).
+	assert.Equal(t, "*12\r\n$4\r\nHSET\r\n$6\r\nhash:1\r\n"+
+		"$6\r\nfield1\r\n$10\r\nv000000005\r\n$6\r\nfield2\r\n$10\r\nv000000006\r\n"+
+		"$6\r\nfield3\r\n$10\r\nv000000007\r\n$6\r\nfield4\r\n$10\r\nv000000008\r\n"+
+		"$6\r\nfield5\r\n$10\r\nv000000009\r\n", string(memShapes[2].gen(nil, 5, 5)))
+	assert.Equal(t, "$10\r\nm123456789\r\n", string(appendTen(nil, 'm', 123456789)))
+}
+
+func TestPipeErrors(t *testing.T) {
+	ok := "All data transferred. Waiting for the last reply...\nLast reply received from server.\nerrors: 0, replies: 1000\n"
+	assert.NoError(t, pipeErrors(ok))
+	assert.ErrorContains(t, pipeErrors("ERR x\nerrors: 3, replies: 1000\n"), "3 error replies")
+	assert.Error(t, pipeErrors("Error writing to the server: Connection reset by peer\n"))
+}
+
+func TestTestArgs(t *testing.T) {
+	byKey := map[string]test{}
+	for _, tc := range tests {
+		byKey[testKey(tc)] = tc
+	}
+	assert.Equal(t, []string{"-t", "set", "-d", "1024"}, byKey["set"].args(1024))
+	setex := byKey["setex"].args(1024)
+	assert.Equal(t, []string{"SETEX", "key:__rand_int__", "100"}, setex[:3])
+	assert.Len(t, setex[3], 1024)
+	assert.Equal(t, []string{"SETEX", "key:__rand_int__", "100", "xxx"}, byKey["setex"].args(3))
+	// Members: redis-benchmark's own at the small size, padded to the
+	// size once __rand_int__ is replaced by its 12 digits.
+	assert.Equal(t, []string{"SADD", "myset", "element:__rand_int__"}, byKey["sadd"].args(3))
+	m := byKey["zadd"].args(1024)[3]
+	assert.Len(t, strings.Replace(m, "__rand_int__", "000000000042", 1), 1024)
+	assert.Equal(t, "value:1xx", pad("value:1", 9))
+	assert.Equal(t, "value:10", pad("value:10", 3))
+}
+
+func TestGeomean(t *testing.T) {
+	assert.InDelta(t, 2.0, geomean([]float64{1, 4}), 1e-12)
+	assert.InDelta(t, 1.0, geomean([]float64{0.5, 2, 1}), 1e-12)
+	// Failed cells (NaN) and nonsense are left out; none left is NaN.
+	assert.InDelta(t, 3.0, geomean([]float64{3, math.NaN(), 0, -1}), 1e-12)
+	assert.True(t, math.IsNaN(geomean(nil)))
+}
+
+func TestThroughputFigures(t *testing.T) {
+	set := test{name: "SET"}
+	cells := []*cell{
+		{pipeline: 1, size: 3, test: set, z: []result{{rps: 200, p99: 1}}, r: []result{{rps: 100, p99: 2}}},
+		{pipeline: 1, size: 1024, test: set, z: []result{{rps: 50, p99: 1}}, r: []result{{rps: 100, p99: 1}}},
+		{pipeline: 16, size: 3, test: set, z: []result{{err: "boom"}}, r: []result{{rps: 100, p99: 1}}},
+	}
+	figs := throughputFigures([]int{1, 16}, cells)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.section+"|"+f.name)
+	}
+	assert.Equal(t, []string{
+		"throughput|P1 SET 3B", "throughput|P1 SET 1024B", "throughput|P1 geomean (2 cells)", "throughput|P16 SET 3B",
+		"p99 latency|P1 SET 3B", "p99 latency|P1 SET 1024B", "p99 latency|P1 geomean (2 cells)", "p99 latency|P16 SET 3B",
+	}, names)
+	assert.Equal(t, 2.0, figs[0].ratio)
+	assert.InDelta(t, 1.0, figs[2].ratio, 1e-12) // sqrt(2 * 0.5)
+	assert.True(t, math.IsNaN(figs[3].ratio))    // every round failed
+	assert.InDelta(t, math.Sqrt(0.5), figs[6].ratio, 1e-12)
+	assert.Equal(t, 1, figs[0].leads())
+	assert.Equal(t, -1, figs[1].leads())
+	assert.Equal(t, 1, figs[4].leads()) // p99 0.5: lower is better
+	assert.Equal(t, 0, figs[3].leads())
+}
+
+func sampleSummary() *summaryTable {
+	t := &summaryTable{}
+	t.add(figure{section: "throughput", name: "P1 SET 3B", unit: "rps", z: 150000, r: 100000, ratio: 1.5, better: higher})
+	t.add(figure{section: "throughput", name: "P1 geomean (1 cells)", unit: "rps", z: math.NaN(), r: math.NaN(), ratio: 1.5, better: higher})
+	t.add(figure{section: "memory (RSS)", name: "strings <10 B>", unit: "B/elem", z: 120.5, r: 60.25, ratio: 2, better: lower})
+	t.add(figure{section: "memory (used_memory)", name: "strings", unit: "B/elem", z: 80, r: 60, ratio: 80.0 / 60, better: neither})
+	t.add(figure{section: "large values, 10 MB", name: "SET time", unit: "ms", z: 20, r: 10, ratio: 2, better: lower})
+	t.add(figure{section: "large values, 10 MB", name: "peak RSS (VmHWM)", unit: "MB", z: 100, r: 200, ratio: 0.5, better: lower})
+	return t
+}
+
+func TestSummaryGrouped(t *testing.T) {
+	s := &summaryTable{}
+	for _, f := range []string{"a:1", "b:1", "a:2", "c:1", "b:2"} {
+		sec, name, _ := strings.Cut(f, ":")
+		s.add(figure{section: sec, name: name})
+	}
+	var got []string
+	for _, f := range s.grouped() {
+		got = append(got, f.section+":"+f.name)
+	}
+	assert.Equal(t, []string{"a:1", "a:2", "b:1", "b:2", "c:1"}, got)
+}
+
+func TestSummaryCSV(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, sampleSummary().writeCSV(&b))
+	rows, err := csv.NewReader(&b).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 7)
+	assert.Equal(t, []string{"section", "figure", "unit", "zredis", "redis", "ratio", "better"}, rows[0])
+	assert.Equal(t, []string{"throughput", "P1 SET 3B", "rps", "150000", "100000", "1.5", "higher"}, rows[1])
+	assert.Equal(t, []string{"throughput", "P1 geomean (1 cells)", "rps", "", "", "1.5", "higher"}, rows[2])
+	assert.Equal(t, []string{"memory (RSS)", "strings <10 B>", "B/elem", "120.5", "60.25", "2", "lower"}, rows[3])
+	assert.Equal(t, "", rows[4][6])
+}
+
+func TestSummarySVG(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, sampleSummary().writeSVG(&b, "zredis & redis"))
+	svg := b.String()
+	// Well-formed XML.
+	d := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, svg)
+	}
+	assert.Contains(t, svg, "zredis &amp; redis")
+	assert.Contains(t, svg, "strings &lt;10 B&gt;")
+	// Five plotted bars (used_memory is not plotted): three leading, two
+	// trailing; the line at 1.0 is drawn.
+	assert.Equal(t, 5, strings.Count(svg, "<rect x="))
+	assert.Equal(t, 3, strings.Count(svg, `fill="#2a9d3a"`))
+	assert.Equal(t, 2, strings.Count(svg, `fill="#d1495b"`))
+	assert.Contains(t, svg, `stroke="#000"`)
+	// Mixed units: in the labels, not the section's heading.
+	assert.Contains(t, svg, "SET time (ms)")
+	assert.Contains(t, svg, "throughput (rps, higher is better)")
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		745: "745", 123456.7: "123457", 60.25: "60.2", 0.0456: "0.046", 3: "3",
+	} {
+		assert.Equal(t, want, num(v), "%v", v)
+	}
+	assert.Equal(t, "-", num(math.NaN()))
+}
+
+func TestSummaryPrint(t *testing.T) {
+	var b bytes.Buffer
+	sampleSummary().print(&b, false)
+	out := b.String()
+	assert.Contains(t, out, "P1 SET 3B")
+	assert.Regexp(t, `P1 SET 3B\s+rps\s+150000\s+100000\s+1\.50 lead`, out)
+	assert.Regexp(t, `strings <10 B>\s+B/elem\s+120\.5\s+60\.2\s+2\.00 trail`, out)
+}
+
+func TestReplicaState(t *testing.T) {
+	info := "# Replication\r\nrole:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=17002,state=online,offset=120,lag=0\r\nmaster_repl_offset:150\r\n"
+	state, acked, offset, err := replicaState(info)
+	require.NoError(t, err)
+	assert.Equal(t, "online", state)
+	assert.Equal(t, int64(120), acked)
+	assert.Equal(t, int64(150), offset)
+	_, _, _, err = replicaState("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n")
+	assert.Error(t, err)
+}
+
+func TestParseInts(t *testing.T) {
+	v, err := parseInts("3, 1024")
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 1024}, v)
+	for _, bad := range []string{"", "0", "3,x", "-1"} {
+		_, err := parseInts(bad)
+		assert.Error(t, err, bad)
 	}
 }
 

@@ -1,152 +1,287 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// memElements is the number of elements each memory case loads.
+// The memory benchmark measures memory as a user sees it: the growth of
+// the server process's resident set (VmRSS) from a fresh, idle server to
+// the same server holding -memn elements of one shape, loaded with
+// redis-cli --pipe. Every shape gets a fresh server of each kind, one
+// after the other, so that nothing one shape left behind (freed but
+// retained pages, a grown hash table) is counted for the next.
+//
+// Three readings per shape and server, each as growth over the fresh
+// server divided by the elements:
+//   - RSS: one second after the load, as a user's ps shows it;
+//   - RSS after MEMORY PURGE: zredis runs a full collection and returns
+//     free pages to the OS, redis-server asks jemalloc to purge;
+//   - used_memory (after the purge): redis's bytes allocated through
+//     zmalloc; for zredis the Go heap's live objects (allocator_allocated),
+//     since its used_memory is an estimate kept per key.
+
+// memElements is -memn's default: elements loaded per shape.
 const memElements = 1000000
 
-// memCase is one memory workload: count commands, the i-th built by gen,
-// adding memElements elements in all.
-type memCase struct {
-	name  string
-	count int
-	gen   func(b []byte, i int) []byte
+// memSettle is the pause between the end of a load and the RSS reading.
+const memSettle = time.Second
+
+// memShape is one memory workload. Loading n elements sends commands
+// of up to per elements each; gen appends the command that adds
+// elements first .. first+count-1.
+type memShape struct {
+	name string
+	desc string
+	per  int
+	gen  func(b []byte, first, count int) []byte
 }
 
-var memCases = []memCase{
-	{"hash, 1M fields", memElements, func(b []byte, i int) []byte {
+// Keys, members, fields and values are 10 bytes where the shape allows
+// ("v000000042", "m000000042"), not decimal-looking, so redis-server
+// keeps them as strings as the mail queue's ids would be.
+var memShapes = []memShape{
+	{"strings", "SET key:N v<9 digits> (10-byte values)", 1, func(b []byte, first, _ int) []byte {
+		b = appendArray(b, 3)
+		b = appendBulk(b, "SET")
+		b = appendBulkNum(b, "key:", first)
+		return appendTen(b, 'v', first)
+	}},
+	{"strings with TTL", "SETEX key:N 86400 v<9 digits>", 1, func(b []byte, first, _ int) []byte {
 		b = appendArray(b, 4)
+		b = appendBulk(b, "SETEX")
+		b = appendBulkNum(b, "key:", first)
+		b = appendBulk(b, "86400")
+		return appendTen(b, 'v', first)
+	}},
+	// Five fields per hash: a message's metadata; redis-server keeps a
+	// hash this small as a listpack. An element is one field.
+	{"small hashes", "HSET hash:N field1..field5 with 10-byte values; n/5 hashes, per field", smallHashFields, func(b []byte, first, count int) []byte {
+		b = appendArray(b, 2+2*count)
+		b = appendBulk(b, "HSET")
+		b = appendBulkNum(b, "hash:", first/smallHashFields)
+		for j := 0; j < count; j++ {
+			b = appendBulkNum(b, "field", j+1)
+			b = appendTen(b, 'v', first+j)
+		}
+		return b
+	}},
+	{"hash fields", "one hash, HSET bighash f<9 digits> v<9 digits>", 100, func(b []byte, first, count int) []byte {
+		b = appendArray(b, 2+2*count)
 		b = appendBulk(b, "HSET")
 		b = appendBulk(b, "bighash")
-		b = appendBulkNum(b, "field:", i)
-		return appendBulkNum(b, "value:", i)
+		for i := first; i < first+count; i++ {
+			b = appendTen(b, 'f', i)
+			b = appendTen(b, 'v', i)
+		}
+		return b
 	}},
-	{"set, 1M members", memElements, func(b []byte, i int) []byte {
-		b = appendArray(b, 3)
+	{"set members", "one set, SADD bigset m<9 digits>", 100, func(b []byte, first, count int) []byte {
+		b = appendArray(b, 2+count)
 		b = appendBulk(b, "SADD")
 		b = appendBulk(b, "bigset")
-		return appendBulkNum(b, "member:", i)
+		for i := first; i < first+count; i++ {
+			b = appendTen(b, 'm', i)
+		}
+		return b
 	}},
-	{"zset, 1M members", memElements, func(b []byte, i int) []byte {
-		b = appendArray(b, 4)
+	{"zset members", "one sorted set, ZADD bigzset N m<9 digits>", 100, func(b []byte, first, count int) []byte {
+		b = appendArray(b, 2+2*count)
 		b = appendBulk(b, "ZADD")
 		b = appendBulk(b, "bigzset")
-		b = appendBulkNum(b, "", i)
-		return appendBulkNum(b, "member:", i)
+		for i := first; i < first+count; i++ {
+			b = appendBulkNum(b, "", i)
+			b = appendTen(b, 'm', i)
+		}
+		return b
 	}},
-	// Four 10-byte fields with 10-byte values: small enough for Redis's
-	// listpack encoding.
-	{"1M hashes, 4 f", memElements, func(b []byte, i int) []byte {
-		b = appendArray(b, 10)
-		b = appendBulk(b, "HSET")
-		b = appendBulkNum(b, "hash:", i)
-		for f := 1; f <= 4; f++ {
-			b = appendBulkNum(b, "fieldname", f)
-			b = appendBulkNum(b, "v:", 10000000+i%10000000)
+	{"list elements", "one list, RPUSH biglist v<9 digits>", 100, func(b []byte, first, count int) []byte {
+		b = appendArray(b, 2+count)
+		b = appendBulk(b, "RPUSH")
+		b = appendBulk(b, "biglist")
+		for i := first; i < first+count; i++ {
+			b = appendTen(b, 'v', i)
 		}
 		return b
 	}},
 }
 
-// memResult is one case on one server.
+// smallHashFields is the number of fields of each small hash.
+const smallHashFields = 5
+
+// appendTen appends the 10-byte bulk string c followed by i in nine
+// zero-padded digits.
+func appendTen(b []byte, c byte, i int) []byte {
+	b = append(b, "$10\r\n"...)
+	b = append(b, c)
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(i%1000000000), 10)
+	for k := len(d); k < 9; k++ {
+		b = append(b, '0')
+	}
+	b = append(b, d...)
+	return append(b, '\r', '\n')
+}
+
+// writeShape writes the commands that load n elements of sh to w.
+func writeShape(w io.Writer, sh memShape, n int) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf []byte
+	for first := 0; first < n; first += sh.per {
+		buf = sh.gen(buf[:0], first, min(sh.per, n-first))
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// memResult is one shape on one server; memory in bytes.
 type memResult struct {
-	before, after int64 // used_memory, bytes
-	load          time.Duration
+	rss0, rss, rssPurged int64 // VmRSS: fresh, after the load, after MEMORY PURGE
+	used0, used          int64 // used_memory (see above): fresh, after the purge
+	load                 time.Duration
 }
 
-func (m memResult) perElement() float64 {
-	return float64(m.after-m.before) / memElements
+// perElement is the growth from fresh to after over n elements.
+func perElement(before, after int64, n int) float64 {
+	return float64(after-before) / float64(n)
 }
 
-// memoryBench loads each case into a fresh zredis and redis-server pair
-// (FLUSHALL between cases) and prints used_memory growth per element.
+// memoryBench loads each shape into a fresh server of each kind and
+// prints the growth per element and the ratios.
 func memoryBench(ctx context.Context, o options, w io.Writer) error {
-	z, err := startServer(ctx, "zredis", o.zredisBin)
-	if err != nil {
-		return err
-	}
-	defer z.stop()
-	r, err := startServer(ctx, "redis", o.redisBin, "--save", "", "--appendonly", "no")
-	if err != nil {
-		return err
-	}
-	defer r.stop()
-	fmt.Fprintf(w, "memory: zredis 127.0.0.1:%d  redis 127.0.0.1:%d\n", z.port, r.port)
-
-	res := make([][2]memResult, len(memCases))
-	for i, mc := range memCases {
-		for j, s := range []*server{z, r} {
+	fmt.Fprintf(w, "memory: %d elements per shape loaded with redis-cli --pipe into a fresh server of each kind\n", o.memN)
+	res := make([][2]memResult, len(memShapes))
+	for i, sh := range memShapes {
+		for j, side := range []struct{ name, bin string }{{"zredis", o.zredisBin}, {"redis", o.redisBin}} {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			m, err := memoryCase(s, mc)
+			s, err := startServer(ctx, side.name, side.bin, noSave()...)
 			if err != nil {
-				return fmt.Errorf("memory %s on %s: %v", mc.name, s.name, err)
+				return err
+			}
+			m, err := memoryShape(ctx, o, s, sh)
+			if err == nil && s.exited() {
+				err = fmt.Errorf("exited:\n%s", s.out)
+			}
+			s.stop()
+			if err != nil {
+				return fmt.Errorf("memory, %s on %s: %v", sh.name, side.name, err)
 			}
 			res[i][j] = m
-			fmt.Fprintf(w, "  %-17s %-6s used_memory %11d -> %11d  load %5.2f s\n",
-				mc.name, s.name, m.before, m.after, m.load.Seconds())
+			fmt.Fprintf(w, "  %-17s %-6s RSS %4d -> %5d MB (%5d after PURGE)  used_memory +%d MB  load %5.2f s\n",
+				sh.name, side.name, m.rss0>>20, m.rss>>20, m.rssPurged>>20, (m.used-m.used0)>>20, m.load.Seconds())
 		}
 	}
 	fmt.Fprintln(w)
-	reportMemory(w, res)
-	for _, s := range []*server{z, r} {
-		if s.exited() {
-			return fmt.Errorf("%s exited during the memory benchmark:\n%s", s.name, s.out)
-		}
-	}
+	reportMemory(w, o, res)
 	return nil
 }
 
-func reportMemory(w io.Writer, res [][2]memResult) {
-	fmt.Fprintf(w, "memory: growth per element over %d elements; ratio = zredis/redis\n", memElements)
-	fmt.Fprintln(w, "zredis: Go heap's live objects (INFO allocator_allocated) read after MEMORY PURGE (forced GC):")
-	fmt.Fprintln(w, "  live objects only, no goroutine stacks, runtime metadata, or free heap spans held by the runtime")
-	fmt.Fprintln(w, "redis used_memory = bytes allocated through zmalloc (jemalloc), without allocator fragmentation")
-	fmt.Fprintf(w, "%-17s %14s %14s %7s %12s %12s\n", "case", "zredis B/elem", "redis B/elem", "ratio", "zredis load", "redis load")
-	for i, mc := range memCases {
-		zm, rm := res[i][0], res[i][1]
-		zb, rb := zm.perElement(), rm.perElement()
-		ratio := "-"
-		if rb > 0 {
-			ratio = fmt.Sprintf("%.2f", zb/rb)
-		}
-		fmt.Fprintf(w, "%-17s %14.1f %14.1f %7s %11.2fs %11.2fs\n",
-			mc.name, zb, rb, ratio, zm.load.Seconds(), rm.load.Seconds())
+func reportMemory(w io.Writer, o options, res [][2]memResult) {
+	n := o.memN
+	fmt.Fprintf(w, "memory: growth per element over %d elements from a fresh server; ratio = zredis/redis\n", n)
+	fmt.Fprintf(w, "RSS: VmRSS %v after the load; purged: VmRSS after MEMORY PURGE; used: used_memory (zredis: Go heap live objects)\n", memSettle)
+	fmt.Fprintf(w, "%-17s %9s %9s %6s %9s %9s %6s %9s %9s %6s %8s %8s\n", "shape (B/elem)",
+		"z RSS", "r RSS", "ratio", "z purged", "r purged", "ratio", "z used", "r used", "ratio", "z load", "r load")
+	for i, sh := range memShapes {
+		z, r := res[i][0], res[i][1]
+		zr, rr := perElement(z.rss0, z.rss, n), perElement(r.rss0, r.rss, n)
+		zp, rp := perElement(z.rss0, z.rssPurged, n), perElement(r.rss0, r.rssPurged, n)
+		zu, ru := perElement(z.used0, z.used, n), perElement(r.used0, r.used, n)
+		fmt.Fprintf(w, "%-17s %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %7.2fs %7.2fs\n", sh.name,
+			zr, rr, ratioOf(zr, rr), zp, rp, ratioOf(zp, rp), zu, ru, ratioOf(zu, ru), z.load.Seconds(), r.load.Seconds())
+		o.sum.add(figure{section: "memory (RSS)", name: sh.name, unit: "B/elem", z: zr, r: rr, ratio: ratioOf(zr, rr), better: lower})
+		o.sum.add(figure{section: "memory (RSS, purged)", name: sh.name, unit: "B/elem", z: zp, r: rp, ratio: ratioOf(zp, rp), better: lower})
+		o.sum.add(figure{section: "memory (used_memory)", name: sh.name, unit: "B/elem", z: zu, r: ru, ratio: ratioOf(zu, ru), better: neither})
+	}
+	fmt.Fprintln(w, "shapes:")
+	for _, sh := range memShapes {
+		fmt.Fprintf(w, "  %-17s %s\n", sh.name, sh.desc)
 	}
 	fmt.Fprintln(w)
 }
 
-// memoryCase empties s, loads mc and returns used_memory before and after.
-func memoryCase(s *server, mc memCase) (memResult, error) {
+// memoryShape reads s's memory fresh, loads n elements of sh through
+// redis-cli --pipe and reads it again.
+func memoryShape(ctx context.Context, o options, s *server, sh memShape) (memResult, error) {
+	var m memResult
 	rc, err := dialServer(s)
 	if err != nil {
-		return memResult{}, err
-	}
-	defer rc.Close()
-	var m memResult
-	if _, err := rc.do("FLUSHALL"); err != nil {
 		return m, err
 	}
-	if m.before, err = usedMemory(rc); err != nil {
+	defer rc.Close()
+	pid := s.cmd.Process.Pid
+	if m.used0, err = usedMemory(rc); err != nil {
+		return m, err
+	}
+	if m.rss0, err = procStatus(pid, "VmRSS:"); err != nil {
 		return m, err
 	}
 	start := time.Now()
-	if err := rc.load(mc.count, mc.gen); err != nil {
+	if err := pipeLoad(ctx, o.cliBin, s.port, func(w io.Writer) error { return writeShape(w, sh, o.memN) }); err != nil {
 		return m, err
 	}
 	m.load = time.Since(start)
-	if m.after, err = usedMemory(rc); err != nil {
+	time.Sleep(memSettle)
+	if m.rss, err = procStatus(pid, "VmRSS:"); err != nil {
 		return m, err
 	}
-	return m, nil
+	if m.used, err = usedMemory(rc); err != nil {
+		return m, err
+	}
+	time.Sleep(100 * time.Millisecond) // jemalloc's purge and Go's scavenger return pages asynchronously
+	m.rssPurged, err = procStatus(pid, "VmRSS:")
+	return m, err
+}
+
+// pipeLoad runs redis-cli --pipe against port with what write produces
+// on its standard input, and fails unless every reply was a success.
+func pipeLoad(ctx context.Context, cli string, port int, write func(io.Writer) error) error {
+	cmd := exec.CommandContext(ctx, cli, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "--pipe")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	werr := write(in)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("redis-cli --pipe: %v\n%s", err, out.String())
+	}
+	if werr != nil {
+		return werr
+	}
+	return pipeErrors(out.String())
+}
+
+var pipeSummary = regexp.MustCompile(`errors: (\d+), replies: (\d+)`)
+
+// pipeErrors checks redis-cli --pipe's closing line "errors: E,
+// replies: R".
+func pipeErrors(out string) error {
+	m := pipeSummary.FindStringSubmatch(out)
+	if m == nil {
+		return fmt.Errorf("redis-cli --pipe: no summary line in %q", out)
+	}
+	if m[1] != "0" {
+		return fmt.Errorf("redis-cli --pipe: %s error replies:\n%s", m[1], strings.TrimSpace(out))
+	}
+	return nil
 }
 
 // usedMemory runs MEMORY PURGE (on zredis a forced GC that returns freed

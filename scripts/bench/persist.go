@@ -71,6 +71,20 @@ func persistBench(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "RDB file, MB", mb(res[0].fileSize), mb(res[1].fileSize))
 	fmt.Fprintf(w, "%-36s %12s %12s\n", "start-up loading the RDB, ms", ms(res[0].loadTime), ms(res[1].loadTime))
 	fmt.Fprintln(w)
+	for _, f := range []struct {
+		name string
+		z, r time.Duration
+	}{
+		{"SET p99, idle", res[0].idleP99, res[1].idleP99},
+		{"SET p99, during BGSAVE", res[0].saveP99, res[1].saveP99},
+		{"BGSAVE duration", res[0].saveTime, res[1].saveTime},
+		{"start-up loading the RDB", res[0].loadTime, res[1].loadTime},
+	} {
+		z, r := float64(f.z)/1e6, float64(f.r)/1e6
+		o.sum.add(figure{section: "persistence", name: f.name, unit: "ms", z: z, r: r, ratio: ratioOf(z, r), better: lower})
+	}
+	z, r := float64(res[0].extraMem)/(1<<20), float64(res[1].extraMem)/(1<<20)
+	o.sum.add(figure{section: "persistence", name: "extra memory during BGSAVE", unit: "MB", z: z, r: r, ratio: ratioOf(z, r), better: lower})
 	return nil
 }
 
@@ -143,7 +157,7 @@ func persistRun(ctx context.Context, name, bin string) (persistResult, error) {
 	if fi, err := os.Stat(filepath.Join(s.dir, "dump.rdb")); err == nil {
 		res.fileSize = fi.Size()
 	}
-	if err := saveMemory(rc, setter, name, &res); err != nil {
+	if err := saveMemory(rc, setter, s.zredis, &res); err != nil {
 		return res, err
 	}
 
@@ -202,7 +216,7 @@ func waitBGSave(rc *rconn, interval time.Duration, sample func() error) error {
 // the save, so that garbage not yet collected does not count; redis:
 // rdb_last_cow_size, what the forked child's pages cost. The data written
 // is the keys overwritten times the memory one key takes (from loading).
-func saveMemory(rc, setter *rconn, name string, res *persistResult) error {
+func saveMemory(rc, setter *rconn, zredis bool, res *persistResult) error {
 	base, err := usedMemory(rc)
 	if err != nil {
 		return err
@@ -233,7 +247,7 @@ func saveMemory(rc, setter *rconn, name string, res *persistResult) error {
 	}()
 	var peak int64
 	err = waitBGSave(rc, 50*time.Millisecond, func() error {
-		if name != "zredis" {
+		if !zredis {
 			return nil
 		}
 		used, err := usedMemory(rc)
@@ -248,7 +262,7 @@ func saveMemory(rc, setter *rconn, name string, res *persistResult) error {
 	if err != nil {
 		return err
 	}
-	if name == "zredis" {
+	if zredis {
 		res.extraMem = max(peak-base, 0)
 	} else {
 		info, err := rc.do("INFO", "persistence")
@@ -319,7 +333,7 @@ func aofBench(ctx context.Context, o options, w io.Writer) error {
 			}
 			servers[i] = s
 		}
-		c := &cell{pipeline: 1, test: test{name: "SET", args: []string{"-t", "set"}}}
+		c := &cell{pipeline: 1, test: test{name: "SET", args: fixed("-t", "set")}}
 		var zr, rr []float64
 		var zp, rp []float64
 		for round := 0; round < o.rounds; round++ {
@@ -346,6 +360,10 @@ func aofBench(ctx context.Context, o options, w io.Writer) error {
 		servers[1].stop()
 		z, r := median(zr), median(rr)
 		fmt.Fprintf(w, "%-10s %12.0f %12.0f %9.2f %11.3f %11.3f\n", policy.name, z, r, z/r, median(zp), median(rp))
+		name := "SET, appendfsync " + policy.name
+		o.sum.add(figure{section: "AOF: throughput", name: name, unit: "rps", z: z, r: r, ratio: ratioOf(z, r), better: higher})
+		o.sum.add(figure{section: "AOF: p99", name: name, unit: "ms", z: median(zp), r: median(rp),
+			ratio: ratioOf(median(zp), median(rp)), better: lower})
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The collection tests' keys are redis-benchmark's own (myset, myhash,
 // mylist; myzset for the custom ZADD and ZRANGEBYSCORE). Each test's
@@ -17,35 +20,52 @@ const zrangeMembers = 100000
 const hgetallFields = 10
 
 // delKey returns a setup that deletes key: the test starts from nothing.
-func delKey(key string) func(*rconn, int) error {
-	return func(rc *rconn, _ int) error {
+func delKey(key string) func(*rconn, int, int) error {
+	return func(rc *rconn, _, _ int) error {
 		_, err := rc.do("DEL", key)
 		return err
 	}
 }
 
-// fillList leaves mylist holding exactly n elements "xxx" (redis-benchmark's
-// default 3-byte payload), so each of the n RPOPs of the run pops one.
-func fillList(rc *rconn, n int) error {
+// fillKeys sets every key redis-benchmark's key:__rand_int__ can name
+// under -r keyspaceSize (key:000000000000 .. key:000000099999) to a value
+// of size bytes, so GET finds a value of the run's size and EXPIRE finds
+// a key (SET also drops the TTL a previous EXPIRE run left).
+func fillKeys(rc *rconn, _, size int) error {
+	v := value(size)
+	return rc.load(keyspaceSize, func(b []byte, i int) []byte {
+		b = appendArray(b, 3)
+		b = appendBulk(b, "SET")
+		b = appendBulk(b, fmt.Sprintf("key:%012d", i))
+		return appendBulk(b, v)
+	})
+}
+
+// fillList leaves mylist holding exactly n elements of size bytes ("xxx"
+// at redis-benchmark's default 3), so each of the n RPOPs of the run pops
+// one.
+func fillList(rc *rconn, n, size int) error {
 	if _, err := rc.do("DEL", "mylist"); err != nil {
 		return err
 	}
 	const per = 1000 // elements per RPUSH
 	cmds := (n + per - 1) / per
+	v := value(size)
 	return rc.load(cmds, func(b []byte, i int) []byte {
 		k := min(per, n-i*per)
 		b = appendArray(b, 2+k)
 		b = appendBulk(b, "RPUSH")
 		b = appendBulk(b, "mylist")
 		for j := 0; j < k; j++ {
-			b = appendBulk(b, "xxx")
+			b = appendBulk(b, v)
 		}
 		return b
 	})
 }
 
-// fillZset leaves myzset holding zrangeMembers members.
-func fillZset(rc *rconn, _ int) error {
+// fillZset leaves myzset holding zrangeMembers members, each padded to
+// size bytes when size is longer than its name.
+func fillZset(rc *rconn, _, size int) error {
 	if _, err := rc.do("DEL", "myzset"); err != nil {
 		return err
 	}
@@ -56,21 +76,30 @@ func fillZset(rc *rconn, _ int) error {
 		b = appendBulk(b, "myzset")
 		for j := i * per; j < (i+1)*per; j++ {
 			b = appendBulkNum(b, "", j)
-			b = appendBulkNum(b, "element:", j)
+			b = appendBulk(b, pad(fmt.Sprintf("element:%d", j), size))
 		}
 		return b
 	})
 }
 
-// fillHash leaves myhash holding hgetallFields fields.
-func fillHash(rc *rconn, _ int) error {
+// fillHash leaves myhash holding hgetallFields fields with values of
+// size bytes (value:N, padded when size is longer).
+func fillHash(rc *rconn, _, size int) error {
 	if _, err := rc.do("DEL", "myhash"); err != nil {
 		return err
 	}
 	args := []string{"HSET", "myhash"}
 	for i := 0; i < hgetallFields; i++ {
-		args = append(args, fmt.Sprintf("field:%d", i), fmt.Sprintf("value:%d", i))
+		args = append(args, fmt.Sprintf("field:%d", i), pad(fmt.Sprintf("value:%d", i), size))
 	}
 	_, err := rc.do(args...)
 	return err
+}
+
+// pad returns s padded with 'x' to size bytes, or s when it is as long.
+func pad(s string, size int) string {
+	if len(s) >= size {
+		return s
+	}
+	return s + strings.Repeat("x", size-len(s))
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // tlsBench runs SET and GET over TLS (redis-benchmark --tls) on a fresh
@@ -54,7 +55,7 @@ func tlsBench(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "%-10s %12s %12s %9s %11s %11s\n", "test", "zredis rps", "redis rps", "ratio", "zredis p99", "redis p99")
 	for _, pipeline := range []int{1, 16} {
 		for _, t := range []string{"set", "get"} {
-			c := &cell{pipeline: pipeline, test: test{name: t, args: []string{"--tls", "--cacert", ca, "-t", t}}}
+			c := &cell{pipeline: pipeline, test: test{name: t, args: fixed("--tls", "--cacert", ca, "-t", t)}}
 			var rps, p99 [2][]float64
 			for round := 0; round < o.rounds; round++ {
 				for i, s := range servers {
@@ -71,8 +72,11 @@ func tlsBench(ctx context.Context, o options, w io.Writer) error {
 				}
 			}
 			z, r := median(rps[0]), median(rps[1])
-			fmt.Fprintf(w, "%-10s %12.0f %12.0f %9.2f %11.3f %11.3f\n", fmt.Sprintf("P%d %s", pipeline, t), z, r, z/r,
-				median(p99[0]), median(p99[1]))
+			zp, rp := median(p99[0]), median(p99[1])
+			fmt.Fprintf(w, "%-10s %12.0f %12.0f %9.2f %11.3f %11.3f\n", fmt.Sprintf("P%d %s", pipeline, t), z, r, z/r, zp, rp)
+			name := fmt.Sprintf("P%d %s", pipeline, strings.ToUpper(t))
+			o.sum.add(figure{section: "TLS: throughput", name: name, unit: "rps", z: z, r: r, ratio: ratioOf(z, r), better: higher})
+			o.sum.add(figure{section: "TLS: p99", name: name, unit: "ms", z: zp, r: rp, ratio: ratioOf(zp, rp), better: lower})
 		}
 	}
 	fmt.Fprintln(w)
