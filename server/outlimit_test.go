@@ -122,17 +122,21 @@ func TestServerNoLimitBackPressure(t *testing.T) {
 	slow := dial(t, s.addr)
 	id := strings.TrimPrefix(slow.do("CLIENT", "ID"), ":")
 	slow.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
-	for i := 0; i < 400; i++ {
-		if _, err := slow.nc.Write(encode("GET", "big")); err != nil {
+	sent := 0
+	var writeErr error
+	for ; sent < 400; sent++ {
+		if _, writeErr = slow.nc.Write(encode("GET", "big")); writeErr != nil {
 			break
 		}
 	}
 	var line string
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		c.send("CLIENT", "LIST", "ID", id)
 		line = c.read()
 		return strings.Contains(line, " omem=") && !strings.Contains(line, " omem=0 ")
-	}, 10*time.Second, 10*time.Millisecond, "CLIENT LIST shows the output waiting")
+	}, 10*time.Second, 10*time.Millisecond, "CLIENT LIST shows the output waiting") {
+		t.Fatalf("last CLIENT LIST: %q; %d GETs sent (%v)", line, sent, writeErr)
+	}
 	assert.Contains(t, line, " obl=16384 oll=1 ")
 	assert.NotContains(t, s.log.String(), "overcoming of output buffer limits")
 }
