@@ -171,21 +171,6 @@ func (d *deadlines) random() (deadline, bool) {
 // len is the number of keys with a deadline.
 func (d *deadlines) len() int { return d.n }
 
-// scan calls fn in deadline order until it returns false.
-func (d *deadlines) scan(fn func(deadline) bool) {
-	d.tr.Scan(func(s dslot) bool {
-		if s.b == nil {
-			return fn(deadline{s.at, s.key})
-		}
-		for i := len(s.b.keys) - 1; i >= 0; i-- {
-			if !fn(deadline{s.at, s.b.keys[i]}) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
 // one is a key of the slot: the one expired next at its deadline.
 func (s dslot) one() string {
 	if s.b == nil {

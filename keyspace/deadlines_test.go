@@ -153,3 +153,19 @@ func TestDeadlinesRandomOps(t *testing.T) {
 	require.True(t, sort.SliceIsSorted(order, func(i, j int) bool { return order[i] < order[j] }))
 	require.Len(t, order, len(m))
 }
+
+// scan calls fn in deadline order until it returns false (the tests'
+// view of the whole index).
+func (d *deadlines) scan(fn func(deadline) bool) {
+	d.tr.Scan(func(s dslot) bool {
+		if s.b == nil {
+			return fn(deadline{s.at, s.key})
+		}
+		for i := len(s.b.keys) - 1; i >= 0; i-- {
+			if !fn(deadline{s.at, s.b.keys[i]}) {
+				return false
+			}
+		}
+		return true
+	})
+}
