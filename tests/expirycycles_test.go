@@ -341,7 +341,16 @@ func TestExpiryMaxListeners(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	assert.Equal(t, "1", infoExpiry(t, ctl)["expiry_zmq_listeners"])
+	connects := infoExpiry(t, ctl)["expiry_zmq_listener_connects"]
 	first.kill()
+	// The message is set once the second is in: one written before the
+	// server saw the first go would go to the dead connection, which
+	// PUSH (libzmq's too) cannot tell from a live one.
+	deadline = time.Now().Add(20 * time.Second)
+	for infoExpiry(t, ctl)["expiry_zmq_listener_connects"] == connects {
+		require.True(t, time.Now().Before(deadline), "the second listener never got in")
+		time.Sleep(20 * time.Millisecond)
+	}
 	ctl.Do("SET", "k", "v", "PX", "1")
 	assert.Len(t, second.recv(t, 1, 10*time.Second), 1, "the second listener got in once the first left")
 }
