@@ -135,7 +135,7 @@ func restoreCommand(c *engine.Ctx) {
 		c.W.OK()
 		return
 	}
-	c.DB.Put(key, e)
+	e = c.DB.Put(key, e)
 	if ttl != 0 {
 		c.DB.SetExpire(key, ttl)
 	}

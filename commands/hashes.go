@@ -69,7 +69,7 @@ func hashWrite(c *engine.Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 // hashAdd stores a hash made by hashWrite under key, with the "new"
 // event Redis's dbAdd sends; the caller then sends its own event.
 func hashAdd(c *engine.Ctx, key []byte, h *keyspace.Hash) {
-	c.DB.Put(key, keyspace.NewObject(h, 0))
+	c.DB.PutObject(key, h)
 	c.Notify(config.NotifyNew, "new", key)
 }
 

@@ -73,7 +73,7 @@ func listWrite(c *engine.Ctx, key []byte) (l *keyspace.List, ok bool) {
 func listPush(c *engine.Ctx, key []byte, l *keyspace.List, front bool, vals [][]byte) *keyspace.List {
 	if l == nil {
 		l = keyspace.NewList()
-		c.DB.Put(key, keyspace.NewObject(l, 0))
+		c.DB.PutObject(key, l)
 		c.Notify(config.NotifyNew, "new", key)
 	}
 	l.PushCopy(front, vals)

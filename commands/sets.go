@@ -111,7 +111,7 @@ func writeSetMembers(c *engine.Ctx, s *keyspace.Set) {
 // "new" event dbAdd sends.
 func setAdd(c *engine.Ctx, key []byte, first []byte) *keyspace.Set {
 	s := keyspace.NewSetFor(first)
-	c.DB.Put(key, keyspace.NewObject(s, 0))
+	c.DB.PutObject(key, s)
 	c.Notify(config.NotifyNew, "new", key)
 	return s
 }
@@ -595,7 +595,7 @@ func storeSet(c *engine.Ctx, dst []byte, res *keyspace.Set, event string) {
 		return
 	}
 	existed := c.DB.Exists(dst)
-	c.DB.Put(dst, keyspace.NewObject(res, 0))
+	c.DB.PutObject(dst, res)
 	if !existed {
 		c.Notify(config.NotifyNew, "new", dst)
 	}

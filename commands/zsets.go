@@ -362,7 +362,7 @@ options:
 		if maxEntries == 0 || maxValue < len(c.Args[idx+1]) {
 			z.MarkBig()
 		}
-		c.DB.Put(key, keyspace.NewObject(z, 0))
+		c.DB.PutObject(key, z)
 		c.Notify(config.NotifyNew, "new", key)
 	}
 	for j := 0; j < pairs; j++ {
@@ -507,7 +507,7 @@ func zsetDeleteIfEmpty(c *engine.Ctx, key []byte, z *keyspace.ZSet) {
 // commands (setKey): "new" when dst did not exist, then event.
 func zsetStore(c *engine.Ctx, dst []byte, result *keyspace.ZSet, event string) {
 	existed := c.DB.Exists(dst)
-	c.DB.Put(dst, keyspace.NewObject(result, 0))
+	c.DB.PutObject(dst, result)
 	if !existed {
 		c.Notify(config.NotifyNew, "new", dst)
 	}

@@ -21,69 +21,6 @@ const (
 
 var shardSeed = maphash.MakeSeed()
 
-// table is one shard's map.
-//
-// Two kinds of snapshot read tables. A frozen snapshot (SnapshotDB, for
-// KEYS) pins the table: a pinned table is never written, writers replace
-// it with a copy first. A streaming snapshot (Snapshot: BGSAVE,
-// AOF rewrite) attaches an undo log instead: writers change the table in
-// place after recording, once per key, the entry the key had when the
-// snapshot was taken; the snapshot reads the table through its log,
-// pinning it only while it does. A write during a BGSAVE thus costs one
-// entry's worth of memory, not a copy of its shard (unless it hits the one
-// shard being read at that moment).
-type table struct {
-	m    map[string]*Entry
-	pins int32
-	logs []*undoLog // streaming snapshots reading this table
-}
-
-// undoLog holds, for one streaming snapshot and one table, the entry each
-// key changed since the snapshot had at that time (nil: it did not exist).
-type undoLog struct {
-	pre map[string]*Entry
-}
-
-// put stores e under key in the table, recording first the key's entry
-// in the undo logs that have not got it yet.
-func (t *table) put(key []byte, e *Entry) {
-	if len(t.logs) > 0 {
-		t.record(string(key))
-	}
-	t.m[string(key)] = e
-}
-
-// putString is put for a key already held as a string (shared with the
-// deadline index).
-func (t *table) putString(key string, e *Entry) {
-	if len(t.logs) > 0 {
-		t.record(key)
-	}
-	t.m[key] = e
-}
-
-// del removes key from the table, recording its entry first.
-func (t *table) del(key string) {
-	if len(t.logs) > 0 {
-		t.record(key)
-	}
-	delete(t.m, key)
-}
-
-// record is the cold path of put and del (a streaming snapshot is live).
-//
-//go:noinline
-func (t *table) record(key string) {
-	for _, l := range t.logs {
-		if l.pre == nil {
-			l.pre = make(map[string]*Entry)
-		}
-		if _, ok := l.pre[key]; !ok {
-			l.pre[key] = t.m[key]
-		}
-	}
-}
-
 // deadline orders the expiry index by time, then key.
 // DB is one numbered database. Every method must be called with the
 // keyspace lock held (inside Keyspace.Exec).
@@ -110,12 +47,15 @@ func (db *DB) Len() int { return db.keys }
 // Volatile is the number of keys with a deadline.
 func (db *DB) Volatile() int { return db.expires.len() }
 
-func shardOf(key []byte) int {
-	return int(maphash.Bytes(shardSeed, key) & (numShards - 1))
-}
+// shardOf is the shard of a key with hash h (keyHash).
+func shardOf(h uint64) int { return int(h & (numShards - 1)) }
 
-func shardOfString(key string) int {
-	return int(maphash.String(shardSeed, key) & (numShards - 1))
+// get returns the entry stored under key, whose hash is h.
+func (db *DB) get(key string, h uint64) *Entry {
+	if t := db.shards[shardOf(h)]; t != nil {
+		return t.get(key, h)
+	}
+	return nil
 }
 
 // writable returns shard i ready for writing: created when empty, copied
@@ -125,15 +65,12 @@ func shardOfString(key string) int {
 func (db *DB) writable(i int) *table {
 	t := db.shards[i]
 	if t == nil {
-		t = &table{m: make(map[string]*Entry)}
+		t = &table{}
 		db.shards[i] = t
 		return t
 	}
 	if t.pins > 0 {
-		c := &table{m: make(map[string]*Entry, len(t.m)+1)}
-		for k, v := range t.m {
-			c.m[k] = v
-		}
+		c := t.clone()
 		db.shards[i] = c
 		return c
 	}
@@ -142,11 +79,8 @@ func (db *DB) writable(i int) *table {
 
 // peek finds a key without expiring or touching it.
 func (db *DB) peek(key []byte) *Entry {
-	t := db.shards[shardOf(key)]
-	if t == nil {
-		return nil
-	}
-	return t.m[string(key)]
+	k := bytesKey(key)
+	return db.get(k, keyHash(k))
 }
 
 // live applies lazy expiry to e, found under key, and returns the live
@@ -195,7 +129,7 @@ func (db *DB) expireLazily(key string, e *Entry) (kept bool) {
 		if !ok || d.at >= e.expireAt {
 			break
 		}
-		db.expireKey(d.key, db.shards[shardOfString(d.key)].m[d.key])
+		db.expireKey(d.key, db.get(d.key, keyHash(d.key)))
 	}
 	return db.expireKey(key, e)
 }
@@ -259,27 +193,24 @@ func (db *DB) lookupMeta(key []byte) *Entry { return db.lookupPrivate(key, false
 
 // lookupPrivate is LookupWrite (deep) or lookupMeta (shallow).
 func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
-	i := shardOf(key)
-	t := db.shards[i]
-	if t == nil {
-		return nil
-	}
-	e := t.m[string(key)]
+	k := bytesKey(key)
+	h := keyHash(k)
+	e := db.get(k, h)
 	if e != nil {
 		e = db.live(key, e)
 	}
 	if e == nil {
 		return nil
 	}
-	return db.private(i, key, e, deep)
+	return db.private(h, key, e, deep)
 }
 
-// private makes e, the live entry of key in shard i, private to the live
+// private makes e, the live entry of key (hash h), private to the live
 // keyspace for a change (see lookupPrivate) and records the access.
-func (db *DB) private(i int, key []byte, e *Entry, deep bool) *Entry {
+func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 	if deep && e.pinned() && !db.ks.shared(e) {
 		// Output refers to the value: the change goes to a copy.
-		e.str = bytes.Clone(e.str)
+		e.setStrBytes(bytes.Clone(e.Str()))
 		e.flags &^= flagPinned
 	}
 	if db.ks.shared(e) {
@@ -289,19 +220,13 @@ func (db *DB) private(i int, key []byte, e *Entry, deep bool) *Entry {
 			c = e.clone()
 			c.gen = db.ks.gen
 		} else {
-			shallow := *e
-			shallow.flags &^= flagDirty // e's place in the queue is not the copy's
-			if e.inline() {
-				// The copy's value is its own inl, not e's: e stays
-				// the snapshot's alone, and the copy alone is counted.
-				shallow.str = shallow.inl[:len(e.str)]
-			}
-			c = &shallow
+			// The copy shares the value, but for one in e's tail: e
+			// stays the snapshot's alone, and the copy alone is counted.
+			c = e.shallow()
 		}
-		// The map already holds this key: assigning through string(key)
-		// does not allocate a new key string.
-		db.writable(i).put(key, c)
+		db.writable(shardOf(h)).put(c, h)
 		db.replaceEntry(e, c)
+		db.reheld(e, c)
 		e = c
 		if wasDirty {
 			db.markDirty(e) // changed earlier in this command: measured at its end
@@ -372,14 +297,21 @@ func (db *DB) OverwriteString(key, val []byte, expireAt int64) {
 // expiredBeforeWrite expires old, the entry of key in shard i met past
 // its deadline by a write, and returns what then stands under key: nil,
 // or the entry a deadline hook kept.
-func (db *DB) expiredBeforeWrite(i int, key []byte, old *Entry) *Entry {
-	if !db.expireLazily(string(key), old) {
+func (db *DB) expiredBeforeWrite(h uint64, key []byte, old *Entry) *Entry {
+	if !db.expireLazily(old.key, old) {
 		return nil
 	}
-	if t := db.shards[i]; t != nil {
-		return t.m[string(key)]
+	return db.get(bytesKey(key), h)
+}
+
+// reheld moves the deadline index's hold of a key from old to e, which
+// replaced it: the index holds the entry's own key string, which would
+// otherwise keep old's allocation alive.
+func (db *DB) reheld(old, e *Entry) {
+	if old.expireAt != 0 && old.expireAt == e.expireAt && old != e {
+		db.expires.delString(old.expireAt, old.key)
+		db.expires.addString(e.expireAt, e.key)
 	}
-	return nil
 }
 
 // PinStr records that output not yet written refers to e's string value
@@ -398,48 +330,59 @@ func (db *DB) PinStr(e *Entry) bool {
 }
 
 func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, overwrite bool) {
-	i := shardOf(key)
+	k := bytesKey(key)
+	h := keyHash(k)
+	i := shardOf(h)
 	t := db.shards[i]
 	var old *Entry
 	if t != nil {
-		old = t.m[string(key)]
+		old = t.get(k, h)
 	}
 	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica && !overwrite {
 		// The old value had expired: it is expired now (with its event,
 		// as Redis's lookup for write does), then the key is created.
-		old = db.expiredBeforeWrite(i, key, old)
+		old = db.expiredBeforeWrite(h, key, old)
 		t = db.shards[i]
 	}
-	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 {
+	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 &&
+		(owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()) {
 		// Reuse the entry and, when it fits, the value's storage: the
-		// common overwrite allocates nothing.
-		switch {
-		case owned:
+		// common overwrite allocates nothing. (A value outgrowing the
+		// tail gets a new entry instead, which it fits in.)
+		if owned || old.pinned() {
 			db.ks.dropped(old)
-			old.str = val
-		case !old.pinned() && cap(old.str) >= len(val) && (old.inline() || cap(old.str) <= 2*len(val)+64):
-			old.str = append(old.str[:0], val...)
-		default:
-			db.ks.dropped(old)
+			old.flags &^= flagPinned
+			if owned {
+				old.setStrBytes(val)
+			} else {
+				old.setStrBytes(append([]byte(nil), val...))
+			}
+		} else {
+			if !old.inline() && !(int(old.vcap) >= len(val) && int(old.vcap) <= 2*len(val)+64) {
+				db.ks.dropped(old)
+			}
 			old.setStrCopy(val)
 		}
-		old.flags &^= flagPinned
-		old.obj = nil
 		old.strEnc = strEncAuto
 		db.inheritAccess(old, old)
 		db.remeasure(old)
 		if !keepTTL {
-			db.setDeadline(key, old, expireAt)
+			db.setDeadline(old, expireAt)
 		}
 		db.touched(key)
 		return
 	}
-	e := &Entry{typ: TypeString, gen: db.ks.gen, atime: db.ks.lru, freq: lfuInitVal}
+	var e *Entry
 	if owned {
-		e.str = val
+		e, _ = newEntry(old.keyOr(k), 0)
+		e.typ = TypeString
+		e.setStrBytes(val)
 	} else {
+		e, _ = newEntry(old.keyOr(k), len(val))
+		e.typ = TypeString
 		e.setStrCopy(val)
 	}
+	e.gen, e.atime, e.freq = db.ks.gen, db.ks.lru, lfuInitVal
 	if old != nil {
 		db.ks.dropped(old)
 		db.inheritAccess(e, old)
@@ -447,34 +390,35 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 			expireAt = old.expireAt
 		}
 		if old.expireAt != 0 {
-			db.expires.del(old.expireAt, key)
+			db.expires.delString(old.expireAt, old.key)
 		}
 		t = db.writable(i)
-		t.put(key, e)
+		t.put(e, h)
 		db.replaceEntry(old, e)
 	} else {
 		if keepTTL {
 			expireAt = 0
 		}
 		t = db.writable(i)
-		k := string(key)
-		t.putString(k, e)
+		t.insertNew(e, h)
 		db.keys++
-		db.addEntry(len(k), e)
-		if expireAt != 0 {
-			e.expireAt = expireAt
-			db.expires.addString(expireAt, k) // shares the map's key string
-			db.scheduled(k, expireAt)
-		}
-		db.touched(key)
-		return
+		db.addEntry(e)
 	}
 	if expireAt != 0 {
 		e.expireAt = expireAt
-		db.expires.add(expireAt, key)
-		db.scheduledBytes(key, expireAt)
+		db.expires.addString(expireAt, e.key) // the entry's own key string
+		db.scheduled(e.key, expireAt)
 	}
 	db.touched(key)
+}
+
+// keyOr is the key of e, an entry stored under k, or k itself when e is
+// nil: a new entry for the key copies its key from there.
+func (e *Entry) keyOr(k string) string {
+	if e != nil {
+		return e.key
+	}
+	return k
 }
 
 // inheritAccess sets the access data of e, the new value of a key whose
@@ -499,6 +443,7 @@ func (db *DB) inheritAccess(e, old *Entry) {
 // index rather than a copy. A key the file holds twice ends with the
 // later value.
 func (db *DB) Insert(key string, e *Entry) {
+	e = e.rekeyed(key)
 	if e.gen == 0 {
 		e.gen = db.ks.gen
 		e.freq = lfuInitVal
@@ -506,24 +451,21 @@ func (db *DB) Insert(key string, e *Entry) {
 	if !db.ks.shared(e) {
 		e.atime = db.ks.lru
 	}
-	t := db.writable(shardOfString(key))
-	old := t.m[key]
+	h := keyHash(key)
+	t := db.writable(shardOf(h))
+	old := t.put(e, h)
 	if old != nil {
 		if old.expireAt != 0 {
-			db.expires.delString(old.expireAt, key)
+			db.expires.delString(old.expireAt, old.key)
 		}
-	} else {
-		db.keys++
-	}
-	t.putString(key, e)
-	if old != nil {
 		db.replaceEntry(old, e)
 	} else {
-		db.addEntry(len(key), e)
+		db.keys++
+		db.addEntry(e)
 	}
 	if e.expireAt != 0 {
-		db.expires.addString(e.expireAt, key)
-		db.scheduled(key, e.expireAt)
+		db.expires.addString(e.expireAt, e.key)
+		db.scheduled(e.key, e.expireAt)
 	}
 	db.touchedString(key)
 }
@@ -536,9 +478,13 @@ func (db *DB) Insert(key string, e *Entry) {
 //
 // e is either fresh (NewString, NewObject, Entry.Copy) or an entry
 // returned by Take. A taken entry keeps its generation, so that if a
-// snapshot still reads it, the next LookupWrite copies it first.
-func (db *DB) Put(key []byte, e *Entry) {
-	i := shardOf(key)
+// snapshot still reads it, the next LookupWrite copies it first. What
+// is stored is e, or a copy of it made for the key (Entry.rekeyed):
+// the caller uses the entry Put returns, not e, afterwards.
+func (db *DB) Put(key []byte, e *Entry) *Entry {
+	k := bytesKey(key)
+	h := keyHash(k)
+	i := shardOf(h)
 	if e.gen == 0 {
 		e.gen = db.ks.gen
 		e.freq = lfuInitVal
@@ -548,45 +494,71 @@ func (db *DB) Put(key []byte, e *Entry) {
 	}
 	var old *Entry
 	if t := db.shards[i]; t != nil {
-		old = t.m[string(key)]
+		old = t.get(k, h)
 	}
 	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
-		old = db.expiredBeforeWrite(i, key, old)
+		old = db.expiredBeforeWrite(h, key, old)
 	}
+	e = e.rekeyed(old.keyOr(k))
 	t := db.writable(i)
 	if old != nil {
 		if old.expireAt != 0 {
-			db.expires.del(old.expireAt, key)
+			db.expires.delString(old.expireAt, old.key)
 		}
 		if old != e {
 			db.ks.dropped(old)
 		}
-		t.put(key, e)
+		t.put(e, h)
 		db.replaceEntry(old, e)
 	} else {
-		t.put(key, e)
+		t.insertNew(e, h)
 		db.keys++
-		db.addEntry(len(key), e)
+		db.addEntry(e)
 	}
 	if e.expireAt != 0 {
-		db.expires.add(e.expireAt, key)
-		db.scheduledBytes(key, e.expireAt)
+		db.expires.addString(e.expireAt, e.key)
+		db.scheduled(e.key, e.expireAt)
 	}
 	db.touched(key)
+	return e
 }
 
-// NewString makes an entry holding a string value (not copied).
-func NewString(val []byte, expireAt int64) *Entry {
-	e := &Entry{typ: TypeString, str: val, expireAt: expireAt}
-	if len(val) <= inlineMax {
+// NewString makes an entry holding a string value (not copied, unless
+// it is short enough for the entry itself). Put stores it under a key of
+// its own; NewStringFor, made for its key, saves Put that copy.
+func NewString(val []byte, expireAt int64) *Entry { return NewStringFor("", val, expireAt) }
+
+// NewStringFor is NewString for an entry to be stored under key (Put,
+// Insert): the entry holds the key already.
+func NewStringFor(key string, val []byte, expireAt int64) *Entry {
+	e, _ := newEntry(key, len(val))
+	e.typ, e.expireAt = TypeString, expireAt
+	if e.inline() && len(val) <= int(e.vcap) {
 		e.setStrCopy(val)
+	} else {
+		e.setStrBytes(val)
 	}
 	return e
 }
 
 // NewObject makes an entry holding a collection value.
-func NewObject(obj Object, expireAt int64) *Entry {
-	return &Entry{typ: obj.Type(), obj: obj, expireAt: expireAt}
+func NewObject(obj Object, expireAt int64) *Entry { return NewObjectFor("", obj, expireAt) }
+
+// NewObjectFor is NewObject for an entry to be stored under key.
+func NewObjectFor(key string, obj Object, expireAt int64) *Entry {
+	room := 0
+	if h, ok := obj.(*Hash); ok {
+		room = len(h.lpb()) // packed fields go into the tail
+	}
+	e, _ := newEntry(key, room)
+	e.setObj(obj)
+	e.expireAt = expireAt
+	return e
+}
+
+// PutObject stores the collection obj under key: Put of NewObjectFor.
+func (db *DB) PutObject(key []byte, obj Object) *Entry {
+	return db.Put(key, NewObjectFor(bytesKey(key), obj, 0))
 }
 
 // Copy returns a private deep copy of e for storing under another key
@@ -603,22 +575,17 @@ func (e *Entry) Copy() *Entry {
 
 // setDeadline changes e's deadline (0 removes it), keeping the index in
 // step. e must be private (from LookupWrite or lookupMeta, or fresh).
-func (db *DB) setDeadline(key []byte, e *Entry, at int64) {
+func (db *DB) setDeadline(e *Entry, at int64) {
 	if e.expireAt == at {
 		return
 	}
-	var held string
 	if e.expireAt != 0 {
-		held = db.expires.del(e.expireAt, key)
+		db.expires.delString(e.expireAt, e.key)
 	}
 	e.expireAt = at
 	if at != 0 {
-		if held != "" {
-			db.expires.addString(at, held)
-		} else {
-			db.expires.add(at, key)
-		}
-		db.scheduledBytes(key, at)
+		db.expires.addString(at, e.key) // the entry's own key string
+		db.scheduled(e.key, at)
 	}
 }
 
@@ -630,7 +597,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 	if e == nil {
 		return false
 	}
-	db.setDeadline(key, e, at)
+	db.setDeadline(e, at)
 	db.touched(key)
 	return true
 }
@@ -642,7 +609,7 @@ func (db *DB) Persist(key []byte) bool {
 	if e == nil || e.expireAt == 0 {
 		return false
 	}
-	db.setDeadline(key, e, 0)
+	db.setDeadline(e, 0)
 	db.touched(key)
 	return true
 }
@@ -650,19 +617,16 @@ func (db *DB) Persist(key []byte) bool {
 // Delete removes key, reporting whether it existed (and was live). This
 // is an explicit deletion: no expiry event.
 func (db *DB) Delete(key []byte) bool {
-	i := shardOf(key)
-	t := db.shards[i]
-	if t == nil {
-		return false
-	}
-	e := t.m[string(key)]
+	k := bytesKey(key)
+	h := keyHash(k)
+	e := db.get(k, h)
 	if e != nil {
 		e = db.live(key, e)
 	}
 	if e == nil {
 		return false
 	}
-	db.remove(i, string(key), e)
+	db.remove(h, e)
 	db.ks.dropped(e)
 	return true
 }
@@ -671,31 +635,29 @@ func (db *DB) Delete(key []byte) bool {
 // The entry may still be read by a live snapshot: do not modify it; Put
 // it under its new key, and change it only through LookupWrite.
 func (db *DB) Take(key []byte) *Entry {
-	i := shardOf(key)
-	t := db.shards[i]
-	if t == nil {
-		return nil
-	}
-	e := t.m[string(key)]
+	k := bytesKey(key)
+	h := keyHash(k)
+	e := db.get(k, h)
 	if e != nil {
 		e = db.live(key, e)
 	}
 	if e == nil {
 		return nil
 	}
-	db.remove(i, string(key), e)
+	db.remove(h, e)
 	return e
 }
 
-func (db *DB) remove(shard int, key string, e *Entry) {
-	t := db.writable(shard)
-	t.del(key)
+// remove deletes e, the entry stored under its key (hash h).
+func (db *DB) remove(h uint64, e *Entry) {
+	t := db.writable(shardOf(h))
+	t.del(e.key, h)
 	db.keys--
-	db.dropEntry(len(key), e)
+	db.dropEntry(e)
 	if e.expireAt != 0 {
-		db.expires.delString(e.expireAt, key)
+		db.expires.delString(e.expireAt, e.key)
 	}
-	db.touchedString(key)
+	db.touchedString(e.key)
 }
 
 // expireKey is the funnel every implicit deletion goes through: it removes
@@ -714,28 +676,20 @@ func (db *DB) scheduled(key string, at int64) {
 	}
 }
 
-// scheduledBytes is scheduled for a key as bytes.
-func (db *DB) scheduledBytes(key []byte, at int64) {
-	db.ks.scheduled(at)
-	if db.ks.replica && !db.ks.obeying && !db.ks.loading {
-		db.ks.writtenHere(db.id, string(key))
-	}
-}
-
 func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 	if h := db.ks.deadlineHook; h != nil {
 		switch h(db, key, e) {
 		case Keep:
 			k := []byte(key)
-			e = db.private(shardOfString(key), k, e, false)
-			db.setDeadline(k, e, 0)
+			e = db.private(keyHash(key), k, e, false)
+			db.setDeadline(e, 0)
 			db.touched(k)
 			return true
 		case Rewritten:
 			return true
 		}
 	}
-	db.remove(shardOfString(key), key, e)
+	db.remove(keyHash(key), e)
 	db.ks.dropped(e)
 	db.ks.stats.ExpiredKeys++
 	ev := Expired{DB: db.id, Key: key, Entry: e, Replica: db.ks.replica}
@@ -756,7 +710,8 @@ func (db *DB) Reserve(n int) {
 	per := n/numShards + n/numShards/4
 	for i := range db.shards {
 		if db.shards[i] == nil {
-			db.shards[i] = &table{m: make(map[string]*Entry, per)}
+			db.shards[i] = &table{}
+			db.shards[i].reserve(per)
 		}
 	}
 }
@@ -811,31 +766,20 @@ func (db *DB) randomEntry() (string, *Entry) {
 			if t == nil {
 				continue
 			}
-			if n >= len(t.m) {
-				n -= len(t.m)
+			if n >= t.len() {
+				n -= t.len()
 				continue
 			}
-			for k, e := range t.m {
-				if n == 0 {
-					return k, e
-				}
-				n--
-			}
+			return t.nth(n)
 		}
 	}
 	start := rand.IntN(numShards)
 	for j := 0; ; j++ {
 		t := db.shards[(start+j)&(numShards-1)]
-		if t == nil || len(t.m) == 0 {
+		if t == nil || t.len() == 0 {
 			continue
 		}
-		n := rand.IntN(len(t.m))
-		for k, e := range t.m {
-			if n == 0 {
-				return k, e
-			}
-			n--
-		}
+		return t.nth(rand.IntN(t.len()))
 	}
 }
 
@@ -848,12 +792,12 @@ func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
 	if t == nil {
 		return
 	}
-	for k, e := range t.m {
-		if e.expireAt != 0 && e.expireAt <= db.ks.now {
-			continue
+	t.all(func(e *Entry) bool {
+		if e.expireAt == 0 || e.expireAt > db.ks.now {
+			fn(e.key, e)
 		}
-		fn(k, e)
-	}
+		return true
+	})
 }
 
 // NumShards is the number of shards per database.
@@ -893,17 +837,18 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint
 	next := uint64(0)
 	for shard < numShards {
 		t := db.shards[shard]
-		if t == nil || len(t.m) == 0 {
+		if t == nil || t.len() == 0 {
 			shard++
 			pos = 0
 			continue
 		}
 		items := db.ks.scanBuf[:0]
-		for k, e := range t.m {
-			if p := maphash.String(shardSeed, k) >> shardBits; p >= pos {
-				items = append(items, scanItem{p, k, e})
+		t.all(func(e *Entry) bool {
+			if p := keyHash(e.key) >> shardBits; p >= pos {
+				items = append(items, scanItem{p, e.key, e})
 			}
-		}
+			return true
+		})
 		take := items
 		more := false
 		var resume uint64
@@ -944,7 +889,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint
 		if examined >= count {
 			// Stop here, unless no key is left to visit: then the scan
 			// is complete and says so now rather than one call later.
-			for shard < numShards && (db.shards[shard] == nil || len(db.shards[shard].m) == 0) {
+			for shard < numShards && (db.shards[shard] == nil || db.shards[shard].len() == 0) {
 				shard++
 			}
 			if shard < numShards {
@@ -1008,9 +953,7 @@ func (db *DB) ExpireDue(max int) int {
 		if !ok || d.at > db.ks.now {
 			break
 		}
-		i := shardOfString(d.key)
-		e := db.shards[i].m[d.key]
-		db.expireKey(d.key, e)
+		db.expireKey(d.key, db.get(d.key, keyHash(d.key)))
 		n++
 	}
 	return n

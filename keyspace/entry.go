@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/zredis/zredis/redisconv"
@@ -48,53 +49,252 @@ type Encoder interface {
 	Encoding() string
 }
 
-// Entry is one key's value and metadata. Entries are shared with live
-// snapshots: code that changes an entry in place obtains it through
-// DB.LookupWrite, which hands out a private copy when a snapshot may
-// still read the original.
+// Entry is one key's value and metadata, and the key itself. Entries are
+// shared with live snapshots: code that changes an entry in place
+// obtains it through DB.LookupWrite, which hands out a private copy when
+// a snapshot may still read the original.
+//
+// An entry is one allocation: this header, then a tail holding the key
+// and, when they fit, a string value (Redis's embstr, with the key too)
+// or a small hash's packed fields. A million short keys thus cost one
+// object each, of which the collector scans three words (key, ref),
+// rather than an entry, a key string and a value array, plus the slot of
+// a map keyed by string. See newEntry.
 type Entry struct {
-	str      []byte // value of a TypeString: its own array, or inl
-	obj      Object // value of the other types
+	key string // the key, in the tail (or its own string when too long)
+
+	// ref, vlen and vcap are the value: a string's bytes (vlen of vcap),
+	// in the tail or an array of their own; a hash, which is these three
+	// words (Hash: Obj points here); or another collection (*List, *Set,
+	// *ZSet, or an *objBox for an Object of another type).
+	ref  unsafe.Pointer
+	vlen uint32
+	vcap uint32
+
 	expireAt int64  // Unix ms; 0 = no deadline
 	gen      uint32 // keyspace generation in which this entry was made
 	atime    uint32 // last access on the keyspace's LRU clock (lruUnitMs units, wrapping)
 	mem      uint32 // counted cost in 8-byte units, see memory.go
 	typ      Type
-	strEnc   uint8 // how Redis encoded the string, when not derived from it
+	strEnc   uint8 // how Redis encoded the string, when not derived from it; objBoxed
 	freq     uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
 	flags    uint8 // flagLive, flagDirty (memory.go), flagPinned
-
-	// inl holds a string value of up to inlineMax bytes (a counter, a
-	// flag, a short token) in the entry itself: str then points here.
-	// The entry fills Go's 80-byte size class either way, so the value
-	// costs no allocation of its own, and reading it (INCR parses it)
-	// touches no other cache line than the entry's.
-	inl [inlineMax]byte
 }
 
-// inlineMax is the longest string value kept in the entry (Entry.inl):
-// with it the struct is exactly 80 bytes, one of Go's size classes.
-const inlineMax = 16
+// headerSize is the Entry struct's size: the tail starts there.
+const headerSize = unsafe.Sizeof(Entry{})
 
-// flagPinned: output not yet written refers to str (DB.PinStr), which
-// must therefore not change: a write lookup copies it first.
-const flagPinned uint8 = 1 << 7
+// A hash is the entry's ref, vlen and vcap: its layout must match.
+var _ [unsafe.Offsetof(Entry{}.vcap) - unsafe.Offsetof(Entry{}.ref) - unsafe.Offsetof(Hash{}.c)]struct{}
+var _ [unsafe.Offsetof(Hash{}.c) + unsafe.Offsetof(Entry{}.ref) - unsafe.Offsetof(Entry{}.vcap)]struct{}
+var _ [unsafe.Offsetof(Entry{}.vlen) - unsafe.Offsetof(Entry{}.ref) - unsafe.Offsetof(Hash{}.n)]struct{}
+var _ [unsafe.Offsetof(Hash{}.n) + unsafe.Offsetof(Entry{}.ref) - unsafe.Offsetof(Entry{}.vlen)]struct{}
+var _ [unsafe.Sizeof(Hash{}) - 16]struct{}
+var _ [16 - unsafe.Sizeof(Hash{})]struct{}
+
+// Entry flags kept here (memory.go has the accounting ones).
+const (
+	// flagPinned: output not yet written refers to the string value
+	// (DB.PinStr), which must therefore not change: a write lookup
+	// copies it first.
+	flagPinned uint8 = 1 << 7
+)
 
 func (e *Entry) pinned() bool { return e.flags&flagPinned != 0 }
 
-// inline reports whether the string value lives in the entry (inl).
-func (e *Entry) inline() bool {
-	return cap(e.str) > 0 && unsafe.SliceData(e.str) == &e.inl[0]
+// objBoxed, in a collection's strEnc, says that ref is an *objBox (an
+// Object of a type Obj does not know). It is kept out of flags, which
+// the keyspace writes while a snapshot may read the entry.
+const objBoxed uint8 = 1
+
+// boxed reports whether ref is an *objBox.
+func (e *Entry) boxed() bool { return e.typ != TypeString && e.strEnc == objBoxed }
+
+// objBox holds a collection of a type Obj does not know by its Type.
+type objBox struct{ o Object }
+
+// tailed is an Entry followed by its tail: T is a byte array sized so
+// that the whole is one of Go's size classes. The tail's first byte is
+// its size in 8-byte units; the key follows, then the value's room.
+type tailed[T any] struct {
+	Entry
+	tail T
 }
 
-// setStrCopy makes the string value a copy of b: in the entry when it
-// fits, else in an array of its own. The entry must be private.
+// maxTail is the largest tail (a 256-byte entry): a key longer goes to a
+// string of its own, and a value that does not fit beside the key to an
+// array of its own.
+const maxTail = 256 - int(headerSize)
+
+// tailClasses are the entry sizes newEntry allocates: Go's size classes.
+var tailClasses = [...]int{64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256}
+
+// allocEntry returns a zero entry whose tail has room for at least n
+// bytes besides its size byte (n < maxTail), and that room.
+func allocEntry(n int) (*Entry, int) {
+	size := 256
+	for _, c := range tailClasses {
+		if n+1 <= c-int(headerSize) {
+			size = c
+			break
+		}
+	}
+	var e *Entry
+	switch size {
+	case 64:
+		e = &new(tailed[[64 - headerSize]byte]).Entry
+	case 80:
+		e = &new(tailed[[80 - headerSize]byte]).Entry
+	case 96:
+		e = &new(tailed[[96 - headerSize]byte]).Entry
+	case 112:
+		e = &new(tailed[[112 - headerSize]byte]).Entry
+	case 128:
+		e = &new(tailed[[128 - headerSize]byte]).Entry
+	case 144:
+		e = &new(tailed[[144 - headerSize]byte]).Entry
+	case 160:
+		e = &new(tailed[[160 - headerSize]byte]).Entry
+	case 176:
+		e = &new(tailed[[176 - headerSize]byte]).Entry
+	case 192:
+		e = &new(tailed[[192 - headerSize]byte]).Entry
+	case 208:
+		e = &new(tailed[[208 - headerSize]byte]).Entry
+	case 224:
+		e = &new(tailed[[224 - headerSize]byte]).Entry
+	case 240:
+		e = &new(tailed[[240 - headerSize]byte]).Entry
+	default:
+		e = &new(tailed[[256 - headerSize]byte]).Entry
+	}
+	tail := size - int(headerSize)
+	*e.tailByte() = byte(tail / 8)
+	return e, tail - 1
+}
+
+// tailByte is the tail's first byte: its size in 8-byte units.
+func (e *Entry) tailByte() *byte { return (*byte)(unsafe.Add(unsafe.Pointer(e), headerSize)) }
+
+// tailSize is the tail's size, size byte included (0 for an entry not
+// allocated by allocEntry).
+func (e *Entry) tailSize() int { return int(*e.tailByte()) * 8 }
+
+// room is the tail after its size byte: the key, then the value's room.
+func (e *Entry) room() []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+1)), e.tailSize()-1)
+}
+
+// inTail reports whether p points into the entry's tail: a value stored
+// there rather than in an allocation of its own. Exact, since no other
+// object can start inside this one.
+func (e *Entry) inTail(p unsafe.Pointer) bool {
+	return uintptr(p)-uintptr(unsafe.Pointer(e)) < headerSize+uintptr(e.tailSize()) &&
+		uintptr(p) >= uintptr(unsafe.Pointer(e))+headerSize
+}
+
+// keyInTail reports whether the key is stored in the entry's tail.
+func (e *Entry) keyInTail() bool {
+	return len(e.key) > 0 && e.inTail(unsafe.Pointer(unsafe.StringData(e.key)))
+}
+
+// keyRoom is how much of the tail's room the key takes.
+func (e *Entry) keyRoom() int {
+	if e.keyInTail() {
+		return len(e.key)
+	}
+	return 0
+}
+
+// newEntry allocates an entry for key ("": a detached entry, which Put
+// gives its key) with room for a value of valRoom bytes in its tail when
+// that fits (reported by ok, the room then being the value's capacity:
+// vcap, with ref pointing there).
+func newEntry(key string, valRoom int) (e *Entry, ok bool) {
+	k := len(key)
+	if k > maxTail-1 {
+		k = 0
+	}
+	ok = k+valRoom < maxTail
+	need := k
+	if ok {
+		need += valRoom
+	}
+	e, _ = allocEntry(need)
+	r := e.room()
+	if len(key) > maxTail-1 {
+		e.key = strings.Clone(key) // key may be a view of a request
+	} else if len(key) > 0 {
+		copy(r, key)
+		e.key = unsafe.String(&r[0], len(key))
+	}
+	if ok {
+		e.ref = unsafe.Pointer(unsafe.SliceData(r[k:]))
+		e.vcap = uint32(len(r) - k)
+	}
+	return e, ok
+}
+
+// Key is the entry's key (empty for a detached entry, see Put).
+func (e *Entry) Key() string { return e.key }
+
+// inline reports whether the string value lives in the entry's tail.
+func (e *Entry) inline() bool { return e.typ == TypeString && e.inTail(e.ref) }
+
+// setStrBytes makes the string value b itself (an array of its own).
+func (e *Entry) setStrBytes(b []byte) {
+	e.ref = unsafe.Pointer(unsafe.SliceData(b))
+	e.vlen, e.vcap = uint32(len(b)), uint32(cap(b))
+}
+
+// setStrCopy makes the string value a copy of b: in the entry's own
+// storage when it fits there (the tail, or an array of its own that b
+// does not more than fill by half), else in a new array. The entry must
+// be private and not pinned.
 func (e *Entry) setStrCopy(b []byte) {
-	if len(b) <= inlineMax {
-		e.str = append(e.inl[:0], b...)
+	if len(b) <= int(e.vcap) && (e.inTail(e.ref) || int(e.vcap) <= 2*len(b)+64) {
+		copy(unsafe.Slice((*byte)(e.ref), e.vcap), b)
+		e.vlen = uint32(len(b))
 		return
 	}
-	e.str = append([]byte(nil), b...)
+	e.setStrBytes(append([]byte(nil), b...))
+}
+
+// setObj makes the value the collection obj. A hash is copied into the
+// entry (its three words); a small one's packed fields move into the
+// tail when they fit its room.
+func (e *Entry) setObj(obj Object) {
+	e.typ = obj.Type()
+	e.vlen, e.vcap = 0, 0
+	e.strEnc = 0
+	switch o := obj.(type) {
+	case *Hash:
+		e.ref, e.vlen, e.vcap = o.p, o.n, o.c
+		if lp := o.lpb(); len(lp) > 0 {
+			if r := e.room()[e.keyRoom():]; len(r) >= len(lp) {
+				copy(r, lp)
+				e.hash().setLP(r[:len(lp)])
+			}
+		}
+	case *List:
+		e.ref = unsafe.Pointer(o)
+	case *Set:
+		e.ref = unsafe.Pointer(o)
+	case *ZSet:
+		e.ref = unsafe.Pointer(o)
+	default:
+		e.ref = unsafe.Pointer(&objBox{obj})
+		e.strEnc = objBoxed
+	}
+}
+
+// hash is the entry's value as a Hash (its ref, vlen and vcap).
+func (e *Entry) hash() *Hash { return (*Hash)(unsafe.Pointer(&e.ref)) }
+
+// valueInTail reports whether the value's bytes are in the tail: a short
+// string, or a small hash's packed fields.
+func (e *Entry) valueInTail() bool {
+	return (e.typ == TypeString || e.typ == TypeHash && !e.boxed()) && e.ref != nil && e.inTail(e.ref)
 }
 
 // String encoding hints (Entry.strEnc). By default OBJECT ENCODING
@@ -116,10 +316,30 @@ func (e *Entry) Type() Type { return e.typ }
 
 // Str is a string value. The caller must not modify it: use SetStr or
 // the DB's string operations for changes.
-func (e *Entry) Str() []byte { return e.str }
+func (e *Entry) Str() []byte {
+	if e.typ != TypeString {
+		return nil
+	}
+	return unsafe.Slice((*byte)(e.ref), e.vcap)[:e.vlen:e.vcap]
+}
 
 // Obj is a collection value.
-func (e *Entry) Obj() Object { return e.obj }
+func (e *Entry) Obj() Object {
+	if e.boxed() {
+		return (*objBox)(e.ref).o
+	}
+	switch e.typ {
+	case TypeHash:
+		return e.hash() // the entry's own words, nil array or not
+	case TypeList:
+		return (*List)(e.ref)
+	case TypeSet:
+		return (*Set)(e.ref)
+	case TypeZSet:
+		return (*ZSet)(e.ref)
+	}
+	return nil
+}
 
 // ExpireAt is the deadline in Unix ms, 0 when the key does not expire.
 func (e *Entry) ExpireAt() int64 { return e.expireAt }
@@ -128,10 +348,11 @@ func (e *Entry) ExpireAt() int64 { return e.expireAt }
 // with the decimal form of v (INCR and friends), in the entry itself when
 // it fits.
 func (e *Entry) SetInt(v int64) {
-	if !e.inline() && cap(e.str) >= 20 && cap(e.str) <= 2*20+64 {
-		e.str = strconv.AppendInt(e.str[:0], v, 10)
+	if e.vcap >= 20 && (e.inline() || e.vcap <= 2*20+64) {
+		e.vlen = uint32(len(strconv.AppendInt(e.Str()[:0], v, 10)))
 	} else {
-		e.str = strconv.AppendInt(e.inl[:0], v, 10)
+		var b [20]byte
+		e.setStrCopy(strconv.AppendInt(b[:0], v, 10))
 	}
 	e.strEnc = strEncAuto
 }
@@ -142,7 +363,12 @@ func (e *Entry) SetInt(v int64) {
 // for a value it re-encodes (INCR and friends); call MarkRaw or
 // MarkNoInt afterwards where Redis encodes otherwise.
 func (e *Entry) SetStr(b []byte) {
-	e.str = b
+	if len(b) <= int(e.vcap) && e.inline() {
+		copy(unsafe.Slice((*byte)(e.ref), e.vcap), b)
+		e.vlen = uint32(len(b))
+	} else {
+		e.setStrBytes(b)
+	}
 	e.strEnc = strEncAuto
 }
 
@@ -198,16 +424,16 @@ func (e *Entry) Encoding() string {
 		case strEncRaw:
 			return "raw"
 		case strEncAuto, strEncIntOwned:
-			if _, ok := redisconv.ParseInt(e.str); ok {
+			if _, ok := redisconv.ParseInt(e.Str()); ok {
 				return "int"
 			}
 		}
-		if len(e.str) <= embstrLimit {
+		if e.vlen <= embstrLimit {
 			return "embstr"
 		}
 		return "raw"
 	default:
-		if enc, ok := e.obj.(Encoder); ok {
+		if enc, ok := e.Obj().(Encoder); ok {
 			return enc.Encoding()
 		}
 		return defaultEncoding(e.typ)
@@ -231,7 +457,7 @@ func defaultEncoding(t Type) string {
 // 1 otherwise.
 func (e *Entry) Refcount(sharedInts bool) int64 {
 	if sharedInts && e.typ == TypeString && e.strEnc == strEncAuto {
-		if n, ok := redisconv.ParseInt(e.str); ok && n >= 0 && n < sharedIntegers {
+		if n, ok := redisconv.ParseInt(e.Str()); ok && n >= 0 && n < sharedIntegers {
 			return SharedRefcount
 		}
 	}
@@ -239,15 +465,81 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 }
 
 func (e *Entry) clone() *Entry {
-	c := *e
-	// The copy is in no table and not queued for re-measuring: it gets
-	// both when it is stored (memory.go).
-	c.flags &^= flagLive | flagDirty | flagPinned
-	if e.str != nil {
-		c.setStrCopy(e.str)
+	var c *Entry
+	switch {
+	case e.typ == TypeString:
+		c, _ = newEntry(e.key, int(e.vlen))
+		*c = e.header(c)
+		c.setStrCopy(e.Str())
+	case e.typ == TypeHash && !e.boxed() && e.hash().tab() == nil:
+		lp := e.hash().lpb()
+		c, _ = newEntry(e.key, len(lp))
+		*c = e.header(c)
+		c.setPacked(lp)
+	default:
+		c, _ = newEntry(e.key, 0)
+		*c = e.header(c)
+		c.setObj(e.Obj().Clone())
 	}
-	if e.obj != nil {
-		c.obj = e.obj.Clone()
+	return c
+}
+
+// header is e's header for the entry c, made for the same key: c's key
+// and value storage, e's metadata. The copy is in no table and not
+// queued for re-measuring: it gets both when it is stored (memory.go).
+func (e *Entry) header(c *Entry) Entry {
+	h := *e
+	h.key, h.ref, h.vlen, h.vcap = c.key, c.ref, c.vlen, c.vcap
+	h.flags = e.flags &^ (flagLive | flagDirty | flagPinned)
+	return h
+}
+
+// shallow returns a copy of e for the same key that shares e's value,
+// but for bytes in e's tail, which it copies into its own.
+func (e *Entry) shallow() *Entry { return e.copyFor(e.key) }
+
+// copyFor returns a copy of e for key: e's metadata, and e's value,
+// shared, but for bytes in e's tail, which are copied (into the copy's
+// tail when they fit).
+func (e *Entry) copyFor(key string) *Entry {
+	var c *Entry
+	if !e.valueInTail() {
+		c, _ = newEntry(key, 0)
+		*c = e.header(c)
+		c.ref, c.vlen, c.vcap = e.ref, e.vlen, e.vcap
+		// A pin stays with the value: output not yet written refers
+		// to it (RENAME of a key just read).
+		c.flags |= e.flags & flagPinned
+		return c
 	}
-	return &c
+	c, _ = newEntry(key, int(e.vlen))
+	*c = e.header(c)
+	if e.typ == TypeString {
+		c.setStrCopy(e.Str())
+		return c
+	}
+	c.setPacked(e.hash().lpb())
+	return c
+}
+
+// setPacked makes c's value a small hash holding a copy of the packed
+// fields lp: in c's tail when they fit the room newEntry pointed ref at,
+// else in an array of their own.
+func (c *Entry) setPacked(lp []byte) {
+	if c.ref != nil && c.inTail(c.ref) && int(c.vcap) >= len(lp) {
+		c.vlen = uint32(copy(unsafe.Slice((*byte)(c.ref), c.vcap), lp))
+		return
+	}
+	c.hash().setLP(append([]byte(nil), lp...))
+}
+
+// rekeyed returns e under key: e itself when it holds that key already,
+// else a copy for key that takes e's value over (a detached entry from
+// NewString or NewObject, or one Take removed from another key). e is
+// not changed: a snapshot may still read it.
+func (e *Entry) rekeyed(key string) *Entry {
+	if e.key == key && (e.keyInTail() || len(key) > maxTail-1) {
+		return e
+	}
+	return e.copyFor(key)
 }

@@ -147,7 +147,7 @@ func (ks *Keyspace) evictLoop(lim EvictLimits, onEvict func(Evicted)) EvictResul
 		if e == nil {
 			return EvictFail
 		}
-		db.remove(shardOfString(key), key, e)
+		db.remove(keyHash(key), e)
 		db.ks.dropped(e) // a large value's memory is handed back, as on DEL
 		if onEvict != nil {
 			onEvict(Evicted{DB: db.id, Key: key, Entry: e})
@@ -195,7 +195,7 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 			return nil, "", nil
 		}
 		d, _ := best.expires.min()
-		return best, d.key, best.shards[shardOfString(d.key)].m[d.key]
+		return best, d.key, best.get(d.key, keyHash(d.key))
 	}
 	pool := &ks.evict.pool
 	for {
@@ -222,11 +222,7 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 			}
 			pool[k] = poolEntry{}
 			db := ks.dbs[p.db]
-			t := db.shards[shardOfString(p.key)]
-			if t == nil {
-				continue
-			}
-			e := t.m[p.key]
+			e := db.get(p.key, keyHash(p.key))
 			if e == nil || !lim.Policy.allKeys() && e.expireAt == 0 {
 				continue // a ghost
 			}
@@ -297,8 +293,8 @@ func (ks *Keyspace) poolInsert(dbid int, key string, score uint64) {
 }
 
 // sampleEntry draws a key for the eviction pool; the database must not
-// be empty. A large database is sampled at the random start Go's map
-// iteration takes in a random shard: O(1), close enough to uniform for
+// be empty. A large database is sampled at the first entry from a random
+// slot of a random shard: O(1), close enough to uniform for
 // sampling (Redis's dictGetSomeKeys is not uniform either).
 func (db *DB) sampleEntry() (string, *Entry) {
 	if db.keys < 4*numShards {
@@ -307,12 +303,11 @@ func (db *DB) sampleEntry() (string, *Entry) {
 	start := rand.IntN(numShards)
 	for j := 0; ; j++ {
 		t := db.shards[(start+j)&(numShards-1)]
-		if t == nil || len(t.m) == 0 {
+		if t == nil || t.len() == 0 {
 			continue
 		}
-		for k, e := range t.m {
-			return k, e
-		}
+		e := t.sample()
+		return e.key, e
 	}
 }
 
@@ -334,7 +329,7 @@ func (db *DB) randomVolatile() (string, *Entry) {
 		}
 	}
 	d, _ := db.expires.random()
-	return d.key, db.shards[shardOfString(d.key)].m[d.key]
+	return d.key, db.get(d.key, keyHash(d.key))
 }
 
 // EvictionTimeLimit is the time one eviction call may take for a

@@ -253,11 +253,18 @@ func (h *Hash) Convert(lim HashLimits, args ...[]byte) {
 	if h.tab() != nil {
 		return
 	}
+	need := 0
 	for _, a := range args {
 		if int64(len(a)) > lim.MaxValue {
 			h.toTable()
 			return
 		}
+		need += uvarintLen(uint64(len(a))) + len(a)
+	}
+	// A new hash's pairs, when they will stay packed, get their room at
+	// once rather than one array per field, all but the last garbage.
+	if lp := h.lpb(); len(lp) == 0 && int64(len(args)/2) <= lim.MaxEntries && need <= maxPacked && cap(lp) < need {
+		h.setLP(growTight(lp, need))
 	}
 }
 

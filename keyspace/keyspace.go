@@ -258,10 +258,7 @@ func (ks *Keyspace) expireWrittenHere(max int) int {
 			break
 		}
 		db := ks.dbs[k.db]
-		var e *Entry
-		if t := db.shards[shardOfString(k.key)]; t != nil {
-			e = t.m[k.key]
-		}
+		e := db.get(k.key, keyHash(k.key))
 		switch {
 		case e == nil || e.expireAt == 0:
 			delete(ks.localVolatile, k)
@@ -441,11 +438,11 @@ func (ks *Keyspace) dropped(e *Entry) {
 	var n int64
 	switch e.typ {
 	case TypeString:
-		if len(e.str) >= bigStringValue {
-			n = int64(cap(e.str))
+		if e.vlen >= bigStringValue {
+			n = int64(e.vcap)
 		}
 	case TypeHash:
-		if h, ok := e.obj.(*Hash); ok {
+		if h, ok := e.Obj().(*Hash); ok {
 			n = h.largeValueBytes(bigStringValue, 64)
 		}
 	}

@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"math/bits"
-	"unsafe"
 )
 
 // Memory accounting: what the dataset holds, counted incrementally so
@@ -22,21 +21,21 @@ import (
 // The costs were checked against the Go heap (TestUsedMemoryFollowsHeap):
 // they estimate what the garbage collector keeps live for the dataset.
 
-// Per-key costs outside the entry: a slot of a shard's map (key string
-// header, entry pointer, control byte, at Go's load factor) and an item
-// of the deadline index (deadline, hash, key header, B-tree occupancy).
+// Per-key costs outside the entry: a slot of a shard's table (entry
+// pointer and control byte, at the table's mean load of about 0.73) and
+// an item of the deadline index (deadline, hash, key header, B-tree
+// occupancy).
 const (
-	entryStructCost = 80 // unsafe.Sizeof(Entry{}), a size class
-	mapSlotCost     = 40
-	deadlineCost    = 48
-	collectionCost  = 16 // the Object interface's concrete header
-	memUnit         = 8  // Entry.mem counts 8-byte units: 32 GB per entry
+	tableSlotCost  = 12
+	deadlineCost   = 48
+	collectionCost = 16 // the collection's own header (a *Hash, *Set...)
+	memUnit        = 8  // Entry.mem counts 8-byte units: 32 GB per entry
 )
 
-// entryStructCost is the struct's true size: a change of Entry that
-// leaves its size class fails to compile here.
-var _ [entryStructCost - unsafe.Sizeof(Entry{})]struct{}
-var _ [unsafe.Sizeof(Entry{}) - entryStructCost]struct{}
+// headerSize is what newEntry's size classes are computed from: a change
+// of Entry's size fails to compile here.
+var _ [56 - headerSize]struct{}
+var _ [headerSize - 56]struct{}
 
 // Entry flags.
 const (
@@ -70,9 +69,6 @@ func allocSize(n int) int64 {
 	return int64((n + 8191) &^ 8191)
 }
 
-// keyCost is what a key's string costs in its shard's map.
-func keyCost(keyLen int) int64 { return allocSize(keyLen) }
-
 // memSizer is implemented by the collection values: an estimate of the
 // bytes they hold, in O(samples).
 type memSizer interface {
@@ -85,18 +81,30 @@ const sizeSamples = 5
 
 // cost estimates the bytes e holds: the entry and its value.
 func (e *Entry) cost() int64 {
-	n := int64(entryStructCost)
+	n := e.size()
+	if !e.keyInTail() {
+		n += allocSize(len(e.key))
+	}
 	if e.typ == TypeString {
 		if e.inline() {
 			return n
 		}
-		return n + allocSize(cap(e.str))
+		return n + allocSize(int(e.vcap))
 	}
-	if ms, ok := e.obj.(memSizer); ok {
+	if e.typ == TypeHash && !e.boxed() {
+		if e.valueInTail() {
+			return n
+		}
+		return n + e.hash().memSize(sizeSamples) - collectionCost // the Hash is the entry's own words
+	}
+	if ms, ok := e.Obj().(memSizer); ok {
 		return n + collectionCost + ms.memSize(sizeSamples)
 	}
-	return n + collectionCost + 64 + int64(e.obj.Len())*32
+	return n + collectionCost + 64 + int64(e.Obj().Len())*32
 }
+
+// size is the entry's own allocation: the header and its tail.
+func (e *Entry) size() int64 { return allocSize(int(headerSize) + e.tailSize()) }
 
 func (e *Entry) memBytes() int64 { return int64(e.mem) * memUnit }
 
@@ -112,15 +120,15 @@ func (e *Entry) setCost(c int64) int64 {
 }
 
 // addEntry counts e, just stored under key in db's live table.
-func (db *DB) addEntry(keyLen int, e *Entry) {
-	db.used += keyCost(keyLen) + e.setCost(e.cost())
+func (db *DB) addEntry(e *Entry) {
+	db.used += e.setCost(e.cost())
 	e.flags |= flagLive
 }
 
 // dropEntry uncounts e, just removed from db's live table (it may live
 // on in a snapshot, or be stored again under another key by Put).
-func (db *DB) dropEntry(keyLen int, e *Entry) {
-	db.used -= keyCost(keyLen) + e.memBytes()
+func (db *DB) dropEntry(e *Entry) {
+	db.used -= e.memBytes()
 	e.mem = 0
 	e.flags &^= flagLive
 }
@@ -177,7 +185,7 @@ func (ks *Keyspace) UsedMemory() int64 {
 func (ks *Keyspace) DatasetMemory() int64 {
 	var n int64
 	for _, db := range ks.dbs {
-		n += db.used + int64(db.keys)*mapSlotCost + int64(db.expires.len())*deadlineCost
+		n += db.used + int64(db.keys)*tableSlotCost + int64(db.expires.len())*deadlineCost
 	}
 	return n
 }
@@ -296,7 +304,7 @@ func (z *ZSet) memSize(samples int) int64 {
 // (MEMORY STATS's overhead.hashtable.main and .expires): the map slots
 // and the deadline index.
 func (db *DB) IndexOverhead() (main, expires int64) {
-	return int64(db.keys) * mapSlotCost, int64(db.expires.len()) * deadlineCost
+	return int64(db.keys) * tableSlotCost, int64(db.expires.len()) * deadlineCost
 }
 
 // MemoryUsage is MEMORY USAGE's estimate of the value, the same one that

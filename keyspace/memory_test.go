@@ -20,9 +20,10 @@ func recount(ks *Keyspace) int64 {
 			if t == nil {
 				continue
 			}
-			for k, e := range t.m {
-				n += keyCost(len(k)) + allocUnits(e.cost()) + mapSlotCost
-			}
+			t.all(func(e *Entry) bool {
+				n += allocUnits(e.cost()) + tableSlotCost
+				return true
+			})
 		}
 		n += int64(db.expires.len()) * deadlineCost
 	}

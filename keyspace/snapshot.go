@@ -69,7 +69,7 @@ func (ks *Keyspace) newSnapshot(frozen bool) *Snapshot {
 func (db *DB) tablesInUse() []*table {
 	ts := make([]*table, 0, numShards)
 	for _, t := range db.shards {
-		if t != nil && len(t.m) > 0 {
+		if t != nil && t.len() > 0 {
 			ts = append(ts, t)
 		}
 	}
@@ -115,10 +115,13 @@ func (s *Snapshot) ForEachAll(db int, fn func(key string, e *Entry) bool) {
 func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
 	if s.frozen {
 		for _, t := range s.tables[db] {
-			for k, e := range t.m {
-				if !fn(k, e) {
-					return
-				}
+			more := true
+			t.all(func(e *Entry) bool {
+				more = fn(e.key, e)
+				return more
+			})
+			if !more {
+				return
 			}
 		}
 		return
@@ -154,19 +157,22 @@ func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
 // changed since the snapshot, skipping those created since, then the keys
 // deleted since. It reports false when fn stopped it. t is pinned.
 func readThrough(t *table, log *undoLog, fn func(key string, e *Entry) bool) bool {
-	for k, e := range t.m {
-		if pre, changed := log.pre[k]; changed {
+	more := true
+	t.all(func(e *Entry) bool {
+		if pre, changed := log.pre[e.key]; changed {
 			if pre == nil {
-				continue // created after the snapshot
+				return true // created after the snapshot
 			}
 			e = pre
 		}
-		if !fn(k, e) {
-			return false
-		}
+		more = fn(e.key, e)
+		return more
+	})
+	if !more {
+		return false
 	}
 	for k, pre := range log.pre {
-		if _, live := t.m[k]; pre != nil && !live {
+		if pre != nil && t.get(k, keyHash(k)) == nil {
 			if !fn(k, pre) { // deleted since
 				return false
 			}

@@ -148,7 +148,7 @@ func TestCopyOnWriteOfSharedEntries(t *testing.T) {
 	// A deadline change copies the entry, not the value (one longer than
 	// an entry holds: a short one comes along in the copy's inl), and
 	// the value stays marked shared.
-	e.set("s", strings.Repeat("v", inlineMax+1), 0)
+	e.set("s", strings.Repeat("v", maxTail+1), 0)
 	var s0 *Entry
 	e.do(func(db *DB) { s0 = db.LookupNoTouch([]byte("s")) })
 	snap.Release()
@@ -331,9 +331,10 @@ func TestSnapshotConcurrentWrites(t *testing.T) {
 				if t == nil {
 					continue
 				}
-				for k, en := range t.m {
-					want[k] = render(en)
-				}
+				t.all(func(en *Entry) bool {
+					want[en.key] = render(en)
+					return true
+				})
 			}
 		})
 		return snap, want
@@ -410,13 +411,13 @@ func BenchmarkSetString(b *testing.B) {
 // the value it was taken with when the live entry is rewritten in place.
 func TestInlineStrings(t *testing.T) {
 	e := newEnv(t)
-	long := strings.Repeat("x", inlineMax+1)
+	long := strings.Repeat("x", maxTail+1)
 	var snap *Snapshot
 	e.do(func(db *DB) {
 		db.SetString([]byte("k"), []byte("short"), false, 0)
 		en := db.Lookup([]byte("k"))
 		assert.True(t, en.inline())
-		assert.Equal(t, int64(entryStructCost), en.cost())
+		assert.Equal(t, en.size(), en.cost())
 		db.SetString([]byte("k"), []byte(long), false, 0)
 		en = db.Lookup([]byte("k"))
 		assert.False(t, en.inline())
@@ -468,7 +469,7 @@ func TestShallowCopyOwnsInlineValue(t *testing.T) {
 		en := db.Peek([]byte("k"))
 		assert.NotSame(t, old, en)
 		assert.True(t, en.inline())
-		assert.Equal(t, int64(entryStructCost), en.cost())
+		assert.Equal(t, en.size(), en.cost())
 		db.SetString([]byte("k"), []byte("XYZ"), true, 0)
 		assert.Equal(t, "abc", string(old.Str()), "the snapshot's entry is left alone")
 		assert.Equal(t, "XYZ", string(db.Peek([]byte("k")).Str()))

@@ -261,13 +261,14 @@ func load(src *source, opt LoadOptions, fn func(db int, key string, e *keyspace.
 		if err != nil {
 			return info, err
 		}
+		k := string(key)
 		var e *keyspace.Entry
 		if obj != nil {
-			e = keyspace.NewObject(obj, expireAt)
+			e = keyspace.NewObjectFor(k, obj, expireAt)
 		} else {
-			e = keyspace.NewString(str, expireAt)
+			e = keyspace.NewStringFor(k, str, expireAt)
 		}
-		if err := fn(db, string(key), e); err != nil {
+		if err := fn(db, e.Key(), e); err != nil {
 			return info, fnError{err}
 		}
 		info.Keys++

@@ -1,0 +1,159 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The shard table against a map, through inserts, replacements and
+// deletions that leave tombstones, growths and same-size rehashes.
+func TestTableModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var tb table
+	model := map[string]*Entry{}
+	keys := make([]string, 5000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	check := func() {
+		require.Equal(t, len(model), tb.len())
+		seen := 0
+		tb.all(func(e *Entry) bool {
+			seen++
+			assert.Same(t, model[e.key], e)
+			return true
+		})
+		require.Equal(t, len(model), seen)
+		for n := range tb.len() {
+			k, e := tb.nth(n)
+			assert.Same(t, model[k], e)
+		}
+	}
+	for round := range 40000 {
+		k := keys[rng.IntN(len(keys))]
+		h := keyHash(k)
+		switch rng.IntN(3) {
+		case 0, 1:
+			e, _ := newEntry(k, 1)
+			old := tb.put(e, h)
+			assert.Same(t, model[k], old)
+			model[k] = e
+		case 2:
+			assert.Same(t, model[k], tb.del(k, h))
+			delete(model, k)
+		}
+		assert.Same(t, model[k], tb.get(k, h))
+		if round%5000 == 0 {
+			check()
+		}
+	}
+	check()
+	for k, e := range model {
+		assert.Same(t, e, tb.get(k, keyHash(k)))
+		assert.Same(t, e, tb.del(k, keyHash(k)))
+	}
+	assert.Equal(t, 0, tb.len())
+	assert.Nil(t, tb.get("k1", keyHash("k1")))
+	// The tombstones left are cleared by the next growth check, not
+	// accumulated: the table stays its size.
+	groups := len(tb.groups)
+	for i := range 100000 {
+		k := keys[i%len(keys)]
+		e, _ := newEntry(k, 0)
+		tb.insertNew(e, keyHash(k))
+		tb.del(k, keyHash(k))
+	}
+	assert.Equal(t, groups, len(tb.groups))
+}
+
+// Keys and values live in the entry's tail when they fit, a hash's
+// packed fields too; every copy of an entry keeps its own.
+func TestEntryTail(t *testing.T) {
+	e := newEnv(t)
+	long := string(make([]byte, maxTail+10))
+	e.do(func(db *DB) {
+		db.SetString([]byte("short"), []byte("value"), false, 0)
+		en := db.Peek([]byte("short"))
+		assert.True(t, en.keyInTail())
+		assert.True(t, en.inline())
+		assert.Equal(t, int64(80), en.size(), "56 + size byte + 10")
+
+		db.SetString([]byte(long), []byte("v"), false, 0)
+		en = db.Peek([]byte(long))
+		assert.False(t, en.keyInTail())
+		assert.True(t, en.inline())
+		assert.Equal(t, long, en.Key())
+
+		h := NewHash()
+		lim := HashLimits{MaxEntries: 128, MaxValue: 64}
+		h.Set([]byte("f1"), []byte("v1"), lim)
+		h.Set([]byte("f2"), []byte("v2"), lim)
+		hen := db.PutObject([]byte("h"), h)
+		assert.True(t, hen.valueInTail())
+		got, ok := hen.Obj().(*Hash).Get([]byte("f2"))
+		assert.True(t, ok)
+		assert.Equal(t, "v2", string(got))
+
+		// RENAME: the copy under the new key has the fields in its own
+		// tail; the old entry is untouched.
+		moved := db.Put([]byte("h2"), db.Take([]byte("h")))
+		assert.NotSame(t, hen, moved)
+		assert.True(t, moved.valueInTail())
+		got, _ = moved.Obj().(*Hash).Get([]byte("f1"))
+		assert.Equal(t, "v1", string(got))
+
+		// Outgrowing the tail moves the fields to an array of their own.
+		w := db.LookupWrite([]byte("h2"))
+		for i := range 40 {
+			w.Obj().(*Hash).Set(fmt.Appendf(nil, "field%d", i), []byte("0123456789"), lim)
+		}
+		assert.False(t, w.valueInTail())
+		assert.Equal(t, 42, w.Obj().Len())
+		c := w.clone()
+		assert.Equal(t, 42, c.Obj().Len())
+		c.Obj().(*Hash).Set([]byte("f1"), []byte("changed"), lim)
+		got, _ = w.Obj().(*Hash).Get([]byte("f1"))
+		assert.Equal(t, "v1", string(got), "a clone's change stays in the clone")
+	})
+}
+
+// A streaming snapshot reads collections (Obj) while the keyspace
+// deletes and replaces their entries under the lock: what the snapshot
+// reads of an entry is never what the keyspace writes (run with -race).
+func TestSnapshotReadsObjWhileDeleting(t *testing.T) {
+	e := newEnv(t)
+	const n = 5000
+	e.do(func(db *DB) {
+		for i := range n {
+			l := NewList()
+			l.PushCopy(false, [][]byte{[]byte("x")})
+			db.PutObject(fmt.Appendf(nil, "l%d", i), l)
+			h := NewHash()
+			h.Set([]byte("f"), []byte("v"), HashLimits{MaxEntries: 128, MaxValue: 64})
+			db.PutObject(fmt.Appendf(nil, "h%d", i), h)
+		}
+	})
+	var snap *Snapshot
+	e.ks.Exec(func() { snap = e.ks.Snapshot() })
+	done := make(chan int)
+	go func() {
+		elems := 0
+		snap.ForEach(0, func(_ string, en *Entry) bool {
+			elems += en.Obj().Len()
+			return true
+		})
+		done <- elems
+	}()
+	for i := range n {
+		e.do(func(db *DB) {
+			db.Delete(fmt.Appendf(nil, "l%d", i))
+			db.Put(fmt.Appendf(nil, "h2-%d", i), db.Take(fmt.Appendf(nil, "h%d", i)))
+		})
+	}
+	assert.Equal(t, 2*n, <-done)
+	snap.Release()
+}
