@@ -50,6 +50,9 @@ func (s *Server) cron(ctx context.Context) {
 	defer t.Stop()
 	var ops, in, out, replIn, replOut metric
 	var evicting bool
+	var commands int64       // TotalCommands at the last change seen
+	var quietSince time.Time // when it changed
+	var released bool        // the releaser was told of this quiet spell
 	for tick := 0; ; tick++ {
 		var now time.Time
 		select {
@@ -64,6 +67,9 @@ func (s *Server) cron(ctx context.Context) {
 		replOut.track(now, ro)
 		s.ks.Exec(func() {
 			ops.track(now, s.stats.TotalCommands)
+			if s.stats.TotalCommands != commands || quietSince.IsZero() {
+				commands, quietSince, released = s.stats.TotalCommands, now, false
+			}
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
@@ -81,6 +87,10 @@ func (s *Server) cron(ctx context.Context) {
 			s.checkAOFRewrite()
 			s.repl.cron(now, tick%10 == 0)
 		})
+		if !released && now.Sub(quietSince) >= idleRelease {
+			s.rel.idle()
+			released = true
+		}
 		// An eviction that ran out of time goes on a slice at a time,
 		// the lock released in between so that clients are served
 		// meanwhile, for up to most of the period (Redis's

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
+	"time"
 )
 
 // Go's garbage collector frees a deleted value only at its next cycle,
@@ -24,19 +25,59 @@ import (
 // would, and only while large values come and go).
 const releaseMinBytes = 8 << 20
 
-// releaser hands freed memory back. freed is called from any goroutine
-// and never blocks; run is a goroutine owned by the server's background
-// work.
+// The same goes for the garbage a burst of writes leaves: up to GOGC
+// percent of the live heap stays in the process's resident set until the
+// next collection, which an idle server does not reach for two minutes.
+// Redis's allocator reuses freed memory at once, and jemalloc returns
+// what stays free within seconds. So once the server has run no command
+// for idleRelease, if its heap (live objects, garbage, free pages not yet
+// returned) grew by releaseMinBytes and an eighth since the last such
+// release, a collection runs and returns what is free: a loaded data set
+// then costs about what it holds. The cost is one collection per burst of
+// writes, in idle time.
+const idleRelease = 300 * time.Millisecond
+
+// releaser hands freed memory back. freed and idle are called from any
+// goroutine and never block; run is a goroutine owned by the server's
+// background work.
 type releaser struct {
 	pending atomic.Int64 // bytes of big values freed since the last release
+	idleNow atomic.Bool  // the server is idle: see idleRelease
 	kick    chan struct{}
-	sample  [1]metrics.Sample
+	sample  [4]metrics.Sample
+	low     uint64 // heap size after the last idle release, or lowest since (run's)
 }
 
 func newReleaser() *releaser {
 	r := &releaser{kick: make(chan struct{}, 1)}
 	r.sample[0].Name = "/gc/heap/live:bytes"
+	r.sample[1].Name = "/memory/classes/heap/objects:bytes"
+	r.sample[2].Name = "/memory/classes/heap/free:bytes"
+	r.sample[3].Name = "/memory/classes/heap/unused:bytes"
 	return r
+}
+
+// idle tells the releaser that the server has run no command for
+// idleRelease; it never blocks.
+func (r *releaser) idle() {
+	r.idleNow.Store(true)
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// heap reads the live heap as of the last collection, and the heap's
+// resident size: objects live or not yet collected, free pages not yet
+// returned, unused parts of spans.
+func (r *releaser) heap() (live, size uint64) {
+	metrics.Read(r.sample[:])
+	for _, s := range r.sample {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return 0, 0
+		}
+	}
+	return r.sample[0].Value.Uint64(), r.sample[1].Value.Uint64() + r.sample[2].Value.Uint64() + r.sample[3].Value.Uint64()
 }
 
 // freed notes n bytes of a large value that left the keyspace and wakes
@@ -58,8 +99,17 @@ func (r *releaser) run(ctx context.Context) {
 			return
 		case <-r.kick:
 		}
-		metrics.Read(r.sample[:])
-		if s := r.sample[0]; s.Value.Kind() == metrics.KindUint64 && r.pending.Load() < int64(s.Value.Uint64()/4) {
+		live, size := r.heap()
+		if r.idleNow.Swap(false) {
+			if size >= r.low+max(releaseMinBytes, r.low/8) {
+				r.pending.Store(0)
+				debug.FreeOSMemory()
+				_, r.low = r.heap()
+				continue
+			}
+			r.low = min(r.low, size)
+		}
+		if r.pending.Load() < int64(live/4) {
 			continue // woken again once more is freed
 		}
 		r.pending.Store(0)
