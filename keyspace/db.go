@@ -305,12 +305,11 @@ func (db *DB) expiredBeforeWrite(h uint64, key []byte, old *Entry) *Entry {
 }
 
 // reheld moves the deadline index's hold of a key from old to e, which
-// replaced it: the index holds the entry's own key string, which would
-// otherwise keep old's allocation alive.
+// replaced it in the table: the index holds the table's entries.
 func (db *DB) reheld(old, e *Entry) {
 	if old.expireAt != 0 && old.expireAt == e.expireAt && old != e {
-		db.expires.delString(old.expireAt, old.key)
-		db.expires.addString(e.expireAt, e.key)
+		db.expires.del(old.expireAt, old)
+		db.expires.add(e.expireAt, e)
 	}
 }
 
@@ -390,7 +389,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 			expireAt = old.expireAt
 		}
 		if old.expireAt != 0 {
-			db.expires.delString(old.expireAt, old.key)
+			db.expires.del(old.expireAt, old)
 		}
 		t = db.writable(i)
 		t.put(e, h)
@@ -406,7 +405,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	}
 	if expireAt != 0 {
 		e.expireAt = expireAt
-		db.expires.addString(expireAt, e.key) // the entry's own key string
+		db.expires.add(expireAt, e)
 		db.scheduled(e.key, expireAt)
 	}
 	db.touched(key)
@@ -456,7 +455,7 @@ func (db *DB) Insert(key string, e *Entry) {
 	old := t.put(e, h)
 	if old != nil {
 		if old.expireAt != 0 {
-			db.expires.delString(old.expireAt, old.key)
+			db.expires.del(old.expireAt, old)
 		}
 		db.replaceEntry(old, e)
 	} else {
@@ -464,7 +463,7 @@ func (db *DB) Insert(key string, e *Entry) {
 		db.addEntry(e)
 	}
 	if e.expireAt != 0 {
-		db.expires.addString(e.expireAt, e.key)
+		db.expires.add(e.expireAt, e)
 		db.scheduled(e.key, e.expireAt)
 	}
 	db.touchedString(key)
@@ -503,7 +502,7 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	t := db.writable(i)
 	if old != nil {
 		if old.expireAt != 0 {
-			db.expires.delString(old.expireAt, old.key)
+			db.expires.del(old.expireAt, old)
 		}
 		if old != e {
 			db.ks.dropped(old)
@@ -516,7 +515,7 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 		db.addEntry(e)
 	}
 	if e.expireAt != 0 {
-		db.expires.addString(e.expireAt, e.key)
+		db.expires.add(e.expireAt, e)
 		db.scheduled(e.key, e.expireAt)
 	}
 	db.touched(key)
@@ -580,11 +579,11 @@ func (db *DB) setDeadline(e *Entry, at int64) {
 		return
 	}
 	if e.expireAt != 0 {
-		db.expires.delString(e.expireAt, e.key)
+		db.expires.del(e.expireAt, e)
 	}
 	e.expireAt = at
 	if at != 0 {
-		db.expires.addString(at, e.key) // the entry's own key string
+		db.expires.add(at, e)
 		db.scheduled(e.key, at)
 	}
 }
@@ -655,7 +654,7 @@ func (db *DB) remove(h uint64, e *Entry) {
 	db.keys--
 	db.dropEntry(e)
 	if e.expireAt != 0 {
-		db.expires.delString(e.expireAt, e.key)
+		db.expires.del(e.expireAt, e)
 	}
 	db.touchedString(e.key)
 }

@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"hash/maphash"
 	"math/rand/v2"
 	"unsafe"
 
@@ -30,40 +29,43 @@ type deadlines struct {
 	hotAt int64
 }
 
-// dslot is one deadline's keys: key alone, or b when there are several.
+// dslot is one deadline's keys: e alone, or b when there are several.
+// The index holds the entries themselves (the table's current entry of
+// each key: whoever replaces an entry that has a deadline moves it here
+// too), so that a delete compares pointers, never key bytes.
 type dslot struct {
-	at  int64
-	key string
-	b   *dbucket
+	at int64
+	e  *Entry
+	b  *dbucket
 }
 
-// dbucket holds the keys of a deadline held by more than one key, in
-// the order they came, each with a hash of it (hs). A delete finds its key
-// by the hash and compares one string: comparing the key strings
-// themselves would read each one's bytes, a cache miss apiece. The bucket
-// keeps the strings it was given, which share the database map's key
-// bytes, so the one comparison reads bytes the map lookup has just read.
-//
-// Up to bucketScanMax keys a delete scans the hashes; beyond, an
-// open-addressing table of positions (idx) finds them, so that deleting
-// from a deadline a million keys share (EXPIREAT of a bulk load) stays
-// O(1) at 6 to 16 bytes a key more: a Go map of the keys would cost 60.
+// dbucket holds the entries of a deadline held by more than one key.
+// Up to bucketScanMax of them it keeps them in a slice, in the order they
+// came, which a delete scans for the pointer (1 KiB at most). Beyond, it
+// keeps them in an open-addressing set by pointer hash (set), so that
+// deleting from a deadline a million keys share (EXPIREAT of a bulk load,
+// or a burst of SETEX with one TTL) stays O(1), touching the one slot's
+// cache line: 13 to 26 bytes a key.
 type dbucket struct {
-	keys []string
-	hs   []uint64
-	idx  []int32 // positions in keys by hash, linear probing; -1 is empty
+	ents []*Entry // the entries, while not a set
+	set  []*Entry // the entries by ptrHash, linear probing; nil slots are empty
+	n    int      // entries in set
+	cur  int      // where one resumes its walk of set
 }
 
-// bucketScanMax is the size past which a bucket indexes its hashes: a
-// delete scans at most this many (1 KiB).
+// bucketScanMax is the size past which a bucket indexes its entries.
 const bucketScanMax = 128
 
-var bucketSeed = maphash.MakeSeed()
+// ptrHash spreads an entry's address (Go's heap objects do not move).
+func ptrHash(e *Entry) int {
+	return int(uint64(uintptr(unsafe.Pointer(e))) * 0x9e3779b97f4a7c15 >> 32)
+}
 
-// deadline is one key of the index, as min and scan report it.
+// deadline is one key of the index, as min and random report it.
 type deadline struct {
 	at  int64
 	key string
+	e   *Entry
 }
 
 func dslotLess(a, b dslot) bool { return a.at < b.at }
@@ -72,17 +74,11 @@ func newDeadlines() deadlines {
 	return deadlines{tr: btree.NewBTreeGOptions(dslotLess, btree.Options{NoLocks: true})}
 }
 
-// add indexes key at deadline at. The index keeps its own copy of key.
-func (d *deadlines) add(at int64, key []byte) {
-	d.addString(at, string(key))
-}
-
-// addString is add for a key already held as a string, which the index
-// shares.
-func (d *deadlines) addString(at int64, key string) {
+// add indexes e, stored under its key, at deadline at.
+func (d *deadlines) add(at int64, e *Entry) {
 	d.n++
 	if d.hot != nil && d.hotAt == at {
-		d.hot.add(key)
+		d.hot.add(e)
 		return
 	}
 	// The hint makes Set's descent retrace Get's at no cost.
@@ -90,48 +86,37 @@ func (d *deadlines) addString(at int64, key string) {
 	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
 	switch {
 	case !ok:
-		d.tr.SetHint(dslot{at: at, key: key}, &hint)
+		d.tr.SetHint(dslot{at: at, e: e}, &hint)
 		return
 	case s.b == nil:
-		s.b = &dbucket{keys: make([]string, 0, 4), hs: make([]uint64, 0, 4)}
-		s.b.add(s.key)
-		s.b.add(key)
-		s.key = ""
+		s.b = &dbucket{ents: make([]*Entry, 0, 4)}
+		s.b.add(s.e)
+		s.b.add(e)
+		s.e = nil
 		d.tr.SetHint(s, &hint)
 	default:
-		s.b.add(key)
+		s.b.add(e)
 	}
 	d.hot, d.hotAt = s.b, at
 }
 
-// del removes key's entry at deadline at and returns the string the index
-// held for it (for the caller to index again under a new deadline rather
-// than copy the key), or "" when it was not indexed. key is only compared.
-func (d *deadlines) del(at int64, key []byte) string {
-	if len(key) == 0 {
-		return d.delString(at, "")
-	}
-	return d.delString(at, unsafe.String(&key[0], len(key)))
-}
-
-// delString is del for a key held as a string.
-func (d *deadlines) delString(at int64, key string) string {
+// del removes e from deadline at, reporting whether it was there.
+func (d *deadlines) del(at int64, e *Entry) bool {
 	var hint btree.PathHint
 	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
 	if !ok {
-		return ""
+		return false
 	}
 	if s.b == nil {
-		if s.key != key {
-			return ""
+		if s.e != e {
+			return false
 		}
 		d.tr.DeleteHint(s, &hint)
 		d.n--
-		return s.key
+		return true
 	}
-	held, ok := s.b.del(key)
-	if !ok {
-		return ""
+	if !s.b.del(e) {
+		return false
 	}
 	d.n--
 	if s.b.len() == 0 {
@@ -140,7 +125,7 @@ func (d *deadlines) delString(at int64, key string) string {
 			d.hot = nil
 		}
 	}
-	return held
+	return true
 }
 
 // min is the earliest deadline and one of its keys.
@@ -149,7 +134,8 @@ func (d *deadlines) min() (deadline, bool) {
 	if !ok {
 		return deadline{}, false
 	}
-	return deadline{s.at, s.one()}, true
+	e := s.one()
+	return deadline{s.at, e.key, e}, true
 }
 
 // random is a key with a deadline picked at random (volatile-random and
@@ -162,92 +148,110 @@ func (d *deadlines) random() (deadline, bool) {
 		return deadline{}, false
 	}
 	s, _ := d.tr.GetAt(rand.IntN(n))
-	if s.b == nil {
-		return deadline{s.at, s.key}, true
+	e := s.e
+	if s.b != nil {
+		e = s.b.pick()
 	}
-	return deadline{s.at, s.b.keys[rand.IntN(len(s.b.keys))]}, true
+	return deadline{s.at, e.key, e}, true
 }
 
 // len is the number of keys with a deadline.
 func (d *deadlines) len() int { return d.n }
 
-// one is a key of the slot: the one expired next at its deadline.
-func (s dslot) one() string {
+// one is an entry of the slot: the one expired next at its deadline.
+func (s dslot) one() *Entry {
 	if s.b == nil {
-		return s.key
+		return s.e
 	}
 	return s.b.one()
 }
 
-func (b *dbucket) len() int { return len(b.keys) }
+func (b *dbucket) len() int {
+	if b.set != nil {
+		return b.n
+	}
+	return len(b.ents)
+}
 
-func (b *dbucket) add(key string) {
-	h := maphash.String(bucketSeed, key)
-	b.keys = append(b.keys, key)
-	b.hs = append(b.hs, h)
-	switch {
-	case len(b.keys) > len(b.idx)*5/8 && len(b.keys) > bucketScanMax:
-		b.reindex()
-	case b.idx != nil:
-		b.place(int32(len(b.keys) - 1))
+func (b *dbucket) add(e *Entry) {
+	if b.set == nil {
+		b.ents = append(b.ents, e)
+		if len(b.ents) > bucketScanMax {
+			b.resize(4 * bucketScanMax) // 1/4 full
+			b.ents = nil
+		}
+		return
+	}
+	if (b.n+1)*8 > len(b.set)*5 { // at most 5/8 full: short probes
+		b.resize(2 * len(b.set))
+	}
+	b.insert(e)
+}
+
+// resize moves the entries into a set of n slots, a power of two.
+func (b *dbucket) resize(n int) {
+	old := b.set
+	if old == nil {
+		old = b.ents
+	}
+	b.set, b.n, b.cur = make([]*Entry, n), 0, 0
+	for _, e := range old {
+		if e != nil {
+			b.insert(e)
+		}
 	}
 }
 
-// reindex rebuilds idx at two to four slots a key; add rebuilds it again
-// before it is more than 5/8 full, where linear probing stays short.
-func (b *dbucket) reindex() {
-	n := 1
-	for n < 2*len(b.keys) {
-		n <<= 1
-	}
-	b.idx = make([]int32, n)
-	for i := range b.idx {
-		b.idx[i] = -1
-	}
-	for p := range b.keys {
-		b.place(int32(p))
-	}
-}
-
-// place enters position p in idx.
-func (b *dbucket) place(p int32) {
-	mask := len(b.idx) - 1
-	s := int(b.hs[p]) & mask
-	for b.idx[s] >= 0 {
+func (b *dbucket) insert(e *Entry) {
+	mask := len(b.set) - 1
+	s := ptrHash(e) & mask
+	for b.set[s] != nil {
 		s = (s + 1) & mask
 	}
-	b.idx[s] = p
+	b.set[s] = e
+	b.n++
 }
 
-// slot is the index of idx holding position p.
-func (b *dbucket) slot(p int32) int {
-	mask := len(b.idx) - 1
-	s := int(b.hs[p]) & mask
-	for b.idx[s] != p {
+// del removes e, reporting whether it was there. Out of the slice, the
+// last entry takes its place; out of the set, the entries after it that
+// their probe would no longer reach move back (deletion without
+// tombstones, for linear probing: Knuth's Algorithm R).
+func (b *dbucket) del(e *Entry) bool {
+	if b.set == nil {
+		for i := len(b.ents) - 1; i >= 0; i-- {
+			if b.ents[i] == e {
+				last := len(b.ents) - 1
+				b.ents[i] = b.ents[last]
+				b.ents[last] = nil
+				b.ents = b.ents[:last]
+				return true
+			}
+		}
+		return false
+	}
+	mask := len(b.set) - 1
+	s := ptrHash(e) & mask
+	for b.set[s] != e {
+		if b.set[s] == nil {
+			return false
+		}
 		s = (s + 1) & mask
 	}
-	return s
-}
-
-// unslot empties idx[s], moving back the entries after it that their
-// probe would no longer reach (deletion without tombstones, for linear
-// probing: Knuth's Algorithm R).
-func (b *dbucket) unslot(s int) {
-	mask := len(b.idx) - 1
+	b.n--
 	for {
-		b.idx[s] = -1
+		b.set[s] = nil
 		j := s
 		for {
 			j = (j + 1) & mask
-			p := b.idx[j]
-			if p < 0 {
-				return
+			x := b.set[j]
+			if x == nil {
+				return true
 			}
-			home := int(b.hs[p]) & mask
-			// The entry at j stays unless its home lies cyclically
-			// outside (s, j]: then s is on its probe path.
+			home := ptrHash(x) & mask
+			// x stays unless its home lies cyclically outside (s, j]:
+			// then s is on its probe path.
 			if (s < j && (home <= s || home > j)) || (s > j && home <= s && home > j) {
-				b.idx[s] = p
+				b.set[s] = x
 				s = j
 				break
 			}
@@ -255,44 +259,43 @@ func (b *dbucket) unslot(s int) {
 	}
 }
 
-// del removes key, returning the string the bucket held for it. The last
-// key takes its place.
-func (b *dbucket) del(key string) (string, bool) {
-	h := maphash.String(bucketSeed, key)
-	p := int32(-1)
-	if b.idx == nil {
-		for i := len(b.hs) - 1; i >= 0; i-- {
-			if b.hs[i] == h && b.keys[i] == key {
-				p = int32(i)
-				break
-			}
-		}
-	} else {
-		mask := len(b.idx) - 1
-		for s := int(h) & mask; b.idx[s] >= 0; s = (s + 1) & mask {
-			if q := b.idx[s]; b.hs[q] == h && b.keys[q] == key {
-				p = q
-				b.unslot(s)
-				break
-			}
-		}
+// one is the entry expired next: the last added, or the next one of the
+// set from where the last call found one.
+func (b *dbucket) one() *Entry {
+	if b.set == nil {
+		return b.ents[len(b.ents)-1]
 	}
-	if p < 0 {
-		return "", false
-	}
-	held := b.keys[p]
-	last := int32(len(b.keys) - 1)
-	if p != last {
-		if b.idx != nil {
-			b.idx[b.slot(last)] = p
+	for i := 0; i < len(b.set); i++ {
+		if e := b.set[b.cur]; e != nil {
+			return e
 		}
-		b.keys[p], b.hs[p] = b.keys[last], b.hs[last]
+		b.cur = (b.cur + 1) & (len(b.set) - 1)
 	}
-	b.keys[last] = ""
-	b.keys, b.hs = b.keys[:last], b.hs[:last]
-	return held, true
+	panic("keyspace: empty deadline bucket")
 }
 
-// one is the key expired next: the last added, removed without moving
-// any other.
-func (b *dbucket) one() string { return b.keys[len(b.keys)-1] }
+// pick is an entry drawn at random.
+func (b *dbucket) pick() *Entry {
+	if b.set == nil {
+		return b.ents[rand.IntN(len(b.ents))]
+	}
+	for s := rand.IntN(len(b.set)); ; s = (s + 1) & (len(b.set) - 1) {
+		if e := b.set[s]; e != nil {
+			return e
+		}
+	}
+}
+
+// each calls fn for every entry until it returns false.
+func (b *dbucket) each(fn func(*Entry) bool) bool {
+	list := b.ents
+	if b.set != nil {
+		list = b.set
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if e := list[i]; e != nil && !fn(e) {
+			return false
+		}
+	}
+	return true
+}

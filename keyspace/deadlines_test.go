@@ -45,6 +45,18 @@ func (m model) check(t *testing.T, d *deadlines) {
 	}
 }
 
+// entries gives each key one entry, as the table would hold it.
+type entries map[string]*Entry
+
+func (es entries) get(k string) *Entry {
+	if e, ok := es[k]; ok {
+		return e
+	}
+	e, _ := newEntry(k, 0)
+	es[k] = e
+	return e
+}
+
 func min64(a, b int64) int64 {
 	if a < b {
 		return a
@@ -56,6 +68,7 @@ func min64(a, b int64) int64 {
 // key, a bucket scanned, a bucket indexed) and back to empty, moving keys between deadlines
 // as SETEX and EXPIRE do, against a model.
 func TestDeadlinesBuckets(t *testing.T) {
+	ent := entries{}.get
 	d := newDeadlines()
 	m := model{}
 	for _, n := range []int{1, 2, bucketScanMax, bucketScanMax + 1, 3 * bucketScanMax} {
@@ -63,26 +76,25 @@ func TestDeadlinesBuckets(t *testing.T) {
 			// n keys at deadline 100, interleaved with keys at 50 and 200.
 			for i := 0; i < n; i++ {
 				k := fmt.Sprintf("k%d-%d", n, i)
-				d.add(100, []byte(k))
+				d.add(100, ent(k))
 				m[k] = 100
 				if i%3 == 0 {
 					o := fmt.Sprintf("o%d-%d", n, i)
-					d.addString(50+int64(i%2)*150, o)
+					d.add(50+int64(i%2)*150, ent(o))
 					m[o] = 50 + int64(i%2)*150
 				}
 			}
 			m.check(t, &d)
 			// Deleting a key that is not there, or at another deadline,
 			// changes nothing.
-			require.Equal(t, "", d.del(100, []byte("absent")))
-			require.Equal(t, "", d.del(101, []byte(fmt.Sprintf("k%d-0", n))))
+			require.False(t, d.del(100, ent("absent")))
+			require.False(t, d.del(101, ent(fmt.Sprintf("k%d-0", n))))
 			m.check(t, &d)
-			// Move every other key to 300, reusing the held string.
+			// Move every other key to 300.
 			for i := 0; i < n; i += 2 {
 				k := fmt.Sprintf("k%d-%d", n, i)
-				held := d.del(100, []byte(k))
-				require.Equal(t, k, held)
-				d.addString(300, held)
+				require.True(t, d.del(100, ent(k)))
+				d.add(300, ent(k))
 				m[k] = 300
 			}
 			m.check(t, &d)
@@ -92,18 +104,18 @@ func TestDeadlinesBuckets(t *testing.T) {
 				if !ok || x.at > 300 {
 					break
 				}
-				require.Equal(t, x.key, d.delString(x.at, x.key))
+				require.True(t, d.del(x.at, x.e))
 				delete(m, x.key)
 			}
 			m.check(t, &d)
 		})
 	}
 	// The hot bucket must not outlive its deadline's slot.
-	d.add(7, []byte("a"))
-	d.add(7, []byte("b"))
-	d.del(7, []byte("a"))
-	d.del(7, []byte("b"))
-	d.add(7, []byte("c"))
+	d.add(7, ent("a"))
+	d.add(7, ent("b"))
+	d.del(7, ent("a"))
+	d.del(7, ent("b"))
+	d.add(7, ent("c"))
 	m["c"] = 7
 	m.check(t, &d)
 }
@@ -112,6 +124,7 @@ func TestDeadlinesBuckets(t *testing.T) {
 // random sequence on few deadlines, so that every shape change happens
 // many times.
 func TestDeadlinesRandomOps(t *testing.T) {
+	ent := entries{}.get
 	d := newDeadlines()
 	m := model{}
 	keys := make([]string, 5000)
@@ -127,12 +140,12 @@ func TestDeadlinesRandomOps(t *testing.T) {
 		k := keys[next(len(keys))]
 		at, had := m[k]
 		if had {
-			require.Equal(t, k, d.delString(at, k))
+			require.True(t, d.del(at, ent(k)))
 			delete(m, k)
 		}
 		if next(4) != 0 {
 			at := int64(next(6))
-			d.addString(at, k)
+			d.add(at, ent(k))
 			m[k] = at
 		}
 		if step%20_000 == 0 {
@@ -148,7 +161,7 @@ func TestDeadlinesRandomOps(t *testing.T) {
 			break
 		}
 		order = append(order, x.at)
-		d.delString(x.at, x.key)
+		d.del(x.at, x.e)
 	}
 	require.True(t, sort.SliceIsSorted(order, func(i, j int) bool { return order[i] < order[j] }))
 	require.Len(t, order, len(m))
@@ -159,13 +172,8 @@ func TestDeadlinesRandomOps(t *testing.T) {
 func (d *deadlines) scan(fn func(deadline) bool) {
 	d.tr.Scan(func(s dslot) bool {
 		if s.b == nil {
-			return fn(deadline{s.at, s.key})
+			return fn(deadline{s.at, s.e.key, s.e})
 		}
-		for i := len(s.b.keys) - 1; i >= 0; i-- {
-			if !fn(deadline{s.at, s.b.keys[i]}) {
-				return false
-			}
-		}
-		return true
+		return s.b.each(func(e *Entry) bool { return fn(deadline{s.at, e.key, e}) })
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,4 +157,80 @@ func TestSnapshotReadsObjWhileDeleting(t *testing.T) {
 	}
 	assert.Equal(t, 2*n, <-done)
 	snap.Release()
+}
+
+// checkIndex asserts that the deadline index holds exactly the table's
+// entries with a deadline, each at its deadline.
+func checkIndex(t *testing.T, db *DB) {
+	t.Helper()
+	n := 0
+	for _, tb := range db.shards {
+		if tb == nil {
+			continue
+		}
+		tb.all(func(e *Entry) bool {
+			if e.expireAt != 0 {
+				n++
+				require.True(t, db.expires.del(e.expireAt, e), "key %q not indexed as itself at %d", e.key, e.expireAt)
+				db.expires.add(e.expireAt, e)
+			}
+			return true
+		})
+	}
+	require.Equal(t, n, db.expires.len())
+}
+
+// Every way an entry is replaced in its table (overwrites that do and do
+// not reuse it, copies for a live snapshot, RENAME, expiry) keeps the
+// deadline index pointing at the table's entry.
+func TestDeadlineIndexFollowsEntries(t *testing.T) {
+	e := newEnv(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	key := func() []byte { return fmt.Appendf(nil, "key%d", rng.IntN(200)) }
+	var snap *Snapshot
+	for step := range 20000 {
+		if step%500 == 0 {
+			e.ks.Exec(func() {
+				if snap != nil {
+					snap.Release()
+					snap = nil
+				} else {
+					snap = e.ks.Snapshot()
+				}
+			})
+		}
+		e.do(func(db *DB) {
+			now := db.ks.now
+			switch rng.IntN(8) {
+			case 0:
+				db.SetString(key(), []byte("v"), false, now+int64(rng.IntN(3000)))
+			case 1:
+				db.SetString(key(), make([]byte, rng.IntN(300)), rng.IntN(2) == 0, 0)
+			case 2:
+				db.SetExpire(key(), now+int64(rng.IntN(3000)))
+			case 3:
+				db.Persist(key())
+			case 4:
+				if en := db.LookupWrite(key()); en != nil && en.Type() == TypeString {
+					en.SetInt(int64(rng.IntN(1000)))
+				}
+			case 5:
+				if en := db.Take(key()); en != nil {
+					db.Put(key(), en)
+				}
+			case 6:
+				db.Delete(key())
+			case 7:
+				db.ExpireDue(10)
+			}
+			if step%1000 == 0 {
+				checkIndex(t, db)
+			}
+		})
+		e.clock.Advance(time.Millisecond)
+	}
+	if snap != nil {
+		snap.Release()
+	}
+	e.do(func(db *DB) { checkIndex(t, db) })
 }
