@@ -53,6 +53,8 @@ func (s *Server) cron(ctx context.Context) {
 	var commands int64       // TotalCommands at the last change seen
 	var quietSince time.Time // when it changed
 	var released bool        // the releaser was told of this quiet spell
+	gc := newGCTuner()
+	gc.tick() // from the start: a fresh server's first writes too
 	for tick := 0; ; tick++ {
 		var now time.Time
 		select {
@@ -87,6 +89,7 @@ func (s *Server) cron(ctx context.Context) {
 			s.checkAOFRewrite()
 			s.repl.cron(now, tick%10 == 0)
 		})
+		gc.tick()
 		if !released && now.Sub(quietSince) >= idleRelease {
 			s.rel.idle()
 			released = true
