@@ -18,6 +18,11 @@ import (
 // and a heap above it is collected at GOGC's usual 100 percent. The
 // Go memory limit tied to maxmemory (memlimit.go) still bounds the heap.
 // A GOGC set in the environment is left alone.
+//
+// Go's minimum heap (4 MB) scales with the percentage too, so below
+// 4 MB live the heap may grow further than gcHeapFloor: to 128 MB
+// divided by the live megabytes. Capping the percentage at
+// 25 * (live + gcHeapFloor) / MiB would hold it to the floor.
 const gcHeapFloor = 32 << 20
 
 // gcTuner sets the collection percentage from the live heap; tick is
