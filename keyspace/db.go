@@ -357,7 +357,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 				old.setStrBytes(append([]byte(nil), val...))
 			}
 		} else {
-			if !old.inline() && !(int(old.vcap) >= len(val) && int(old.vcap) <= 2*len(val)+64) {
+			if !old.holds(len(val)) {
 				db.ks.dropped(old)
 			}
 			old.setStrCopy(val)

@@ -285,17 +285,3 @@ func (b *dbucket) pick() *Entry {
 		}
 	}
 }
-
-// each calls fn for every entry until it returns false.
-func (b *dbucket) each(fn func(*Entry) bool) bool {
-	list := b.ents
-	if b.set != nil {
-		list = b.set
-	}
-	for i := len(list) - 1; i >= 0; i-- {
-		if e := list[i]; e != nil && !fn(e) {
-			return false
-		}
-	}
-	return true
-}

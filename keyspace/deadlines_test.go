@@ -177,3 +177,17 @@ func (d *deadlines) scan(fn func(deadline) bool) {
 		return s.b.each(func(e *Entry) bool { return fn(deadline{s.at, e.key, e}) })
 	})
 }
+
+// each calls fn for every entry until it returns false.
+func (b *dbucket) each(fn func(*Entry) bool) bool {
+	list := b.ents
+	if b.set != nil {
+		list = b.set
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if e := list[i]; e != nil && !fn(e) {
+			return false
+		}
+	}
+	return true
+}

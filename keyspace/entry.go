@@ -252,12 +252,20 @@ func (e *Entry) setStrBytes(b []byte) {
 // does not more than fill by half), else in a new array. The entry must
 // be private and not pinned.
 func (e *Entry) setStrCopy(b []byte) {
-	if len(b) <= int(e.vcap) && (e.inTail(e.ref) || int(e.vcap) <= 2*len(b)+64) {
+	if e.holds(len(b)) {
 		copy(unsafe.Slice((*byte)(e.ref), e.vcap), b)
 		e.vlen = uint32(len(b))
 		return
 	}
 	e.setStrBytes(append([]byte(nil), b...))
+}
+
+// holds reports whether the string value's storage takes n bytes and is
+// kept for them: the tail always, an array of its own when n fills more
+// than about half of it (a long value overwritten by a short one is
+// not kept alive by it).
+func (e *Entry) holds(n int) bool {
+	return n <= int(e.vcap) && (e.inTail(e.ref) || int(e.vcap) <= 2*n+64)
 }
 
 // setObj makes the value the collection obj. A hash is copied into the
@@ -348,7 +356,7 @@ func (e *Entry) ExpireAt() int64 { return e.expireAt }
 // with the decimal form of v (INCR and friends), in the entry itself when
 // it fits.
 func (e *Entry) SetInt(v int64) {
-	if e.vcap >= 20 && (e.inline() || e.vcap <= 2*20+64) {
+	if e.holds(20) {
 		e.vlen = uint32(len(strconv.AppendInt(e.Str()[:0], v, 10)))
 	} else {
 		var b [20]byte
