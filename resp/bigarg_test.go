@@ -134,7 +134,8 @@ func (s *splitReader) Read(p []byte) (int, error) {
 }
 
 // A length larger than what follows: the command waits, and what is
-// allocated follows what arrived (at most 16 times it), not the length.
+// allocated follows what arrived (at most bigArgReach times it), not the
+// length.
 func TestBigArgAnnouncedLongerThanSent(t *testing.T) {
 	for _, sent := range []int{0, 10, BigArg, 1 << 20} {
 		in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\n" + strings.Repeat("x", sent)
@@ -145,7 +146,7 @@ func TestBigArgAnnouncedLongerThanSent(t *testing.T) {
 			require.ErrorIs(t, err, io.EOF)
 			require.Empty(t, dst)
 		})
-		require.Less(t, n, uint64(64<<10+16*sent), "sent %d: allocated %d bytes", sent, n)
+		require.Less(t, n, uint64(64<<10+bigArgReach*sent), "sent %d: allocated %d bytes", sent, n)
 		require.Equal(t, sent, rd.Buffered(), "qbuf counts the bytes of the big argument")
 	}
 }
@@ -219,16 +220,17 @@ func FuzzBigArgs(f *testing.F) {
 // Forget reports the bytes of the big arguments it let go and of the
 // allocations they outgrew, once.
 func TestForgetReportsBigBytes(t *testing.T) {
-	val := pattern(300000, 9)
+	val := pattern(3000000, 9)
 	rd := NewReader(&chunkReader{data: []byte(mb("SET", "k", val) + mb("GET", "k")), n: 20000}, Limits{})
 	dst, err := rd.ReadBatch(nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"SET", "k", val}, strs(dst[0]))
 	n := rd.Forget(dst)
-	// 300000 bytes, and the allocation (4x the first read, at most
-	// initialBufSize) outgrown on the way.
-	require.Greater(t, n, int64(300000+3*initialBufSize))
-	require.LessOrEqual(t, n, int64(300000+4*initialBufSize))
+	// 3000000 bytes, and the allocation (4x the first read, at most
+	// initialBufSize) outgrown on the way: what arrived was less than
+	// the length / bigArgReach.
+	require.Greater(t, n, int64(3000000+3*initialBufSize))
+	require.LessOrEqual(t, n, int64(3000000+4*initialBufSize))
 	require.Nil(t, dst[0][:3][2], "the argument list no longer refers to it")
 	require.Zero(t, rd.Forget(dst))
 	dst, err = rd.ReadBatch(dst)
