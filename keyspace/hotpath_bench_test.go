@@ -117,3 +117,40 @@ func BenchmarkHeapPerKey(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPipelinedLookup looks up 1M keys at random, 16 at a time as a
+// pipelined batch arrives, with and without Prefetch of the batch first;
+// one op is one key.
+func BenchmarkPipelinedLookup(b *testing.B) {
+	ks := New(16, NewManualClock(epoch))
+	db := ks.DB(0)
+	const n = 1_000_000
+	for i := 0; i < n; i++ {
+		db.SetString([]byte(fmt.Sprintf("key:%012d", i)), []byte("xxx"), false, 0)
+	}
+	batch := make([][]byte, 16)
+	for i := range batch {
+		batch[i] = make([]byte, 0, 32)
+	}
+	for _, pre := range []bool{false, true} {
+		b.Run(fmt.Sprintf("prefetch=%v", pre), func(b *testing.B) {
+			found := 0
+			for i := 0; i < b.N; i += len(batch) {
+				for j := range batch {
+					batch[j] = fmt.Appendf(batch[j][:0], "key:%012d", ((i+j)*7919)%n)
+				}
+				if pre {
+					db.Prefetch(batch)
+				}
+				for _, k := range batch {
+					if _, ok := db.Deadline(k); ok {
+						found++
+					}
+				}
+			}
+			if found == 0 {
+				b.Fatal("no key found")
+			}
+		})
+	}
+}

@@ -29,6 +29,12 @@ func newRunID() string {
 // pipeline does not starve the others.
 const maxBatchUnderLock = 1024
 
+// prefetchWindow is how many commands of a pipelined batch have their
+// keys' memory requested at a time, before the first of them runs
+// (Dispatcher.Prefetch): as many as keyspace.DB.Prefetch keeps in
+// flight.
+const prefetchWindow = 16
+
 // conn is one client connection. It lives on an event loop: the loop
 // calls Readable when input is ready, and the connection reads a batch,
 // runs it under the keyspace lock and writes the replies, all on the
@@ -331,6 +337,9 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			}
 			if cl.Subs+cl.PSubs+cl.SSubs > 0 || cl.Monitor {
 				c.takePubSub() // messages published so far precede this reply
+			}
+			if n%prefetchWindow == 0 && len(batch)-i > 1 {
+				s.disp.Prefetch(cl, batch[i:min(i+prefetchWindow, len(batch))])
 			}
 			mark := cl.W.Mark()
 			offload := s.disp.Exec(cl, batch[i])

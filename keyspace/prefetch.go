@@ -1,0 +1,62 @@
+package keyspace
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// prefetchMax is how many keys Prefetch has in flight at a time: enough
+// to cover the memory's latency with the hashing of the others, few
+// enough that the first lines are still cached when their commands run.
+const prefetchMax = 16
+
+// Prefetch starts loading, for each of keys, the memory that looking it
+// up in db will read, without waiting for any of it: first the key's
+// group of its shard's table, then, once those are on their way, the
+// entry the group's control bytes point to. A lookup in a keyspace
+// larger than the caches costs two misses, one for the group and one
+// for the entry (with its key); a pipelined batch thus waits for its
+// keys' memory once, all at a time, instead of twice per command.
+// Redis 7.0 has no such step.
+//
+// It changes nothing and may be given anything: a key that is not
+// there costs one line loaded for nothing.
+func (db *DB) Prefetch(keys [][]byte) {
+	for len(keys) > 0 {
+		n := min(len(keys), prefetchMax)
+		var groups [prefetchMax]*group
+		var tags [prefetchMax]uint64
+		for i, k := range keys[:n] {
+			h := keyHash(bytesKey(k))
+			t := db.shards[shardOf(h)]
+			if t == nil || len(t.groups) == 0 {
+				continue
+			}
+			g := &t.groups[home(h, len(t.groups))]
+			prefetchSpan(unsafe.Pointer(g), unsafe.Sizeof(*g))
+			groups[i], tags[i] = g, ctrlTag(h)
+		}
+		for i, g := range groups[:n] {
+			if g == nil {
+				continue
+			}
+			// The key is the first slot whose tag matches, most of the
+			// time; the entry's key follows its header, in the next line.
+			if m := matches(g.ctrl, tags[i]); m != 0 {
+				if e := g.ents[bits.TrailingZeros64(m)>>3]; e != nil {
+					prefetchSpan(unsafe.Pointer(e), unsafe.Sizeof(*e)+uintptr(len(keys[i])))
+				}
+			}
+		}
+		keys = keys[n:]
+	}
+}
+
+// prefetchSpan prefetches the cache lines of size bytes at p.
+func prefetchSpan(p unsafe.Pointer, size uintptr) {
+	const line = 64
+	a := uintptr(p)
+	for l := a &^ (line - 1); l < a+size; l += line {
+		prefetch(l)
+	}
+}
