@@ -53,7 +53,8 @@ func (s *Server) cron(ctx context.Context) {
 	var commands int64       // TotalCommands at the last change seen
 	var quietSince time.Time // when it changed
 	var released bool        // the releaser was told of this quiet spell
-	gc := newGCTuner()
+	gc := startGCTuner()
+	defer gc.stop()
 	gc.tick() // from the start: a fresh server's first writes too
 	for tick := 0; ; tick++ {
 		var now time.Time

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // Go collects when the heap has grown by GOGC percent (100) over what
@@ -19,46 +20,138 @@ import (
 // Go memory limit tied to maxmemory (memlimit.go) still bounds the heap.
 // A GOGC set in the environment is left alone.
 //
-// Go's minimum heap (4 MB) scales with the percentage too, so below
-// 4 MB live the heap may grow further than gcHeapFloor: to 128 MB
-// divided by the live megabytes. Capping the percentage at
-// 25 * (live + gcHeapFloor) / MiB would hold it to the floor.
+// The percentage follows the live heap at the cron's pace (cronPeriod):
+// a collection that finds much more live than the one before sets the
+// next goal with the old, higher percentage, and the heap overshoots
+// live+gcHeapFloor by what is allocated until the next tick lowers it
+// (lowering it recomputes the goal, and collects at once if the heap is
+// already past it).
 const gcHeapFloor = 32 << 20
 
-// gcTuner sets the collection percentage from the live heap; tick is
-// called by the cron, outside the lock.
-type gcTuner struct {
-	off    bool // GOGC is the operator's
-	pct    int
-	sample [1]metrics.Sample
+// goMinHeap is Go's minimum heap goal at a percentage of 100
+// (runtime.defaultHeapMinimum); the runtime scales it by the percentage
+// as it does the growth allowed over the live heap.
+const goMinHeap = 4 << 20
+
+// The percentage is the process's (debug.SetGCPercent) and several
+// servers may run in one process (tests), so their tuners share this
+// record of it rather than each caching what it set: the first tuner to
+// start notes the percentage it finds, no tuner sets less, and the last
+// to stop puts it back.
+var gcShared struct {
+	sync.Mutex
+	tuners int // started and not stopped
+	start  int // the percentage the first of them found; negative: off, or unknown, and left alone
 }
 
-func newGCTuner() *gcTuner {
-	t := &gcTuner{off: os.Getenv("GOGC") != "", pct: 100}
-	t.sample[0].Name = "/gc/heap/live:bytes"
+// gcTuner sets the collection percentage from the live heap. Its owner
+// (the cron) calls tick periodically, outside the keyspace lock, and stop
+// when it stops ticking.
+type gcTuner struct {
+	off    bool // GOGC is the operator's
+	sample [4]metrics.Sample
+}
+
+// The samples a gcTuner reads, in this order.
+const (
+	gcSampleGOGC    = iota // the percentage in force
+	gcSampleLive           // the live heap found by the last collection
+	gcSampleStacks         // stack bytes it scanned
+	gcSampleGlobals        // global bytes it scanned
+)
+
+func startGCTuner() *gcTuner {
+	t := &gcTuner{off: os.Getenv("GOGC") != ""}
+	if t.off {
+		return t
+	}
+	t.sample[gcSampleGOGC].Name = "/gc/gogc:percent"
+	t.sample[gcSampleLive].Name = "/gc/heap/live:bytes"
+	t.sample[gcSampleStacks].Name = "/gc/scan/stack:bytes"
+	t.sample[gcSampleGlobals].Name = "/gc/scan/globals:bytes"
+	gcShared.Lock()
+	defer gcShared.Unlock()
+	if gcShared.tuners == 0 {
+		gcShared.start = -1
+		if t.read() {
+			gcShared.start = t.percent()
+		}
+	}
+	gcShared.tuners++
 	return t
+}
+
+// read reads the samples and reports whether this Go has them all.
+func (t *gcTuner) read() bool {
+	metrics.Read(t.sample[:])
+	for _, s := range t.sample {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return false
+		}
+	}
+	return true
+}
+
+// percent is the percentage in force as of the last read; the runtime
+// reports "off" (-1) as the uint64 of that int32.
+func (t *gcTuner) percent() int {
+	return int(int64(t.sample[gcSampleGOGC].Value.Uint64()))
 }
 
 func (t *gcTuner) tick() {
 	if t.off {
 		return
 	}
-	metrics.Read(t.sample[:])
-	if t.sample[0].Value.Kind() != metrics.KindUint64 {
+	gcShared.Lock()
+	defer gcShared.Unlock()
+	if gcShared.start < 0 || !t.read() {
 		return
 	}
-	pct := gcPercentFor(t.sample[0].Value.Uint64())
-	// Change it only for a real difference: the pacer recomputes its
-	// goal on every change.
-	if pct*8 < t.pct*7 || pct*7 > t.pct*8 {
-		t.pct = pct
-		debug.SetGCPercent(pct)
+	roots := t.sample[gcSampleStacks].Value.Uint64() + t.sample[gcSampleGlobals].Value.Uint64()
+	want := max(gcShared.start, gcPercentFor(t.sample[gcSampleLive].Value.Uint64(), roots))
+	// Lowered at once, so that the heap goal stays within the floor;
+	// raised only for a real difference, as the pacer recomputes its goal
+	// on every change. The inputs move only when a collection ends, so
+	// this sets the percentage at most once a collection.
+	if cur := t.percent(); want < cur || want*7 > cur*8 {
+		debug.SetGCPercent(want)
 	}
 }
 
-// gcPercentFor is the percentage that lets a heap of live bytes grow by
-// gcHeapFloor, and never less than GOGC's default.
-func gcPercentFor(live uint64) int {
-	live = max(live, 1<<20)
-	return max(100, int(gcHeapFloor*100/live))
+// stop ends the tuner's part: the last tuner of the process to stop
+// restores the percentage the first one found.
+func (t *gcTuner) stop() {
+	if t.off {
+		return
+	}
+	gcShared.Lock()
+	defer gcShared.Unlock()
+	gcShared.tuners--
+	if gcShared.tuners == 0 && gcShared.start >= 0 {
+		debug.SetGCPercent(gcShared.start)
+	}
+}
+
+// gcPercentFor is the largest percentage, and never less than GOGC's
+// default, at which the heap goal stays within live + gcHeapFloor when
+// the last collection found live bytes of heap and scanned roots bytes
+// of stacks and globals. The pacer's goal at a percentage p is
+//
+//	max(live + (live+roots)*p/100, goMinHeap*p/100)
+//
+// so p is bound twice: by 100*gcHeapFloor/(live+roots) for the growth
+// over the live heap, and by 100*(live+gcHeapFloor)/goMinHeap, that is
+// 25 * (live+gcHeapFloor) / MiB, for the minimum heap, which decides
+// below about 3.6 MB live: at 1 MB live the first bound alone (3200)
+// would let the minimum heap reach 128 MB, the second (825) holds it to
+// 33 MB.
+func gcPercentFor(live, roots uint64) int {
+	if live >= gcHeapFloor {
+		return 100 // the growth bound is at most 100 from here on
+	}
+	pct := 100 * (live + gcHeapFloor) / goMinHeap
+	if scanned := live + roots; scanned > 0 {
+		pct = min(pct, 100*gcHeapFloor/scanned)
+	}
+	return max(100, int(pct))
 }

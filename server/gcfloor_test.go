@@ -1,0 +1,82 @@
+package server
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+)
+
+// pacerGoal is the Go pacer's heap goal at percentage pct (mgcpacer.go,
+// commit), without the memory limit and the sweep and runway margins.
+func pacerGoal(live, roots uint64, pct int) uint64 {
+	p := uint64(pct)
+	return max(live+(live+roots)*p/100, goMinHeap*p/100)
+}
+
+func TestGCPercentForCapsTheHeapGoal(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		live, roots uint64
+		want        int
+	}{
+		{0, 0, 800},              // minimum heap only: 4 MB * 8 = 32 MB
+		{1 * mb, 0, 825},         // minimum heap: 4 MB * 8.25 = 33 MB, not 128 MB
+		{1 * mb, 3 * mb, 800},    // roots count as live for the growth
+		{4 * mb, 0, 800},         // growth: 4 + 4*8 = 36 MB
+		{4 * mb, 4 * mb, 400},    // growth with roots: 4 + 8*4 = 36 MB
+		{16 * mb, 0, 200},        // growth: 16 + 16*2 = 48 MB
+		{64 * mb, 0, 100},        // above the floor: GOGC's default
+		{1 << 30, 0, 100},        // likewise
+		{1 << 62, 1 << 30, 100},  // no overflow
+		{30 * mb, 100 * mb, 100}, // never under the default
+	} {
+		got := gcPercentFor(tc.live, tc.roots)
+		if got != tc.want {
+			t.Errorf("gcPercentFor(%d MB, %d MB roots) = %d, want %d", tc.live/mb, tc.roots/mb, got, tc.want)
+		}
+		if got > 100 {
+			if goal := pacerGoal(tc.live, tc.roots, got); goal > tc.live+gcHeapFloor {
+				t.Errorf("live %d MB, %d MB roots: goal at %d%% is %d bytes, over live + %d MB", tc.live/mb, tc.roots/mb, got, goal, gcHeapFloor/mb)
+			}
+			// The largest such percentage: one more point breaks a bound.
+			if goal := pacerGoal(tc.live, tc.roots, got+1); goal <= tc.live+gcHeapFloor {
+				t.Errorf("live %d MB, %d MB roots: %d%% is not the largest within the floor", tc.live/mb, tc.roots/mb, got)
+			}
+		}
+	}
+}
+
+func gcPercentNow() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
+}
+
+// Tuners share the process's percentage: none sets it below what the
+// first found, and the last to stop restores that, in whatever order
+// they stop.
+func TestGCTunersRestoreThePercentage(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(150))
+	gcShared.Lock()
+	running := gcShared.tuners
+	gcShared.Unlock()
+	if running != 0 {
+		t.Fatalf("%d tuners running before the test", running)
+	}
+	a, b := startGCTuner(), startGCTuner()
+	a.tick()
+	if p := gcPercentNow(); p < 150 {
+		t.Fatalf("percentage %d after a tick, below the starting 150", p)
+	}
+	a.stop()
+	debug.SetGCPercent(120) // no tuner sets less than the start
+	b.tick()
+	if p := gcPercentNow(); p < 150 {
+		t.Fatalf("percentage %d after the other's tick, below the starting 150", p)
+	}
+	b.stop()
+	if p := gcPercentNow(); p != 150 {
+		t.Fatalf("percentage %d after the last tuner stopped, want the starting 150", p)
+	}
+}
