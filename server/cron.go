@@ -50,9 +50,8 @@ func (s *Server) cron(ctx context.Context) {
 	defer t.Stop()
 	var ops, in, out, replIn, replOut metric
 	var evicting bool
-	var commands int64       // TotalCommands at the last change seen
-	var quietSince time.Time // when it changed
-	var released bool        // the releaser was told of this quiet spell
+	var quiet quietSpell
+	var idle bool // the server has just been idle for idleRelease
 	gc := startGCTuner()
 	defer gc.stop()
 	gc.tick() // from the start: a fresh server's first writes too
@@ -64,15 +63,14 @@ func (s *Server) cron(ctx context.Context) {
 		case now = <-t.C:
 		}
 		ri, ro := s.stats.ReplNetIn.Load(), s.stats.ReplNetOut.Load()
-		in.track(now, s.stats.NetIn.Load()+ri)
+		received := s.stats.NetIn.Load() + ri
+		in.track(now, received)
 		out.track(now, s.stats.NetOut.Load()+ro)
 		replIn.track(now, ri)
 		replOut.track(now, ro)
 		s.ks.Exec(func() {
 			ops.track(now, s.stats.TotalCommands)
-			if s.stats.TotalCommands != commands || quietSince.IsZero() {
-				commands, quietSince, released = s.stats.TotalCommands, now, false
-			}
+			idle = quiet.observe(now, s.stats.TotalCommands, received)
 			s.stats.InstOpsPerSec = int64(ops.value())
 			s.stats.InstInputKbps = in.value() / 1024
 			s.stats.InstOutputKbps = out.value() / 1024
@@ -91,9 +89,8 @@ func (s *Server) cron(ctx context.Context) {
 			s.repl.cron(now, tick%10 == 0)
 		})
 		gc.tick()
-		if !released && now.Sub(quietSince) >= idleRelease {
+		if idle {
 			s.rel.idle()
-			released = true
 		}
 		// An eviction that ran out of time goes on a slice at a time,
 		// the lock released in between so that clients are served

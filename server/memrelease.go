@@ -30,12 +30,38 @@ const releaseMinBytes = 8 << 20
 // next collection, which an idle server does not reach for two minutes.
 // Redis's allocator reuses freed memory at once, and jemalloc returns
 // what stays free within seconds. So once the server has run no command
-// for idleRelease, if its heap (live objects, garbage, free pages not yet
-// returned) grew by releaseMinBytes and an eighth since the last such
-// release, a collection runs and returns what is free: a loaded data set
-// then costs about what it holds. The cost is one collection per burst of
-// writes, in idle time.
+// and received no bytes (from clients, replicas or its master) for
+// idleRelease, if its heap (live objects, garbage, free pages not yet
+// returned) grew by releaseMinBytes and an eighth since the last release,
+// a collection runs and returns what is free: a loaded data set then
+// costs about what it holds. The cost is one collection per burst of
+// writes, in idle time. Bytes count because a command's arguments arrive
+// before it runs: a slow upload of a big value is no idle time.
 const idleRelease = 300 * time.Millisecond
+
+// quietSpell tells the cron when the server has been idle for
+// idleRelease, once per quiet spell. The cron's.
+type quietSpell struct {
+	commands int64     // commands run, as of the last activity seen
+	received int64     // bytes received, likewise
+	since    time.Time // when that activity was seen
+	told     bool      // idle was reported for this spell
+}
+
+// observe takes the server's counters of commands run and bytes received
+// at now, and reports true when the spell they end or continue has just
+// lasted idleRelease.
+func (q *quietSpell) observe(now time.Time, commands, received int64) bool {
+	if commands != q.commands || received != q.received || q.since.IsZero() {
+		*q = quietSpell{commands: commands, received: received, since: now}
+		return false
+	}
+	if q.told || now.Sub(q.since) < idleRelease {
+		return false
+	}
+	q.told = true
+	return true
+}
 
 // releaser hands freed memory back. freed and idle are called from any
 // goroutine and never block; run is a goroutine owned by the server's
@@ -45,7 +71,7 @@ type releaser struct {
 	idleNow atomic.Bool  // the server is idle: see idleRelease
 	kick    chan struct{}
 	sample  [4]metrics.Sample
-	low     uint64 // heap size after the last idle release, or lowest since (run's)
+	low     uint64 // heap size after the last release, or lowest since (run's)
 }
 
 func newReleaser() *releaser {
@@ -57,8 +83,8 @@ func newReleaser() *releaser {
 	return r
 }
 
-// idle tells the releaser that the server has run no command for
-// idleRelease; it never blocks.
+// idle tells the releaser that the server has been idle for idleRelease
+// (quietSpell); it never blocks.
 func (r *releaser) idle() {
 	r.idleNow.Store(true)
 	select {
@@ -99,20 +125,34 @@ func (r *releaser) run(ctx context.Context) {
 			return
 		case <-r.kick:
 		}
-		live, size := r.heap()
-		if r.idleNow.Swap(false) {
-			if size >= r.low+max(releaseMinBytes, r.low/8) {
-				r.pending.Store(0)
-				debug.FreeOSMemory()
-				_, r.low = r.heap()
-				continue
-			}
-			r.low = min(r.low, size)
-		}
-		if r.pending.Load() < int64(live/4) {
-			continue // woken again once more is freed
-		}
-		r.pending.Store(0)
-		debug.FreeOSMemory()
+		r.wake()
 	}
+}
+
+// wake releases memory if the server is idle and its heap grew, or if
+// big values worth a collection were freed (releaseMinBytes and a
+// quarter of the live heap; an idle wake-up may come with less). Run's.
+func (r *releaser) wake() {
+	live, size := r.heap()
+	if r.idleNow.Swap(false) {
+		if size >= r.low+max(releaseMinBytes, r.low/8) {
+			r.release()
+			return
+		}
+		r.low = min(r.low, size)
+	}
+	if p := r.pending.Load(); p < releaseMinBytes || p < int64(live/4) {
+		return // woken again once more is freed
+	}
+	r.release()
+}
+
+// release runs a collection, returns the free memory, and starts the
+// idle releases' baseline over from the heap that leaves, whichever
+// release it was: a baseline from before it would count the freed
+// values' memory as growth, or not count the growth since.
+func (r *releaser) release() {
+	r.pending.Store(0)
+	debug.FreeOSMemory()
+	_, r.low = r.heap()
 }

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestQuietSpellCountsBytesReceivedAsActivity(t *testing.T) {
+	var q quietSpell
+	at := time.Unix(1000, 0)
+	tick := func(ms int, commands, received int64) bool {
+		return q.observe(at.Add(time.Duration(ms)*time.Millisecond), commands, received)
+	}
+	if tick(0, 5, 100) {
+		t.Fatal("idle at the first observation")
+	}
+	// A slow upload: bytes arrive, no command completes.
+	for ms := 100; ms <= 1000; ms += 100 {
+		if tick(ms, 5, 100+int64(ms)) {
+			t.Fatalf("idle at %d ms while bytes arrive", ms)
+		}
+	}
+	if tick(1200, 5, 1100) {
+		t.Fatal("idle 200 ms after the last byte")
+	}
+	if !tick(1300, 5, 1100) {
+		t.Fatal("not idle 300 ms after the last byte")
+	}
+	if tick(1400, 5, 1100) {
+		t.Fatal("idle reported twice in one quiet spell")
+	}
+	// A command with no new bytes (an argument read before) ends it too.
+	if tick(1500, 6, 1100) || tick(1700, 6, 1100) {
+		t.Fatal("idle within 300 ms of a command")
+	}
+	if !tick(1800, 6, 1100) {
+		t.Fatal("not idle 300 ms after the last command")
+	}
+}
+
+// Every release, not only the idle one, starts the idle releases'
+// baseline over from the heap it leaves.
+func TestReleaserResetsTheBaselineAfterEveryRelease(t *testing.T) {
+	r := newReleaser()
+	// Big values freed, worth a collection at any live heap.
+	r.low = 1
+	r.pending.Store(1 << 50)
+	r.wake()
+	if r.pending.Load() != 0 {
+		t.Fatal("freed values did not release")
+	}
+	if r.low <= 1 {
+		t.Fatalf("baseline %d after a release, not the heap it left", r.low)
+	}
+	// Idle with no growth and a little freed: no release, and the
+	// baseline stays.
+	_, r.low = r.heap()
+	low := r.low
+	r.pending.Store(releaseMinBytes - 1)
+	r.idleNow.Store(true)
+	r.wake()
+	if r.pending.Load() != releaseMinBytes-1 {
+		t.Fatal("released for less than releaseMinBytes freed")
+	}
+	if r.low > low {
+		t.Fatalf("baseline rose from %d to %d without a release", low, r.low)
+	}
+	// Idle after growth: released, baseline from the heap left.
+	grown := make([]byte, 2*releaseMinBytes)
+	r.idleNow.Store(true)
+	r.wake()
+	if r.pending.Load() != 0 || r.low < uint64(len(grown)) {
+		t.Fatalf("idle after growth: pending %d, baseline %d", r.pending.Load(), r.low)
+	}
+	runtime.KeepAlive(grown)
+}
