@@ -45,7 +45,12 @@ type dslot struct {
 // keeps them in an open-addressing set by pointer hash (set), so that
 // deleting from a deadline a million keys share (EXPIREAT of a bulk load,
 // or a burst of SETEX with one TTL) stays O(1), touching the one slot's
-// cache line: 13 to 26 bytes a key.
+// cache line: 13 to 26 bytes a key as it grows, up to 64 as it empties.
+// The set shrinks as its entries leave: under an eighth full it is
+// rebuilt a quarter full at most, and at bucketSliceMax entries it turns
+// back into a slice. A drained set would otherwise keep long empty runs,
+// which one and pick walk, and which make pick favour the entries that
+// follow them.
 type dbucket struct {
 	ents []*Entry // the entries, while not a set
 	set  []*Entry // the entries by ptrHash, linear probing; nil slots are empty
@@ -55,6 +60,11 @@ type dbucket struct {
 
 // bucketScanMax is the size past which a bucket indexes its entries.
 const bucketScanMax = 128
+
+// bucketSliceMax is the size at which an indexed bucket goes back to a
+// slice: half of bucketScanMax, so that a bucket around either size does
+// not change shape at every add and delete.
+const bucketSliceMax = bucketScanMax / 2
 
 // ptrHash spreads an entry's address (Go's heap objects do not move).
 func ptrHash(e *Entry) int {
@@ -188,6 +198,17 @@ func (b *dbucket) add(e *Entry) {
 	b.insert(e)
 }
 
+// setSizeFor is the size of set a bucket of n entries is rebuilt at: a
+// power of two at least 4n (a quarter full at most), at least the size a
+// slice grows into.
+func setSizeFor(n int) int {
+	size := 4 * bucketScanMax
+	for size < 4*n {
+		size *= 2
+	}
+	return size
+}
+
 // resize moves the entries into a set of n slots, a power of two.
 func (b *dbucket) resize(n int) {
 	old := b.set
@@ -212,10 +233,30 @@ func (b *dbucket) insert(e *Entry) {
 	b.n++
 }
 
+// toSlice moves the entries of the set back into a slice.
+func (b *dbucket) toSlice() {
+	ents := make([]*Entry, 0, 2*b.n)
+	for _, e := range b.set {
+		if e != nil {
+			ents = append(ents, e)
+		}
+	}
+	b.ents, b.set, b.n, b.cur = ents, nil, 0, 0
+}
+
 // del removes e, reporting whether it was there. Out of the slice, the
 // last entry takes its place; out of the set, the entries after it that
-// their probe would no longer reach move back (deletion without
-// tombstones, for linear probing: Knuth's Algorithm R).
+// their probe would no longer reach move back (closeGap), and then the
+// set shrinks if it has become sparse (see dbucket).
+//
+// The shrinking rebuild comes only after the deletion is complete, and
+// happens inside the same dbucket (the slot and d.hot keep pointing at
+// it); nothing keeps a position in the set between calls but one's
+// cursor, which a rebuild resets. So a caller that deletes the entries
+// one or pick gave it, one call at a time (the expiry engine's slices:
+// min, then expireKey's delete), is never left with a stale position.
+// Code that walks the entries itself (the tests' each) must not delete
+// during the walk.
 func (b *dbucket) del(e *Entry) bool {
 	if b.set == nil {
 		for i := len(b.ents) - 1; i >= 0; i-- {
@@ -238,6 +279,21 @@ func (b *dbucket) del(e *Entry) bool {
 		s = (s + 1) & mask
 	}
 	b.n--
+	b.closeGap(s)
+	switch {
+	case b.n <= bucketSliceMax:
+		b.toSlice()
+	case b.n*8 < len(b.set):
+		b.resize(setSizeFor(b.n))
+	}
+	return true
+}
+
+// closeGap empties slot s of the set and moves back the entries after it
+// that their probe would no longer reach: deletion without tombstones,
+// for linear probing (Knuth's Algorithm R).
+func (b *dbucket) closeGap(s int) {
+	mask := len(b.set) - 1
 	for {
 		b.set[s] = nil
 		j := s
@@ -245,7 +301,7 @@ func (b *dbucket) del(e *Entry) bool {
 			j = (j + 1) & mask
 			x := b.set[j]
 			if x == nil {
-				return true
+				return
 			}
 			home := ptrHash(x) & mask
 			// x stays unless its home lies cyclically outside (s, j]:

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"testing"
 
@@ -165,6 +166,95 @@ func TestDeadlinesRandomOps(t *testing.T) {
 	}
 	require.True(t, sort.SliceIsSorted(order, func(i, j int) bool { return order[i] < order[j] }))
 	require.Len(t, order, len(m))
+}
+
+// TestDeadlineBucketShrinks grows one deadline's bucket to 10,000 keys,
+// deletes most of them, at random or in expiry order, and checks that the
+// bucket holds the rest and has shrunk: a set at least an eighth full,
+// or a slice again at bucketSliceMax keys and below.
+func TestDeadlineBucketShrinks(t *testing.T) {
+	const grown = 10_000
+	for _, keep := range []int{1000, 100, 10} {
+		for _, byMin := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d/min=%v", keep, byMin), func(t *testing.T) {
+				ent := entries{}.get
+				d := newDeadlines()
+				m := model{}
+				keys := make([]string, grown)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("k%d", i)
+					d.add(42, ent(keys[i]))
+					m[keys[i]] = 42
+				}
+				b := bucketAt(t, &d, 42)
+				require.Nil(t, b.ents)
+				full := len(b.set)
+				require.GreaterOrEqual(t, full*5, grown*8, "set over 5/8 full")
+				rng := rand.New(rand.NewPCG(1, uint64(keep)))
+				for len(m) > keep {
+					var k string
+					if byMin {
+						// As the expiry engine does: the entry min gives,
+						// then its delete, a call at a time.
+						x, ok := d.min()
+						require.True(t, ok)
+						k = x.key
+					} else {
+						i := rng.IntN(len(keys))
+						k, keys[i] = keys[i], keys[len(keys)-1]
+						keys = keys[:len(keys)-1]
+						if _, ok := m[k]; !ok {
+							continue
+						}
+					}
+					require.True(t, d.del(42, ent(k)))
+					delete(m, k)
+					if len(m)%997 == 0 {
+						m.check(t, &d)
+					}
+				}
+				m.check(t, &d)
+				require.Same(t, b, bucketAt(t, &d, 42), "the slot's bucket was replaced")
+				require.Equal(t, keep, b.len())
+				if keep <= bucketSliceMax {
+					require.Nil(t, b.set)
+					require.Len(t, b.ents, keep)
+				} else {
+					require.Nil(t, b.ents)
+					require.Less(t, len(b.set), full)
+					require.GreaterOrEqual(t, keep*8, len(b.set), "set under 1/8 full")
+					require.Equal(t, setSizeFor(keep), len(b.set))
+				}
+				for range 1000 {
+					if e := b.pick(); m[e.key] != 42 || ent(e.key) != e {
+						t.Fatalf("pick gave %q, not an entry of the bucket", e.key)
+					}
+				}
+				// The shrunk bucket grows again, and drains to empty.
+				for i := range grown {
+					k := fmt.Sprintf("again%d", i)
+					d.add(42, ent(k))
+					m[k] = 42
+				}
+				m.check(t, &d)
+				require.Same(t, b, bucketAt(t, &d, 42))
+				for k := range m {
+					require.True(t, d.del(42, ent(k)))
+					delete(m, k)
+				}
+				m.check(t, &d)
+			})
+		}
+	}
+}
+
+// bucketAt is the bucket of deadline at, which must have one.
+func bucketAt(t *testing.T, d *deadlines, at int64) *dbucket {
+	t.Helper()
+	s, ok := d.tr.Get(dslot{at: at})
+	require.True(t, ok)
+	require.NotNil(t, s.b)
+	return s.b
 }
 
 // scan calls fn in deadline order until it returns false (the tests'
