@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -211,10 +212,13 @@ func (t *table) rehash(want int) {
 	t.resize(n)
 }
 
-// resize moves the entries into a table of n groups.
+// resize moves the entries into a table of at least n groups: as many
+// as fill the allocation, which Go rounds up to a size class (a table
+// of 26 groups, 1872 bytes, is allocated 2048: 28 groups).
 func (t *table) resize(n int) {
 	old := t.groups
-	t.groups = make([]group, n)
+	t.groups = slices.Grow([]group(nil), n)
+	t.groups = t.groups[:cap(t.groups)]
 	t.n, t.dead = 0, 0
 	for gi := range old {
 		for _, e := range old[gi].ents {
