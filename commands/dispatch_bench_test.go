@@ -52,3 +52,34 @@ func BenchmarkDispatchSet(b *testing.B) {
 	set, v := []byte("SET"), []byte("xxx")
 	benchKeys(b, 100000, func(k []byte) [][]byte { return [][]byte{set, k, v} })
 }
+
+// BenchmarkDispatchHsetNew makes small hashes of five fields (a
+// message's metadata), as the memory benchmark's small-hash shape does:
+// a new key each time, the database emptied every 100,000.
+func BenchmarkDispatchHsetNew(b *testing.B) {
+	e := newTestEnv(b)
+	const n = 100000
+	cmds := make([][][]byte, n)
+	for i := range cmds {
+		a := [][]byte{[]byte("HSET"), []byte(fmt.Sprintf("hash:%d", i))}
+		for j := 0; j < 5; j++ {
+			a = append(a, []byte(fmt.Sprintf("field%d", j+1)), []byte(fmt.Sprintf("v%09d", i*5+j)))
+		}
+		cmds[i] = a
+	}
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%n == 0 {
+			b.StopTimer()
+			e.KS.DB(0).Flush()
+			b.StartTimer()
+		}
+		e.D.Exec(e.Client, cmds[i%n])
+		if i%64 == 0 {
+			e.Client.W.Reset()
+		}
+	}
+}

@@ -52,12 +52,14 @@ func hashRead(c *engine.Ctx, key []byte) (*keyspace.Hash, bool) {
 }
 
 // hashWrite looks key up for a change (hashTypeLookupWriteOrCreate). A
-// missing key gives a new empty hash and isNew: the caller stores it with
-// hashAdd once it holds fields. ok=false means WRONGTYPE was written.
+// missing key gives isNew and no hash: the caller makes one, with
+// DB.AddHash when nothing can fail after, or else with keyspace.NewHash,
+// stored with hashAdd once it holds fields. ok=false means WRONGTYPE was
+// written.
 func hashWrite(c *engine.Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
-		return keyspace.NewHash(), true, true
+		return nil, true, true
 	}
 	if e.Type() != keyspace.TypeHash {
 		c.Error(engine.ErrWrongType)
@@ -100,15 +102,17 @@ func hsetGeneric(c *engine.Ctx, okReply bool) {
 		return
 	}
 	lim := hashLimits(c)
+	if isNew {
+		// Nothing after this fails: the hash is made in its entry.
+		h = c.DB.AddHash(key, lim, c.Args[2:])
+		c.Notify(config.NotifyNew, "new", key)
+	}
 	h.Convert(lim, c.Args[2:]...)
 	created := 0
 	for i := 2; i < len(c.Args); i += 2 {
 		if h.Set(c.Args[i], c.Args[i+1], lim) {
 			created++
 		}
-	}
-	if isNew {
-		hashAdd(c, key, h)
 	}
 	c.Notify(config.NotifyHash, "hset", key)
 	c.Dirty((len(c.Args) - 2) / 2)
@@ -127,14 +131,15 @@ func hsetnxCommand(c *engine.Ctx) {
 	if !ok {
 		return
 	}
-	if _, exists := h.Get(c.Args[2]); exists {
+	lim := hashLimits(c)
+	if isNew {
+		h = c.DB.AddHash(key, lim, c.Args[2:4])
+		c.Notify(config.NotifyNew, "new", key)
+	} else if _, exists := h.Get(c.Args[2]); exists {
 		c.W.Int(0)
 		return
 	}
-	h.Set(c.Args[2], c.Args[3], hashLimits(c))
-	if isNew {
-		hashAdd(c, key, h)
-	}
+	h.Set(c.Args[2], c.Args[3], lim)
 	c.Notify(config.NotifyHash, "hset", key)
 	c.Dirty(1)
 	c.W.Int(1)
@@ -317,6 +322,9 @@ func hincrbyCommand(c *engine.Ctx) {
 	if !ok {
 		return
 	}
+	if isNew {
+		h = keyspace.NewHash() // stored only if the increment succeeds
+	}
 	var v int64
 	if old, found := h.Get(field); found {
 		if v, ok = engine.ParseInt(old); !ok {
@@ -355,6 +363,9 @@ func hincrbyfloatCommand(c *engine.Ctx) {
 	h, isNew, ok := hashWrite(c, key)
 	if !ok {
 		return
+	}
+	if isNew {
+		h = keyspace.NewHash() // stored only if the increment succeeds
 	}
 	value := new(big.Float).SetPrec(ldPrec)
 	if old, found := h.Get(field); found {

@@ -555,6 +555,28 @@ func NewObjectFor(key string, obj Object, expireAt int64) *Entry {
 	return e
 }
 
+// AddHash stores an empty hash under key, which holds no live key, and
+// returns it for the caller to add pairs (at least one, in the same
+// command: an empty hash is no key) and to Convert first, as HSET does.
+// When pairs (fields and values) will be packed and fit, their room is
+// in the entry itself, so a new small hash is one allocation: building
+// it apart (NewHash) and storing it (PutObject) makes two more, a Hash
+// and its packed array, which the entry then copies and drops.
+func (db *DB) AddHash(key []byte, lim HashLimits, pairs [][]byte) *Hash {
+	room, small := packedRoom(lim, pairs)
+	if !small || int64(len(pairs)/2) > lim.MaxEntries {
+		room = 0
+	}
+	e, inTail := newEntry(bytesKey(key), room)
+	if !inTail {
+		e.ref, e.vlen, e.vcap = nil, 0, 0
+	}
+	e.typ = TypeHash
+	e = db.Put(key, e)
+	db.markDirty(e) // measured once the caller filled it
+	return e.hash()
+}
+
 // PutObject stores the collection obj under key: Put of NewObjectFor.
 func (db *DB) PutObject(key []byte, obj Object) *Entry {
 	return db.Put(key, NewObjectFor(bytesKey(key), obj, 0))

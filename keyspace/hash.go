@@ -253,19 +253,28 @@ func (h *Hash) Convert(lim HashLimits, args ...[]byte) {
 	if h.tab() != nil {
 		return
 	}
-	need := 0
-	for _, a := range args {
-		if int64(len(a)) > lim.MaxValue {
-			h.toTable()
-			return
-		}
-		need += uvarintLen(uint64(len(a))) + len(a)
+	need, small := packedRoom(lim, args)
+	if !small {
+		h.toTable()
+		return
 	}
 	// A new hash's pairs, when they will stay packed, get their room at
 	// once rather than one array per field, all but the last garbage.
 	if lp := h.lpb(); len(lp) == 0 && int64(len(args)/2) <= lim.MaxEntries && need <= maxPacked && cap(lp) < need {
 		h.setLP(growTight(lp, need))
 	}
+}
+
+// packedRoom is the room args (fields and values) take packed, and
+// whether none of them is too long for the small form.
+func packedRoom(lim HashLimits, args [][]byte) (need int, small bool) {
+	for _, a := range args {
+		if int64(len(a)) > lim.MaxValue {
+			return 0, false
+		}
+		need += uvarintLen(uint64(len(a))) + len(a)
+	}
+	return need, true
 }
 
 // Set sets field f to v (both copied), reporting whether the field is new.

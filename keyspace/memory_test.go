@@ -148,6 +148,38 @@ func TestUsedMemoryBalances(t *testing.T) {
 		e.ks.EndCommand(true)
 	}
 	check("hset")
+	// A hash made in its entry (AddHash), filled in the same command:
+	// packed in the tail, packed beyond it, and converted at once.
+	lim := HashLimits{128, 64}
+	for i, pairs := range [][]string{
+		{"f1", "v1", "f2", "v2"},
+		{"f", strings.Repeat("v", 60), "g", strings.Repeat("w", 60), "h", strings.Repeat("x", 60)},
+		{"f", strings.Repeat("v", 65)},
+	} {
+		args := make([][]byte, len(pairs))
+		for j, a := range pairs {
+			args[j] = []byte(a)
+		}
+		key := fmt.Sprintf("added%d", i)
+		e.do(func(db *DB) {
+			h := db.AddHash([]byte(key), lim, args)
+			h.Convert(lim, args...)
+			for j := 0; j < len(args); j += 2 {
+				h.Set(args[j], args[j+1], lim)
+			}
+		})
+		e.ks.EndCommand(true)
+		e.do(func(db *DB) {
+			h := db.LookupNoTouch([]byte(key)).Obj().(*Hash)
+			require.Equal(t, len(args)/2, h.Len(), key)
+			for j := 0; j < len(args); j += 2 {
+				v, ok := h.Get(args[j])
+				require.True(t, ok, key)
+				require.Equal(t, string(args[j+1]), string(v), key)
+			}
+		})
+	}
+	check("hash added in its entry")
 	// A snapshot makes LookupWrite copy the entry.
 	var s *Snapshot
 	e.ks.Exec(func() { s = e.ks.Snapshot() })
