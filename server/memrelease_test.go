@@ -39,16 +39,23 @@ func TestQuietSpellCountsBytesReceivedAsActivity(t *testing.T) {
 	}
 }
 
-// Every release, not only the idle one, starts the idle releases'
-// baseline over from the heap it leaves.
+// Freed big values are collected at once and released at the next idle
+// wake-up; every release starts the idle releases' baseline over from
+// the heap it leaves.
 func TestReleaserResetsTheBaselineAfterEveryRelease(t *testing.T) {
 	r := newReleaser()
-	// Big values freed, worth a collection at any live heap.
+	// Big values freed, worth a collection at any live heap: collected
+	// at once, returned at the next idle wake-up.
 	r.low = 1
 	r.pending.Store(1 << 50)
 	r.wake()
-	if r.pending.Load() != 0 {
-		t.Fatal("freed values did not release")
+	if r.pending.Load() != 0 || r.collected != 1<<50 || r.low != 1 {
+		t.Fatalf("freed values: pending %d, collected %d, baseline %d; want 0, all, unchanged", r.pending.Load(), r.collected, r.low)
+	}
+	r.idleNow.Store(true)
+	r.wake()
+	if r.collected != 0 {
+		t.Fatal("freed values not released when idle")
 	}
 	if r.low <= 1 {
 		t.Fatalf("baseline %d after a release, not the heap it left", r.low)
