@@ -421,7 +421,7 @@ func (d *Dispatcher) BeginBatch(cl *Client) {
 // nearly every command that has one. A guess is enough: for a command
 // whose argument 1 is not a key it costs a hash and a line loaded for
 // nothing, and it saves looking each command up in the table twice.
-// A lone command gains nothing from it.
+// A lone command gains nothing from it. Under the keyspace lock.
 func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	var keys [16][]byte
 	n := 0

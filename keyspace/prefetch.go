@@ -20,13 +20,18 @@ const prefetchMax = 16
 // Redis 7.0 has no such step.
 //
 // It changes nothing and may be given anything: a key that is not
-// there costs one line loaded for nothing.
+// there costs one line loaded for nothing. Under the lock, as a lookup.
 func (db *DB) Prefetch(keys [][]byte) {
 	for len(keys) > 0 {
 		n := min(len(keys), prefetchMax)
 		var groups [prefetchMax]*group
 		var tags [prefetchMax]uint64
 		for i, k := range keys[:n] {
+			if len(k) >= maxTail {
+				// Not kept in an entry's tail, and perhaps no key at all
+				// (a script's body): not worth hashing under the lock.
+				continue
+			}
 			h := keyHash(bytesKey(k))
 			t := db.shards[shardOf(h)]
 			if t == nil || len(t.groups) == 0 {
@@ -41,10 +46,11 @@ func (db *DB) Prefetch(keys [][]byte) {
 				continue
 			}
 			// The key is the first slot whose tag matches, most of the
-			// time; the entry's key follows its header, in the next line.
+			// time; the entry's key follows its header and the tail's
+			// size byte, in the next line.
 			if m := matches(g.ctrl, tags[i]); m != 0 {
 				if e := g.ents[bits.TrailingZeros64(m)>>3]; e != nil {
-					prefetchSpan(unsafe.Pointer(e), unsafe.Sizeof(*e)+uintptr(len(keys[i])))
+					prefetchSpan(unsafe.Pointer(e), headerSize+1+uintptr(len(keys[i])))
 				}
 			}
 		}

@@ -113,7 +113,8 @@ func (t *gcTuner) tick() {
 	// raised only for a real difference, as the pacer recomputes its goal
 	// on every change. The inputs move only when a collection ends, so
 	// this sets the percentage at most once a collection.
-	if cur := t.percent(); want < cur || want*7 > cur*8 {
+	// A percentage switched off since the start is left so.
+	if cur := t.percent(); cur >= 0 && (want < cur || want*7 > cur*8) {
 		debug.SetGCPercent(want)
 	}
 }
@@ -132,8 +133,9 @@ func (t *gcTuner) stop() {
 	}
 }
 
-// gcPercentFor is the largest percentage, and never less than GOGC's
-// default, at which the heap goal stays within live + gcHeapFloor when
+// gcPercentFor is the largest percentage at which the heap goal stays
+// within live + gcHeapFloor (tick never sets less than the percentage
+// found at the start, GOGC's default 100 unless set otherwise) when
 // the last collection found live bytes of heap and scanned roots bytes
 // of stacks and globals. The pacer's goal at a percentage p is
 //
@@ -147,11 +149,12 @@ func (t *gcTuner) stop() {
 // 33 MB.
 func gcPercentFor(live, roots uint64) int {
 	if live >= gcHeapFloor {
-		return 100 // the growth bound is at most 100 from here on
+		// The growth bound alone, under 100 (and no overflow).
+		return int(100 * gcHeapFloor / (live + roots))
 	}
 	pct := 100 * (live + gcHeapFloor) / goMinHeap
 	if scanned := live + roots; scanned > 0 {
 		pct = min(pct, 100*gcHeapFloor/scanned)
 	}
-	return max(100, int(pct))
+	return int(pct)
 }

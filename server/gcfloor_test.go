@@ -19,22 +19,22 @@ func TestGCPercentForCapsTheHeapGoal(t *testing.T) {
 		live, roots uint64
 		want        int
 	}{
-		{0, 0, 800},              // minimum heap only: 4 MB * 8 = 32 MB
-		{1 * mb, 0, 825},         // minimum heap: 4 MB * 8.25 = 33 MB, not 128 MB
-		{1 * mb, 3 * mb, 800},    // roots count as live for the growth
-		{4 * mb, 0, 800},         // growth: 4 + 4*8 = 36 MB
-		{4 * mb, 4 * mb, 400},    // growth with roots: 4 + 8*4 = 36 MB
-		{16 * mb, 0, 200},        // growth: 16 + 16*2 = 48 MB
-		{64 * mb, 0, 100},        // above the floor: GOGC's default
-		{1 << 30, 0, 100},        // likewise
-		{1 << 62, 1 << 30, 100},  // no overflow
-		{30 * mb, 100 * mb, 100}, // never under the default
+		{0, 0, 800},             // minimum heap only: 4 MB * 8 = 32 MB
+		{1 * mb, 0, 825},        // minimum heap: 4 MB * 8.25 = 33 MB, not 128 MB
+		{1 * mb, 3 * mb, 800},   // roots count as live for the growth
+		{4 * mb, 0, 800},        // growth: 4 + 4*8 = 36 MB
+		{4 * mb, 4 * mb, 400},   // growth with roots: 4 + 8*4 = 36 MB
+		{16 * mb, 0, 200},       // growth: 16 + 16*2 = 48 MB
+		{64 * mb, 0, 50},        // above the floor: under 100, which tick keeps
+		{1 << 30, 0, 3},         // likewise
+		{1 << 62, 1 << 30, 0},   // no overflow
+		{30 * mb, 100 * mb, 24}, // roots count
 	} {
 		got := gcPercentFor(tc.live, tc.roots)
 		if got != tc.want {
 			t.Errorf("gcPercentFor(%d MB, %d MB roots) = %d, want %d", tc.live/mb, tc.roots/mb, got, tc.want)
 		}
-		if got > 100 {
+		if got > 0 {
 			if goal := pacerGoal(tc.live, tc.roots, got); goal > tc.live+gcHeapFloor {
 				t.Errorf("live %d MB, %d MB roots: goal at %d%% is %d bytes, over live + %d MB", tc.live/mb, tc.roots/mb, got, goal, gcHeapFloor/mb)
 			}

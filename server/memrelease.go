@@ -43,8 +43,8 @@ const releaseMinBytes = 8 << 20
 // and received no bytes (from clients, replicas or its master) for
 // idleRelease, if its heap (live objects, garbage, free pages not yet
 // returned) grew by releaseMinBytes and an eighth since the last release,
-// or big values of releaseMinBytes were freed since, a collection runs
-// and returns what is free: a loaded data set then
+// or big values of as much were freed since, a collection runs and
+// returns what is free: a loaded data set then
 // costs about what it holds. The cost is one collection per burst of
 // writes, in idle time. Bytes count because a command's arguments arrive
 // before it runs: a slow upload of a big value is no idle time.
@@ -150,23 +150,25 @@ func (r *releaser) run(ctx context.Context) {
 func (r *releaser) wake() {
 	live, size := r.heap()
 	if r.idleNow.Swap(false) {
-		if size >= r.low+max(releaseMinBytes, r.low/8) || r.collected+r.pending.Load() >= releaseMinBytes {
+		if need := max(releaseMinBytes, r.low/8); size >= r.low+need || uint64(r.collected+r.pending.Load()) >= need {
 			r.release()
 			return
 		}
 		r.low = min(r.low, size)
 	}
-	if p := r.pending.Load(); p < releaseMinBytes || p < int64(live/4) {
+	p := r.pending.Load()
+	if p < releaseMinBytes || p < int64(live/4) {
 		return // woken again once more is freed
+	}
+	if p > gcHeapFloor {
+		// More than the heap may hold as garbage anyway (gcfloor.go): a
+		// new value of that size would not fit in it again, and would be
+		// allocated beside it.
+		r.release()
+		return
 	}
 	r.collected += r.pending.Swap(0)
 	runtime.GC()
-	if live, size := r.heap(); size > live+gcHeapFloor {
-		// More free than the heap may hold as garbage anyway (gcfloor.go):
-		// a new value of that size would not fit in it again, and would
-		// be allocated beside it.
-		r.release()
-	}
 }
 
 // release runs a collection, returns the free memory, and starts the

@@ -44,12 +44,19 @@ func TestQuietSpellCountsBytesReceivedAsActivity(t *testing.T) {
 // the heap it leaves.
 func TestReleaserResetsTheBaselineAfterEveryRelease(t *testing.T) {
 	r := newReleaser()
-	// Big values freed, worth a collection at any live heap: collected
-	// at once, returned at the next idle wake-up.
+	// Big values freed beyond the GC floor: released at once.
 	r.low = 1
 	r.pending.Store(1 << 50)
 	r.wake()
-	if r.pending.Load() != 0 || r.collected != 1<<50 || r.low != 1 {
+	if r.pending.Load() != 0 || r.low <= 1 {
+		t.Fatalf("freed values: pending %d, baseline %d; want 0 and the heap the release left", r.pending.Load(), r.low)
+	}
+	// Within the floor: collected at once, returned at the next idle
+	// wake-up.
+	r.low = 1
+	r.pending.Store(gcHeapFloor)
+	r.wake()
+	if r.pending.Load() != 0 || r.collected != gcHeapFloor || r.low != 1 {
 		t.Fatalf("freed values: pending %d, collected %d, baseline %d; want 0, all, unchanged", r.pending.Load(), r.collected, r.low)
 	}
 	r.idleNow.Store(true)
