@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,7 +59,17 @@ func fillReplData(t *testing.T, c *Conn, prefix string) {
 		}
 	}
 	require.Equal(t, "+OK\r\n", c.Do("SELECT", "0"))
+	for pass := time.Now().Add(300 * time.Millisecond).UnixNano(); ; {
+		if last := shortTTLsPass.Load(); last >= pass || shortTTLsPass.CompareAndSwap(last, pass) {
+			break
+		}
+	}
 }
+
+// shortTTLsPass is when the last short TTL fillReplData wrote passes
+// (Unix ns). compareConns waits for it: a comparison running while a
+// deadline passes sees the key on one server and not on the other.
+var shortTTLsPass atomic.Int64
 
 // writeDuring writes to zredis from a go-redis client until stop is
 // closed; done receives the first error (nil when none).
@@ -140,6 +151,9 @@ func compareDatasets(t *testing.T, a, b *Proc) {
 // without a TCP port is reached over TLS).
 func compareConns(t *testing.T, ca, cb *Conn) {
 	t.Helper()
+	if wait := time.Until(time.Unix(0, shortTTLsPass.Load())); wait > 0 {
+		time.Sleep(wait + 50*time.Millisecond)
+	}
 	for _, db := range replDBs {
 		require.Equal(t, "+OK\r\n", ca.Do("SELECT", strconv.Itoa(db)))
 		require.Equal(t, "+OK\r\n", cb.Do("SELECT", strconv.Itoa(db)))
