@@ -44,9 +44,8 @@ const releaseMinBytes = 8 << 20
 // idleRelease, if its heap (live objects, garbage, free pages not yet
 // returned) grew by releaseMinBytes and an eighth since the last release,
 // or big values of as much were freed since, a collection runs and
-// returns what is free: a loaded data set then
-// costs about what it holds. The cost is one collection per burst of
-// writes, in idle time. Bytes count because a command's arguments arrive
+// returns what is free: a loaded data set then costs about what it
+// holds. The cost is one collection per burst of writes, in idle time. Bytes count because a command's arguments arrive
 // before it runs: a slow upload of a big value is no idle time.
 const idleRelease = 300 * time.Millisecond
 
