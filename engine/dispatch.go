@@ -423,7 +423,7 @@ func (d *Dispatcher) BeginBatch(cl *Client) {
 // nothing, and it saves looking each command up in the table twice.
 // A lone command gains nothing from it. Under the keyspace lock.
 func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
-	var keys [16][]byte
+	var keys [keyspace.PrefetchKeys][]byte
 	n := 0
 	for _, args := range cmds {
 		if len(args) > 1 && n < len(keys) {

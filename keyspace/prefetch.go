@@ -5,10 +5,10 @@ import (
 	"unsafe"
 )
 
-// prefetchMax is how many keys Prefetch has in flight at a time: enough
+// PrefetchKeys is how many keys Prefetch has in flight at a time: enough
 // to cover the memory's latency with the hashing of the others, few
 // enough that the first lines are still cached when their commands run.
-const prefetchMax = 16
+const PrefetchKeys = 16
 
 // Prefetch starts loading, for each of keys, the memory that looking it
 // up in db will read, without waiting for any of it: first the key's
@@ -23,9 +23,9 @@ const prefetchMax = 16
 // there costs one line loaded for nothing. Under the lock, as a lookup.
 func (db *DB) Prefetch(keys [][]byte) {
 	for len(keys) > 0 {
-		n := min(len(keys), prefetchMax)
-		var groups [prefetchMax]*group
-		var tags [prefetchMax]uint64
+		n := min(len(keys), PrefetchKeys)
+		var groups [PrefetchKeys]*group
+		var tags [PrefetchKeys]uint64
 		for i, k := range keys[:n] {
 			if len(k) >= maxTail {
 				// Not kept in an entry's tail, and perhaps no key at all

@@ -19,7 +19,7 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		db.SetString(k, k, false, 0)
 		keys = append(keys, k)
 	}
-	for _, n := range []int{0, 1, 2, prefetchMax - 1, prefetchMax, prefetchMax + 1, len(keys)} {
+	for _, n := range []int{0, 1, 2, PrefetchKeys - 1, PrefetchKeys, PrefetchKeys + 1, len(keys)} {
 		db.Prefetch(keys[:n])
 	}
 	require.Equal(t, 1000, db.Len())

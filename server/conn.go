@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/resp"
@@ -33,7 +34,7 @@ const maxBatchUnderLock = 1024
 // keys' memory requested at a time, before the first of them runs
 // (Dispatcher.Prefetch): as many as keyspace.DB.Prefetch keeps in
 // flight.
-const prefetchWindow = 16
+const prefetchWindow = keyspace.PrefetchKeys
 
 // conn is one client connection. It lives on an event loop: the loop
 // calls Readable when input is ready, and the connection reads a batch,
