@@ -104,6 +104,9 @@ type Directive struct {
 	EffectNote string
 	// ZRedis marks directives that exist only in zredis.
 	ZRedis bool
+	// Help is a zredis directive's one-line meaning, as zredis-server
+	// --help prints it (Redis's own are explained in redis.conf).
+	Help string
 
 	check func(st *state, v string) string // extra validation; returns the error text
 	// refuse returns why zredis refuses a parsed value it does not honour
@@ -164,7 +167,6 @@ const (
 	fUnsigned
 	fNull
 	fPercent
-	fZRedis
 	fSecret
 )
 
@@ -181,7 +183,6 @@ func mk(name, alias string, kind Kind, def string, f dflag) Directive {
 		Unsigned:    f&fUnsigned != 0,
 		NullIfEmpty: f&fNull != 0,
 		Percent:     f&fPercent != 0,
-		ZRedis:      f&fZRedis != 0,
 	}
 }
 
@@ -210,6 +211,13 @@ func enumD(name, def string, f dflag, values ...string) Directive {
 	for i, v := range values {
 		d.Enum = append(d.Enum, EnumValue{v, int64(i)})
 	}
+	return d
+}
+
+// zr is one of zredis's own directives, with its meaning for --help.
+func zr(d Directive, help string) Directive {
+	d.ZRedis = true
+	d.Help = help
 	return d
 }
 
@@ -424,32 +432,46 @@ var directives = []Directive{
 
 	// zredis's own directives. Adding one is a single line here; the value
 	// is then available through the typed getters and CONFIG GET/SET/REWRITE.
-	mk("expiry-zmq-endpoints", "", KindList, "", fImm|fMulti|fZRedis),
-	intD("expiry-zmq-hwm", "", 0, intMax, "100000", fZRedis),
-	memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", fZRedis),
-	memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", fZRedis),
-	intD("expiry-zmq-max-listeners", "", 1, intMax, "64", fZRedis),
+	zr(mk("expiry-zmq-endpoints", "", KindList, "", fImm|fMulti),
+		"endpoints the 0MQ PUSH socket binds (tcp://host:port, ipc:///path); lines accumulate; with none, nothing is sent"),
+	zr(intD("expiry-zmq-hwm", "", 0, intMax, "100000", 0),
+		"messages held in memory for absent or slow listeners before they spill to the spool (0: no count bound)"),
+	zr(memD("expiry-zmq-hwm-bytes", "", 0, longMax, "268435456", 0),
+		"bytes of messages held in memory before they spill to the spool"),
+	zr(memD("expiry-zmq-spool-max-bytes", "", 0, longMax, "1073741824", 0),
+		"size of the spool file zredis-expiry.spool in dir; past it messages are dropped and counted (0: no spool)"),
+	zr(intD("expiry-zmq-max-listeners", "", 1, intMax, "64", 0),
+		"listeners connected at once"),
 	// CURVE on the expiry stream: the server's long-term secret key (its
 	// public key is derived and shown in INFO expiry) and the listeners'
 	// public keys, all in Z85.
-	withCheck(strD("expiry-zmq-curve-secret-key", "", "", fImm|fNull|fSecret|fZRedis), checkCurveKey),
-	withCheck(mk("expiry-zmq-curve-allowed-keys", "", KindList, "", fMulti|fZRedis), checkCurveKey),
-	expiryTypes(),
+	zr(withCheck(strD("expiry-zmq-curve-secret-key", "", "", fImm|fNull|fSecret), checkCurveKey),
+		"the server's CURVE secret key (Z85): listeners must speak CURVE and the stream is encrypted"),
+	zr(withCheck(mk("expiry-zmq-curve-allowed-keys", "", KindList, "", fMulti), checkCurveKey),
+		"the CURVE public keys (Z85) of the listeners allowed to connect"),
+	zr(expiryTypes(),
+		"value types whose expiry is sent: string hash is the original protocol"),
 	// The original 0MQ-expiry Redis's hash expire cycles (redis_zmq.c)
 	// and where they keep their state.
-	intD("expiry-zmq-hash-max-expire-cycles", "", 0, intMax, "0", fZRedis),
-	intD("expiry-zmq-hash-delay", "", 0, intMax, "10000", fZRedis),
-	intD("expiry-zmq-hash-delay-jitter", "", 0, intMax, "10000", fZRedis),
-	intD("expiry-zmq-hash-main-db", "", 0, intMax, "0", fZRedis),
-	intD("expiry-zmq-hash-loop-db", "", 0, intMax, "1", fZRedis),
-	boolD("expiry-zmq-evictions", "", "yes", fZRedis),
+	zr(intD("expiry-zmq-hash-max-expire-cycles", "", 0, intMax, "0", 0),
+		"hash expire cycles: how many times an expired hash is sent again until a listener deletes it (0: off)"),
+	zr(intD("expiry-zmq-hash-delay", "", 0, intMax, "10000", 0),
+		"milliseconds before each hash expire cycle"),
+	zr(intD("expiry-zmq-hash-delay-jitter", "", 0, intMax, "10000", 0),
+		"plus a random 0 to this many milliseconds"),
+	zr(intD("expiry-zmq-hash-main-db", "", 0, intMax, "0", 0),
+		"the database whose hashes cycle"),
+	zr(intD("expiry-zmq-hash-loop-db", "", 0, intMax, "1", 0),
+		"the database that holds the cycle counters"),
+	zr(boolD("expiry-zmq-evictions", "", "yes", 0),
+		"send evicted keys too, as the original 0MQ-expiry Redis did"),
 }
 
 // expiryTypes is expiry-zmq-types: the value types whose expiry is
 // published. Bit i of the value stands for the message type code i
 // (0 string, 1 hash, 2 list, 3 set, 4 zset).
 func expiryTypes() Directive {
-	d := mk("expiry-zmq-types", "", KindFlags, "string hash", fMulti|fZRedis)
+	d := mk("expiry-zmq-types", "", KindFlags, "string hash", fMulti)
 	for i, name := range []string{"string", "hash", "list", "set", "zset"} {
 		d.Enum = append(d.Enum, EnumValue{name, 1 << i})
 	}

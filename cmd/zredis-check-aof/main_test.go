@@ -60,4 +60,8 @@ func TestBinary(t *testing.T) {
 	usage, code := run("")
 	require.Equal(t, 1, code)
 	require.Contains(t, usage, "Usage: "+bin+" [--fix|--truncate-to-timestamp $timestamp] <file.manifest|file.aof>")
+	help, code := run("", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, help, "Usage: "+bin+" [--fix|--truncate-to-timestamp $timestamp] <file.manifest|file.aof>")
+	require.Contains(t, help, "--fix")
 }

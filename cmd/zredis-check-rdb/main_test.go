@@ -54,3 +54,18 @@ func TestCheckRDB(t *testing.T) {
 		require.NotContains(t, string(out), "[offset 0] rdb:", "%s: the offset where decoding stopped", name)
 	}
 }
+
+// --help explains the tool, with exit status 0; no argument is a usage error.
+func TestHelp(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "zredis-check-rdb")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "--help").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "Usage: "+bin+" <rdb-file-name>")
+	require.Contains(t, string(out), "Exit status 0 when the file is valid")
+	out, err = exec.Command(bin).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	require.Equal(t, 1, ee.ExitCode())
+}

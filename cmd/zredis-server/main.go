@@ -11,7 +11,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/zredis/zredis/commands"
@@ -22,27 +25,129 @@ import (
 	"github.com/zredis/zredis/server"
 )
 
+// usage is redis-server 7.0's help with the modes zredis does not serve
+// left out, followed by zredis's own directives, read from the config
+// table so that the list cannot drift from what the server accepts.
 func usage(w io.Writer) {
 	fmt.Fprintf(w, `Usage: ./zredis-server [/path/to/redis.conf] [options] [-]
        ./zredis-server - (read config from stdin)
        ./zredis-server -v or --version
        ./zredis-server -h or --help
+       ./zredis-server --check-aof [--fix|--truncate-to-timestamp $timestamp] <file.manifest|file.aof>
+       ./zredis-server --check-rdb <rdb-file-name>
 
 Examples:
-       ./zredis-server (run the server with default config)
+       ./zredis-server (run the server with default conf)
+       echo 'maxmemory 128mb' | ./zredis-server -
        ./zredis-server /etc/redis/6379.conf
        ./zredis-server --port 7777
        ./zredis-server --port 7777 --replicaof 127.0.0.1 8888
        ./zredis-server /etc/myredis.conf --loglevel verbose -
        ./zredis-server /etc/myredis.conf --loglevel verbose
+       ./zredis-server /etc/redis/6379.conf --expiry-zmq-endpoints tcp://127.0.0.1:5556
+
+Options are redis.conf directives, as redis-server 7.0 takes them. The
+expiry stream adds its own (README.md has the whole story):
+`)
+	for _, d := range config.Directives() {
+		if d.ZRedis {
+			fmt.Fprintf(w, "       --%s %s\n%s", d.Name, directiveArg(d), wrap(d.Help+" ["+directiveDefault(d)+"]", "             ", 78))
+		}
+	}
+	fmt.Fprintf(w, `
+Not served, refused at start: --sentinel (run redis-sentinel beside zredis:
+it monitors zredis as it monitors redis-server), --test-memory (use
+memtester), --check-system.
 `)
 }
 
-func main() {
-	os.Exit(run(os.Args[1:]))
+// wrap breaks text into lines of at most width columns, each indented.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
-func run(args []string) int {
+// directiveDefault is a directive's default as an operator would write it.
+func directiveDefault(d config.Directive) string {
+	if d.Default == "" {
+		return "default: none"
+	}
+	if d.Kind == config.KindMemory {
+		if n, err := strconv.ParseInt(d.Default, 10, 64); err == nil && n > 0 {
+			switch {
+			case n%(1<<30) == 0:
+				return fmt.Sprintf("default: %dgb", n>>30)
+			case n%(1<<20) == 0:
+				return fmt.Sprintf("default: %dmb", n>>20)
+			}
+		}
+	}
+	return "default: " + d.Default
+}
+
+// directiveArg names the argument a directive takes, for usage.
+func directiveArg(d config.Directive) string {
+	switch d.Kind {
+	case config.KindBool:
+		return "yes|no"
+	case config.KindInt:
+		return "N"
+	case config.KindMemory:
+		return "BYTES"
+	case config.KindList:
+		return "VALUE [VALUE ...]"
+	case config.KindString:
+		return "VALUE"
+	case config.KindFlags:
+		names := make([]string, len(d.Enum))
+		for i, e := range d.Enum {
+			names[i] = e.Name
+		}
+		return "[" + strings.Join(names, "|") + " ...]"
+	}
+	return "VALUE"
+}
+
+// unservedMode is why zredis refuses a mode of redis-server's command
+// line it does not serve, or "" for a command line it serves. Redis
+// enters Sentinel mode on --sentinel anywhere in its arguments, or when
+// started under a name holding "redis-sentinel" (checkForSentinelMode);
+// a zredis started either way would otherwise come up as an ordinary
+// server, which its operator did not ask for.
+func unservedMode(exe string, args []string) string {
+	if strings.Contains(filepath.Base(exe), "sentinel") {
+		return "zredis does not serve Sentinel mode (started as " + filepath.Base(exe) + "): run redis-sentinel, which monitors zredis as it monitors redis-server"
+	}
+	for i, a := range args {
+		switch {
+		case a == "--sentinel":
+			return "zredis does not serve Sentinel mode (--sentinel): run redis-sentinel, which monitors zredis as it monitors redis-server"
+		case i == 0 && a == "--test-memory":
+			return "zredis does not test memory (--test-memory): use memtester, or memtest86+ at boot"
+		case i == 0 && a == "--check-system":
+			return "zredis does not run redis-server's system checks (--check-system)"
+		}
+	}
+	return ""
+}
+
+func main() {
+	os.Exit(run(os.Args[0], os.Args[1:]))
+}
+
+func run(exe string, args []string) int {
 	// The check tools, also reachable through the server binary.
 	if len(args) >= 1 {
 		switch args[0] {
@@ -67,6 +172,10 @@ func run(args []string) int {
 			usage(os.Stdout)
 			return 0
 		}
+	}
+	if why := unservedMode(exe, args); why != "" {
+		fmt.Fprintln(os.Stderr, why)
+		return 1
 	}
 	config.Banner = "zredis " + server.Version
 	child := isDaemonChild()

@@ -120,3 +120,52 @@ func TestOpenFilesAdjust(t *testing.T) {
 	_, err = fake(20, 20).adjust(10000)
 	assert.EqualError(t, err, "Your current 'ulimit -n' of 20 is not enough for the server to start. Please increase your open file limit to at least 10032. Exiting.")
 }
+
+// The modes of redis-server's command line that zredis does not serve are
+// refused, each with its reason; --sentinel counts anywhere, as in
+// Redis's checkForSentinelMode, and so does a name holding "sentinel".
+func TestUnservedModes(t *testing.T) {
+	for _, tc := range []struct {
+		exe  string
+		args []string
+		want string
+	}{
+		{"zredis-server", nil, ""},
+		{"zredis-server", []string{"/etc/redis/redis.conf", "--port", "6380"}, ""},
+		{"zredis-server", []string{"--sentinel"}, "Sentinel mode (--sentinel)"},
+		{"zredis-server", []string{"/etc/redis/sentinel.conf", "--sentinel"}, "Sentinel mode (--sentinel)"},
+		{"/usr/local/bin/redis-sentinel", []string{"/etc/redis/sentinel.conf"}, "started as redis-sentinel"},
+		{"zredis-server", []string{"--test-memory", "4096"}, "--test-memory"},
+		{"zredis-server", []string{"--check-system"}, "--check-system"},
+		{"zredis-server", []string{"--masterauth", "--check-system"}, ""},
+	} {
+		got := unservedMode(tc.exe, tc.args)
+		if tc.want == "" {
+			assert.Empty(t, got, "%s %v", tc.exe, tc.args)
+		} else {
+			assert.Contains(t, got, tc.want, "%s %v", tc.exe, tc.args)
+		}
+	}
+}
+
+// --help names every directive of zredis's own, with its meaning and
+// default, and the modes it refuses.
+func TestUsageListsOwnDirectives(t *testing.T) {
+	var b strings.Builder
+	usage(&b)
+	help := b.String()
+	for _, d := range config.Directives() {
+		if d.ZRedis {
+			assert.Contains(t, help, "--"+d.Name+" ")
+			assert.NotEmpty(t, d.Help, d.Name)
+		}
+	}
+	assert.Contains(t, help, "--expiry-zmq-hwm-bytes BYTES\n")
+	assert.Contains(t, help, "[default: 256mb]")
+	assert.Contains(t, help, "--sentinel")
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(line, "             ") {
+			assert.LessOrEqual(t, len(line), 78, "a wrapped line: %q", line)
+		}
+	}
+}
