@@ -330,7 +330,7 @@ func TestAOFPropagationErrorBehaviorDiff(t *testing.T) {
 			c := Dial(t, p.Addr)
 			assert.Equal(t, "$1\r\n1\r\n", c.Do("GET", "j"), "the load goes on")
 			assert.Contains(t, c.Do("INFO", "stats"), "unexpected_error_replies:1\r\n")
-			assert.Contains(t, p.Output(), critical)
+			waitOutput(t, p, critical)
 		})
 	}
 }
@@ -349,9 +349,9 @@ func TestMaxclientsFitsOpenFileLimitDiff(t *testing.T) {
 			c := Dial(t, p.Addr)
 			replies := []string{c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "90"),
 				c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "SET", "maxclients", "60"), c.Do("CONFIG", "GET", "maxclients")}
-			assert.Contains(t, p.Output(), "You requested maxclients of 10000 requiring at least 10032 max file descriptors.")
-			assert.Contains(t, p.Output(), "Current maximum open files is 100. maxclients has been reduced to 68 to compensate for low ulimit.")
-			assert.Contains(t, p.Output(), "Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
+			waitOutput(t, p, "You requested maxclients of 10000 requiring at least 10032 max file descriptors.")
+			waitOutput(t, p, "Current maximum open files is 100. maxclients has been reduced to 68 to compensate for low ulimit.")
+			waitOutput(t, p, "Failed applying new configuration. Possibly related to new maxclients setting. Restoring previous settings.")
 			got[name] = replies
 		})
 	}

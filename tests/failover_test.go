@@ -234,7 +234,7 @@ func TestFailoverTargetRefuses(t *testing.T) {
 			assert.Contains(t, mc.Do("ROLE"), "master")
 			assert.Equal(t, psyncs+2, statInt(t, mc, "sync_partial_ok"))
 			assert.Equal(t, fulls, statInt(t, mc, "sync_full"))
-			assert.Contains(t, m.Output(), "Failover target rejected psync request")
+			waitOutput(t, m, "Failover target rejected psync request")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/zredis/zredis/internal/testsupport"
 )
@@ -334,4 +337,20 @@ func serverBin(t testing.TB, name string) string {
 		t.Skip("redis-server is not installed")
 	}
 	return bin
+}
+
+// waitLog waits for a line of p's log that matches pattern: a live
+// server writes its log line a moment after the event the test saw
+// (later still on a busy machine).
+func waitLog(t *testing.T, p *Proc, pattern string) {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	assert.Eventually(t, func() bool { return re.MatchString(p.Output()) }, 20*time.Second, 10*time.Millisecond,
+		"no log line matching %q in:\n%s", pattern, p.Output())
+}
+
+// waitOutput is waitLog for a literal text.
+func waitOutput(t *testing.T, p *Proc, text string) {
+	t.Helper()
+	waitLog(t, p, regexp.QuoteMeta(text))
 }

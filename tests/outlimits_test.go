@@ -117,15 +117,6 @@ func waitGone(t *testing.T, c *Conn, id string, timeout time.Duration, sample fu
 	return false
 }
 
-// waitLog waits for a line of p's log that matches pattern (the log
-// reaches the test through a pipe, a moment after the server wrote it).
-func waitLog(t *testing.T, p *Proc, pattern string) {
-	t.Helper()
-	re := regexp.MustCompile(pattern)
-	assert.Eventually(t, func() bool { return re.MatchString(p.Output()) }, 10*time.Second, 10*time.Millisecond,
-		"no log line matching %q in:\n%s", pattern, p.Output())
-}
-
 // rssSampler samples the resident set of pid every few milliseconds
 // until stopped, and returns the peak.
 func rssSampler(t *testing.T, pid int) (stop func() int64) {

@@ -304,7 +304,7 @@ func TestReplicationMaster(t *testing.T) {
 	assert.Equal(t, "2", infoField(t, c, "stats", "sync_partial_ok"))
 	compareDatasets(t, z, r1)
 	compareDatasets(t, z, r2)
-	assert.Contains(t, z.Output(), "Partial resynchronization request from")
+	waitOutput(t, z, "Partial resynchronization request from")
 }
 
 // TestReplicationDiskBased synchronises a replica with an RDB file written
@@ -322,7 +322,7 @@ func TestReplicationDiskBased(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	waitConverged(t, z, r)
 	compareDatasets(t, z, r)
-	assert.Contains(t, z.Output(), "Starting BGSAVE for SYNC with target: disk")
+	waitOutput(t, z, "Starting BGSAVE for SYNC with target: disk")
 	// The temporary file is gone once sent.
 	files, _ := filepath.Glob(filepath.Join(z.Dir, "temp-*.rdb"))
 	assert.Empty(t, files)
@@ -406,7 +406,7 @@ func TestReplicationOutputLimit(t *testing.T) {
 	}
 	waitFor(t, func() bool { return infoField(t, c, "replication", "connected_slaves") == "0" })
 	assert.Equal(t, "+PONG\r\n", c.Do("PING"))
-	assert.Contains(t, z.Output(), "for overcoming of output buffer limits")
+	waitOutput(t, z, "for overcoming of output buffer limits")
 	assert.NotContains(t, c.Do("CLIENT", "LIST"), "flags=S")
 }
 
@@ -430,8 +430,8 @@ func TestReplicationDelayedDiskless(t *testing.T) {
 	waitConverged(t, z, r1, r2)
 	compareDatasets(t, z, r1)
 	compareDatasets(t, z, r2)
-	assert.Contains(t, z.Output(), "Delay next BGSAVE for diskless SYNC")
-	assert.Contains(t, z.Output(), "Starting BGSAVE for SYNC with target: replicas sockets")
+	waitOutput(t, z, "Delay next BGSAVE for diskless SYNC")
+	waitOutput(t, z, "Starting BGSAVE for SYNC with target: replicas sockets")
 
 	replid := infoField(t, c, "replication", "master_replid")
 	r1.Close()
@@ -439,7 +439,7 @@ func TestReplicationDelayedDiskless(t *testing.T) {
 	waitFor(t, func() bool { return infoField(t, c, "replication", "repl_backlog_active") == "0" })
 	assert.NotEqual(t, replid, infoField(t, c, "replication", "master_replid"))
 	assert.Equal(t, "0", infoField(t, c, "replication", "repl_backlog_histlen"))
-	assert.Contains(t, z.Output(), "Replication backlog freed after 1 seconds without connected replicas.")
+	waitOutput(t, z, "Replication backlog freed after 1 seconds without connected replicas.")
 }
 
 // TestReplicaGoneDuringSync: replicas that go away in the middle of their
@@ -489,7 +489,7 @@ func TestReplicaGoneDuringSync(t *testing.T) {
 			assert.Equal(t, "$4\r\nsync\r\n", Dial(t, r.Addr).Do("GET", "during"))
 			assert.Equal(t, ":16001\r\n", Dial(t, r.Addr).Do("DBSIZE"))
 			assert.Equal(t, "+PONG\r\n", c.Do("PING"))
-			assert.Contains(t, z.Output(), "Connection with replica")
+			waitOutput(t, z, "Connection with replica")
 		})
 	}
 }

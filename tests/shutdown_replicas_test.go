@@ -178,7 +178,7 @@ func TestShutdownAbort(t *testing.T) {
 			// A signal's shutdown waits too, and is aborted the same way.
 			require.NoError(t, m.Signal(syscall.SIGTERM))
 			waitFor(t, func() bool { return strings.Count(m.Output(), "Waiting for replicas before shutting down.") == 2 })
-			assert.Contains(t, m.Output(), "Received SIGTERM scheduling shutdown...")
+			waitOutput(t, m, "Received SIGTERM scheduling shutdown...")
 			assert.Equal(t, "+OK\r\n", c.Do("SHUTDOWN", "ABORT"))
 			waitFor(t, func() bool { return strings.Count(m.Output(), "Shutdown manually aborted.") == 2 })
 			assert.Equal(t, "+OK\r\n", c.Do("SET", "k", "4"))

@@ -169,7 +169,7 @@ func TestTLSReplicaOfRedis(t *testing.T) {
 			z := StartZredis(t, tlsReplicaArgs(dir, m.Port)...)
 			zc := Dial(t, z.Addr)
 			tlsSyncRounds(t, mc, zc)
-			assert.Contains(t, m.Output(), "Starting BGSAVE for SYNC with target: "+mode.target)
+			waitOutput(t, m, "Starting BGSAVE for SYNC with target: "+mode.target)
 			assert.Equal(t, "1", infoField(t, mc, "stats", "sync_full"))
 			assert.Contains(t, infoField(t, mc, "replication", "slave0"), ",port="+strconv.Itoa(z.Port)+",",
 				"without a TLS port of its own, the replica announces its port")
@@ -191,7 +191,7 @@ func TestTLSReplicationMaster(t *testing.T) {
 			r := StartRedis(t, append(tlsReplicaArgs(dir, z.Port), "--repl-diskless-load", "disabled", "--tls-port", strconv.Itoa(rTLS))...)
 			rc := Dial(t, r.Addr)
 			tlsSyncRounds(t, zc, rc)
-			assert.Contains(t, z.Output(), "Starting BGSAVE for SYNC with target: "+mode.target)
+			waitOutput(t, z, "Starting BGSAVE for SYNC with target: "+mode.target)
 			assert.Equal(t, "1", infoField(t, zc, "stats", "sync_full"))
 			assert.Contains(t, infoField(t, zc, "replication", "slave0"), ",port="+strconv.Itoa(rTLS)+",",
 				"a TLS replica with a TLS port announces it")
@@ -291,7 +291,7 @@ func TestTLSReplicationRefusedCertificate(t *testing.T) {
 				waitFor(t, func() bool { return strings.Count(p.Output(), "Error condition on socket for SYNC: ") >= 3 })
 				assert.Equal(t, "down", replInfo(t, p, "master_link_status"))
 			}
-			assert.Contains(t, doubting.Output(), "Error condition on socket for SYNC: tls: failed to verify certificate: x509: certificate signed by unknown authority")
+			waitOutput(t, doubting, "Error condition on socket for SYNC: tls: failed to verify certificate: x509: certificate signed by unknown authority")
 			assert.Equal(t, "0", infoField(t, mc, "replication", "connected_slaves"))
 			assert.Equal(t, "0", infoField(t, mc, "stats", "sync_full"))
 			// The master serves on.

@@ -23,6 +23,22 @@ var bigSizes = []int{10 << 20, 100 << 20}
 // ratios of 0.86 to 1.35 for the same two builds), with seven less.
 const bigRounds = 7
 
+// bigShape is where the value is kept: a string (SET, GET) or a hash
+// field (HSETNX, HGET), where python-slimta's queue keeps a message's
+// pickled envelope.
+type bigShape struct {
+	name     string // "" for strings, as the summary's first sections
+	set      string // the command up to the value's length: "*3...$"
+	setReply string
+	get      string
+}
+
+var bigShapes = []bigShape{
+	{"", "*3\r\n$3\r\nSET\r\n$8\r\nbigvalue\r\n$", "+OK\r\n", "*2\r\n$3\r\nGET\r\n$8\r\nbigvalue\r\n"},
+	{"in a hash field", "*4\r\n$6\r\nHSETNX\r\n$8\r\nbigvalue\r\n$8\r\nenvelope\r\n$", ":1\r\n",
+		"*3\r\n$4\r\nHGET\r\n$8\r\nbigvalue\r\n$8\r\nenvelope\r\n"},
+}
+
 // bigResult is one size on one server.
 type bigResult struct {
 	set, get                    time.Duration // median per command
@@ -34,7 +50,20 @@ type bigResult struct {
 // holds the value, and prints the time per SET and GET and the
 // processes' resident memory (VmRSS after each step, VmHWM: the peak).
 func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
-	fmt.Fprintf(w, "\nlarge values: %d rounds of SET, GET, DEL of one value on fresh servers; median time per command; RSS after the last round's step, peak = VmHWM\n", bigRounds)
+	for _, shape := range bigShapes {
+		if err := bigValuesShape(ctx, o, w, shape); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func bigValuesShape(ctx context.Context, o options, w io.Writer, shape bigShape) error {
+	if shape.name == "" {
+		fmt.Fprintf(w, "\nlarge values: %d rounds of SET, GET, DEL of one value on fresh servers; median time per command; RSS after the last round's step, peak = VmHWM\n", bigRounds)
+	} else {
+		fmt.Fprintf(w, "\nlarge values %s: %d rounds of HSETNX, HGET, DEL of one value on fresh servers, as above\n", shape.name, bigRounds)
+	}
 	fmt.Fprintf(w, "%-7s %-7s %9s %9s %10s %10s %10s %10s\n", "size", "server", "SET ms", "GET ms", "RSS SET", "RSS GET", "RSS DEL", "peak RSS")
 	for _, size := range bigSizes {
 		val := make([]byte, size)
@@ -51,7 +80,7 @@ func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
 			if err != nil {
 				return err
 			}
-			res[i], err = bigValuesRun(s, val)
+			res[i], err = bigValuesRun(s, shape, val)
 			s.stop()
 			if err != nil {
 				return fmt.Errorf("%s, %d MB values: %v", name, size>>20, err)
@@ -64,7 +93,7 @@ func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
 		fmt.Fprintf(w, "%-7s %-7s %9.2f %9.2f %10.2f %10.2f %10.2f %10.2f\n", "", "ratio",
 			ms(z.set)/ms(r.set), ms(z.get)/ms(r.get), ratio(z.rssSet, r.rssSet), ratio(z.rssGet, r.rssGet),
 			ratio(z.rssDel, r.rssDel), ratio(z.hwm, r.hwm))
-		for _, f := range bigFigures(size, z, r) {
+		for _, f := range bigFigures(shape, size, z, r) {
 			o.sum.add(f)
 		}
 	}
@@ -72,9 +101,12 @@ func bigValuesBench(ctx context.Context, o options, w io.Writer) error {
 }
 
 // bigFigures are the summary's figures for one value size.
-func bigFigures(size int, z, r bigResult) []figure {
+func bigFigures(shape bigShape, size int, z, r bigResult) []figure {
 	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
 	section := fmt.Sprintf("large values, %d MB", size>>20)
+	if shape.name != "" {
+		section = fmt.Sprintf("large values %s, %d MB", shape.name, size>>20)
+	}
 	var out []figure
 	for _, f := range []struct {
 		name, unit string
@@ -97,7 +129,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func ratio(a, b int64) float64 { return float64(a) / float64(b) }
 
-func bigValuesRun(s *server, val []byte) (bigResult, error) {
+func bigValuesRun(s *server, shape bigShape, val []byte) (bigResult, error) {
 	var res bigResult
 	nc, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 5*time.Second)
 	if err != nil {
@@ -106,7 +138,7 @@ func bigValuesRun(s *server, val []byte) (bigResult, error) {
 	defer nc.Close()
 	pid := s.cmd.Process.Pid
 	got := make([]byte, len(val)+64)
-	hdr := []byte(fmt.Sprintf("*3\r\n$3\r\nSET\r\n$8\r\nbigvalue\r\n$%d\r\n", len(val)))
+	hdr := []byte(fmt.Sprintf("%s%d\r\n", shape.set, len(val)))
 	wantGet := fmt.Sprintf("$%d\r\n", len(val))
 	var sets, gets []float64
 	for round := 0; round < bigRounds; round++ {
@@ -115,7 +147,7 @@ func bigValuesRun(s *server, val []byte) (bigResult, error) {
 		if _, err := (&net.Buffers{hdr, val, []byte("\r\n")}).WriteTo(nc); err != nil {
 			return res, err
 		}
-		if err := expect(nc, got, "+OK\r\n"); err != nil {
+		if err := expect(nc, got, shape.setReply); err != nil {
 			return res, err
 		}
 		sets = append(sets, float64(time.Since(start)))
@@ -124,7 +156,7 @@ func bigValuesRun(s *server, val []byte) (bigResult, error) {
 		}
 
 		start = time.Now()
-		if _, err := nc.Write([]byte("*2\r\n$3\r\nGET\r\n$8\r\nbigvalue\r\n")); err != nil {
+		if _, err := nc.Write([]byte(shape.get)); err != nil {
 			return res, err
 		}
 		n := len(wantGet) + len(val) + 2
