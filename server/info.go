@@ -66,7 +66,11 @@ func (s *Server) infoServer(b []byte) []byte {
 	b = engine.InfoStr(b, "atomicvar_api", "c11-builtin")
 	b = engine.InfoStr(b, "gcc_version", "0.0.0")
 	b = engine.InfoInt(b, "process_id", int64(os.Getpid()))
-	b = engine.InfoStr(b, "process_supervised", "no")
+	supervised := "no"
+	if s.Supervisor != nil {
+		supervised = s.Supervisor.Supervised()
+	}
+	b = engine.InfoStr(b, "process_supervised", supervised)
 	b = engine.InfoStr(b, "run_id", s.runID)
 	b = engine.InfoInt(b, "tcp_port", s.cfg.Int("port"))
 	b = engine.InfoInt(b, "server_time_usec", time.Now().UnixMicro())

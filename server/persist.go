@@ -433,6 +433,7 @@ func (s *Server) shutdownSave(opts engine.ShutdownOptions) error {
 		return nil
 	}
 	s.log.Noticef("Saving the final RDB snapshot before exiting.")
+	s.notify("STATUS=Saving the final RDB snapshot\n")
 	var snap *keyspace.Snapshot
 	var aux [][2]string
 	s.ks.Exec(func() { snap, aux = s.ks.Snapshot(), s.replSaveInfo() })

@@ -124,11 +124,33 @@ type Server struct {
 	// expiry-zmq-endpoints are configured. Set in Run before serving.
 	expiry *expiryStream
 
+	// Supervisor is the process manager told of the shutdown and the
+	// final save (systemd's sd_notify), set before Run; nil when the
+	// server is not supervised.
+	Supervisor Supervisor
+
 	// Bound is closed once the listeners are bound (before the dataset
 	// loads); Ready once the server accepts commands.
 	Bound chan struct{}
 	// Ready is closed once the dataset is loaded and commands are served.
 	Ready chan struct{}
+}
+
+// Supervisor is what supervised (systemd, upstart) resolved to.
+type Supervisor interface {
+	// Supervised names it for INFO's process_supervised.
+	Supervised() string
+	// Notify sends sd_notify state lines ("STOPPING=1\n"); it must not
+	// block for long, and may be called with the keyspace locked.
+	Notify(state string)
+}
+
+// notify sends state to the supervisor, if any, as Redis's
+// redisCommunicateSystemd.
+func (s *Server) notify(state string) {
+	if s.Supervisor != nil {
+		s.Supervisor.Notify(state)
+	}
 }
 
 // New builds a server from a loaded configuration. clock is the time

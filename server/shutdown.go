@@ -100,6 +100,7 @@ func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
 	case <-ctx.Done():
 	}
 	s.log.Warningf("User requested shutdown...")
+	s.notify("STOPPING=1\n")
 	s.loadAborted.Store(true)
 	<-loaded
 	s.ks.Exec(func() { s.shut.answer("") })
@@ -126,6 +127,7 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 			return
 		}
 		s.log.Warningf("User requested shutdown...")
+		s.notify("STOPPING=1\n")
 		// A data set being loaded is not saved over the last good
 		// file (Redis forces NOSAVE while loading).
 		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
@@ -174,6 +176,7 @@ func (s *Server) finishShutdown(opts engine.ShutdownOptions, bg *background) boo
 	}
 	if err != nil {
 		s.log.Warningf("Error trying to save the DB, can't exit.")
+		s.notify("STATUS=Error trying to save the DB, can't exit.\n")
 		s.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
 		bg.start(s)
 		s.ks.Exec(func() {

@@ -225,8 +225,10 @@ func TestSupervisedSystemdDiff(t *testing.T) {
 			read("READY=1")
 			c := Dial(t, p.Addr)
 			require.Equal(t, "+PONG\r\n", c.Do("PING"), "ready means accepting connections")
-			c.Send(Encode("SHUTDOWN", "NOSAVE"))
-			read("STOPPING=1")
+			assert.Contains(t, c.Do("INFO", "server"), "process_supervised:systemd\r\n")
+			// STOPPING=1 as the shutdown starts, then the final save's status.
+			c.Send(Encode("SHUTDOWN", "SAVE"))
+			read("STATUS=Saving the final RDB snapshot")
 			msgs[name] = got
 		})
 	}

@@ -254,9 +254,9 @@ func run(exe string, args []string) int {
 		return 1
 	}
 	srv := server.New(cfg, log, nil)
+	srv.Supervisor = sup
 	oom := &oomScore{cfg: cfg, path: "/proc/self/oom_score_adj"}
 	oom.watch(log)
-	defer sup.stopping()
 	stopped := make(chan struct{})
 	// The pid file is written once the listeners are bound, as Redis
 	// writes it after initServer: a second start that cannot bind never

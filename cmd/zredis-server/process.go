@@ -124,8 +124,20 @@ func (s supervision) ready(cfg *config.Config, log *server.Logger) {
 	}
 }
 
-// stopping tells the supervisor that the server is shutting down.
-func (s supervision) stopping() { _ = s.systemd("STOPPING=1\n") }
+// Supervised is INFO's process_supervised: "systemd", "upstart" or "no".
+func (s supervision) Supervised() string {
+	switch s.mode {
+	case supervisedSystemd:
+		return "systemd"
+	case supervisedUpstart:
+		return "upstart"
+	}
+	return "no"
+}
+
+// Notify sends the server's state lines to systemd (nothing to upstart,
+// which only learns of readiness).
+func (s supervision) Notify(state string) { _ = s.systemd(state) }
 
 // daemonize detaches the server as Redis's daemonize() does, without
 // forking a Go process: it starts this program again with the same
