@@ -2,13 +2,23 @@
 #   make run    build and start zredis-server with the default configuration
 #   make test   install what the tests need (Debian packages), then run every test
 #   make bench  zredis next to redis-server under redis-benchmark, with ratios
+#   make install    build, then install the programs of cmd/ into $(DESTDIR)$(PREFIX)/bin
+#                   (PREFIX=/usr/local and no DESTDIR by default; packaging/ has the systemd units)
+#   make uninstall  remove them from there
 
 GO        ?= go
 BIN       := bin
+# make install, as redis-server's: PREFIX (default /usr/local), and DESTDIR
+# for staged installs (packaging), as the GNU conventions have it.
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+INSTALL   ?= install
+# One program per directory of cmd/ with a main.go: what `go build ./cmd/...` writes to $(BIN).
+PROGRAMS  := $(sort $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go))))
 # Packages whose state is shared between goroutines run under the race detector.
 RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./replication/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/...
 
-.PHONY: all build run test deps vet unit integration perl fuzz bench clean
+.PHONY: all build run install uninstall test deps vet unit integration perl fuzz bench clean
 
 all: build
 
@@ -18,6 +28,13 @@ build:
 
 run: build
 	./$(BIN)/zredis-server $(ARGS)
+
+install: build
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(addprefix $(BIN)/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS))
 
 deps:
 	@./scripts/deps.sh
