@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/sds"
 )
 
 // Replication commands (replication.c): SYNC and PSYNC, by which a
@@ -58,6 +60,10 @@ func syncCommand(c *engine.Ctx) {
 	}
 	if c.W.Len() > 0 {
 		c.Error("ERR SYNC and PSYNC are invalid with pending output")
+		return
+	}
+	if r.FilterNeedsEOF(c.Client) {
+		c.Error("ERR Filtered replica requires EOF capability")
 		return
 	}
 	psync := c.Cmd.Name == "psync"
@@ -131,12 +137,49 @@ func replconfCommand(c *engine.Ctx) {
 				return
 			}
 			r.SetRDBOnly(cl, v == 1)
+		case engine.EqualFold(opt, "rdb-filter-only"):
+			if !replconfRDBFilter(c, r, val) {
+				return
+			}
 		default:
 			c.Error("ERR Unrecognized REPLCONF option: " + string(opt))
 			return
 		}
 	}
 	c.W.OK()
+}
+
+// replconfRDBFilter is REPLCONF rdb-filter-only <filters>: a list split
+// as sdssplitargs splits it, "" for an RDB without keys, "functions" for
+// one with the functions only; no other filter exists. As in Redis, a
+// list with an unknown filter is refused but still applied up to it.
+// Redis reads the value and prints the filter as C strings: both end at
+// a NUL byte.
+func replconfRDBFilter(c *engine.Ctx, r engine.Replication, val []byte) bool {
+	filters, ok := sds.SplitArgs(cString(val))
+	if !ok {
+		c.Error("ERR Missing rdb-filter-only values")
+		return false
+	}
+	functions := false
+	for _, f := range filters {
+		if !engine.EqualFold([]byte(f), "functions") { // strcasecmp: ASCII only
+			r.SetRDBFilter(c.Client, functions)
+			c.Error("ERR Unsupported rdb-filter-only option: " + cString([]byte(f)))
+			return false
+		}
+		functions = true
+	}
+	r.SetRDBFilter(c.Client, functions)
+	return true
+}
+
+// cString is b up to its first NUL byte, as C reads it.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
 
 // waitCommand is WAIT numreplicas timeout (waitCommand).

@@ -195,6 +195,10 @@ type fakeServer struct {
 	pauseAll  bool
 	fed       [][]string
 	warnings  []string // logged at the warning level
+	// REPLCONF capa and rdb-filter-only (true: with the functions), in
+	// the order received.
+	capas      []string
+	rdbFilters []bool
 }
 
 var _ engine.Server = (*fakeServer)(nil)
@@ -203,15 +207,38 @@ func (s *fakeServer) Config() *config.Config     { return s.cfg }
 func (s *fakeServer) Clients() []*engine.Client  { return s.clients }
 func (s *fakeServer) Stats() *engine.ServerStats { return &s.stats }
 
-func (s *fakeServer) Replication() engine.Replication { return fakeReplication{} }
+func (s *fakeServer) Replication() engine.Replication { return fakeReplication{srv: s} }
 
 // fakeReplication is a master without replicas; only what the argument
-// checks reach is implemented.
-type fakeReplication struct{ engine.Replication }
+// checks reach is implemented. The REPLCONF declarations it records are
+// the server's (one client per test environment).
+type fakeReplication struct {
+	engine.Replication
+	srv *fakeServer
+}
 
 func (fakeReplication) MasterLinkDown() bool { return false }
 
 func (fakeReplication) FailingOver() bool { return false }
+
+func (r fakeReplication) AddCapa(cl *engine.Client, capa string) {
+	r.srv.capas = append(r.srv.capas, capa)
+}
+
+func (fakeReplication) SetRDBOnly(cl *engine.Client, on bool) {}
+
+func (r fakeReplication) SetRDBFilter(cl *engine.Client, functions bool) {
+	r.srv.rdbFilters = append(r.srv.rdbFilters, functions)
+}
+
+func (r fakeReplication) FilterNeedsEOF(cl *engine.Client) bool {
+	for _, c := range r.srv.capas {
+		if c == "eof" {
+			return false
+		}
+	}
+	return len(r.srv.rdbFilters) > 0
+}
 
 func (s *fakeServer) Shutdown(opts engine.ShutdownOptions) func() string {
 	s.shutdowns = append(s.shutdowns, opts)

@@ -17,6 +17,14 @@ type Replication interface {
 	SetAddress(cl *Client, ip string)
 	AddCapa(cl *Client, capa string)
 	SetRDBOnly(cl *Client, on bool)
+	// SetRDBFilter records REPLCONF rdb-filter-only: the RDB of the
+	// client's full synchronisation holds no keys, and the functions only
+	// when functions is true.
+	SetRDBFilter(cl *Client, functions bool)
+	// FilterNeedsEOF reports whether the client asked for a filtered RDB
+	// (REPLCONF rdb-filter-only) without declaring capa eof: a filtered
+	// RDB is only ever sent diskless, so SYNC refuses it.
+	FilterNeedsEOF(cl *Client) bool
 	// Ack is REPLCONF ACK offset [FACK aofOffset] from a replica
 	// (aofOffset -1 when not given); it is ignored from another client.
 	Ack(cl *Client, offset, aofOffset int64)

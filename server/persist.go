@@ -201,7 +201,8 @@ func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot, aux [][2]string)
 }
 
 // encodeSnapshot writes snap as an RDB stream (aofBase: as the preamble
-// of an AOF base). It reads the snapshot without the lock.
+// of an AOF base); with snap nil, an RDB with its aux fields and no keys
+// (a replica's filtered RDB). It reads the snapshot without the lock.
 func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase bool, aux [][2]string) error {
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
@@ -213,7 +214,7 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 	if err != nil {
 		return err
 	}
-	for db := 0; db < s.ks.NumDBs(); db++ {
+	for db := 0; snap != nil && db < s.ks.NumDBs(); db++ {
 		keys, volatile := snap.Counts(db)
 		if keys == 0 {
 			continue

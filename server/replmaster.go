@@ -69,6 +69,7 @@ type replica struct {
 	capaEOF    bool
 	capaPSync2 bool
 	rdbOnly    bool // REPLCONF rdb-only 1: an RDB and nothing more
+	req        rdbReq
 
 	state    int
 	preSync  bool // it used SYNC: no PSYNC reply, no REPLCONF ACK expected
@@ -85,7 +86,25 @@ type replica struct {
 	pending    []byte
 	softSince  int64
 	startOnAck bool
+	// ackedEarly: an ACK came once the replica had read its diskless
+	// payload but before the sync was seen done (syncDone), which then
+	// starts the stream at once: a replica may send one ACK only
+	// (redis-cli --replica), as Redis's ACK handler first checks whether
+	// the transfer ended (checkChildrenDone).
+	ackedEarly bool
 }
+
+// rdbReq is what a replica leaves out of its RDB (SLAVE_REQ_*), set by
+// REPLCONF rdb-filter-only: redis-cli --replica asks for neither keys nor
+// functions, --functions-rdb for the functions only. A filtered RDB is
+// always sent diskless (startBgsaveForReplication), never through a file,
+// and only replicas with the same requirements share one.
+type rdbReq uint8
+
+const (
+	reqExcludeData      rdbReq = 1 << iota // no keys
+	reqExcludeFunctions                    // no functions (zredis has none yet)
+)
 
 // replMaster is the server's replication as a master. Under the keyspace
 // lock, except syncs.
@@ -308,13 +327,18 @@ func (m *replMaster) Sync(c *engine.Ctx, psync bool, replid string, offset int64
 	if m.stream.Backlog() == nil {
 		m.createBacklog()
 	}
-	// A replica that used SYNC (redis-cli --replica, --rdb) gets a
-	// payload with its length even if it said capa eof: the stream
-	// follows the payload at once, and a reader looking for the EOF mark
-	// at the end of what it read could miss it.
-	if s.cfg.Bool("repl-diskless-sync") && r.capaEOF && !r.preSync {
+	// A replica that used SYNC (redis-cli --rdb) gets a payload with its
+	// length even if it said capa eof: the stream follows the payload at
+	// once, and a reader looking for the EOF mark at the end of what it
+	// read could miss it. A filtered RDB (redis-cli --replica,
+	// --functions-rdb) is diskless whatever the configuration and the
+	// command, as in Redis 7.0, which never writes one where its RDB file
+	// goes (SYNC refused the filtered replicas without capa eof); as
+	// after any diskless sync, the stream waits for the first ACK.
+	diskless := s.cfg.Bool("repl-diskless-sync")
+	if r.capaEOF && (diskless && !r.preSync || r.req != 0) {
 		r.diskless = true
-		if s.cfg.Int("repl-diskless-sync-delay") > 0 {
+		if diskless && s.cfg.Int("repl-diskless-sync-delay") > 0 {
 			// More replicas may join the same snapshot; the cron starts it.
 			s.log.Noticef("Delay next BGSAVE for diskless SYNC")
 			return
@@ -427,6 +451,24 @@ func (m *replMaster) AddCapa(cl *engine.Client, capa string) {
 	}
 }
 
+// SetRDBFilter implements engine.Replication: every part of the RDB is
+// left out but the functions, if asked for.
+func (m *replMaster) SetRDBFilter(cl *engine.Client, functions bool) {
+	if cn := m.s.clients[cl.ID]; cn != nil {
+		r := cn.replica()
+		r.req = reqExcludeData | reqExcludeFunctions
+		if functions {
+			r.req &^= reqExcludeFunctions
+		}
+	}
+}
+
+// FilterNeedsEOF implements engine.Replication.
+func (m *replMaster) FilterNeedsEOF(cl *engine.Client) bool {
+	cn := m.s.clients[cl.ID]
+	return cn != nil && cn.repl != nil && cn.repl.req != 0 && !cn.repl.capaEOF
+}
+
 // SetRDBOnly implements engine.Replication.
 func (m *replMaster) SetRDBOnly(cl *engine.Client, on bool) {
 	if cn := m.s.clients[cl.ID]; cn != nil {
@@ -449,6 +491,9 @@ func (m *replMaster) Ack(cl *engine.Client, offset, aofOffset int64) {
 	if r.startOnAck && r.state == replOnline {
 		m.startStream(r)
 	}
+	if r.diskless && r.state == replWaitBgsave {
+		r.ackedEarly = true
+	}
 	m.refreshGood()
 	m.serveWaiters()
 	m.updateFailover()
@@ -457,14 +502,18 @@ func (m *replMaster) Ack(cl *engine.Client, offset, aofOffset int64) {
 
 // ---- full synchronisation -------------------------------------------------
 
-// startSync takes the snapshot that rs (replicas waiting for an RDB)
-// synchronise from, tells them its offset (+FULLRESYNC, in c's reply
-// when the PSYNC command itself starts it, else through their loops),
-// and starts the goroutine that sends it. Under the lock, between
-// execution units.
+// startSync takes the snapshot that rs (replicas waiting for an RDB,
+// all with the same rdbReq) synchronise from, tells them its offset
+// (+FULLRESYNC, in c's reply when the PSYNC command itself starts it,
+// else through their loops), and starts the goroutine that sends it. An
+// RDB without keys needs no snapshot. Under the lock, between execution
+// units.
 func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 	s := m.s
-	snap := s.ks.Snapshot()
+	var snap *keyspace.Snapshot
+	if rs[0].req&reqExcludeData == 0 {
+		snap = s.ks.Snapshot()
+	}
 	off := m.stream.Offset()
 	// The RDB says where the stream goes on (repl-stream-db): a
 	// replica's stream is its master's, which selects no database again.
@@ -477,6 +526,7 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 		r.diskless = diskless
 		r.buffering = !r.rdbOnly
 		r.pending = nil
+		r.ackedEarly = false
 		if r.preSync {
 			continue
 		}
@@ -495,7 +545,9 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 	m.syncs.Add(1)
 	go func() {
 		defer m.syncs.Done()
-		defer snap.Release()
+		if snap != nil {
+			defer snap.Release()
+		}
 		if diskless {
 			m.sendDiskless(rs, snap, aux)
 		} else {
@@ -509,7 +561,8 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 var errNoReplicas = errors.New("no replica left to send the RDB to")
 
 // sendDisk writes the snapshot to a temporary file in dir, then sends it
-// to r with a `$<length>` header. Without the lock.
+// to r with a `$<length>` header (snap nil: an RDB without keys). Without
+// the lock.
 func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]string) {
 	s := m.s
 	dir := s.cfg.String("dir")
@@ -571,7 +624,8 @@ func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]stri
 }
 
 // sendDiskless encodes the snapshot straight to the replicas' sockets,
-// between `$EOF:<mark>` and the mark. Without the lock.
+// between `$EOF:<mark>` and the mark (snap nil: an RDB without keys).
+// Without the lock.
 func (m *replMaster) sendDiskless(rs []*replica, snap *keyspace.Snapshot, aux [][2]string) {
 	s := m.s
 	mark := replication.NewID()
@@ -658,7 +712,8 @@ func (f *fanout) alive() int {
 // syncDone puts a replica whose RDB was sent online (replicaPutOnline):
 // an rdb-only one is closed instead once its output is written. After a
 // disk-based sync its buffered stream follows at once; after a diskless
-// one, at its first ACK. Under the lock.
+// one, at its first ACK (at once if that ACK came already). Under the
+// lock.
 func (m *replMaster) syncDone(r *replica) {
 	s := m.s
 	if r.gone() {
@@ -672,7 +727,7 @@ func (m *replMaster) syncDone(r *replica) {
 	}
 	r.state, r.ackTime = replOnline, time.Now().Unix()
 	s.log.Noticef("Synchronization with replica %s succeeded", r.name())
-	if r.diskless {
+	if r.diskless && !r.ackedEarly {
 		r.startOnAck = true
 	} else {
 		m.startStream(r)
@@ -912,7 +967,7 @@ func (m *replMaster) cron(now time.Time, second bool) {
 		// it would move the offset its target must reach.
 		failingOver := m.failover.endMs != 0 && s.pause.active(now.UnixMilli())
 		if period := s.cfg.Int("repl-ping-replica-period"); period > 0 && m.cronLoops%period == 0 && len(m.replicas) > 0 && !failingOver {
-			m.feedCommand([]byte("PING"))
+			m.feedCommand([]byte("ping")) // shared.ping: lower case, as redis-cli --replica shows it
 		}
 		timeout := s.cfg.Int("repl-timeout")
 		for _, r := range append([]*replica(nil), m.replicas...) {
@@ -955,14 +1010,16 @@ func (m *replMaster) askAcks() {
 	m.feedCommand([]byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 }
 
-// startPendingSyncs starts one diskless synchronisation for every replica
-// waiting for one, once the first has waited repl-diskless-sync-delay
-// seconds or repl-diskless-sync-max-replicas are waiting.
+// startPendingSyncs starts one diskless synchronisation for the replicas
+// waiting for one with the requirements of the first of them
+// (shouldStartChildReplication), once one has waited
+// repl-diskless-sync-delay seconds or repl-diskless-sync-max-replicas are
+// waiting; the others wait for the next.
 func (m *replMaster) startPendingSyncs(now time.Time) {
 	var waiting []*replica
 	var longest time.Duration
 	for _, r := range m.replicas {
-		if r.state == replWaitStart && !r.gone() {
+		if r.state == replWaitStart && !r.gone() && (len(waiting) == 0 || r.req == waiting[0].req) {
 			waiting = append(waiting, r)
 			longest = max(longest, now.Sub(r.waitFrom))
 		}
