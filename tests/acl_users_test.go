@@ -765,16 +765,16 @@ func TestACLUsersDisconnects(t *testing.T) {
 		s.doWant(admin, ":2\r\n", "ACL", "DELUSER", "gone", "gone2", "nosuch")
 		for i, c := range []*Conn{v1, v3, st} {
 			c.Send(Encode("PING"))
-			s.rec("client "+string(rune('1'+i))+": PING", aclRead(c, 2*time.Second))
+			s.rec("client "+string(rune('1'+i))+": PING", aclRead(c, 10*time.Second))
 		}
-		s.want("subscriber: after DELUSER", "closed", aclRead(v2, 2*time.Second))
+		s.want("subscriber: after DELUSER", "closed", aclRead(v2, 10*time.Second))
 		s.doN(admin, aclUserFields, "CLIENT", "LIST")
 		// DELUSER of the calling client's own user.
 		s.do(admin, "ACL", "SETUSER", "self", "on", ">p", "+@all")
 		self := s.aclAuth(p, "self", "p")
 		self.Send(Encode("ACL", "DELUSER", "self"))
-		s.rec("ACL DELUSER self (own user)", aclRead(self, 2*time.Second))
-		s.rec("after own DELUSER", aclRead(self, 2*time.Second))
+		s.rec("ACL DELUSER self (own user)", aclRead(self, 10*time.Second))
+		s.rec("after own DELUSER", aclRead(self, 10*time.Second))
 
 		// Channels taken away.
 		s.do(admin, "ACL", "SETUSER", "subs", "on", ">p", "+@all", "resetchannels", "&news.*", "&chat", "&p.*")
@@ -793,11 +793,11 @@ func TestACLUsersDisconnects(t *testing.T) {
 		s.do(admin, "ACL", "SETUSER", "subs", "resetchannels", "&news.*", "&p.*", "&extra")
 		for i, cc := range []*Conn{a, b, c, d} {
 			cc.Send(Encode("PING"))
-			s.rec("subscriber "+string(rune('a'+i))+": PING after the channel went", aclRead(cc, 2*time.Second))
+			s.rec("subscriber "+string(rune('a'+i))+": PING after the channel went", aclRead(cc, 10*time.Second))
 		}
 		s.do(admin, "ACL", "SETUSER", "subs", "resetchannels", "&p.x")
 		c.Send(Encode("PING"))
-		s.rec("pattern subscriber after &p.* became &p.x", aclRead(c, 2*time.Second))
+		s.rec("pattern subscriber after &p.* became &p.x", aclRead(c, 10*time.Second))
 		s.do(admin, "PUBLISH", "news.a", "m")
 	})
 }
@@ -902,7 +902,7 @@ func TestACLUsersACLFile(t *testing.T) {
 		s.doN(c, aclRules, "ACL", "LIST")
 		s.do(c, "PING")
 		alice.Send(Encode("GET", "a:1"))
-		s.rec("alice after ACL LOAD", aclRead(alice, 2*time.Second))
+		s.rec("alice after ACL LOAD", aclRead(alice, 10*time.Second))
 		s.do(s.dial(p), "AUTH", "bob", "b")
 
 		// Bad files: refused whole, the users stay.
@@ -1011,7 +1011,7 @@ func TestACLUsersRedaction(t *testing.T) {
 		re := regexp.MustCompile(`^\+\d+\.\d{6} \[\d+ [^\]]+\] (.*)\r\n$`)
 		var lines []string
 		for {
-			l, err := m.ReadErr(5 * time.Second)
+			l, err := m.ReadErr(10 * time.Second)
 			require.NoError(s.t, err, "after %q", lines)
 			mm := re.FindStringSubmatch(l)
 			require.NotNil(s.t, mm, l)

@@ -133,11 +133,10 @@ func TestBlockingDiffMulti(t *testing.T) {
 func waitBlocked(t *testing.T, c *Conn, n int) {
 	t.Helper()
 	want := "blocked_clients:" + itoa(n) + "\r"
-	for i := 0; i < 500; i++ {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if strings.Contains(c.Do("INFO", "clients"), want) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("never saw %q", want)
 }

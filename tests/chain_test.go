@@ -176,7 +176,7 @@ func TestReplicaRestartContinues(t *testing.T) {
 	waitConverged(t, m, z)
 	zc := Dial(t, z.Addr)
 	zc.Send(Encode("SHUTDOWN", "SAVE"))
-	_, exited := z.Wait(10 * time.Second)
+	_, exited := z.Wait(30 * time.Second)
 	require.True(t, exited)
 
 	// The master's stream goes on meanwhile, in db 9 without a SELECT.
@@ -208,10 +208,10 @@ func TestReplicaOfUnblocksClients(t *testing.T) {
 			c := Dial(t, p.Addr)
 			waitFor(t, func() bool { return infoField(t, c, "clients", "blocked_clients") == "1" })
 			replicaOf(t, c, m)
-			reply, err := blocked.ReadErr(5 * time.Second)
+			reply, err := blocked.ReadErr(10 * time.Second)
 			require.NoError(t, err)
 			assert.Equal(t, "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n", reply)
-			_, err = blocked.ReadErr(5 * time.Second)
+			_, err = blocked.ReadErr(10 * time.Second)
 			assert.Error(t, err, "the connection is closed")
 		})
 	}
@@ -233,7 +233,7 @@ func TestDemotedOutboxDrains(t *testing.T) {
 	zc := Dial(t, z.Addr)
 	const n = 300
 	setExpiring(t, z.Addr, n, 100*time.Millisecond, 0)
-	waitInfo(t, zc, "expired_keys", strconv.Itoa(n), 10*time.Second)
+	waitInfo(t, zc, "expired_keys", strconv.Itoa(n), 30*time.Second)
 	// Keys that would expire later: the full sync drops them, no message.
 	require.Equal(t, "+OK\r\n", zc.Do("SET", "later", "v", "PX", "500"))
 
@@ -260,7 +260,7 @@ func TestDemotedOutboxDrains(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	waitConverged(t, m, z)
 	assert.Empty(t, l.quiet(300*time.Millisecond), "a replica sends nothing of its own")
-	waitInfo(t, zc, "expiry_messages_sent", strconv.Itoa(n), 10*time.Second)
+	waitInfo(t, zc, "expiry_messages_sent", strconv.Itoa(n), 30*time.Second)
 }
 
 // TestMasterRestartContinues: a master restarted from the RDB it saved
@@ -276,7 +276,7 @@ func TestMasterRestartContinues(t *testing.T) {
 	waitConverged(t, m, r)
 	oldID := replInfo(t, m, "master_replid")
 	mc.Send(Encode("SHUTDOWN", "SAVE"))
-	_, exited := m.Wait(10 * time.Second)
+	_, exited := m.Wait(30 * time.Second)
 	require.True(t, exited)
 
 	m = testsupport.Start(t, testsupport.Options{Name: "zredis", Bin: zredisBin, Args: args, Port: m.Port})
@@ -313,15 +313,15 @@ func TestReplicaErrorFromMaster(t *testing.T) {
 				require.Equal(t, "+OK\r\n", rc.Do("CONFIG", "SET", "replica-read-only", "yes"))
 				require.Equal(t, ":1\r\n", mc.Do("INCR", "k"))
 				line := "== CRITICAL == This replica is sending an error to its master: '-WRONGTYPE Operation against a key holding the wrong kind of value' after processing the command 'incr'"
-				require.Eventually(t, func() bool { return strings.Contains(r.Output(), line) }, 10*time.Second, 20*time.Millisecond, r.Output())
+				require.Eventually(t, func() bool { return strings.Contains(r.Output(), line) }, 20*time.Second, 20*time.Millisecond, r.Output())
 				// The backlog line follows the CRITICAL one in a write of its own.
-				require.Eventually(t, func() bool { return strings.Contains(r.Output(), "Latest backlog is: '") }, 10*time.Second, 20*time.Millisecond, r.Output())
+				require.Eventually(t, func() bool { return strings.Contains(r.Output(), "Latest backlog is: '") }, 20*time.Second, 20*time.Millisecond, r.Output())
 				if behavior == "ignore" {
 					waitConverged(t, m, r)
 					assert.Equal(t, "1", infoField(t, rc, "stats", "unexpected_error_replies"))
 					return
 				}
-				_, exited := r.Wait(10 * time.Second)
+				_, exited := r.Wait(30 * time.Second)
 				require.True(t, exited, "the replica aborted")
 				assert.Contains(t, r.Output(), "Guru Meditation: This replica panicked sending an error to its master after processing the command 'incr' #")
 			})
@@ -353,13 +353,13 @@ func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
 			var l *pyListener
 			if name == "zredis" {
 				l = startListener(t, []string{ep})
-				waitInfo(t, rc, "expiry_zmq_listeners", "1", 10*time.Second)
+				waitInfo(t, rc, "expiry_zmq_listeners", "1", 30*time.Second)
 			}
 			require.Equal(t, "+OK\r\n", rc.Do("SET", "local", "v", "PX", "50"))
 			require.Equal(t, ":1\r\n", rc.Do("RPUSH", "local2", "x"))
 			require.Equal(t, ":1\r\n", rc.Do("PEXPIRE", "local2", "50"))
 			require.Equal(t, "+OK\r\n", rc.Do("SET", "kept", "v"))
-			require.Eventually(t, func() bool { return rc.Do("DBSIZE") == ":1\r\n" }, 5*time.Second, 20*time.Millisecond)
+			require.Eventually(t, func() bool { return rc.Do("DBSIZE") == ":1\r\n" }, 20*time.Second, 20*time.Millisecond)
 			assert.Equal(t, "2", infoField(t, rc, "stats", "expired_keys"))
 			if l != nil {
 				assert.Empty(t, l.quiet(300*time.Millisecond), "no expiry message from a replica")
@@ -393,12 +393,16 @@ func TestMasterLinkDownSince(t *testing.T) {
 			m := StartRedis(t, "--repl-diskless-sync-delay", "0")
 			replicaOf(t, rc, m)
 			waitLinkUp(t, r)
+			killed := time.Now()
 			m.Kill()
-			require.Eventually(t, func() bool { return infoField(t, rc, "replication", "master_link_status") == "down" }, 10*time.Second, 20*time.Millisecond)
+			require.Eventually(t, func() bool { return infoField(t, rc, "replication", "master_link_status") == "down" }, 20*time.Second, 20*time.Millisecond)
 			time.Sleep(1100 * time.Millisecond)
 			down, err := strconv.Atoi(infoField(t, rc, "replication", "master_link_down_since_seconds"))
 			require.NoError(t, err)
-			assert.True(t, down >= 1 && down <= 3, "down since %d s", down)
+			// At most 3 s, or, on a machine slow to see the link go
+			// down, the seconds since the kill (rounded up) and one more.
+			most := max(3, int((time.Since(killed)+time.Second-1)/time.Second)+1)
+			assert.True(t, down >= 1 && down <= most, "down since %d s (at most %d)", down, most)
 		})
 	}
 }

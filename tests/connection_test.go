@@ -241,7 +241,7 @@ func TestClientKillDiff(t *testing.T) {
 		// The old form by address; then killing oneself answers first.
 		require.Equal(t, "+OK\r\n", a.Do("CLIENT", "SETNAME", "killer"))
 		c.Send(Encode("CLIENT", "KILL", "LADDR", p.Addr, "SKIPME", "no"))
-		out, _ := c.ReadErr(5 * time.Second)
+		out, _ := c.ReadErr(10 * time.Second)
 		n, _ := strconv.Atoi(strings.Trim(out, ":\r\n"))
 		assert.GreaterOrEqual(t, n, 2, "a and c at least: %q", out)
 		_, err = c.ReadErr(5 * time.Second)
@@ -281,7 +281,7 @@ func TestClientPauseDiff(t *testing.T) {
 		_, err := b.ReadErr(300 * time.Millisecond)
 		require.Error(t, err, "the write is held")
 		require.Equal(t, "+OK\r\n", a.Do("CLIENT", "UNPAUSE"))
-		out, err := b.ReadErr(5 * time.Second)
+		out, err := b.ReadErr(10 * time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, "+OK\r\n", out)
 		// ALL holds every command, the pausing client's too.

@@ -67,9 +67,9 @@ func TestExpiryCurve(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	friend := curveListener(t, ep, server, allowed)
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	setExpiringKeys(t, ctl, "a:", 100)
-	got := friend.recv(t, 100, 20*time.Second)
+	got := friend.recv(t, 100, 30*time.Second)
 	seen := map[string]bool{}
 	for _, d := range got {
 		seen[string(d.Key)] = true
@@ -79,7 +79,7 @@ func TestExpiryCurve(t *testing.T) {
 	assert.Empty(t, plain.quiet(300*time.Millisecond), "the plain listener gets nothing")
 	assert.Empty(t, stranger.quiet(0), "the unknown key gets nothing")
 	friend.kill()
-	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 30*time.Second)
 
 	// The Go listener, its secret key in a file.
 	keyFile := filepath.Join(t.TempDir(), "listener.key")
@@ -90,11 +90,11 @@ func TestExpiryCurve(t *testing.T) {
 	goListen.Stdout = &goOut
 	require.NoError(t, goListen.Start())
 	t.Cleanup(func() { goListen.Process.Kill(); goListen.Wait() })
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	setExpiringKeys(t, ctl, "g:", 5)
 	waitExit(t, goListen)
 	assert.Equal(t, 5, strings.Count(goOut.String(), `"type":"string","key":"g:`), goOut.String())
-	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 30*time.Second)
 
 	// The pyzmq example, its secret key in the environment.
 	example := exec.Command(pythonBin, "../examples/curve_listener.py", "--endpoint", ep,
@@ -104,11 +104,11 @@ func TestExpiryCurve(t *testing.T) {
 	example.Stdout, example.Stderr = &exOut, &exOut
 	require.NoError(t, example.Start())
 	t.Cleanup(func() { example.Process.Kill(); example.Wait() })
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	setExpiringKeys(t, ctl, "p:", 3)
 	waitExit(t, example)
 	assert.Equal(t, 3, strings.Count(exOut.String(), `"type": "string", "key": "p:`), exOut.String())
-	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 30*time.Second)
 
 	// CONFIG SET of the allowed keys applies to new connections: a
 	// listener with the stranger's key gets in (libzmq does not retry
@@ -117,15 +117,15 @@ func TestExpiryCurve(t *testing.T) {
 		ctl.Do("CONFIG", "SET", "expiry-zmq-curve-allowed-keys", "too-bad"))
 	require.Equal(t, "+OK\r\n", ctl.Do("CONFIG", "SET", "expiry-zmq-curve-allowed-keys", z85.EncodeKey(unknown.Public)))
 	newcomer := curveListener(t, ep, server, unknown)
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	setExpiringKeys(t, ctl, "u:", 10)
-	assert.Len(t, newcomer.recv(t, 10, 20*time.Second), 10)
+	assert.Len(t, newcomer.recv(t, 10, 30*time.Second), 10)
 	assert.Empty(t, stranger.quiet(0))
 	assert.Empty(t, plain.quiet(200*time.Millisecond), "the plain listener still gets nothing")
 
 	// Revoking a key cuts its holder off at once.
 	require.Equal(t, "+OK\r\n", ctl.Do("CONFIG", "SET", "expiry-zmq-curve-allowed-keys", z85.EncodeKey(allowed.Public)))
-	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "0", 30*time.Second)
 	setExpiringKeys(t, ctl, "r:", 3)
 	assert.Empty(t, newcomer.quiet(300*time.Millisecond), "the revoked listener gets nothing more")
 

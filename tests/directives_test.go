@@ -80,15 +80,15 @@ func TestAOFDisableAutoGCDiff(t *testing.T) {
 			require.Equal(t, "+OK\r\n", c.Do("SET", key, "1"))
 			require.Equal(t, "+Background append only file rewriting started\r\n", c.Do("BGREWRITEAOF"))
 			want := "seq " + strconv.Itoa(i+2) + " type b"
-			require.Eventually(t, func() bool { return strings.Contains(manifest(), want) }, 10*time.Second, 20*time.Millisecond)
+			require.Eventually(t, func() bool { return strings.Contains(manifest(), want) }, 30*time.Second, 20*time.Millisecond)
 		}
 		require.Eventually(t, func() bool { return !strings.Contains(c.Do("INFO", "persistence"), "aof_rewrite_in_progress:1") },
-			10*time.Second, 20*time.Millisecond)
+			30*time.Second, 20*time.Millisecond)
 		kept := files() + "\n" + manifest()
 		assert.Contains(t, kept, "file appendonly.aof.1.base.rdb seq 1 type h")
 		require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "aof-disable-auto-gc", "no"))
-		require.Eventually(t, func() bool { return !strings.Contains(manifest(), "type h") }, 10*time.Second, 20*time.Millisecond)
-		require.Eventually(t, func() bool { return !strings.Contains(files(), ".1.") }, 10*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return !strings.Contains(manifest(), "type h") }, 30*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return !strings.Contains(files(), ".1.") }, 30*time.Second, 20*time.Millisecond)
 		got[p.Name] = state{kept, files() + "\n" + manifest()}
 	})
 	if _, ok := got["redis"]; ok {
@@ -155,7 +155,7 @@ func TestDaemonizeDiff(t *testing.T) {
 				}
 				pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
 				return err == nil
-			}, 10*time.Second, 20*time.Millisecond)
+			}, 30*time.Second, 20*time.Millisecond)
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			assert.Equal(t, pid, sessionOf(t, pid), "the server leads its own session")
 			addr := "127.0.0.1:" + strconv.Itoa(port)
@@ -165,7 +165,7 @@ func TestDaemonizeDiff(t *testing.T) {
 					nc.Close()
 				}
 				return err == nil
-			}, 10*time.Second, 20*time.Millisecond)
+			}, 30*time.Second, 20*time.Millisecond)
 			c := Dial(t, addr)
 			require.Equal(t, "+PONG\r\n", c.Do("PING"))
 			c.Send(Encode("SHUTDOWN", "NOSAVE"))
@@ -173,7 +173,7 @@ func TestDaemonizeDiff(t *testing.T) {
 			require.Eventually(t, func() bool {
 				_, err := os.Stat(pidPath)
 				return os.IsNotExist(err)
-			}, 10*time.Second, 20*time.Millisecond, "pid file removed at exit")
+			}, 30*time.Second, 20*time.Millisecond, "pid file removed at exit")
 			log, err := os.ReadFile(filepath.Join(dir, "d.log"))
 			require.NoError(t, err)
 			assert.Contains(t, string(log), "Removing the pid file.")

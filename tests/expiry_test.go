@@ -195,7 +195,7 @@ func TestExpiryStreamExact(t *testing.T) {
 	z := StartZredis(t, "--expiry-zmq-endpoints", ep)
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	ctx := context.Background()
 	c0, c15 := goRedis(t, z.Addr, 0), goRedis(t, z.Addr, 15)
@@ -243,7 +243,7 @@ func TestExpiryStreamExact(t *testing.T) {
 	}
 	must(c15.PExpire(ctx, "in15", 100*time.Millisecond).Err())
 
-	got := l.recv(t, 7, 20*time.Second)
+	got := l.recv(t, 7, 30*time.Second)
 	for _, d := range got {
 		if string(d.Key) == "h10k" {
 			if d.DB != 0 || d.Type != zmqpub.TypeHash || len(d.Parts) != 20000 {
@@ -270,7 +270,7 @@ func TestExpiryStreamExact(t *testing.T) {
 		t.Fatalf("messages not received: %d", len(want))
 	}
 	// The list expires without a message.
-	waitInfo(t, ctl, "expired_keys", "8", 10*time.Second)
+	waitInfo(t, ctl, "expired_keys", "8", 30*time.Second)
 	if extra := l.quiet(300 * time.Millisecond); len(extra) > 0 {
 		t.Fatalf("unexpected message %s", msgKey(extra[0]))
 	}
@@ -288,7 +288,7 @@ func TestExpiryStreamWhichKeys(t *testing.T) {
 	z := StartZredis(t, "--expiry-zmq-endpoints", ep)
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	// Keys with a deadline that go away by other means.
 	for _, k := range []string{"del", "over", "ren"} {
@@ -313,7 +313,7 @@ func TestExpiryStreamWhichKeys(t *testing.T) {
 	for _, k := range []string{"l", "s", "z"} {
 		ctl.Do("PEXPIRE", k, "50")
 	}
-	got := l.recv(t, 3, 10*time.Second)
+	got := l.recv(t, 3, 30*time.Second)
 	want := map[string]bool{
 		msgKey(zmqpub.Decoded{Type: zmqpub.TypeList, Key: []byte("l"), Parts: [][]byte{[]byte("a"), {}, []byte("c\x00")}}): true,
 		msgKey(zmqpub.Decoded{Type: zmqpub.TypeSet, Key: []byte("s"), Parts: [][]byte{[]byte("only")}}):                    true,
@@ -332,7 +332,7 @@ func TestExpiryStreamWhichKeys(t *testing.T) {
 	ctl.Do("SET", "lazy", "value", "PX", "1")
 	time.Sleep(5 * time.Millisecond)
 	ctl.Do("GET", "lazy")
-	got = l.recv(t, 1, 10*time.Second)
+	got = l.recv(t, 1, 30*time.Second)
 	if msgKey(got[0]) != msgKey(zmqpub.Decoded{Key: []byte("lazy"), Parts: [][]byte{[]byte("value")}}) {
 		t.Fatalf("lazy: %s", msgKey(got[0]))
 	}
@@ -349,7 +349,7 @@ func TestExpiryStreamTwoEndpoints(t *testing.T) {
 	ctl := Dial(t, z.Addr)
 	a := startListener(t, []string{ep1})
 	b := startListener(t, []string{ep2})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "2", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "2", 30*time.Second)
 	const n = 2000
 	setExpiring(t, z.Addr, n, 200*time.Millisecond, 0)
 	seen := map[string]int{}
@@ -433,7 +433,7 @@ func TestExpiryStreamOutage(t *testing.T) {
 	l := startListener(t, []string{ep}, "--count", strconv.Itoa(n))
 	got := l.recv(t, n, 60*time.Second)
 	checkDeadlineOrder(t, got, n, 2*time.Second)
-	waitInfo(t, ctl, "expiry_messages_sent", strconv.Itoa(n), 10*time.Second)
+	waitInfo(t, ctl, "expiry_messages_sent", strconv.Itoa(n), 30*time.Second)
 	info = infoExpiry(t, ctl)
 	if info["expiry_messages_queued"] != "0" || info["expiry_messages_spooled"] != "0" || info["expiry_messages_dropped"] != "0" {
 		t.Fatalf("INFO after delivery: %v", info)
@@ -473,7 +473,7 @@ func TestExpiryStreamSpoolSurvivesRestart(t *testing.T) {
 	ctl := Dial(t, z.Addr)
 	const n = 500
 	setExpiring(t, z.Addr, n, 100*time.Millisecond, 0)
-	waitInfo(t, ctl, "expired_keys", strconv.Itoa(n), 10*time.Second)
+	waitInfo(t, ctl, "expired_keys", strconv.Itoa(n), 30*time.Second)
 	z.Stop()
 	if _, err := os.Stat(filepath.Join(dir, "zredis-expiry.spool")); err != nil {
 		t.Fatalf("no spool after shutdown: %v", err)
@@ -501,7 +501,7 @@ func TestExpiryStreamListenerRestart(t *testing.T) {
 	z := StartZredis(t, "--expiry-zmq-endpoints", ep)
 	ctl := Dial(t, z.Addr)
 	a := startListener(t, []string{ep}, "--hwm", "100")
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	const n = 20000
 	setExpiring(t, z.Addr, n, 2*time.Second, 0)
 	fromA := a.recv(t, n/4, 30*time.Second)
@@ -559,13 +559,13 @@ func TestExpiryStreamIdleClientAndHeartbeat(t *testing.T) {
 	}
 	defer idle.Close()
 	l := startListener(t, []string{ep}, "--heartbeat", "100")
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	time.Sleep(1500 * time.Millisecond) // several heartbeat intervals, idle
 	if got := infoExpiry(t, ctl)["expiry_zmq_listeners"]; got != "1" {
 		t.Fatalf("heartbeating listener dropped: listeners %s", got)
 	}
 	ctl.Do("SET", "hb", "x", "PX", "10")
-	got := l.recv(t, 1, 10*time.Second)
+	got := l.recv(t, 1, 30*time.Second)
 	if string(got[0].Key) != "hb" {
 		t.Fatalf("got %s", msgKey(got[0]))
 	}
@@ -577,7 +577,7 @@ func TestExpiryStreamReplicaSendsNothing(t *testing.T) {
 	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--replicaof", "127.0.0.1", strconv.Itoa(FreePort(t)), "--replica-read-only", "no")
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	if got := ctl.Do("SET", "k", "v", "PX", "10"); got != "+OK\r\n" {
 		t.Skipf("the replica refuses writes (%q): nothing to expire", got)
 	}

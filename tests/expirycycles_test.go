@@ -20,12 +20,18 @@ import (
 // sent, kept, and sent again per cycle until a listener deletes it or the
 // last cycle deletes it.
 
-// cycleArgs are the directives of a server with short cycles.
+// cycleArgs are the directives of a server with short cycles: 1 to
+// 1.1 s apart, so that a test reacting to a message (a DEL, a read of
+// the counter) does so before the next cycle even on a busy machine.
 func cycleArgs(ep string, cycles int, extra ...string) []string {
 	return append([]string{"--expiry-zmq-endpoints", ep,
 		"--expiry-zmq-hash-max-expire-cycles", strconv.Itoa(cycles),
-		"--expiry-zmq-hash-delay", "150", "--expiry-zmq-hash-delay-jitter", "50"}, extra...)
+		"--expiry-zmq-hash-delay", "1000", "--expiry-zmq-hash-delay-jitter", "100"}, extra...)
 }
+
+// pastCycle is longer than a cycle of cycleArgs: a quiet period that
+// would see the next cycle's message.
+const pastCycle = 1500 * time.Millisecond
 
 // hashMsg is the message of hash key in db with one field.
 func hashMsg(db int, key, field, value string) string {
@@ -46,11 +52,11 @@ func TestExpiryHashCyclesUntilExhausted(t *testing.T) {
 	z := StartZredis(t, cycleArgs(ep, 3)...)
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	require.Equal(t, ":1\r\n", ctl.Do("HSET", "mail:1", "body", "hello"))
 	require.Equal(t, ":1\r\n", ctl.Do("PEXPIRE", "mail:1", "50"))
-	first := l.recv(t, 1, 5*time.Second)
+	first := l.recv(t, 1, 30*time.Second)
 	want := hashMsg(0, "mail:1", "body", "hello")
 	require.Equal(t, []string{want}, keysOf(first))
 	// Kept without a deadline; its counter waits in database 1.
@@ -60,9 +66,9 @@ func TestExpiryHashCyclesUntilExhausted(t *testing.T) {
 	assert.Equal(t, "$1\r\n1\r\n", loop.Do("GET", "mail:1"))
 
 	// Three cycles: four messages in all, byte-identical, then gone.
-	again := l.recv(t, 3, 10*time.Second)
+	again := l.recv(t, 3, 30*time.Second)
 	assert.Equal(t, []string{want, want, want}, keysOf(again))
-	waitInfo(t, ctl, "expiry_hash_cycles_exhausted", "1", 5*time.Second)
+	waitInfo(t, ctl, "expiry_hash_cycles_exhausted", "1", 30*time.Second)
 	assert.Equal(t, ":0\r\n", ctl.Do("EXISTS", "mail:1"))
 	assert.Equal(t, ":0\r\n", loop.Do("EXISTS", "mail:1"))
 	assert.Empty(t, l.quiet(600*time.Millisecond))
@@ -76,27 +82,27 @@ func TestExpiryHashCyclesEnd(t *testing.T) {
 	z := StartZredis(t, cycleArgs(ep, 5)...)
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	// A listener that archived the hash deletes it: sent once.
 	ctl.Do("HSET", "acked", "f", "v")
 	ctl.Do("PEXPIRE", "acked", "20")
-	require.Equal(t, []string{hashMsg(0, "acked", "f", "v")}, keysOf(l.recv(t, 1, 5*time.Second)))
+	require.Equal(t, []string{hashMsg(0, "acked", "f", "v")}, keysOf(l.recv(t, 1, 30*time.Second)))
 	require.Equal(t, ":1\r\n", ctl.Do("DEL", "acked"))
 
 	// A hash rewritten with a deadline between cycles stops cycling.
 	ctl.Do("HSET", "rewritten", "f", "v")
 	ctl.Do("PEXPIRE", "rewritten", "20")
-	require.Equal(t, []string{hashMsg(0, "rewritten", "f", "v")}, keysOf(l.recv(t, 1, 5*time.Second)))
+	require.Equal(t, []string{hashMsg(0, "rewritten", "f", "v")}, keysOf(l.recv(t, 1, 30*time.Second)))
 	require.Equal(t, ":1\r\n", ctl.Do("EXPIRE", "rewritten", "1000"))
 
 	// A hash that became another type stops cycling.
 	ctl.Do("HSET", "retyped", "f", "v")
 	ctl.Do("PEXPIRE", "retyped", "20")
-	require.Equal(t, []string{hashMsg(0, "retyped", "f", "v")}, keysOf(l.recv(t, 1, 5*time.Second)))
+	require.Equal(t, []string{hashMsg(0, "retyped", "f", "v")}, keysOf(l.recv(t, 1, 30*time.Second)))
 	require.Equal(t, "+OK\r\n", ctl.Do("SET", "retyped", "now a string"))
 
-	assert.Empty(t, l.quiet(800*time.Millisecond), "no cycle after an acknowledgement or a rewrite")
+	assert.Empty(t, l.quiet(pastCycle), "no cycle after an acknowledgement or a rewrite")
 	assert.Equal(t, ":1\r\n", ctl.Do("EXISTS", "rewritten"))
 	loop := Dial(t, z.Addr)
 	loop.Do("SELECT", "1")
@@ -110,12 +116,12 @@ func TestExpiryHashCyclesEnd(t *testing.T) {
 	other.Do("SELECT", "2")
 	other.Do("HSET", "h2", "f", "v")
 	other.Do("PEXPIRE", "h2", "20")
-	got := keysOf(l.recv(t, 2, 5*time.Second))
+	got := keysOf(l.recv(t, 2, 30*time.Second))
 	assert.ElementsMatch(t, []string{
 		msgKey(zmqpub.Decoded{DB: 0, Type: zmqpub.TypeString, Key: []byte("s"), Parts: [][]byte{[]byte("v")}}),
 		hashMsg(2, "h2", "f", "v"),
 	}, got)
-	assert.Empty(t, l.quiet(600*time.Millisecond))
+	assert.Empty(t, l.quiet(pastCycle))
 	assert.Equal(t, ":0\r\n", other.Do("EXISTS", "h2"))
 
 	// A counter that is not a number is dropped, with a warning.
@@ -130,20 +136,20 @@ func TestExpiryHashCyclesSurviveRestart(t *testing.T) {
 	ep := zmqEndpoint(t)
 	dir := t.TempDir()
 	args := append(cycleArgs(ep, 3, "--appendonly", "yes", "--appendfsync", "always", "--dir", dir),
-		"--expiry-zmq-hash-delay", "400", "--expiry-zmq-hash-delay-jitter", "0")
+		"--expiry-zmq-hash-delay", "1000", "--expiry-zmq-hash-delay-jitter", "0")
 	z := StartZredis(t, args...)
 	ctl := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	ctl.Do("HSET", "mail:2", "body", "kept")
 	ctl.Do("PEXPIRE", "mail:2", "20")
 	want := hashMsg(0, "mail:2", "body", "kept")
-	require.Equal(t, []string{want}, keysOf(l.recv(t, 1, 5*time.Second)))
+	require.Equal(t, []string{want}, keysOf(l.recv(t, 1, 30*time.Second)))
 	// The expiry engine's writes reach the file with the next group
 	// commit, not before the message.
 	var aof []byte
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		aof, _ = os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
 		if strings.Contains(string(aof), "PXAT") {
 			break
@@ -156,9 +162,9 @@ func TestExpiryHashCyclesSurviveRestart(t *testing.T) {
 	z2 := StartZredis(t, args...)
 	ctl2 := Dial(t, z2.Addr)
 	assert.Equal(t, ":-1\r\n", ctl2.Do("PTTL", "mail:2"))
-	again := l.recv(t, 3, 10*time.Second)
+	again := l.recv(t, 3, 30*time.Second)
 	assert.Equal(t, []string{want, want, want}, keysOf(again))
-	waitInfo(t, ctl2, "expiry_hash_cycles_exhausted", "1", 5*time.Second)
+	waitInfo(t, ctl2, "expiry_hash_cycles_exhausted", "1", 30*time.Second)
 	assert.Equal(t, ":0\r\n", ctl2.Do("EXISTS", "mail:2"))
 }
 
@@ -175,7 +181,7 @@ func TestExpiryStreamEvictions(t *testing.T) {
 			z := StartZredis(t, cycleArgs(ep, 3, "--expiry-zmq-evictions", flag, "--maxmemory-policy", "allkeys-random")...)
 			ctl := Dial(t, z.Addr)
 			l := startListener(t, []string{ep})
-			waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+			waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 			c := goRedis(t, z.Addr, 0)
 			ctx := context.Background()
@@ -208,7 +214,7 @@ func TestExpiryStreamEvictions(t *testing.T) {
 				assert.Equal(t, "0", infoExpiry(t, ctl)["expiry_messages_evicted"])
 				return
 			}
-			got := l.recv(t, evicted, 10*time.Second)
+			got := l.recv(t, evicted, 30*time.Second)
 			seen := map[string]bool{}
 			for _, m := range got {
 				k := string(m.Key)
@@ -301,7 +307,7 @@ func TestExpiryListenAck(t *testing.T) {
 		cmd.Process.Kill()
 		<-done
 	})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	other := Dial(t, z.Addr)
 	other.Do("AUTH", "pw")
@@ -313,13 +319,13 @@ func TestExpiryListenAck(t *testing.T) {
 	select {
 	case <-done:
 		require.NoError(t, waitErr, errOut.String())
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("the listener did not print 2 messages: %q %q", out.String(), errOut.String())
 	}
 	assert.Equal(t, 2, strings.Count(out.String(), "\n"))
 	assert.Empty(t, errOut.String())
 	assert.Equal(t, ":0\r\n", ctl.Do("EXISTS", "mail:9"), "acknowledged: deleted")
-	time.Sleep(500 * time.Millisecond) // past the first cycle's delay
+	time.Sleep(pastCycle) // past the first cycle's delay
 	info := infoExpiry(t, ctl)
 	assert.Equal(t, "0", info["expiry_messages_resent"])
 	assert.Equal(t, "2", info["expiry_messages_sent"])
@@ -333,9 +339,9 @@ func TestExpiryMaxListeners(t *testing.T) {
 	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--expiry-zmq-max-listeners", "1")
 	ctl := Dial(t, z.Addr)
 	first := startListener(t, []string{ep})
-	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
 	second := startListener(t, []string{ep})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for infoExpiry(t, ctl)["expiry_zmq_listeners_refused"] == "0" {
 		require.True(t, time.Now().Before(deadline), "the second listener was never refused")
 		time.Sleep(20 * time.Millisecond)
@@ -352,5 +358,5 @@ func TestExpiryMaxListeners(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ctl.Do("SET", "k", "v", "PX", "1")
-	assert.Len(t, second.recv(t, 1, 10*time.Second), 1, "the second listener got in once the first left")
+	assert.Len(t, second.recv(t, 1, 30*time.Second), 1, "the second listener got in once the first left")
 }

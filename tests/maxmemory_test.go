@@ -308,7 +308,7 @@ func TestMaxmemoryClientsEvictsBiggest(t *testing.T) {
 			big.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			big.nc.Write(append(head, bytes.Repeat([]byte("x"), 2<<20)...))
 			// The server notices within its cron period; it closes big.
-			_, err := big.ReadErr(5 * time.Second)
+			_, err := big.ReadErr(20 * time.Second)
 			require.Error(t, err)
 			assert.NotContains(t, err.Error(), "timeout", "the big client was not evicted")
 			assert.Equal(t, int64(1), infoInt(t, admin, "stats", "evicted_clients"))

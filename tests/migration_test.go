@@ -242,7 +242,7 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 	z.Name = "Z (zredis)"
 	zc := Dial(t, z.Addr)
 	l := startListener(t, []string{ep})
-	waitInfo(t, zc, "expiry_zmq_listeners", "1", 10*time.Second)
+	waitInfo(t, zc, "expiry_zmq_listeners", "1", 30*time.Second)
 
 	// ---- Z replicates M while M is written to ----
 	require.Equal(t, "+OK\r\n", zc.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)))
@@ -260,7 +260,7 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 
 	// ---- switch-over: M to Z ----
 	setTTLKeys(t, mc, 5, "over:", ttlKeys)
-	require.Equal(t, "+OK\r\n", mc.Do("CLIENT", "PAUSE", "10000", "WRITE"))
+	require.Equal(t, "+OK\r\n", mc.Do("CLIENT", "PAUSE", "60000", "WRITE")) // until UNPAUSE
 	waitConverged(t, m, z)
 	require.Equal(t, "up", replicaInfo(t, zc)["master_link_status"])
 	t.Logf("M paused: M master_repl_offset=%s, Z slave_repl_offset=%s", replInfo(t, m, "master_repl_offset"), replInfo(t, z, "slave_repl_offset"))
@@ -275,7 +275,7 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 
 	// Keys with a TTL expire on Z, each sent once from Z's stream.
 	seen := map[string]bool{}
-	for _, d := range l.recv(t, ttlKeys, 15*time.Second) {
+	for _, d := range l.recv(t, ttlKeys, 30*time.Second) {
 		k := string(d.Key)
 		assert.True(t, strings.HasPrefix(k, "over:"), "unexpected expiry message for %q", k)
 		assert.Equal(t, 5, d.DB, k)
@@ -300,7 +300,7 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 	// ---- and back: Z to M ----
 	w.waitProgress(t, 200)
 	setTTLKeys(t, zc, 6, "back:", ttlKeys)
-	require.Equal(t, "+OK\r\n", zc.Do("CLIENT", "PAUSE", "10000", "WRITE"))
+	require.Equal(t, "+OK\r\n", zc.Do("CLIENT", "PAUSE", "60000", "WRITE")) // until UNPAUSE
 	waitConverged(t, z, m)
 	require.Equal(t, "up", replicaInfo(t, mc)["master_link_status"])
 	t.Logf("Z paused: Z master_repl_offset=%s, M slave_repl_offset=%s", replInfo(t, z, "master_repl_offset"), replInfo(t, m, "slave_repl_offset"))
@@ -315,7 +315,7 @@ func TestMigrationFromRedisAndBack(t *testing.T) {
 	t.Logf("switched back to M at step %d; -READONLY replies: %d", pushesAtSwitch, w.ro.Load()-roBefore)
 
 	// The keys written on Z expire on M now: Z, a replica, sends nothing.
-	require.Eventually(t, func() bool { return dbSize(t, mc, 6) == ":0\r\n" }, 15*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return dbSize(t, mc, 6) == ":0\r\n" }, 30*time.Second, 20*time.Millisecond)
 	w.hold()
 	waitConverged(t, m, z)
 	require.Equal(t, "up", replicaInfo(t, zc)["master_link_status"])

@@ -68,7 +68,7 @@ func fieldInt64(t *testing.T, f map[string]string, name string) int64 {
 // clientID asks nc (whose replies are read here) for its client id.
 func clientID(t *testing.T, nc net.Conn) string {
 	t.Helper()
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
 	_, err := nc.Write(Encode("CLIENT", "ID"))
 	require.NoError(t, err)
 	buf := make([]byte, 64)
@@ -234,7 +234,7 @@ func TestOutputLimitPubSubFlood(t *testing.T) {
 		_, err := sub.Write(Encode("SUBSCRIBE", "flood"))
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return c.Do("PUBSUB", "NUMSUB", "flood") == "*2\r\n$5\r\nflood\r\n:1\r\n" },
-			5*time.Second, 5*time.Millisecond)
+			20*time.Second, 5*time.Millisecond)
 		var rss0, peak int64
 		if p.Name == "zredis" {
 			rss0 = rssBytes(t, p.Pid())
@@ -250,7 +250,7 @@ func TestOutputLimitPubSubFlood(t *testing.T) {
 			}
 		}
 		require.True(t, gone, "the subscriber was never disconnected")
-		require.True(t, waitGone(t, c, id, 10*time.Second, nil))
+		require.True(t, waitGone(t, c, id, 30*time.Second, nil))
 		waitLog(t, p, `Client id=`+id+` .*flags=P .*sub=1 .*`+obufLogLine)
 		if p.Name == "zredis" {
 			t.Logf("zredis RSS %d MB before the flood, peak %d MB", rss0>>20, peak>>20)
@@ -277,7 +277,7 @@ func TestOutputLimitMonitorIsNormal(t *testing.T) {
 				gone = clientFields(t, c, id) == nil
 			}
 		}
-		require.True(t, gone || waitGone(t, c, id, 10*time.Second, nil), "the monitor was not closed")
+		require.True(t, gone || waitGone(t, c, id, 30*time.Second, nil), "the monitor was not closed")
 		waitLog(t, p, `Client id=`+id+` .*flags=O .*`+obufLogLine)
 	})
 }

@@ -272,7 +272,7 @@ func TestShutdownSavesAndExpiryAfterRestart(t *testing.T) {
 	time.Sleep(time.Second)
 	l := startListener(t, []string{ep})
 	z2 := StartZredis(t, args...)
-	got := l.recv(t, 2, 20*time.Second)
+	got := l.recv(t, 2, 30*time.Second)
 	seen := map[string]bool{}
 	for _, d := range got {
 		seen[msgKey(d)] = true
@@ -499,7 +499,7 @@ func TestFailedBGSAVEMisconf(t *testing.T) {
 	if got := c.Do("BGSAVE"); got != "+Background saving started\r\n" {
 		t.Fatalf("BGSAVE: %q", got)
 	}
-	waitInfo(t, c, "rdb_last_bgsave_status", "err", 10*time.Second)
+	waitInfo(t, c, "rdb_last_bgsave_status", "err", 30*time.Second)
 	for _, cmd := range [][]string{{"SET", "k", "v2"}, {"PING"}} {
 		if got := c.Do(cmd...); !strings.HasPrefix(got, "-MISCONF Redis is configured to save RDB snapshots") {
 			t.Fatalf("%v after a failed save: %q", cmd, got)
@@ -512,7 +512,7 @@ func TestFailedBGSAVEMisconf(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Do("BGSAVE")
-	waitInfo(t, c, "rdb_last_bgsave_status", "ok", 10*time.Second)
+	waitInfo(t, c, "rdb_last_bgsave_status", "ok", 30*time.Second)
 	if got := c.Do("SET", "k", "v3"); got != "+OK\r\n" {
 		t.Fatalf("SET after a good save: %q", got)
 	}
@@ -585,7 +585,7 @@ func TestAOFWriteFailureMisconf(t *testing.T) {
 	z2 := startOnFullDisk(t, "everysec")
 	c := Dial(t, z2.Addr)
 	c.Do("SET", "a", "1") // its write fails; under everysec the reply goes out, as Redis's
-	waitInfo(t, c, "aof_last_write_status", "err", 10*time.Second)
+	waitInfo(t, c, "aof_last_write_status", "err", 30*time.Second)
 	if got := c.Do("SET", "b", "2"); !strings.HasPrefix(got, "-MISCONF Errors writing to the AOF file:") {
 		t.Fatalf("SET with a failing AOF: %q", got)
 	}
@@ -593,7 +593,7 @@ func TestAOFWriteFailureMisconf(t *testing.T) {
 		t.Fatalf("GET: %q", got)
 	}
 	z2.Stop()
-	if code, ok := z2.Wait(10 * time.Second); !ok || code != 0 {
+	if code, ok := z2.Wait(30 * time.Second); !ok || code != 0 {
 		t.Fatalf("exit %d (exited %v)", code, ok)
 	}
 }
@@ -611,7 +611,7 @@ func TestAOFAlwaysWriteFailureExits(t *testing.T) {
 	if got, err := held.ReadErr(10 * time.Second); err == nil {
 		t.Fatalf("SET answered %q although the AOF cannot be written", got)
 	}
-	code, ok := z2.Wait(10 * time.Second)
+	code, ok := z2.Wait(30 * time.Second)
 	if !ok || code != 1 {
 		t.Fatalf("exit %d (exited %v), want 1\n%s", code, ok, z2.Output())
 	}

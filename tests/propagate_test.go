@@ -112,7 +112,7 @@ func newAOFProp(t *testing.T, p *Proc) *aofProp {
 func (a *aofProp) block(args []string) {
 	a.t.Helper()
 	a.blocker.Send(Encode(args...))
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if strings.Contains(a.main.Do("INFO", "clients"), "blocked_clients:1\r\n") {
 			return
 		}

@@ -193,12 +193,13 @@ func TestPubSubMessagesDiff(t *testing.T) {
 	pub.do(1, "PUBSUB", "CHANNELS")
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s.
+// waitFor polls cond until it holds, failing the test after 30 s (a
+// replica's sync or a process's start on a busy machine).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
+			t.Fatal("condition not reached in 30 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -68,7 +68,7 @@ func TestRedactionSlowlogMonitorDiff(t *testing.T) {
 		re := regexp.MustCompile(`^\+\d+\.\d{6} \[\d+ [^\]]+\] (.*)\r\n$`)
 		var lines []string
 		for {
-			l, err := m.ReadErr(5 * time.Second)
+			l, err := m.ReadErr(10 * time.Second)
 			require.NoError(t, err, "after %q", lines)
 			mm := re.FindStringSubmatch(l)
 			require.NotNil(t, mm, l)

@@ -259,7 +259,7 @@ func TestReplicaIgnoreDiskWriteErrors(t *testing.T) {
 
 				require.Equal(t, "+OK\r\n", mc.Do("SET", "k", "v"))
 				if ignore == "no" {
-					code, exited := r.Wait(10 * time.Second)
+					code, exited := r.Wait(30 * time.Second)
 					require.True(t, exited, "the replica still runs")
 					assert.NotZero(t, code)
 					assert.Contains(t, r.Output(), "# Guru Meditation: Replica was unable to write command to disk. #")

@@ -183,7 +183,7 @@ func masterAddrOf(s *sentinelProc) string {
 func waitDiscovered(t *testing.T, ss []*sentinelProc, master *groupNode, replicas ...*groupNode) {
 	t.Helper()
 	ctx := context.Background()
-	waitUntil(t, 20*time.Second, "discovery", func() bool {
+	waitUntil(t, 60*time.Second, "discovery", func() bool {
 		for _, s := range ss {
 			if masterAddrOf(s) != master.Addr {
 				return false
@@ -197,6 +197,23 @@ func waitDiscovered(t *testing.T, ss []*sentinelProc, master *groupNode, replica
 			others, err := s.c.Sentinels(ctx, sentinelGroup).Result()
 			if err != nil || len(others) != 2 {
 				return false
+			}
+		}
+		return true
+	})
+	// A view is current within a second (PINGs) or ten (INFO); a busy
+	// machine can delay a reply: wait for a current view before checking
+	// that it is one.
+	pollUntil(30*time.Second, func() bool {
+		for _, s := range ss {
+			m, err := s.c.Master(ctx, sentinelGroup).Result()
+			if err != nil || !fresh(m) {
+				return false
+			}
+			for _, r := range sentinelReplicas(s) {
+				if !fresh(r) {
+					return false
+				}
 			}
 		}
 		return true
@@ -230,12 +247,22 @@ func assertFresh(t *testing.T, inst map[string]string) {
 	assert.True(t, err2 == nil && info < 11000, "%s: info-refresh %q", inst["name"], inst["info-refresh"])
 }
 
+// fresh is assertFresh's condition, for waiting.
+func fresh(inst map[string]string) bool {
+	ping, err1 := strconv.Atoi(inst["last-ok-ping-reply"])
+	info, err2 := strconv.Atoi(inst["info-refresh"])
+	return err1 == nil && ping < 2000 && err2 == nil && info < 11000
+}
+
 // waitSwitch waits until all sentinels name a master other than old and
 // agree on it; it returns that address, and how long after start the
 // first sentinel, then the last one, answered it.
 func waitSwitch(t *testing.T, ss []*sentinelProc, old *groupNode, start time.Time) (string, time.Duration, time.Duration) {
 	t.Helper()
-	return waitSwitchWithin(t, ss, old, start, 40*time.Second)
+	// Time for several elections: one that fails (two sentinels voting
+	// for themselves, likelier on a busy machine) is retried only after
+	// twice the failover-timeout (20 s).
+	return waitSwitchWithin(t, ss, old, start, 90*time.Second)
 }
 
 // waitSwitchWithin is waitSwitch failing after timeout from start.
@@ -345,13 +372,18 @@ func checkSentinelClients(t *testing.T, ss []*sentinelProc, master *groupNode) {
 		}
 		return
 	}
+	before := time.Now()
 	ping0, pub0 := calls()
 	time.Sleep(4 * time.Second)
 	ping1, pub1 := calls()
 	// 3 sentinels: about 12 PINGs (one a second each) and one or two
-	// hellos each (one every two seconds, a little more) in 4 s.
-	assert.True(t, ping1-ping0 >= 8 && ping1-ping0 <= 18, "PINGs in 4 s: %d", ping1-ping0)
-	assert.True(t, pub1-pub0 >= 3 && pub1-pub0 <= 9, "hello PUBLISHes in 4 s: %d", pub1-pub0)
+	// hellos each (one every two seconds, a little more) in 4 s. A busy
+	// machine may hold this test longer than the 4 s between the counts:
+	// the upper bounds grow with the time that really passed.
+	window := time.Since(before).Seconds()
+	maxPing, maxPub := max(18, int(18*window/4)), max(9, int(9*window/4))
+	assert.True(t, ping1-ping0 >= 8 && ping1-ping0 <= maxPing, "PINGs in %.1f s: %d", window, ping1-ping0)
+	assert.True(t, pub1-pub0 >= 3 && pub1-pub0 <= maxPub, "hello PUBLISHes in %.1f s: %d", window, pub1-pub0)
 	assert.Contains(t, c.Do("INFO", "commandstats"), "cmdstat_client|setname:calls=")
 }
 
@@ -396,7 +428,7 @@ func failoverKilled(t *testing.T, m, want *groupNode, rs ...*groupNode) {
 
 	// The new master takes writes; the other replicas follow it.
 	nc := Dial(t, nm.Addr)
-	waitUntil(t, 10*time.Second, "new master writable", func() bool {
+	waitUntil(t, 30*time.Second, "new master writable", func() bool {
 		return nc.Do("SET", "after:failover", "1") == "+OK\r\n"
 	})
 	fillReplData(t, nc, "post")
@@ -418,7 +450,7 @@ func failoverKilled(t *testing.T, m, want *groupNode, rs ...*groupNode) {
 	t.Logf("the restarted old master was reconfigured as a replica after %v", time.Since(restarted).Round(time.Millisecond))
 	compareDatasets(t, nm.Proc, m.Proc)
 	assert.Equal(t, []string{replicaOfLine(nm)}, replicaOfDirectives(t, m), "the old master's rewritten file")
-	waitUntil(t, 15*time.Second, "sentinels see the old master as a healthy replica", func() bool {
+	waitUntil(t, 30*time.Second, "sentinels see the old master as a healthy replica", func() bool {
 		for _, s := range ss {
 			if sentinelReplicas(s)[m.Addr]["flags"] != "slave" {
 				return false
@@ -466,7 +498,7 @@ func TestSentinelFailoverCommand(t *testing.T) {
 		first.Round(time.Millisecond), last.Round(time.Millisecond))
 
 	rc := Dial(t, r.Addr)
-	waitUntil(t, 10*time.Second, "new master writable", func() bool {
+	waitUntil(t, 30*time.Second, "new master writable", func() bool {
 		return rc.Do("SET", "after:failover", "1") == "+OK\r\n"
 	})
 	fillReplData(t, rc, "post")
@@ -511,7 +543,7 @@ func TestSentinelPriorityZeroAndUnannounced(t *testing.T) {
 	ss := startSentinels(t, m)
 	waitDiscovered(t, ss, m, p0)
 	ctx := context.Background()
-	waitUntil(t, 15*time.Second, "both replicas known", func() bool {
+	waitUntil(t, 30*time.Second, "both replicas known", func() bool {
 		for _, s := range ss {
 			if mi, _ := s.c.Master(ctx, sentinelGroup).Result(); mi["num-slaves"] != "2" {
 				return false
@@ -535,7 +567,8 @@ func TestSentinelPriorityZeroAndUnannounced(t *testing.T) {
 	// With the new master gone too, only the priority 0 replica is left:
 	// the failover is abandoned and it stays a replica.
 	hidden.Kill()
-	waitUntil(t, 30*time.Second, "-failover-abort-no-good-slave", func() bool {
+	// Several elections may be needed (see waitSwitch).
+	waitUntil(t, 90*time.Second, "-failover-abort-no-good-slave", func() bool {
 		for _, s := range ss {
 			if strings.Contains(s.Output(), "-failover-abort-no-good-slave master "+sentinelGroup+" "+strings.Replace(hidden.Addr, ":", " ", 1)) {
 				return true
@@ -569,7 +602,7 @@ func reconfigure(t *testing.T, name string, p *Proc, target []string) string {
 		replies += c.Read()
 	}
 	for _, killed := range []*Conn{plain, sub} {
-		_, err := killed.ReadErr(2 * time.Second)
+		_, err := killed.ReadErr(10 * time.Second)
 		var ne net.Error
 		assert.True(t, err != nil && !(errors.As(err, &ne) && ne.Timeout()),
 			"%s: a killed client's connection is closed (%v)", name, err)

@@ -75,7 +75,7 @@ func startTLSOnly(t *testing.T, name, dir string, args ...string) *Proc {
 	}
 	all = append(all, args...)
 	p := testsupport.Start(t, testsupport.Options{Name: name, Bin: bin, Args: all, Port: port, ArgsOnly: true, NoWait: true})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if p.Exited() || time.Now().After(deadline) {
 			t.Fatalf("%s did not start on TLS port %d:\n%s", name, port, p.Output())
 		}

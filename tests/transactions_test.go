@@ -161,11 +161,13 @@ func TestTransactionsDiff(t *testing.T) {
 			a("SET", "k", "v"), a("WATCH", "k"), b("SWAPDB", "1", "2"), a("MULTI"), a("PING"), a("EXEC"),
 		}},
 		{"past pexpireat deletes", []txStep{a("SET", "k", "v"), a("WATCH", "k"), b("PEXPIREAT", "k", "1"), a("MULTI"), a("EXEC")}},
+		// Long enough that the key is still there at WATCH on both
+		// servers however slow the machine between the two.
 		{"expires after watch", []txStep{
-			a("SET", "k", "v", "PX", "20"), a("WATCH", "k"), pause(60), a("MULTI"), a("PING"), a("EXEC"),
+			a("SET", "k", "v", "PX", "300"), a("WATCH", "k"), pause(400), a("MULTI"), a("PING"), a("EXEC"),
 		}},
 		{"expires after watch, read by another", []txStep{
-			a("SET", "k", "v", "PX", "20"), a("WATCH", "k"), pause(60), b("GET", "k"), a("MULTI"), a("PING"), a("EXEC"),
+			a("SET", "k", "v", "PX", "300"), a("WATCH", "k"), pause(400), b("GET", "k"), a("MULTI"), a("PING"), a("EXEC"),
 		}},
 		{"expired at watch", []txStep{
 			a("SET", "k", "v", "PX", "5"), pause(30), a("WATCH", "k"), a("MULTI"), a("PING"), a("EXEC"),

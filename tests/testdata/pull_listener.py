@@ -15,7 +15,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("endpoints", nargs="+")
     ap.add_argument("--count", type=int, default=0)
-    ap.add_argument("--idle", type=float, default=15.0)
+    # Long: a test may keep a listener waiting for its first message
+    # while a busy machine starts servers and sentinels; the test kills it.
+    ap.add_argument("--idle", type=float, default=120.0)
     ap.add_argument("--heartbeat", type=int, default=0, help="ZMQ_HEARTBEAT_IVL in ms")
     ap.add_argument("--hwm", type=int, default=1000)
     ap.add_argument("--curve-server-key", help="the server's CURVE public key (Z85): CURVE on")
