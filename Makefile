@@ -18,7 +18,7 @@ PROGRAMS  := $(sort $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go))))
 # Packages whose state is shared between goroutines run under the race detector.
 RACE_PKGS := ./resp/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./replication/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/...
 
-.PHONY: all build run install uninstall test deps vet unit integration perl fuzz bench clean
+.PHONY: all build run install uninstall test test-serial deps vet unit integration perl fuzz bench clean
 
 all: build
 
@@ -46,29 +46,55 @@ vet:
 unit:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 
-integration: build
-	$(GO) test -count=1 -timeout 15m ./tests/...
+# The end-to-end suites: real zredis-server, redis-server and
+# redis-sentinel processes on loopback ports (TestMain builds its own
+# binaries). The bound is far above the 10 minutes they take on a busy
+# 2-core machine, so that only a hung test reaches it.
+integration:
+	$(GO) test -count=1 -parallel 4 -timeout 25m ./tests/...
 
 # The Perl expiry listener's tests (clients/perl), end to end with bin/.
 perl: build
 	prove -r clients/perl/t
 
-# Fuzz budgets are execution counts, not durations: with a duration, Go 1.26's
-# fuzz coordinator can end a clean run with "context deadline exceeded"
-# (golang/go#75804). Each count is about 10 s of fuzzing on a 2-core machine;
-# FUZZTIME=2m (or 1000000x) overrides them all for a longer run.
-fuzz:
-	$(GO) test -run=NONE -fuzz=^FuzzReadBatch$$ -fuzztime=$(or $(FUZZTIME),40000x) ./resp/
-	$(GO) test -run=NONE -fuzz=^FuzzBigArgs$$ -fuzztime=$(or $(FUZZTIME),30000x) ./resp/
-	$(GO) test -run=NONE -fuzz=^FuzzCommandArgs$$ -fuzztime=$(or $(FUZZTIME),20000x) ./commands/
-	$(GO) test -run=NONE -fuzz=^FuzzDecode$$ -fuzztime=$(or $(FUZZTIME),200000x) ./zmqpub/
-	$(GO) test -run=NONE -fuzz=^FuzzSpoolOpen$$ -fuzztime=$(or $(FUZZTIME),5000x) ./zmqpub/
-	$(GO) test -run=NONE -fuzz=^FuzzLoad$$ -fuzztime=$(or $(FUZZTIME),50000x) ./persistence/rdb/
-	$(GO) test -run=NONE -fuzz=^FuzzRestore$$ -fuzztime=$(or $(FUZZTIME),80000x) ./persistence/rdb/
-	$(GO) test -run=NONE -fuzz=^FuzzLoad$$ -fuzztime=$(or $(FUZZTIME),80000x) ./persistence/aof/
-	$(GO) test -run=NONE -fuzz=^FuzzCheck$$ -fuzztime=$(or $(FUZZTIME),25000x) ./persistence/aof/
+# Fuzzing, one target after another: name, package, and its budget in
+# executions, about 10 s each on a 2-core machine. Budgets are counts, not
+# durations: with a duration, Go 1.26's fuzz coordinator can end a clean
+# run with "context deadline exceeded" (golang/go#75804). make test runs a
+# quarter of each (FUZZDIV=4: the seed corpora already run in unit, and
+# most of a fuzz step's time is the instrumented build); FUZZTIME=2m (or
+# 1000000x) overrides them all for a longer run.
+FUZZ_TARGETS := \
+	FuzzReadBatch:./resp/:40000 \
+	FuzzBigArgs:./resp/:30000 \
+	FuzzCommandArgs:./commands/:20000 \
+	FuzzDecode:./zmqpub/:200000 \
+	FuzzSpoolOpen:./zmqpub/:5000 \
+	FuzzLoad:./persistence/rdb/:50000 \
+	FuzzRestore:./persistence/rdb/:80000 \
+	FuzzLoad:./persistence/aof/:80000 \
+	FuzzCheck:./persistence/aof/:25000
+FUZZDIV ?= 1
 
-test: deps vet unit integration perl fuzz
+fuzz:
+	@set -e; for spec in $(FUZZ_TARGETS); do \
+		name=$${spec%%:*}; rest=$${spec#*:}; pkg=$${rest%%:*}; count=$${rest#*:}; \
+		budget=$(or $(FUZZTIME),$$((count / $(FUZZDIV)))x); \
+		echo "$(GO) test -run=NONE -fuzz=^$$name\$$ -fuzztime=$$budget $$pkg"; \
+		$(GO) test -run=NONE -fuzz="^$$name\$$" -fuzztime=$$budget $$pkg; \
+	done
+
+# make test: the integration suite, which mostly waits on its servers,
+# runs beside the CPU-bound steps (the unit tests under the race
+# detector, the Perl client, fuzzing), which run one after another. Each
+# step's output is printed whole when it ends (-O).
+test: deps vet build
+	@$(MAKE) --no-print-directory -O -j2 integration test-serial
+
+test-serial:
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory perl
+	@$(MAKE) --no-print-directory fuzz FUZZDIV=4
 
 bench: deps build
 	$(GO) run ./scripts/bench

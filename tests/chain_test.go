@@ -30,6 +30,7 @@ func replicaOf(t *testing.T, c *Conn, master *Proc) {
 // database other than 0, and a broken link that zredis continues
 // without disturbing them.
 func TestChainedReplicas(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed (make test installs it)")
 	}
@@ -101,6 +102,7 @@ func TestChainedReplicas(t *testing.T) {
 // with partial resyncs; then the way back, where zredis continues the
 // promoted redis-server's history with its own.
 func TestPromotionContinues(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed (make test installs it)")
 	}
@@ -140,6 +142,7 @@ func TestPromotionContinues(t *testing.T) {
 // master, two replicas, one promoted, the other and the old master
 // following it without a full sync.
 func TestPromotionContinuesZredis(t *testing.T) {
+	parallelReplication(t)
 	a := StartZredis(t)
 	ac := Dial(t, a.Addr)
 	fillReplData(t, ac, "pre")
@@ -165,6 +168,7 @@ func TestPromotionContinuesZredis(t *testing.T) {
 // (repl-id, repl-offset, repl-stream-db), so the master lets it
 // continue, as redis-server does.
 func TestReplicaRestartContinues(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed (make test installs it)")
 	}
@@ -296,6 +300,7 @@ func TestMasterRestartContinues(t *testing.T) {
 // counted; with propagation-error-behavior panic-on-replicas a read-only
 // replica aborts instead of going on. As redis-server.
 func TestReplicaErrorFromMaster(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed (make test installs it)")
 	}
@@ -380,6 +385,7 @@ func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
 // link was once up, then counts from when it went down, as redis-server
 // (Sentinel reads it to choose the replica to promote).
 func TestMasterLinkDownSince(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed (make test installs it)")
 	}

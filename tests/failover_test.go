@@ -99,6 +99,7 @@ func TestFailoverRefusals(t *testing.T) {
 // write is kept, and the replicas follow the new master with partial
 // resyncs.
 func TestFailover(t *testing.T) {
+	parallelReplication(t)
 	for _, kinds := range [][3]string{
 		{"zredis", "zredis", "zredis"},
 		{"redis", "zredis", "redis"}, // a stock master hands over to zredis
@@ -203,6 +204,7 @@ func TestFailover(t *testing.T) {
 // forbids it) ends the failover; the master is a master again, and its
 // replicas come back with partial resyncs.
 func TestFailoverTargetRefuses(t *testing.T) {
+	parallelReplication(t)
 	for _, name := range []string{"redis", "zredis"} {
 		t.Run(name, func(t *testing.T) {
 			if RedisServerPath() == "" {
@@ -247,6 +249,7 @@ func TestFailoverTargetRefuses(t *testing.T) {
 // expiry are held while it waits for the target), from the new master
 // after it, none from a replica.
 func TestFailoverExpiryStream(t *testing.T) {
+	parallelReplication(t)
 	requirePythonZMQ(t)
 	const n = 10000
 	var nodes [3]*Proc

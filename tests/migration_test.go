@@ -223,6 +223,7 @@ func dbSize(t *testing.T, c *Conn, db int) string {
 // replica) loses no acknowledged write; keys expiring after it come from
 // Z's expiry stream once each; then the same steps back to M.
 func TestMigrationFromRedisAndBack(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: migration test skipped (make test installs it)")
 	}

@@ -80,6 +80,7 @@ func liveWrites(t *testing.T, addr string, round int) {
 }
 
 func TestReplicaOfRedis(t *testing.T) {
+	parallelReplication(t)
 	for _, diskless := range []bool{false, true} {
 		name := "disk"
 		if diskless {
@@ -364,6 +365,7 @@ func TestReplicaIgnoresMaxmemory(t *testing.T) {
 // inside MULTI runs; REPLICAOF NO ONE forgets where the stream stopped,
 // so writes made as a master are not kept by a later partial resync.
 func TestReplicaOfDefaultMasterAndRoleChanges(t *testing.T) {
+	parallelReplication(t)
 	m := StartRedis(t, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "2")
 	mc := Dial(t, m.Addr)
 	require.Equal(t, "+OK\r\n", mc.Do("SET", "a", "1"))

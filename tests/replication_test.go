@@ -231,6 +231,7 @@ func bulkElems(raw string) []string {
 // checks the datasets, the offsets, WAIT, ROLE, INFO, min-replicas and a
 // partial resynchronisation after the links are killed.
 func TestReplicationMaster(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
 	}
@@ -433,6 +434,7 @@ func TestReplicationOutputLimit(t *testing.T) {
 // diskless synchronisation started by the cron; once they are gone the
 // backlog is freed after repl-backlog-ttl, with a new replication ID.
 func TestReplicationDelayedDiskless(t *testing.T) {
+	parallelReplication(t)
 	if RedisServerPath() == "" {
 		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
 	}

@@ -54,6 +54,7 @@ func blockedOnShutdown(c *Conn) int {
 // reach every replica (a stock redis-server and a zredis one) before the
 // master exits: the master waits until they acknowledged its offset.
 func TestShutdownWaitsForReplicas(t *testing.T) {
+	parallelReplication(t)
 	for _, name := range shutdownMasters {
 		t.Run(name, func(t *testing.T) {
 			m := StartServer(t, name, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
@@ -98,6 +99,7 @@ func TestShutdownWaitsForReplicas(t *testing.T) {
 // makes SHUTDOWN wait shutdown-timeout seconds, writes held and reads
 // served meanwhile, then the master logs the lagging replica and exits.
 func TestShutdownTimeoutLaggingReplica(t *testing.T) {
+	parallelReplication(t)
 	for _, name := range shutdownMasters {
 		t.Run(name, func(t *testing.T) {
 			const timeout = 3 * time.Second

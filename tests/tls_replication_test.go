@@ -159,6 +159,7 @@ var syncModes = []struct {
 
 // zredis replica of a redis-server master reached on its TLS port only.
 func TestTLSReplicaOfRedis(t *testing.T) {
+	parallelReplication(t)
 	dir := tlsReplFiles(t)
 	for _, mode := range syncModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -180,6 +181,7 @@ func TestTLSReplicaOfRedis(t *testing.T) {
 // redis-server replica of a zredis master reached on its TLS port only:
 // the payload and the stream go through zredis's TLS bridge.
 func TestTLSReplicationMaster(t *testing.T) {
+	parallelReplication(t)
 	dir := tlsReplFiles(t)
 	for _, mode := range syncModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -205,6 +207,7 @@ func TestTLSReplicationMaster(t *testing.T) {
 // tls-replication yes applies to its next connection. Without
 // tls-client-cert-file it presents its tls-cert-file.
 func TestTLSReplicationZredis(t *testing.T) {
+	parallelReplication(t)
 	dir := tlsReplFiles(t)
 	m := startTLSOnly(t, "zredis", dir, "--repl-diskless-sync-delay", "0")
 	mc := dialTLS(t, dir, m.Addr)
@@ -274,6 +277,7 @@ func TestTLSReplicationConfig(t *testing.T) {
 // stays down, retried every second and logged as Redis logs it, while the
 // master goes on serving; right certificates set at runtime bring it up.
 func TestTLSReplicationRefusedCertificate(t *testing.T) {
+	parallelReplication(t)
 	dir := tlsReplFiles(t)
 	f := func(name string) string { return filepath.Join(dir, name) }
 	for _, master := range []string{"zredis", "redis"} {

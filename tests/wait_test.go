@@ -1,6 +1,9 @@
 package tests
 
-import "time"
+import (
+	"testing"
+	"time"
+)
 
 // Waiting in the end-to-end tests: a test waits for a condition with a
 // generous deadline, never for a fixed time that a busy machine may not
@@ -16,4 +19,14 @@ func pollUntil(timeout time.Duration, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// parallelReplication runs a test beside the others of its kind: tests
+// that start their own masters, replicas and sentinels and spend most of
+// their time waiting on them (syncs, failovers, timeouts), never the
+// shared differential pair. Go runs them once the sequential tests are
+// done, -parallel at a time (make integration: 4); the CPU-bound tests
+// (floods, crashes under load, large values) stay sequential.
+func parallelReplication(t *testing.T) {
+	t.Parallel()
 }
