@@ -106,7 +106,7 @@ type Conn struct {
 // Dial connects to addr.
 func Dial(t testing.TB, addr string) *Conn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +131,15 @@ func (c *Conn) Do(args ...string) string {
 	return c.Read()
 }
 
+// connDeadline bounds one write or one reply of Do, Send and Read: only a
+// hung server reaches it, a busy machine must not (a script's or a large
+// value's reply can take seconds while another make test runs beside).
+const connDeadline = 30 * time.Second
+
 // Send writes raw bytes.
 func (c *Conn) Send(raw []byte) {
 	c.t.Helper()
-	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.nc.SetWriteDeadline(time.Now().Add(connDeadline))
 	if _, err := c.nc.Write(raw); err != nil {
 		c.t.Fatal(err)
 	}
@@ -143,7 +148,7 @@ func (c *Conn) Send(raw []byte) {
 // Read reads one complete reply and returns its raw bytes.
 func (c *Conn) Read() string {
 	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.nc.SetReadDeadline(time.Now().Add(connDeadline))
 	var b bytes.Buffer
 	if err := readRaw(c.rd, &b); err != nil {
 		c.t.Fatalf("reading reply: %v (so far %q)", err, b.String())

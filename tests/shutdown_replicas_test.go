@@ -102,8 +102,10 @@ func TestShutdownTimeoutLaggingReplica(t *testing.T) {
 	parallelReplication(t)
 	for _, name := range shutdownMasters {
 		t.Run(name, func(t *testing.T) {
-			const timeout = 3 * time.Second
-			m := StartServer(t, name, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "3")
+			// Long enough for the checks made during the wait on a busy
+			// machine.
+			const timeout = 10 * time.Second
+			m := StartServer(t, name, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "10")
 			r := stoppableReplica(t, m)
 			waitConverged(t, m, r)
 			c := Dial(t, m.Addr)
@@ -126,7 +128,7 @@ func TestShutdownTimeoutLaggingReplica(t *testing.T) {
 			_, err := writer.ReadErr(300 * time.Millisecond)
 			require.Error(t, err, "a write waits while the shutdown waits for the replicas")
 
-			waitShutdown(t, m, 20*time.Second)
+			waitShutdown(t, m, 40*time.Second)
 			waited := time.Since(start)
 			assert.GreaterOrEqual(t, waited, timeout*2/3, "SHUTDOWN waited for the lagging replica")
 			reply, err := c.ReadErr(5 * time.Second)

@@ -56,7 +56,8 @@ type Options struct {
 	// for it to answer PING (a test that watches the start itself, or
 	// expects the process to exit).
 	NoWait bool
-	// ReadyTimeout bounds the wait for the PING reply; 10 s when zero.
+	// ReadyTimeout bounds the wait for the PING reply; 30 s when zero
+	// (a start on a busy machine must not fail a test).
 	ReadyTimeout time.Duration
 }
 
@@ -292,7 +293,7 @@ func (p *Proc) removeOwnDir() {
 func (p *Proc) waitReady(o Options) error {
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
-		timeout = 10 * time.Second
+		timeout = 30 * time.Second
 	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
