@@ -271,12 +271,14 @@ func TestPublisherRoundRobin(t *testing.T) {
 func TestPublisherAnswersLibzmqHeartbeat(t *testing.T) {
 	src := newMemSource()
 	p := newTestPublisher(t, PublisherConfig{}, src)
-	l := startPyPull(t, p.Endpoints()[0], 1000, 100, 0)
+	// A heartbeat of 500 ms: libzmq's PONG deadline is the interval, and
+	// on a busy machine an answer can take a good part of 100 ms.
+	l := startPyPull(t, p.Endpoints()[0], 1000, 500, 0)
 	waitFor(t, func() bool { return p.Stats().Listeners == 1 }, "listener connected")
 
 	// libzmq drops a connection that stays silent for a heartbeat
 	// interval after its PING; stay idle for many intervals.
-	time.Sleep(3 * time.Second)
+	time.Sleep(4 * time.Second)
 	m := numberedMessage(7, 10)
 	src.Put(m)
 	assert.Equal(t, []string{pyLine(m)}, collectLines(t, 1, l)[0])

@@ -380,14 +380,16 @@ func startPyPushEnv(t *testing.T, n, size int, env []string) *pyPush {
 func TestPullFromLibzmqPush(t *testing.T) {
 	const n = 1000
 	py := startPyPush(t, n, 1000)
-	s := dial(t, []string{py.endpoint}, Options{Heartbeat: 50 * time.Millisecond})
+	// A heartbeat of 500 ms: an answer within 50 ms is not assured on a
+	// busy machine.
+	s := dial(t, []string{py.endpoint}, Options{Heartbeat: 500 * time.Millisecond})
 	for i := range n {
 		require.Equal(t, frames(message(i, 1000)), recv(t, s), "message %d", i)
 	}
 
 	// Idle for many heartbeat intervals: libzmq answers our PINGs, so
 	// the connection stays.
-	time.Sleep(time.Second)
+	time.Sleep(4 * time.Second)
 	_, err := io.WriteString(py.stdin, "go\n")
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("id:%06d", n), string(recv(t, s)[1]))
@@ -471,6 +473,13 @@ func TestPullCurveRefused(t *testing.T) {
 	s := dial(t, p.Endpoints(), Options{ReconnectIvl: 10 * time.Millisecond, CurveServerKey: key(t, testServerPublic), Logf: logf})
 	plain := dial(t, p.Endpoints(), Options{ReconnectIvl: 10 * time.Millisecond})
 	waitFor(t, func() bool { return p.Stats().CurveRefused >= 4 }, "refusals")
+	// The socket logs the refusal once it has read it, after the
+	// publisher counted it.
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(logs) > 0
+	}, "the refusal logged")
 	mu.Lock()
 	assert.Contains(t, logs[0], `ERROR "400"`)
 	mu.Unlock()
