@@ -823,7 +823,7 @@ func memoryStatsCommand(c *engine.Ctx) {
 	kv("clients.normal", clientsMem)
 	kv("cluster.links", 0)
 	kv("aof.buffer", 0)
-	kv("lua.caches", 0)
+	kv("lua.caches", c.D.ScriptMemory().ScriptsEval)
 	kv("functions.caches", 0)
 	for _, d := range dbs {
 		c.W.BulkString("db." + strconv.Itoa(d.id))

@@ -197,9 +197,10 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 		return
 	}
 	cl := c.Client
-	// Inside MULTI, and for the master's stream on a replica (Redis's
-	// CLIENT_DENY_BLOCKING), a blocking command answers at once.
-	if cl.InMulti || cl.Master {
+	// Inside MULTI, from a script, and for the master's stream on a
+	// replica (Redis's CLIENT_DENY_BLOCKING), a blocking command answers
+	// at once.
+	if cl.InMulti || cl.Master || cl.DenyBlocking {
 		if nullBulk {
 			c.W.Null()
 		} else {

@@ -89,6 +89,10 @@ type Client struct {
 	InMulti            bool // inside MULTI (flag x)
 	MultiLen           int  // commands queued in MULTI (multi=)
 	Blocked            bool // waiting in a blocking command (flag b)
+	// DenyBlocking makes a blocking command answer at once, as it does
+	// inside MULTI (CLIENT_DENY_BLOCKING): the client scripts run their
+	// commands as.
+	DenyBlocking bool
 	// tx is the MULTI queue and the WATCHed keys (transactions.go); nil
 	// until the client first sends MULTI or WATCH.
 	tx *txState

@@ -89,6 +89,11 @@ type Command struct {
 	// reports the flags of Redis's key specs.
 	KeyFlags func(args [][]byte, pos int) []string
 
+	// FlagsFor, when set, gives the flags the dispatcher's checks apply
+	// to this call (Redis's getCommandFlags): EVAL's depend on the flags
+	// its script declares. nil: Flags.
+	FlagsFor func(d *Dispatcher, cmd *Command, args [][]byte) Flag
+
 	// Extension marks a subcommand of a later Redis that zredis accepts
 	// for the sake of newer clients (CLIENT SETINFO). It runs, but
 	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.

@@ -150,6 +150,15 @@ func (c *Ctx) Error(msg string) {
 	c.countError(msg)
 }
 
+// ErrorNoStats writes an error reply already counted in the error stats:
+// a script's error raised by a command it called, which counted it
+// (Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE). The command still counts as
+// failed.
+func (c *Ctx) ErrorNoStats(msg string) {
+	c.failed = true
+	c.W.Error(msg)
+}
+
 // MaxErrorCodes bounds the distinct error codes errorstats tracks, as
 // Redis's ERROR_STATS_NUMBER does: codes are client-influenced (a script
 // can raise any), so the table must not grow without limit.

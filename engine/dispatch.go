@@ -82,6 +82,16 @@ type Dispatcher struct {
 	// cmdStats are the per-command counters (INFO commandstats), indexed
 	// by Command.id.
 	cmdStats []CommandStats
+
+	// Scripts is the server's Lua scripting (package scripting), made by
+	// the scripting family when a script is first loaded; nil until then.
+	Scripts ScriptEngine
+	// scriptInterrupt stops the running script (SetScriptInterrupt).
+	scriptInterrupt atomic.Pointer[func()]
+	// preOOM records whether memory was over maxmemory, with nothing left
+	// to evict, before the running command (Redis's
+	// pre_command_oom_state): a script checks it before its first write.
+	preOOM bool
 }
 
 // NewDispatcher makes the dispatcher of a server that runs the commands
@@ -129,14 +139,24 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		rejectCommand(c, cmd, rejected)
 		return nil
 	}
-	if cl.Monitor && cmd.Flags&(Write|ReadOnly|MayReplicate) != 0 {
+	// The checks below read the call's flags: a script's declared ones
+	// for EVAL (a copy of the command carries them), the table's else.
+	chk := cmd
+	if cmd.FlagsFor != nil {
+		if f := d.CallFlags(cmd, args); f != cmd.Flags {
+			cp := *cmd
+			cp.Flags = f
+			chk = &cp
+		}
+	}
+	if cl.Monitor && chk.Flags&(Write|ReadOnly|MayReplicate) != 0 {
 		// A MONITOR client is a replica to Redis, exempt from CLIENT
 		// PAUSE: it may not touch the keyspace (processCommand).
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrReplicaKeyspace)
 		return nil
 	}
-	if d.Loading.Load() && cmd.Flags&Loading == 0 && !cl.Replaying {
+	if d.Loading.Load() && chk.Flags&Loading == 0 && !cl.Replaying {
 		flagTransaction(cl)
 		c.Error(ErrLoading)
 		return nil
@@ -144,27 +164,27 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	// The master's stream is never refused for memory (its writes are
 	// the master's, already made) nor for a failed save (obey_client):
 	// a replica that cannot persist it stops instead (masterDiskError).
-	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.oomRefused(cl, cmd) {
+	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.oomRefused(cl, chk) {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrOOM)
 		return nil
 	}
-	if refused := d.writeRefused(cl, cmd); refused != "" && !cl.Replaying {
+	if refused := d.writeRefused(cl, chk); refused != "" && !cl.Replaying {
 		if !cl.Master {
 			flagTransaction(cl)
 			c.Error(refused)
 			return nil
 		}
-		if !d.masterDiskError(cmd) {
+		if !d.masterDiskError(chk) {
 			return nil
 		}
 	}
-	if refused := d.replicaRefuses(cl, cmd); refused != "" {
+	if refused := d.replicaRefuses(cl, chk); refused != "" {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, refused)
 		return nil
 	}
-	if d.tooFewReplicas(cl, cmd) {
+	if d.tooFewReplicas(cl, chk) {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrNoReplicas)
 		return nil
@@ -200,6 +220,16 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	d.serveReady()
 	return offload
+}
+
+// CallFlags are the flags of cmd for a call with args: those FlagsFor
+// gives when the command has it (EVAL: its script's), else the table's.
+// CLIENT PAUSE reads them as the dispatcher's checks do.
+func (d *Dispatcher) CallFlags(cmd *Command, args [][]byte) Flag {
+	if cmd.FlagsFor == nil {
+		return cmd.Flags
+	}
+	return cmd.FlagsFor(d, cmd, args)
 }
 
 // writeRefused is the MISCONF error when the dataset cannot be persisted

@@ -13,6 +13,10 @@
 //     of a command's name, keys and channels, the ACL log and file;
 //   - MULTI/EXEC/WATCH (multi.go), the blocked clients (blocking.go) and
 //     the pub/sub registry (pubsub.go, notify.go);
+//   - the run of a Lua script as one command (script.go): the checks
+//     before it runs, and ScriptCall, through which the commands a
+//     script calls are checked as Redis's scriptCall checks them and run
+//     like any other (package scripting holds the VM);
 //   - the propagation stream (propagate.go): every change in the
 //     deterministic form Redis 7.0 propagates, grouped in execution units,
 //     handed to any number of consumers (the AOF; a replication backlog);

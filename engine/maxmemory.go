@@ -89,7 +89,8 @@ func (d *Dispatcher) onEvicted(ev keyspace.Evicted) {
 // EXEC of queued deny-oom commands, or any command queued inside MULTI
 // (except EXEC, DISCARD, QUIT and RESET), as processCommand decides.
 func (d *Dispatcher) oomRefused(cl *Client, cmd *Command) bool {
-	if d.PerformEvictions() != keyspace.EvictFail {
+	d.preOOM = d.PerformEvictions() == keyspace.EvictFail
+	if !d.preOOM {
 		return false
 	}
 	if cmd.Flags&DenyOOM != 0 {

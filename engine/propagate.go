@@ -65,6 +65,11 @@ type propagation struct {
 	replaced bool       // the running command chose its form (Propagate, PreventPropagation)
 	arena    argvArena  // where the propagated copies are made
 	sent     int64      // commands handed over so far
+	// except are the targets (ReplAOF, ReplReplica) the commands a
+	// script calls are not propagated to (redis.set_repl); 0 outside
+	// scripts. It applies to the commands' own forms, not to the DELs of
+	// the keys they expire.
+	except int
 }
 
 // consumer is one attached Propagator and its kind.
@@ -78,6 +83,7 @@ type propOp struct {
 	db           int
 	argv         [][]byte
 	replicasOnly bool // PROPAGATE_REPL alone: not for the AOF
+	aofOnly      bool // PROPAGATE_AOF alone: not for replicas (redis.set_repl)
 }
 
 // maxKeptPending bounds the unit buffer a dispatcher keeps between units.
@@ -212,7 +218,7 @@ func (p *propagation) endUnit() {
 func (p *propagation) send(op propOp) {
 	p.sent++
 	for _, to := range p.to {
-		if to.replicas || !op.replicasOnly {
+		if to.replicas && !op.aofOnly || !to.replicas && !op.replicasOnly {
 			to.p.Propagate(op.db, op.argv)
 		}
 	}
@@ -239,7 +245,7 @@ func (p *propagation) afterCall(c *Ctx) {
 	switch {
 	case p.replaced:
 	case c.dirty > 0:
-		p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(c.Args)})
+		p.addCmd(c, c.DB.ID(), c.Args)
 	case c.forceReplicas && p.replicas > 0 && !c.KS.IsReplica():
 		p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(c.Args), replicasOnly: true})
 	}
@@ -269,7 +275,33 @@ func (c *Ctx) Propagate(argv ...[]byte) {
 		return
 	}
 	p.replaced = true
-	p.add(propOp{db: c.DB.ID(), argv: p.arena.copy(argv)})
+	p.addCmd(c, c.DB.ID(), argv)
+}
+
+// addCmd propagates a command's own form (argv, copied here: it does not
+// escape) to the targets the running script chose with redis.set_repl:
+// all of them outside scripts. A target with no consumer (no AOF; no
+// replication stream, or this server a replica) gets nothing, as Redis's
+// shouldPropagate drops it before it joins the unit.
+func (p *propagation) addCmd(c *Ctx, db int, argv [][]byte) {
+	op := propOp{db: db}
+	switch p.except {
+	case 0:
+	case ReplReplica:
+		if len(p.to) == p.replicas {
+			return
+		}
+		op.aofOnly = true
+	case ReplAOF:
+		if p.replicas == 0 || c.KS.IsReplica() {
+			return
+		}
+		op.replicasOnly = true
+	default:
+		return
+	}
+	op.argv = p.arena.copy(argv)
+	p.add(op)
 }
 
 // PreventPropagation makes the running command propagate nothing, for

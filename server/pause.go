@@ -112,7 +112,7 @@ func (s *Server) pausable(cl *engine.Client, args [][]byte) (flags engine.Flag, 
 	if cmd == nil || rejected != "" || s.disp.RefusesAtOnce(cl, cmd) {
 		return 0, false
 	}
-	flags = cmd.Flags
+	flags = s.disp.CallFlags(cmd, args)
 	if cmd.Name == "exec" {
 		flags |= cl.QueuedFlags()
 	}

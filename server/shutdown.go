@@ -200,6 +200,9 @@ func (s *Server) Signal(sig os.Signal) {
 	case syscall.SIGINT:
 		name, flags = "SIGINT", s.cfg.Int("shutdown-on-sigint")
 	}
+	// A script looping forever holds the keyspace lock the shutdown
+	// needs: stop it (its client gets an error).
+	s.disp.InterruptScript()
 	if !s.signalled.CompareAndSwap(false, true) {
 		// A signal's shutdown is pending or running: Redis's handler
 		// only sets shutdown_asap again, except that a second SIGINT

@@ -1,0 +1,316 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/zredis/zredis/resp"
+)
+
+// Scripts (Redis 7.0 script.c): what the engine gives the Lua scripting of
+// package scripting. A script runs inside the command that started it
+// (EVAL, EVALSHA, their _RO forms), under the keyspace lock, as one
+// execution unit: the commands it calls go through ScriptCall, which
+// checks them as scriptCall does (command, arity, noscript, stale, ACL,
+// writes, OOM) and runs them through the dispatcher's call, so that
+// command stats, the slow log, MONITOR, keyspace events, WATCH and the
+// propagation stream see them as any other command. Their effects are
+// what is propagated, inside the caller's unit (MULTI ... EXEC when more
+// than one); the script's command itself never is. The time snapshot is
+// the caller's: time is frozen while the script runs.
+
+// ScriptFlags are the flags a script declares in its shebang
+// (script.h SCRIPT_FLAG_*).
+type ScriptFlags uint8
+
+const (
+	ScriptNoWrites ScriptFlags = 1 << iota
+	ScriptAllowOOM
+	ScriptAllowStale
+	ScriptNoCluster
+	ScriptAllowCrossSlot
+	// ScriptCompat is a script without shebang (EVAL_COMPAT_MODE): it
+	// declares nothing, and the checks before it runs are the old ones.
+	ScriptCompat
+)
+
+// Propagation targets of redis.set_repl (PROPAGATE_AOF, PROPAGATE_REPL).
+const (
+	ReplNone    = 0
+	ReplAOF     = 1
+	ReplReplica = 2
+	ReplAll     = ReplAOF | ReplReplica
+)
+
+// ScriptRun is one run of a script (Redis's scriptRunCtx): its caller,
+// the client its commands run as (the "lua" client: the caller's user and
+// database, no connection), and what the run allows. Make it with
+// Dispatcher.BeginScript; it may be reused for later runs.
+type ScriptRun struct {
+	caller *Ctx
+	client Client
+	w      *resp.Writer
+
+	readOnly   bool // EVAL_RO, or the no-writes flag
+	allowOOM   bool
+	oomAtStart bool // memory was over maxmemory when the script started
+	writeDirty bool // the script called a write command
+	repl       int  // redis.set_repl
+}
+
+// Caller is the context of the command that runs the script.
+func (r *ScriptRun) Caller() *Ctx { return r.caller }
+
+// SetRepl sets where the effects of the commands called from now on are
+// propagated (redis.set_repl): ReplAll, ReplAOF, ReplReplica or ReplNone.
+func (r *ScriptRun) SetRepl(flags int) { r.repl = flags }
+
+// Errors of scriptPrepareForRun and scriptCall, with 7.0's texts.
+const (
+	ErrScriptUnknownCommand = "ERR Unknown Redis command called from script"
+	ErrScriptArity          = "ERR Wrong number of args calling Redis command from script"
+	ErrScriptNoScript       = "ERR This Redis command is not allowed from script"
+	ErrScriptStale          = "ERR Can not execute the command on a stale replica"
+	ErrScriptWriteInRO      = "ERR Write commands are not allowed from read-only scripts."
+	ErrScriptROWithWrite    = "ERR Can not execute a script with write flag using *_ro command."
+	ErrScriptROReplica      = "READONLY Can not run script with write flag on readonly replica"
+	ErrScriptMasterDown     = "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script."
+	ErrScriptOOM            = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+	ErrScriptMisconfRDB     = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
+	ErrScriptMisconfAOF     = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: "
+	ErrNotBusy              = "NOTBUSY No scripts in execution right now."
+)
+
+// BeginScript prepares run for a script with flags, run by the command
+// of c (ro: EVAL_RO or EVALSHA_RO), as scriptPrepareForRun: it returns
+// the error to answer when the script may not run (a shebang script
+// that may write on a read-only replica, through *_RO, while writes are
+// refused, or over maxmemory without allow-oom; a stale replica), else
+// "" and the run is ready for ScriptCall until EndScript.
+func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro bool) string {
+	cl := c.Client
+	obey := cl.Master || cl.Replaying
+	stale := d.StaleRefused.Load()
+	oom := d.evict.MaxMemory != 0 && d.preOOM
+	if flags&ScriptCompat == 0 {
+		if stale && flags&ScriptAllowStale == 0 {
+			return ErrScriptMasterDown
+		}
+		if flags&ScriptNoWrites == 0 {
+			if d.ReadOnlyReplica.Load() && !obey {
+				return ErrScriptROReplica
+			}
+			if msg := d.Srv.Persistence().WritesRefused(); msg != "" && !obey {
+				if strings.HasPrefix(msg, "MISCONF Errors writing to the AOF file: ") {
+					return ErrScriptMisconfAOF + strings.TrimPrefix(msg, "MISCONF Errors writing to the AOF file: ")
+				}
+				return ErrScriptMisconfRDB
+			}
+			if ro {
+				return ErrScriptROWithWrite
+			}
+			if d.MinReplicas.Load() > 0 && !d.KS.IsReplica() && d.GoodReplicas.Load() < d.MinReplicas.Load() {
+				return ErrNoReplicas
+			}
+		}
+		if oom && !obey && flags&(ScriptAllowOOM|ScriptNoWrites) == 0 {
+			return ErrScriptOOM
+		}
+	} else if stale {
+		return ErrMasterDown
+	}
+	if run.w == nil {
+		run.w = resp.NewWriter()
+	}
+	run.caller = c
+	run.client = Client{
+		Addr: "lua", User: cl.User, Authed: true, DB: cl.DB, Master: cl.Master, Replaying: cl.Replaying,
+		DenyBlocking: true, W: run.w, batchStart: cl.batchStart, batchStartMs: cl.batchStartMs, batchOff: cl.batchOff,
+	}
+	run.readOnly = ro || flags&ScriptCompat == 0 && flags&ScriptNoWrites != 0
+	run.allowOOM = flags&ScriptCompat == 0 && flags&ScriptAllowOOM != 0
+	run.oomAtStart = oom
+	run.writeDirty = false
+	run.repl = ReplAll
+	return ""
+}
+
+// EndScript ends the run: the command that ran the script propagates
+// nothing of its own (its commands propagated their effects).
+func (d *Dispatcher) EndScript(run *ScriptRun) {
+	run.caller.PreventPropagation()
+	run.caller.Client.batchOff = run.client.batchOff
+	run.w.Reset()
+	run.caller = nil
+	run.client = Client{}
+}
+
+// ScriptCall runs one command a script called (scriptCall) and returns
+// its reply, RESP2-encoded (valid until the next call), or, when the
+// command was refused before running, the error as a Lua error table
+// holds it ("ERR Unknown Redis command called from script"): the
+// refusal is counted in the error stats and against the command's
+// rejected calls, as Redis counts it.
+func (d *Dispatcher) ScriptCall(run *ScriptRun, args [][]byte) (reply []byte, refused string) {
+	cmd := d.Table.Lookup(args[0])
+	if cmd != nil && cmd.Subs != nil && len(args) >= 2 {
+		cmd = Lookup2(cmd, args[1])
+	}
+	refused = d.scriptRefuses(run, cmd, args)
+	if refused != "" {
+		run.caller.countError(refused)
+		if cmd != nil {
+			d.CommandStats(cmd).RejectedCalls++
+		}
+		return nil, refused
+	}
+	if cmd.Flags&Write != 0 {
+		run.writeDirty = true
+	}
+	cl := &run.client
+	run.w.Reset()
+	ic := Ctx{Args: args, Cmd: cmd, Client: cl, W: run.w, KS: d.KS, DB: d.KS.DB(cl.DB), Srv: d.Srv, D: d}
+	p := d.propagating()
+	if p != nil {
+		p.except = ReplAll &^ run.repl
+	}
+	offload := d.call(&ic, cl.batchOff)
+	if p != nil {
+		p.except = 0
+	}
+	if offload != nil {
+		// Nothing may release the lock mid-script: a long read runs
+		// in place, as inside EXEC.
+		offload()
+	}
+	return run.w.Bytes(), ""
+}
+
+// scriptRefuses applies scriptCall's checks to cmd (nil: unknown) and
+// returns the refusal, or "".
+func (d *Dispatcher) scriptRefuses(run *ScriptRun, cmd *Command, args [][]byte) string {
+	if cmd == nil {
+		return ErrScriptUnknownCommand
+	}
+	if !cmd.ArityOK(len(args)) {
+		return ErrScriptArity
+	}
+	if cmd.Flags&NoScript != 0 {
+		return ErrScriptNoScript
+	}
+	if d.StaleRefused.Load() && cmd.Flags&Stale == 0 {
+		return ErrScriptStale
+	}
+	caller := run.caller
+	if denial, pos := d.ACL.Check(run.client.User, cmd, args); denial != Allowed {
+		d.logDenial(caller, denial, "lua", cmd, args, pos, "")
+		return "ERR The user executing the script " + aclErrorMessage(denial)
+	}
+	if run.readOnly && (cmd.Flags&(Write|MayReplicate) != 0 || hiddenMayReplicate(cmd)) {
+		return ErrScriptWriteInRO
+	}
+	obey := run.client.Master || run.client.Replaying
+	if cmd.Flags&Write != 0 && !run.writeDirty {
+		if d.ReadOnlyReplica.Load() && !obey {
+			return ErrReadOnlyReplica
+		}
+		if msg := d.Srv.Persistence().WritesRefused(); msg != "" {
+			return msg
+		}
+		if d.MinReplicas.Load() > 0 && !d.KS.IsReplica() && d.GoodReplicas.Load() < d.MinReplicas.Load() {
+			return ErrNoReplicas
+		}
+	}
+	if !run.allowOOM && d.evict.MaxMemory != 0 && !obey && !run.writeDirty && run.oomAtStart && cmd.Flags&DenyOOM != 0 {
+		return ErrOOM
+	}
+	return ""
+}
+
+// hiddenMayReplicate reports the commands Redis 7.0 flags may_replicate
+// without showing it in COMMAND (server.c: "Hidden on purpose"), which a
+// read-only script may not call: PUBLISH, SPUBLISH, PFCOUNT.
+func hiddenMayReplicate(cmd *Command) bool {
+	switch cmd.Name {
+	case "publish", "spublish", "pfcount":
+		return true
+	}
+	return false
+}
+
+// aclErrorMessage is acl.c getAclErrorMessage.
+func aclErrorMessage(d Denial) string {
+	switch d {
+	case DeniedCommand:
+		return "can't run this command or subcommand"
+	case DeniedKey:
+		return "can't access at least one of the keys mentioned in the command arguments"
+	case DeniedChannel:
+		return "can't publish to the channel mentioned in the command"
+	}
+	return "lacking the permissions for the command"
+}
+
+// ScriptMemory are the figures of INFO memory about scripts (Redis's
+// evalMemory, evalScriptsMemory, and the functions' to come).
+type ScriptMemory struct {
+	VMEval      int64 // used_memory_vm_eval (and used_memory_lua)
+	ScriptsEval int64 // used_memory_scripts_eval
+	Scripts     int64 // number_of_cached_scripts
+}
+
+// ScriptEngine is the server's scripting (package scripting) as the
+// engine knows it: made on first use by the scripting family and kept
+// on the dispatcher (Dispatcher.Scripts).
+type ScriptEngine interface {
+	// Memory reports the figures of INFO memory. Under the keyspace lock.
+	Memory() ScriptMemory
+}
+
+// ScriptVMBaseBytes is what a fresh Lua VM counts in used_memory_lua: 32
+// KB, as redis-server 7.0 reports its fresh Lua state.
+const ScriptVMBaseBytes = 32 << 10
+
+// ScriptMemory returns the scripting figures of INFO memory; before the
+// first script, those of a fresh VM and an empty cache. Under the
+// keyspace lock.
+func (d *Dispatcher) ScriptMemory() ScriptMemory {
+	if d.Scripts == nil {
+		return ScriptMemory{VMEval: ScriptVMBaseBytes}
+	}
+	return d.Scripts.Memory()
+}
+
+// SetScriptInterrupt registers fn, which stops the running script (the
+// scripting engine's Interrupt); InterruptScript calls it from any
+// goroutine.
+func (d *Dispatcher) SetScriptInterrupt(fn func()) { d.scriptInterrupt.Store(&fn) }
+
+// InterruptScript stops the script that runs now, if any: the server
+// calls it when a signal asks it to shut down, so that a script looping
+// forever under the keyspace lock cannot keep the shutdown from taking
+// it. Safe from any goroutine.
+func (d *Dispatcher) InterruptScript() {
+	if fn := d.scriptInterrupt.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
+// LevelLogger is implemented by a Server that logs at Redis's levels
+// (0 debug, 1 verbose, 2 notice, 3 warning), for redis.log.
+type LevelLogger interface {
+	LogLevel(level int, msg string)
+}
+
+// ACLCheckCommand reports whether user may run args (redis.acl_check_cmd);
+// known is false when args names no command (nor subcommand).
+func (d *Dispatcher) ACLCheckCommand(user *User, args [][]byte) (ok, known bool) {
+	cmd := d.Table.Lookup(args[0])
+	if cmd != nil && cmd.Subs != nil && len(args) >= 2 {
+		cmd = Lookup2(cmd, args[1])
+	}
+	if cmd == nil {
+		return false, false
+	}
+	denial, _ := d.ACL.Check(user, cmd, args)
+	return denial == Allowed, true
+}
