@@ -9,6 +9,7 @@ package testsupport
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -143,15 +144,50 @@ func (p *Proc) Close() {
 	}
 }
 
-// FreePort returns a TCP port free on 127.0.0.1.
+// FreePort returns a TCP port free on 127.0.0.1, chosen at random below
+// the kernel's ephemeral range. A port the kernel hands out for port 0
+// lies in that range, and it may hand it out again at once as the local
+// port of any outgoing connection: with many tests connecting (two suites
+// side by side), a server then failed to bind a port picked a moment
+// before ("address already in use", seen for expiry-zmq-endpoints).
 func FreePort(t testing.TB) int {
 	t.Helper()
+	low := ephemeralLow()
+	for range 200 {
+		port := freePortMin + rand.IntN(low-freePortMin)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			ln.Close()
+			return port
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// freePortMin is the lowest port FreePort picks: above the well-known and
+// the commonly used registered ports.
+const freePortMin = 15000
+
+// ephemeralLow is the first port of the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), 32768 where it cannot be read.
+func ephemeralLow() int {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low <= freePortMin+1000 {
+		low = freePortMin + 1000 // a tuned range: fall back to some room
+	}
+	return low
 }
 
 // RedisServerPath is the real redis-server, or "" when not installed.

@@ -422,11 +422,13 @@ func clientKeys(t *testing.T) *zmqpub.CurveKeys {
 func TestPullCurveFromLibzmqPush(t *testing.T) {
 	const n = 300
 	py := startPyPushEnv(t, n, 1000, []string{"CURVE_SECRET=" + testServerSecret})
-	s := dial(t, []string{py.endpoint}, Options{Heartbeat: 50 * time.Millisecond, CurveServerKey: key(t, testServerPublic), CurveKeys: clientKeys(t)})
+	// 500 ms, as TestPullFromLibzmqPush: a loaded machine may answer a
+	// PING later than 50 ms.
+	s := dial(t, []string{py.endpoint}, Options{Heartbeat: 500 * time.Millisecond, CurveServerKey: key(t, testServerPublic), CurveKeys: clientKeys(t)})
 	for i := range n {
 		require.Equal(t, frames(message(i, 1000)), recv(t, s), "message %d", i)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(4 * time.Second)
 	_, err := io.WriteString(py.stdin, "go\n")
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("id:%06d", n), string(recv(t, s)[1]))
