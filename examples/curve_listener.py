@@ -77,13 +77,30 @@ def read_secret(args):
     return key
 
 
+def glue_key_values(argv, options):
+    """Joins "--option VALUE" into "--option=VALUE" for options taking a key.
+
+    One Z85 key in 85 starts with "-", and argparse takes such a value for
+    an option of its own and refuses the command line.
+    """
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv):
+            out.append(argv[i] + "=" + argv[i + 1])
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--endpoint", action="append", required=True)
     ap.add_argument("--server-key", required=True, help="the server's public key (Z85)")
     ap.add_argument("--secret-key-file", help="a file holding this listener's secret key (Z85)")
     ap.add_argument("--count", type=int, default=0, help="exit after N messages")
-    args = ap.parse_args()
+    args = ap.parse_args(glue_key_values(sys.argv[1:], {"--server-key"}))
     if not zmq.has("curve"):
         sys.exit("this libzmq has no CURVE support")
 

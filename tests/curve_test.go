@@ -28,6 +28,23 @@ func curveKeyPair(t *testing.T) zmqpub.CurveKeys {
 	return k
 }
 
+// curveKeyPairDashed is a key pair whose public key (or, with secret,
+// whose secret key) starts with "-" in Z85, as one key in 85 does: every
+// listener must take it as an option's value, not as an option.
+func curveKeyPairDashed(t *testing.T, secret bool) zmqpub.CurveKeys {
+	t.Helper()
+	for {
+		k := curveKeyPair(t)
+		key := k.Public
+		if secret {
+			key = k.Secret
+		}
+		if z85.EncodeKey(key)[0] == '-' {
+			return k
+		}
+	}
+}
+
 // curveListener is a libzmq PULL listener with CURVE (testdata/pull_listener.py).
 func curveListener(t *testing.T, ep string, server, client zmqpub.CurveKeys) *pyListener {
 	return startListener(t, []string{ep}, "--idle", "60",
@@ -43,7 +60,7 @@ func setExpiringKeys(t *testing.T, c *Conn, prefix string, n int) {
 
 func TestExpiryCurve(t *testing.T) {
 	requirePythonZMQ(t)
-	server, allowed, unknown := curveKeyPair(t), curveKeyPair(t), curveKeyPair(t)
+	server, allowed, unknown := curveKeyPairDashed(t, false), curveKeyPairDashed(t, true), curveKeyPair(t)
 	secret := z85.EncodeKey(server.Secret)
 	conf := filepath.Join(t.TempDir(), "zredis.conf")
 	require.NoError(t, os.WriteFile(conf, []byte("expiry-zmq-curve-secret-key \""+secret+"\"\n"), 0o600))

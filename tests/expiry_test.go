@@ -97,7 +97,16 @@ func startListener(t *testing.T, endpoints []string, extra ...string) *pyListene
 			l.fail("listener stderr: " + stderr.String())
 		}
 	}()
-	t.Cleanup(l.kill)
+	t.Cleanup(func() {
+		l.kill()
+		// A listener that died early (a refused option, a missing
+		// module) shows why only here.
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if t.Failed() && l.err != "" {
+			t.Logf("listener %v: %s", args, l.err)
+		}
+	})
 	return l
 }
 

@@ -11,6 +11,20 @@ import sys
 import zmq
 
 
+def glue_key_values(argv, options):
+    """Joins "--option VALUE" into "--option=VALUE" for options taking a key:
+    one Z85 key in 85 starts with "-", which argparse takes for an option."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv):
+            out.append(argv[i] + "=" + argv[i + 1])
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("endpoints", nargs="+")
@@ -22,7 +36,7 @@ def main():
     ap.add_argument("--hwm", type=int, default=1000)
     ap.add_argument("--curve-server-key", help="the server's CURVE public key (Z85): CURVE on")
     ap.add_argument("--curve-secret-key", help="this listener's CURVE secret key (Z85)")
-    a = ap.parse_args()
+    a = ap.parse_args(glue_key_values(sys.argv[1:], {"--curve-server-key", "--curve-secret-key"}))
 
     ctx = zmq.Context()
     s = ctx.socket(zmq.PULL)
