@@ -122,7 +122,7 @@ func evalshaRoCommand(c *engine.Ctx) { c.Srv.Feed(c.Client, c.Args); scriptsOf(c
 
 // scriptKillCommand: no script ever runs while another command does (a
 // script holds the keyspace lock), so there is none to kill.
-func scriptKillCommand(c *engine.Ctx) { c.Error(engine.ErrNotBusy) }
+func scriptKillCommand(c *engine.Ctx) { c.D.KillScript(c, true) }
 
 // ---- SCRIPT ---------------------------------------------------------------
 

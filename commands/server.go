@@ -208,6 +208,15 @@ func shutdownCommand(c *engine.Ctx) {
 		}
 		return
 	}
+	if busy := c.D.BusyScript(); busy != "" {
+		// A script past busy-reply-threshold: only NOSAVE stops the
+		// server, and the script with it, its writes not kept.
+		if !o.NoSave {
+			c.Error(busy)
+			return
+		}
+		c.D.StopScriptForShutdown()
+	}
 	wait := c.Srv.Shutdown(o)
 	c.Client.Blocked = true
 	c.Offload(func() {

@@ -175,7 +175,7 @@ var effects = map[string]effectSpec{
 	"lazyfree-lazy-server-del":              none(noteLazyFree),
 	"lazyfree-lazy-user-flush":              none(noteLazyFree),
 	"lazyfree-lazy-eviction":                works("an evicted key is propagated to the AOF as UNLINK with yes, DEL with no, as in Redis; memory is freed by the garbage collector either way"),
-	"busy-reply-threshold":                  none("a Lua script runs to its end under the keyspace lock: other clients wait for it instead of getting -BUSY, and SCRIPT KILL answers NOTBUSY; SIGTERM and SIGINT still stop a running script and shut down"),
+	"busy-reply-threshold":                  works("past it a script's other clients get -BUSY and SCRIPT KILL or SHUTDOWN NOSAVE reach it, as in Redis; SIGTERM and SIGINT also stop a running script and shut down"),
 	"enable-protected-configs":              works(""),
 	"enable-debug-command":                  none("zredis has no DEBUG command"),
 	"enable-module-command":                 none("zredis has no MODULE command and loads no modules"),

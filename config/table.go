@@ -388,7 +388,7 @@ var directives = []Directive{
 	intD("active-defrag-max-scan-fields", "", 1, longMax, "1000", fNoEff),
 	intD("slowlog-max-len", "", 0, longMax, "128", 0),
 	intD("acllog-max-len", "", 0, longMax, "128", 0),
-	intD("busy-reply-threshold", "lua-time-limit", 0, longMax, "5000", fNoEff),
+	intD("busy-reply-threshold", "lua-time-limit", 0, longMax, "5000", 0),
 	intD("cluster-node-timeout", "", 0, llongMax, "15000", fNoEff),
 	intD("slowlog-log-slower-than", "", -1, llongMax, "10000", 0),
 	intD("latency-monitor-threshold", "", 0, llongMax, "0", 0),

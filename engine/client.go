@@ -105,6 +105,12 @@ type Client struct {
 	// connection is detached from its loop (blocked); nil when unknown.
 	// Called under the keyspace lock.
 	PeerClosed func() bool
+	// WhileBlocked serves the other clients of this client's connection
+	// loop while a script it runs is past busy-reply-threshold (they get
+	// -BUSY, or SCRIPT KILL and SHUTDOWN NOSAVE run): the loop is the
+	// script's goroutine. Set by the server; nil for clients without a
+	// connection. Called under the keyspace lock.
+	WhileBlocked func()
 	// blockWait is the client's entry in the waiter lists while Blocked.
 	blockWait *waiter
 

@@ -86,6 +86,9 @@ type Dispatcher struct {
 	// Scripts is the server's Lua scripting (package scripting), made by
 	// the scripting family when a script is first loaded; nil until then.
 	Scripts ScriptEngine
+	// script is the run of the script that runs now, nil when none does;
+	// busyScript is the same run once it passed busy-reply-threshold.
+	script, busyScript *ScriptRun
 	// scriptInterrupt stops the running script (SetScriptInterrupt).
 	scriptInterrupt atomic.Pointer[func()]
 	// preOOM records whether memory was over maxmemory, with nothing left
@@ -164,7 +167,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	// The master's stream is never refused for memory (its writes are
 	// the master's, already made) nor for a failed save (obey_client):
 	// a replica that cannot persist it stops instead (masterDiskError).
-	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.oomRefused(cl, chk) {
+	if d.evict.MaxMemory != 0 && !cl.Replaying && !cl.Master && d.busyScript == nil && d.oomRefused(cl, chk) {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrOOM)
 		return nil
@@ -188,6 +191,9 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		d.CommandStats(cmd).RejectedCalls++
 		rejectCommand(c, cmd, ErrNoReplicas)
 		return nil
+	}
+	if d.busyScript != nil {
+		return d.execWhileBusy(c, cmd, chk)
 	}
 	c.Cmd = cmd
 	if cl.InMulti && d.queue(c) {
@@ -220,6 +226,37 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	}
 	d.serveReady()
 	return offload
+}
+
+// execWhileBusy runs a command sent while a script is past
+// busy-reply-threshold (from ScriptTick, under the lock the script
+// holds): -BUSY unless the command is flagged allow-busy (SCRIPT KILL,
+// FUNCTION KILL, SHUTDOWN, MULTI, AUTH ...), which runs without a time
+// snapshot, propagation unit or unblocked clients of its own, since the
+// script's are in use (processCommand's isInsideYieldingLongCommand).
+func (d *Dispatcher) execWhileBusy(c *Ctx, cmd, chk *Command) func() {
+	cl := c.Client
+	if chk.Flags&AllowBusy == 0 {
+		d.CommandStats(cmd).RejectedCalls++
+		rejectCommand(c, cmd, d.BusyScript())
+		return nil
+	}
+	c.Cmd = cmd
+	if cl.InMulti && d.queue(c) {
+		return nil
+	}
+	c.DB = d.KS.DB(cl.DB)
+	start := time.Now()
+	d.run(c)
+	st := d.CommandStats(cmd)
+	st.Calls++
+	st.Usec += time.Since(start).Microseconds()
+	if c.failed {
+		st.FailedCalls++
+	}
+	d.Srv.Stats().TotalCommands++
+	cl.LastCmd = cmd.Name
+	return c.offload
 }
 
 // CallFlags are the flags of cmd for a call with args: those FlagsFor

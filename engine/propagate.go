@@ -214,6 +214,13 @@ func (p *propagation) endUnit() {
 	}
 }
 
+// discardUnit drops what the running unit would propagate (a script
+// that SHUTDOWN NOSAVE stopped).
+func (p *propagation) discardUnit() {
+	clear(p.pending)
+	p.pending = p.pending[:0]
+}
+
 // send hands one command to every consumer it is for.
 func (p *propagation) send(op propOp) {
 	p.sent++

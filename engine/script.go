@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/zredis/zredis/resp"
 )
@@ -55,6 +57,24 @@ type ScriptRun struct {
 	oomAtStart bool // memory was over maxmemory when the script started
 	writeDirty bool // the script called a write command
 	repl       int  // redis.set_repl
+
+	// Name is what the log and SCRIPT KILL call the script (its SHA1, a
+	// function's name); Function is true for FCALL's, false for EVAL's.
+	Name     string
+	Function bool
+
+	// The watch on the run's length (ScriptTick): its start, the
+	// busy-reply-threshold it started under, whether it passed it
+	// (SCRIPT_TIMEDOUT), when it last served the other clients, and
+	// whether SCRIPT KILL or FUNCTION KILL asked it to stop.
+	start      time.Time
+	busyAfter  time.Duration
+	timedOut   bool
+	lastServed time.Time
+	killed     bool
+	// discard drops the effects of the run instead of propagating them:
+	// SHUTDOWN NOSAVE stopped it, and what it wrote is not to be kept.
+	discard bool
 }
 
 // Caller is the context of the command that runs the script.
@@ -78,7 +98,15 @@ const (
 	ErrScriptMisconfRDB     = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
 	ErrScriptMisconfAOF     = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: "
 	ErrNotBusy              = "NOTBUSY No scripts in execution right now."
+	ErrBusyEval             = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	ErrBusyFunction         = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	ErrUnkillableMaster     = "UNKILLABLE The busy script was sent by a master instance in the context of replication and cannot be killed."
+	ErrUnkillableWrites     = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 )
+
+// How often a script past busy-reply-threshold lets the other clients in:
+// Redis serves them at every hook call (each 100,000 Lua instructions).
+const scriptServeEvery = 2 * time.Millisecond
 
 // BeginScript prepares run for a script with flags, run by the command
 // of c (ro: EVAL_RO or EVALSHA_RO), as scriptPrepareForRun: it returns
@@ -131,12 +159,27 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 	run.oomAtStart = oom
 	run.writeDirty = false
 	run.repl = ReplAll
+	run.start = time.Now()
+	run.busyAfter = time.Duration(d.Srv.Config().Int("busy-reply-threshold")) * time.Millisecond
+	run.timedOut, run.killed, run.discard = false, false, false
+	d.script = run
 	return ""
 }
 
 // EndScript ends the run: the command that ran the script propagates
 // nothing of its own (its commands propagated their effects).
 func (d *Dispatcher) EndScript(run *ScriptRun) {
+	d.script = nil
+	if run.timedOut {
+		run.timedOut = false
+		d.busyScript = nil
+		d.KS.EndYield()
+	}
+	if run.discard {
+		if p := d.propagating(); p != nil {
+			p.discardUnit()
+		}
+	}
 	run.caller.PreventPropagation()
 	run.caller.Client.batchOff = run.client.batchOff
 	run.w.Reset()
@@ -278,6 +321,87 @@ func (d *Dispatcher) ScriptMemory() ScriptMemory {
 		return ScriptMemory{VMEval: ScriptVMBaseBytes}
 	}
 	return d.Scripts.Memory()
+}
+
+// ScriptTick watches the length of a run; the scripting engine calls it
+// as the script runs (every thousand or so Lua instructions), as Redis's
+// Lua hook calls scriptInterrupt. Past busy-reply-threshold the run is
+// timed out: the log says so once, the other clients get -BUSY for what
+// they send (Exec), and every few milliseconds they are served: those of
+// the caller's connection loop from here, the others by yielding the
+// keyspace lock to them, so that SCRIPT KILL, FUNCTION KILL and SHUTDOWN
+// NOSAVE can reach the script. It reports whether the
+// script is to stop (SCRIPT KILL). Under the keyspace lock.
+func (d *Dispatcher) ScriptTick(run *ScriptRun) (killed bool) {
+	if !run.timedOut {
+		elapsed := time.Since(run.start)
+		if elapsed < run.busyAfter {
+			return false
+		}
+		kill := "SCRIPT KILL"
+		if run.Function {
+			kill = "FUNCTION KILL"
+		}
+		d.Srv.Warning(fmt.Sprintf("Slow script detected: still in execution after %d milliseconds. You can try killing the script using the %s command. Script name is: %s.",
+			elapsed.Milliseconds(), kill, run.Name))
+		run.timedOut = true
+		d.busyScript = run
+	} else if time.Since(run.lastServed) < scriptServeEvery {
+		return run.killed
+	}
+	if serve := run.caller.Client.WhileBlocked; serve != nil {
+		serve()
+	}
+	d.KS.Yield()
+	run.lastServed = time.Now()
+	return run.killed
+}
+
+// KillScript is SCRIPT KILL (eval) and FUNCTION KILL (scriptKill): the
+// running script stops at its next instruction, unless it runs for the
+// master or already wrote. Called while a timed-out script serves the
+// other clients (ScriptTick).
+func (d *Dispatcher) KillScript(c *Ctx, eval bool) {
+	run := d.script
+	switch {
+	case run == nil:
+		c.Error(ErrNotBusy)
+	case run.caller.Client.Master || run.caller.Client.Replaying:
+		c.Error(ErrUnkillableMaster)
+	case run.writeDirty:
+		c.Error(ErrUnkillableWrites)
+	case eval && run.Function:
+		c.Error(ErrBusyFunction)
+	case !eval && !run.Function:
+		c.Error(ErrBusyEval)
+	default:
+		run.killed = true
+		c.W.OK()
+	}
+}
+
+// BusyScript is the error a command not flagged allow-busy gets while a
+// script is past busy-reply-threshold, "" when none is. Under the lock.
+func (d *Dispatcher) BusyScript() string {
+	switch {
+	case d.busyScript == nil:
+		return ""
+	case d.busyScript.Function:
+		return ErrBusyFunction
+	default:
+		return ErrBusyEval
+	}
+}
+
+// StopScriptForShutdown makes SHUTDOWN NOSAVE the way out of a timed-out
+// script, as in Redis: the script stops at its next instruction, and
+// what it wrote is neither propagated nor kept in the AOF (the server
+// exits without saving).
+func (d *Dispatcher) StopScriptForShutdown() {
+	if d.busyScript != nil {
+		d.busyScript.discard = true
+		d.InterruptScript()
+	}
 }
 
 // SetScriptInterrupt registers fn, which stops the running script (the

@@ -6,6 +6,7 @@ package keyspace
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -117,6 +118,10 @@ type Keyspace struct {
 	relMu      sync.Mutex
 	released   []*Snapshot
 	relPending atomic.Bool
+
+	// yielding is closed when the holder that yields the lock (Yield)
+	// ends its run; nil when none does.
+	yielding chan struct{}
 }
 
 // New makes a keyspace of n databases reading time from clock.
@@ -139,11 +144,58 @@ func (ks *Keyspace) Exec(fn func()) {
 }
 
 // Lock and Unlock bracket a batch of commands explicitly, for the
-// dispatcher's hot path where a closure per batch is not wanted.
+// dispatcher's hot path where a closure per batch is not wanted. While a
+// holder yields the lock (Yield), Lock waits for the end of its run.
 func (ks *Keyspace) Lock() {
 	ks.mu.Lock()
+	for ks.yielding != nil {
+		end := ks.yielding
+		ks.mu.Unlock()
+		<-end
+		ks.mu.Lock()
+	}
 	if ks.relPending.Load() {
 		ks.drainReleased()
+	}
+}
+
+// LockOrBusy takes the lock as Lock does, but also while a holder yields
+// it, and then reports busy: the holder (a script past
+// busy-reply-threshold) is paused mid-run, and the caller may only do
+// what a busy server does (answer -BUSY, take in a client), not touch
+// the databases.
+func (ks *Keyspace) LockOrBusy() (busy bool) {
+	ks.mu.Lock()
+	if ks.yielding != nil {
+		return true
+	}
+	if ks.relPending.Load() {
+		ks.drainReleased()
+	}
+	return false
+}
+
+// Yield lets the goroutines waiting for the lock take it in turn, while
+// the holder runs long (a script past busy-reply-threshold): those that
+// took it with LockOrBusy do their work, the others wait for EndYield.
+// The lock is held again when Yield returns. Under the lock.
+func (ks *Keyspace) Yield() {
+	if ks.yielding == nil {
+		ks.yielding = make(chan struct{})
+	}
+	ks.mu.Unlock()
+	// The waiters queued for seconds: the mutex, starving, hands itself
+	// to each of them before this goroutine has it back.
+	runtime.Gosched()
+	ks.mu.Lock()
+}
+
+// EndYield ends what Yield began: the waiters of Lock go on. Under the
+// lock.
+func (ks *Keyspace) EndYield() {
+	if ks.yielding != nil {
+		close(ks.yielding)
+		ks.yielding = nil
 	}
 }
 

@@ -73,7 +73,14 @@ type Loop struct {
 
 	mu    sync.Mutex
 	tasks []func()
+	// early are the tasks submitted with SubmitEarly: run before tasks,
+	// and by ServeWhileBlocked too.
+	early []func()
 	stop  bool
+
+	// blockedEvents is ServeWhileBlocked's poll buffer: Run's is in use
+	// by the handler that called it.
+	blockedEvents []syscall.EpollEvent
 
 	// AfterEvents, when set, runs on the loop after the connections that
 	// one poll reported were handled and the submitted tasks were run,
@@ -114,11 +121,39 @@ func (l *Loop) Submit(fn func()) {
 		l.mu.Unlock()
 		return
 	}
-	first := len(l.tasks) == 0
+	first := len(l.tasks)+len(l.early) == 0
 	l.tasks = append(l.tasks, fn)
 	l.mu.Unlock()
 	if first {
 		l.wake()
+	}
+}
+
+// SubmitEarly is Submit for a task that may also run while a handler
+// serves the loop from inside (ServeWhileBlocked), such as taking in a
+// new connection: it runs before the tasks of Submit.
+func (l *Loop) SubmitEarly(fn func()) {
+	l.mu.Lock()
+	if l.stop {
+		l.mu.Unlock()
+		return
+	}
+	first := len(l.tasks)+len(l.early) == 0
+	l.early = append(l.early, fn)
+	l.mu.Unlock()
+	if first {
+		l.wake()
+	}
+}
+
+// runEarly runs the tasks of SubmitEarly.
+func (l *Loop) runEarly() {
+	l.mu.Lock()
+	early := l.early
+	l.early = nil
+	l.mu.Unlock()
+	for _, fn := range early {
+		fn()
 	}
 }
 
@@ -169,21 +204,11 @@ func (l *Loop) Run() {
 				syscall.Read(l.wakefd, buf[:])
 				continue
 			}
-			c := l.conns[fd]
-			if c == nil {
-				continue
-			}
-			ev := events[i].Events
-			if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && c.waiting() {
-				c.flush()
-			}
-			if c.closed || c.detached {
-				continue
-			}
-			if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (!c.waiting() || c.readPending) {
-				c.handler.Readable(c)
+			if c := l.conns[fd]; c != nil {
+				c.handle(events[i].Events)
 			}
 		}
+		l.runEarly()
 		l.mu.Lock()
 		tasks, l.tasks = l.tasks, tasks[:0]
 		stop := l.stop
@@ -203,6 +228,48 @@ func (l *Loop) Run() {
 		c.Close()
 	}
 	l.closeFDs()
+}
+
+// handle serves the readiness ev that a poll reported for c.
+func (c *Conn) handle(ev uint32) {
+	if ev&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && c.waiting() {
+		c.flush()
+	}
+	if c.closed || c.detached {
+		return
+	}
+	if ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && (!c.waiting() || c.readPending) {
+		c.handler.Readable(c)
+	}
+}
+
+// ServeWhileBlocked serves, once and without blocking, the connections
+// whose input or output is ready now, all but busy: a handler that runs
+// long on the loop (a script past busy-reply-threshold) calls it from
+// time to time, so that the loop's other clients are answered meanwhile,
+// as Redis's processEventsWhileBlocked does. busy's own input waits
+// (Redis's protectClient). The submitted tasks wait for Run, and the
+// loop's wake-up stays pending for it; those of SubmitEarly run. On the
+// loop's goroutine, from a handler.
+func (l *Loop) ServeWhileBlocked(busy *Conn) {
+	if l.blockedEvents == nil {
+		l.blockedEvents = make([]syscall.EpollEvent, 64)
+	}
+	events := l.blockedEvents
+	n, err := pollNow(l.epfd, events)
+	if err != nil {
+		return
+	}
+	for i := 0; i < n; i++ {
+		fd := int(events[i].Fd)
+		if fd == l.wakefd {
+			continue
+		}
+		if c := l.conns[fd]; c != nil && c != busy {
+			c.handle(events[i].Events)
+		}
+	}
+	l.runEarly()
 }
 
 // Read reads ready input without blocking: ErrWouldBlock when none is

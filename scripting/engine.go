@@ -39,7 +39,6 @@
 package scripting
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"regexp"
@@ -118,11 +117,10 @@ type Engine struct {
 	running  bool
 	funcname string // the running script's sha
 
-	// The running script's context, which Interrupt cancels from another
-	// goroutine (mu guards cancel and interrupted).
-	mu          sync.Mutex
-	cancel      context.CancelFunc
-	interrupted bool
+	// The running script's context, which Interrupt stops from another
+	// goroutine (mu guards rc).
+	mu sync.Mutex
+	rc *runCtx
 
 	cCalls int // nested pcall, xpcall and coroutine resumes (enterCCall)
 
@@ -379,6 +377,7 @@ func (e *Engine) Eval(c *engine.Ctx, evalsha, ro bool) {
 	}
 	e.running = true
 	e.funcname = sha
+	e.run.Name, e.run.Function = sha, false
 	defer func() {
 		e.running = false
 		c.D.EndScript(&e.run)
@@ -395,18 +394,16 @@ func (e *Engine) call(c *engine.Ctx, s *script, keys, argv [][]byte) {
 	L.SetTop(0) // whatever a failed run left
 	e.globals.RawSetString("KEYS", e.newArray(keys))
 	e.globals.RawSetString("ARGV", e.newArray(argv))
-	ctx, cancel := context.WithCancel(context.Background())
+	rc := newRunCtx(c.D, &e.run)
 	e.mu.Lock()
-	e.cancel, e.interrupted = cancel, false
+	e.rc = rc
 	e.mu.Unlock()
-	L.SetContext(ctx)
+	L.SetContext(rc)
 	L.Push(s.fn)
 	err := L.PCall(0, 1, e.errh)
 	L.RemoveContext()
-	e.mu.Lock()
-	e.cancel = nil
-	e.mu.Unlock()
-	cancel()
+	// The coroutines the script made stop with it.
+	rc.stop("ended")
 	if err != nil {
 		e.replyError(c, err)
 		L.SetTop(0)
@@ -457,6 +454,10 @@ func (e *Engine) replyError(c *engine.Ctx, err error) {
 		return
 	}
 	msg := cString(luaToString(t.RawGetString("err")))
+	if e.stopReason() == stopKilled {
+		// Redis raises it as an error table, without a position.
+		msg = "ERR " + stopKilled
+	}
 	var b strings.Builder
 	b.WriteString(msg)
 	src, line := t.RawGetString("source"), t.RawGetString("line")
@@ -483,24 +484,33 @@ func (e *Engine) replyError(c *engine.Ctx, err error) {
 // lock the shutdown needs).
 func (e *Engine) Interrupt() {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.cancel != nil {
-		e.interrupted = true
-		e.cancel()
+	rc := e.rc
+	e.mu.Unlock()
+	if rc != nil {
+		rc.stop(stopShutdown)
 	}
 }
 
-// isInterrupted reports whether Interrupt stopped the running script.
-func (e *Engine) isInterrupted() bool {
+// stopReason is why the server stopped the running script (SCRIPT KILL,
+// a shutdown), "" when it did not.
+func (e *Engine) stopReason() string {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.interrupted
+	rc := e.rc
+	e.mu.Unlock()
+	if rc == nil {
+		return ""
+	}
+	if why := rc.stopped(); why == stopKilled || why == stopShutdown {
+		return why
+	}
+	return ""
 }
 
-// ctxErr is the reason a script was stopped by Interrupt, or "".
+// ctxErr is the reason a script was stopped by a shutdown, or "": its
+// caller gets it as it is (a killed script's error says where it was).
 func (e *Engine) ctxErr() string {
-	if e.isInterrupted() {
-		return "Script interrupted: the server is shutting down"
+	if e.stopReason() == stopShutdown {
+		return stopShutdown
 	}
 	return ""
 }

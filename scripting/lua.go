@@ -317,6 +317,12 @@ func (e *Engine) boundCoroutines(L *lua.LState, co *lua.LTable) {
 	// of its results, left on the stack above what was there.
 	call := func(L *lua.LState, args []lua.LValue) int {
 		defer e.enterCCall(L, maxCCalls)()
+		// The run's watch goes on inside the coroutine (runCtx).
+		if rc, ok := L.Context().(*runCtx); ok && len(args) > 0 {
+			if th, ok := args[0].(*lua.LState); ok && th.Context() != rc {
+				th.SetContext(rc)
+			}
+		}
 		top := L.GetTop()
 		L.Push(resume)
 		for _, a := range args {
@@ -510,7 +516,7 @@ func (e *Engine) luaPcall(L *lua.LState) int {
 	nargs := L.GetTop() - 1
 	defer e.enterCCall(L, maxCCalls-1)()
 	if err := L.PCall(nargs, lua.MultRet, nil); err != nil {
-		if ae, ok := err.(*lua.ApiError); ok && e.isInterrupted() {
+		if ae, ok := err.(*lua.ApiError); ok && e.stopReason() != "" {
 			// The server is stopping the script: no pcall may catch it.
 			L.RaiseError("%s", ae.Object.String())
 		}

@@ -111,6 +111,7 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 	}
 	cl.Kill = func() { s.drop(c) }
 	cl.PeerClosed = func() bool { return peerClosed(fd) }
+	cl.WhileBlocked = c.serveWhileBlocked
 	cl.LastInteraction.Store(now)
 	c.cl = cl
 	c.rd = resp.NewReader(c, *s.limits.Load())
@@ -130,13 +131,16 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// attach runs on the loop: it takes the socket into the loop.
+// attach runs on the loop: it takes the socket into the loop, also while
+// the loop serves its clients from inside a long script (SubmitEarly).
 func (c *conn) attach() {
 	lc, err := c.loop.Add(c.fd, c)
 	if err != nil {
 		c.s.log.Warningf("Registering client connection: %v", err)
 		syscall.Close(c.fd)
-		c.s.ks.Exec(func() { c.s.drop(c) })
+		locked := c.lock()
+		c.s.drop(c)
+		c.unlock(locked)
 		if c.onClose != nil {
 			c.onClose()
 		}
@@ -144,11 +148,10 @@ func (c *conn) attach() {
 		return
 	}
 	c.lc = lc
-	authed := true
-	c.s.ks.Exec(func() {
-		authed = !c.s.disp.AuthRequired(c.cl)
-		c.cl.Output = c.outputFigures
-	})
+	locked := c.lock()
+	authed := !c.s.disp.AuthRequired(c.cl)
+	c.cl.Output = c.outputFigures
+	c.unlock(locked)
 	c.rd.SetAuthenticated(authed)
 }
 
@@ -196,10 +199,43 @@ func (c *conn) Readable(lc *netloop.Conn) {
 	}
 }
 
+// serveWhileBlocked serves the other connections of c's loop while c
+// runs a script past busy-reply-threshold (engine.Client.WhileBlocked):
+// this goroutine, the loop's, holds the keyspace lock for the script, so
+// what they send runs without taking it, and the dispatcher answers
+// -BUSY to all but the commands flagged allow-busy. Under the lock.
+func (c *conn) serveWhileBlocked() {
+	s := c.s
+	s.blockedLoop.Store(c.loop)
+	c.loop.ServeWhileBlocked(c.lc)
+	s.blockedLoop.Store(nil)
+}
+
+// lock takes the keyspace lock for c's commands, unless c's loop serves
+// its connections from inside a script that holds it (serveWhileBlocked).
+// It reports whether it took it. The lock may be one a long script yields
+// (keyspace.LockOrBusy): the dispatcher then answers -BUSY.
+func (c *conn) lock() bool {
+	if c.s.blockedLoop.Load() == c.loop {
+		return false
+	}
+	c.s.ks.LockOrBusy()
+	return true
+}
+
+// unlock releases what lock took.
+func (c *conn) unlock(locked bool) {
+	if locked {
+		c.s.ks.Unlock()
+	}
+}
+
 // Closed implements netloop.Handler.
 func (c *conn) Closed(*netloop.Conn) {
 	s := c.s
-	s.ks.Exec(func() { s.drop(c) })
+	locked := c.lock()
+	s.drop(c)
+	c.unlock(locked)
 	if c.onClose != nil {
 		c.onClose()
 	}
@@ -313,7 +349,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	s := c.s
 	cl := c.cl
 	for i < len(batch) {
-		s.ks.Lock()
+		locked := c.lock()
 		aofW, aofBefore := s.aof.w, s.aof.last
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
@@ -322,7 +358,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 				cl.CloseAfterReply = true
 			case pauseWait:
 				c.noteAOF(aofW, aofBefore)
-				s.ks.Unlock()
+				c.unlock(locked)
 				args := batch[i]
 				return i, func() {
 					s.ks.Lock()
@@ -347,7 +383,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			i++
 			if offload != nil {
 				c.noteAOF(aofW, aofBefore)
-				s.ks.Unlock()
+				c.unlock(locked)
 				return i, func() {
 					offload()
 					s.ks.Exec(func() {
@@ -367,7 +403,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 		c.authed = !s.disp.AuthRequired(cl)
 		c.readPending = limited(&s.outLimits.Load()[outputClass(cl)])
 		c.noteAOF(aofW, aofBefore)
-		s.ks.Unlock()
+		c.unlock(locked)
 		if cl.CloseAfterReply {
 			return len(batch), nil
 		}

@@ -76,8 +76,14 @@ type Server struct {
 
 	// listening holds the TCP listeners and their accept loops
 	// (listen.go).
-	listening   listening
-	loops       []*netloop.Loop
+	listening listening
+	loops     []*netloop.Loop
+	// blockedLoop is the loop whose goroutine runs a script past
+	// busy-reply-threshold and serves the loop's other clients meanwhile
+	// (conn.serveWhileBlocked); nil otherwise. That goroutine holds the
+	// keyspace lock: a connection of this loop runs its commands without
+	// taking it.
+	blockedLoop atomic.Pointer[netloop.Loop]
 	nextLoop    int                  // accept: round-robin over loops
 	conns       sync.WaitGroup       // registered connections, until their Closed
 	workers     sync.WaitGroup       // connections' goroutines for suspended batches
@@ -514,7 +520,11 @@ func (s *Server) accept(nc net.Conn) {
 	var refused string // the error a refused connection gets before it is closed
 	closing := false
 	var c *conn
-	s.ks.Exec(func() {
+	// Also while a long script yields the lock: Redis takes in clients
+	// then, and they get -BUSY.
+	s.ks.LockOrBusy()
+	func() {
+		defer s.ks.Unlock()
 		if s.closing {
 			closing = true
 			return
@@ -546,7 +556,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.disp.NewClientAuth(c.cl)
 		s.clients[c.cl.ID] = c
 		s.conns.Add(1)
-	})
+	}()
 	if closing {
 		nc.Close() // a no-op when TakeFD already took it
 		return
@@ -557,7 +567,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	c.loop.Submit(c.attach)
+	c.loop.SubmitEarly(c.attach)
 }
 
 // protectedModeRefuses reports whether protected mode refuses a client

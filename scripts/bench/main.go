@@ -33,7 +33,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -128,7 +130,17 @@ var tests = []test{
 	{"RPOP", builtin("rpop"), fillList},
 	{"ZRANGEBYSCORE", command("ZRANGEBYSCORE", "myzset", "0", "1000", "LIMIT", "0", "10"), fillZset},
 	{"HGETALL (10 f)", command("HGETALL", "myhash"), fillHash},
+	{"EVALSHA (rate limit)", command("EVALSHA", rateLimitSHA, "1", "ratelimit:__rand_int__"), loadScript(rateLimitScript)},
 }
+
+// rateLimitScript is a small script of the kind mail stacks run with
+// EVALSHA: a counter per key that starts a window when it is new.
+const rateLimitScript = "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('EXPIRE', KEYS[1], 60) end return n"
+
+var rateLimitSHA = func() string {
+	sum := sha1.Sum([]byte(rateLimitScript))
+	return hex.EncodeToString(sum[:])
+}()
 
 // testKeys are the names -tests knows, in the table's order.
 func testKeys() []string {

@@ -27,6 +27,14 @@ func delKey(key string) func(*rconn, int, int) error {
 	}
 }
 
+// loadScript caches body on the server (SCRIPT LOAD), for EVALSHA.
+func loadScript(body string) func(*rconn, int, int) error {
+	return func(rc *rconn, _, _ int) error {
+		_, err := rc.do("SCRIPT", "LOAD", body)
+		return err
+	}
+}
+
 // fillKeys sets every key redis-benchmark's key:__rand_int__ can name
 // under -r keyspaceSize (key:000000000000 .. key:000000099999) to a value
 // of size bytes, so GET finds a value of the run's size and EXPIRE finds

@@ -1,0 +1,103 @@
+package scripting
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zredis/zredis/engine"
+)
+
+// Why a run stops before its end.
+const (
+	stopKilled   = "Script killed by user with SCRIPT KILL..."
+	stopShutdown = "Script interrupted: the server is shutting down"
+)
+
+// tickEvery is how many Lua instructions run between two looks at the
+// run's length: a clock read every few microseconds.
+const tickEvery = 1024
+
+// runCtx is the context of one run, which gopher-lua consults before
+// every instruction it executes (it calls Done there): that call is the
+// watch Redis keeps with its Lua count hook. Every tickEvery calls the
+// dispatcher looks at the run's length (engine.Dispatcher.ScriptTick):
+// past busy-reply-threshold the other clients are served from here, and
+// one of them may kill the script. Interrupt, from any goroutine, stops
+// it too. Once stopped, Done's channel is closed and every instruction
+// raises the error, so that no pcall can catch it.
+//
+// Done is called on the script's goroutine only: a coroutine's thread
+// gets this context itself (resume), and context.WithCancel, which
+// gopher-lua calls on it for a new coroutine, finds AfterFunc and starts
+// no goroutine to watch it.
+type runCtx struct {
+	d    *engine.Dispatcher
+	run  *engine.ScriptRun
+	n    uint32
+	done chan struct{}
+
+	mu    sync.Mutex
+	why   string   // why the run stopped, "" while it goes on
+	after []func() // AfterFunc's functions
+}
+
+func newRunCtx(d *engine.Dispatcher, run *engine.ScriptRun) *runCtx {
+	return &runCtx{d: d, run: run, done: make(chan struct{})}
+}
+
+func (r *runCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (r *runCtx) Value(any) any               { return nil }
+
+func (r *runCtx) Done() <-chan struct{} {
+	r.n++
+	if r.n%tickEvery == 0 && r.d != nil && r.d.ScriptTick(r.run) && r.stopped() == "" {
+		r.d.Srv.Warning("Lua script killed by user with SCRIPT KILL.")
+		r.stop(stopKilled)
+	}
+	return r.done
+}
+
+func (r *runCtx) Err() error {
+	if why := r.stopped(); why != "" {
+		return errors.New(why)
+	}
+	return nil
+}
+
+// AfterFunc runs f once the run stops (context's afterFuncer).
+func (r *runCtx) AfterFunc(f func()) (stop func() bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.why != "" {
+		// The caller holds a lock f takes.
+		go f()
+	} else {
+		r.after = append(r.after, f)
+	}
+	return func() bool { return false }
+}
+
+// stop ends the run with why; the first reason stays. Any goroutine.
+func (r *runCtx) stop(why string) {
+	r.mu.Lock()
+	if r.why != "" {
+		r.mu.Unlock()
+		return
+	}
+	r.why = why
+	close(r.done)
+	after := r.after
+	r.after = nil
+	r.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
+
+// stopped is why the run stopped, "" while it goes on. Any goroutine.
+func (r *runCtx) stopped() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.why
+}
