@@ -224,7 +224,7 @@ func (e *Engine) jsonAppend(L *lua.LState, b *strings.Builder, v lua.LValue, dep
 func (e *Engine) jsonArrayLen(L *lua.LState, t *lua.LTable) int {
 	max, items := 0, 0
 	isArray := true
-	t.ForEach(func(k, _ lua.LValue) {
+	eachPair(t, func(k, _ lua.LValue) {
 		if !isArray {
 			return
 		}

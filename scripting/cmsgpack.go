@@ -81,9 +81,9 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		n := 0
-		v.ForEach(func(_, _ lua.LValue) { n++ })
+		eachPair(v, func(_, _ lua.LValue) { n++ })
 		b = mpHeader(b, n, 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		eachPair(v, func(k, val lua.LValue) {
 			b = mpEncode(b, k, level+1)
 			b = mpEncode(b, val, level+1)
 		})
@@ -97,7 +97,7 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 func mpArrayLen(t *lua.LTable) (int, bool) {
 	count, max := 0, 0
 	ok := true
-	t.ForEach(func(k, _ lua.LValue) {
+	eachPair(t, func(k, _ lua.LValue) {
 		n, isNum := k.(lua.LNumber)
 		if !isNum || n <= 0 || float64(int32(n)) != float64(n) {
 			ok = false

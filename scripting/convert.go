@@ -118,9 +118,9 @@ func (e *Engine) reply(c *engine.Ctx, v lua.LValue, depth int) {
 		}
 		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
 			n := 0
-			m.ForEach(func(_, _ lua.LValue) { n++ })
+			eachPair(m, func(_, _ lua.LValue) { n++ })
 			w.Map(n)
-			m.ForEach(func(k, val lua.LValue) {
+			eachPair(m, func(k, val lua.LValue) {
 				e.reply(c, k, depth+1)
 				e.reply(c, val, depth+1)
 			})
@@ -128,9 +128,9 @@ func (e *Engine) reply(c *engine.Ctx, v lua.LValue, depth int) {
 		}
 		if m, ok := v.RawGetString("set").(*lua.LTable); ok {
 			n := 0
-			m.ForEach(func(_, _ lua.LValue) { n++ })
+			eachPair(m, func(_, _ lua.LValue) { n++ })
 			w.Set(n)
-			m.ForEach(func(k, _ lua.LValue) { e.reply(c, k, depth+1) })
+			eachPair(m, func(k, _ lua.LValue) { e.reply(c, k, depth+1) })
 			return
 		}
 		mark := w.DeferArray()
@@ -272,3 +272,14 @@ func parseLuaNumber(s string) (lua.LNumber, error) {
 }
 
 func floor(f float64) float64 { return math.Floor(f) }
+
+// eachPair calls fn for every key and value of t in the order Next gives
+// them (the array part, then the other keys in the order they were set),
+// not in ForEach's, which follows Go's map order and changes from run to
+// run: a script's map or set reply and its cmsgpack.pack output are the
+// same every time.
+func eachPair(t *lua.LTable, fn func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		fn(k, v)
+	}
+}

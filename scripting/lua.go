@@ -125,6 +125,7 @@ func (e *Engine) newState() {
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomseed))
 
 	e.boundCoroutines(L, g.RawGetString("coroutine").(*lua.LTable))
+	numericStringArgs(L, g)
 
 	e.errh = L.NewFunction(e.errHandler)
 	g.RawSetString("__redis__err__handler", e.errh)
@@ -275,6 +276,79 @@ func (e *Engine) protect(L *lua.LState, g *lua.LTable) {
 	e.env = env
 	L.G.Global = g
 	L.Env = env
+}
+
+// numberArgs are the library functions whose arguments at these
+// positions (all of them when none is given) Lua 5.1 reads with
+// luaL_checknumber or luaL_checkint, which take a string holding a
+// number: a script passes ARGV, always strings, to string.sub or
+// math.randomseed as it is. gopher-lua's take numbers only.
+var numberArgs = []struct {
+	lib, name string
+	pos       []int
+}{
+	{"", "select", []int{1}}, {"", "unpack", []int{2, 3}},
+	{"string", "byte", []int{2, 3}}, {"string", "char", nil}, {"string", "find", []int{3}},
+	{"string", "gsub", []int{4}}, {"string", "match", []int{3}}, {"string", "rep", []int{2}},
+	{"string", "sub", []int{2, 3}},
+	{"table", "concat", []int{3, 4}}, {"table", "remove", []int{2}},
+	{"math", "abs", nil}, {"math", "acos", nil}, {"math", "asin", nil}, {"math", "atan", nil},
+	{"math", "atan2", nil}, {"math", "ceil", nil}, {"math", "cos", nil}, {"math", "cosh", nil},
+	{"math", "deg", nil}, {"math", "exp", nil}, {"math", "floor", nil}, {"math", "fmod", nil},
+	{"math", "frexp", nil}, {"math", "ldexp", nil}, {"math", "log", nil}, {"math", "log10", nil},
+	{"math", "max", nil}, {"math", "min", nil}, {"math", "modf", nil}, {"math", "pow", nil},
+	{"math", "rad", nil}, {"math", "random", nil}, {"math", "randomseed", nil}, {"math", "sin", nil},
+	{"math", "sinh", nil}, {"math", "sqrt", nil}, {"math", "tan", nil}, {"math", "tanh", nil},
+}
+
+// numericStringArgs wraps the functions of numberArgs so that a string
+// holding a number is passed on as the number; table.insert's position
+// too, when it has one.
+func numericStringArgs(L *lua.LState, g *lua.LTable) {
+	convert := func(L *lua.LState, i int) {
+		if s, ok := L.Get(i).(lua.LString); ok {
+			if n, err := parseLuaNumber(string(s)); err == nil {
+				L.Replace(i, n)
+			}
+		}
+	}
+	wrap := func(fn lua.LValue, positions func(L *lua.LState) []int) *lua.LFunction {
+		// The Go function runs in the wrapper's frame, not one of its
+		// own: its errors name it as the script called it ('sub').
+		g := fn.(*lua.LFunction).GFunction
+		return L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			if pos := positions(L); pos == nil {
+				for i := 1; i <= top; i++ {
+					convert(L, i)
+				}
+			} else {
+				for _, i := range pos {
+					if i <= top {
+						convert(L, i)
+					}
+				}
+			}
+			return g(L)
+		})
+	}
+	for _, f := range numberArgs {
+		lib := g
+		if f.lib != "" {
+			lib = g.RawGetString(f.lib).(*lua.LTable)
+		}
+		pos := f.pos
+		if fn := lib.RawGetString(f.name); fn.Type() == lua.LTFunction {
+			lib.RawSetString(f.name, wrap(fn, func(*lua.LState) []int { return pos }))
+		}
+	}
+	table := g.RawGetString("table").(*lua.LTable)
+	table.RawSetString("insert", wrap(table.RawGetString("insert"), func(L *lua.LState) []int {
+		if L.GetTop() == 3 {
+			return []int{2}
+		}
+		return []int{}
+	}))
 }
 
 // enterCCall counts one more nested call that C Lua makes through its C

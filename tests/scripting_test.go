@@ -232,6 +232,17 @@ var scriptCases = [][]string{
 	{"SCRIPT", "EXISTS"},
 	{"SCRIPT", "LOAD"},
 
+	// Library functions take a string holding a number where Lua 5.1
+	// reads a number: ARGV is always strings.
+	{"EVAL", "math.randomseed(ARGV[1]); return tostring(math.random())", "0", "10"},
+	{"EVAL", "return {string.sub('abcdef', ARGV[1], ARGV[2]), string.byte('abc', ARGV[1]), string.char(ARGV[3]), string.rep('ab', ARGV[1])}", "0", "2", "3", "65"},
+	{"EVAL", "return {table.concat({'a', 'b', 'c'}, ',', ARGV[1]), select(ARGV[1], 'x', 'y', 'z'), select('#', 1, 2), math.max(ARGV[1], '7'), math.floor(' 0x10 ')}", "0", "2"},
+	{"EVAL", "local t = {} table.insert(t, ARGV[1]) table.insert(t, '1', 'x') table.remove(t, '2') return {t[1], #t, unpack({'a', 'b', 'c'}, '2', '3')}", "0", "5"},
+	{"EVAL", "return {string.find('a.b', '.', '2', true), string.match('abc', '%a', '3'), string.format('%s', '1e2'), string.gsub('aaa', 'a', 'b', '2')}", "0"},
+	// A table that refers to itself, packed to cmsgpack's nesting bound
+	// (Redis's scripting.tcl): keys in the order they were set.
+	{"EVAL", "local a = {x=nil,y=5} local b = {x=a} a['x'] = b local encoded = cmsgpack.pack(a) local h = '' for i = 1, #encoded do h = h .. string.format('%02x', string.byte(encoded, i)) end return {h, #encoded}", "0"},
+
 	// Transactions: EVAL inside MULTI runs at EXEC.
 	{"MULTI"},
 	{"EVAL", "return redis.call('incr', 'tx')", "0"},
