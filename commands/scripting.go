@@ -38,7 +38,15 @@ func scriptsOf(c *engine.Ctx) *scripting.Engine {
 	if e, ok := c.D.Scripts.(*scripting.Engine); ok {
 		return e
 	}
-	srv := c.Srv
+	e := scripting.New(scriptOptions(c.Srv))
+	c.D.Scripts = e
+	c.D.SetScriptInterrupt(e.Interrupt)
+	return e
+}
+
+// scriptOptions are the options of a server's Lua VMs: redis.log writes
+// to its log.
+func scriptOptions(srv engine.Server) scripting.Options {
 	opts := scripting.Options{Version: RedisVersion}
 	if lg, ok := srv.(engine.LevelLogger); ok {
 		opts.Log = lg.LogLevel
@@ -49,10 +57,7 @@ func scriptsOf(c *engine.Ctx) *scripting.Engine {
 			}
 		}
 	}
-	e := scripting.New(opts)
-	c.D.Scripts = e
-	c.D.SetScriptInterrupt(e.Interrupt)
-	return e
+	return opts
 }
 
 // ---- EVAL EVALSHA EVAL_RO EVALSHA_RO --------------------------------------
@@ -98,19 +103,24 @@ func scriptCallFlags(evalsha bool) func(d *engine.Dispatcher, cmd *engine.Comman
 		if flags&engine.ScriptCompat != 0 {
 			return compat
 		}
-		// scriptFlagsToCmdFlags
-		f := cmd.Flags &^ (engine.Stale | engine.DenyOOM | engine.Write | engine.MayReplicate)
-		if flags&(engine.ScriptAllowOOM|engine.ScriptNoWrites) == 0 {
-			f |= engine.DenyOOM
-		}
-		if flags&engine.ScriptNoWrites == 0 {
-			f |= engine.Write
-		}
-		if flags&engine.ScriptAllowStale != 0 {
-			f |= engine.Stale
-		}
-		return f
+		return scriptCommandFlags(cmd.Flags, flags)
 	}
+}
+
+// scriptCommandFlags is scriptFlagsToCmdFlags: the flags of a command
+// that runs a script or function which declared flags.
+func scriptCommandFlags(cmd engine.Flag, flags engine.ScriptFlags) engine.Flag {
+	f := cmd &^ (engine.Stale | engine.DenyOOM | engine.Write | engine.MayReplicate)
+	if flags&(engine.ScriptAllowOOM|engine.ScriptNoWrites) == 0 {
+		f |= engine.DenyOOM
+	}
+	if flags&engine.ScriptNoWrites == 0 {
+		f |= engine.Write
+	}
+	if flags&engine.ScriptAllowStale != 0 {
+		f |= engine.Stale
+	}
+	return f
 }
 
 // The EVAL family is skip_monitor: it feeds MONITOR itself, before the
@@ -120,8 +130,8 @@ func evalshaCommand(c *engine.Ctx)   { c.Srv.Feed(c.Client, c.Args); scriptsOf(c
 func evalRoCommand(c *engine.Ctx)    { c.Srv.Feed(c.Client, c.Args); scriptsOf(c).Eval(c, false, true) }
 func evalshaRoCommand(c *engine.Ctx) { c.Srv.Feed(c.Client, c.Args); scriptsOf(c).Eval(c, true, true) }
 
-// scriptKillCommand: no script ever runs while another command does (a
-// script holds the keyspace lock), so there is none to kill.
+// scriptKillCommand runs while a script past busy-reply-threshold
+// serves the other clients (allow_busy).
 func scriptKillCommand(c *engine.Ctx) { c.D.KillScript(c, true) }
 
 // ---- SCRIPT ---------------------------------------------------------------

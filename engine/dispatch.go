@@ -86,6 +86,9 @@ type Dispatcher struct {
 	// Scripts is the server's Lua scripting (package scripting), made by
 	// the scripting family when a script is first loaded; nil until then.
 	Scripts ScriptEngine
+	// Functions is the server's function libraries, set when the server
+	// is made (nil in tests of the engine alone).
+	Functions FunctionLibraries
 	// script is the run of the script that runs now, nil when none does;
 	// busyScript is the same run once it passed busy-reply-threshold.
 	script, busyScript *ScriptRun

@@ -309,6 +309,28 @@ type ScriptEngine interface {
 	Memory() ScriptMemory
 }
 
+// FunctionLibraries is the server's function libraries (package
+// scripting) as the server needs them, beyond the FUNCTION family: to
+// save and load them with the dataset, to flush them before a full
+// synchronisation, for INFO and to stop a running function. Set on the
+// dispatcher (Dispatcher.Functions) when the server is made. Under the
+// keyspace lock, but Interrupt.
+type FunctionLibraries interface {
+	// Codes are the libraries' codes, in name order.
+	Codes() []string
+	// Load loads one library (FUNCTION LOAD) and returns its name or
+	// the error to reply.
+	Load(code string, replace bool, timeout time.Duration) (name, errMsg string)
+	// Flush drops every library.
+	Flush()
+	// Counts are number_of_libraries and number_of_functions.
+	Counts() (libs, funcs int)
+	// Memory is used_memory_vm_functions and used_memory_functions.
+	Memory() (vm, overhead int64)
+	// Interrupt stops the running function (any goroutine).
+	Interrupt()
+}
+
 // ScriptVMBaseBytes is what a fresh Lua VM counts in used_memory_lua: 32
 // KB, as redis-server 7.0 reports its fresh Lua state.
 const ScriptVMBaseBytes = 32 << 10
@@ -380,6 +402,15 @@ func (d *Dispatcher) KillScript(c *Ctx, eval bool) {
 	}
 }
 
+// RunningScript is the run of the script or function that runs now:
+// one past busy-reply-threshold, since nothing else runs meanwhile.
+func (d *Dispatcher) RunningScript() (*ScriptRun, bool) {
+	return d.script, d.script != nil
+}
+
+// Elapsed is how long the run has been going.
+func (r *ScriptRun) Elapsed() time.Duration { return time.Since(r.start) }
+
 // BusyScript is the error a command not flagged allow-busy gets while a
 // script is past busy-reply-threshold, "" when none is. Under the lock.
 func (d *Dispatcher) BusyScript() string {
@@ -416,6 +447,9 @@ func (d *Dispatcher) SetScriptInterrupt(fn func()) { d.scriptInterrupt.Store(&fn
 func (d *Dispatcher) InterruptScript() {
 	if fn := d.scriptInterrupt.Load(); fn != nil {
 		(*fn)()
+	}
+	if d.Functions != nil {
+		d.Functions.Interrupt()
 	}
 }
 

@@ -102,6 +102,8 @@ type Keyspace struct {
 
 	onMiss func(db int, key []byte) // see SetMissHook
 
+	snapExtra func() any // see SetSnapshotExtra
+
 	stats Stats
 
 	watch watchRegistry // WATCHed keys, see watch.go

@@ -26,7 +26,16 @@ type Snapshot struct {
 	logs     [][]undoLog // streaming: per database, the log attached to each of tables
 	keys     []int       // per database, at the time of the snapshot
 	volatile []int
+
+	// Extra is what the hook of SetSnapshotExtra gave when the snapshot
+	// was taken: state of the server's that is saved with the dataset
+	// (its function libraries), as of the same instant.
+	Extra any
 }
+
+// SetSnapshotExtra sets the hook whose value every snapshot of all the
+// databases keeps in Extra. Called under the lock.
+func (ks *Keyspace) SetSnapshotExtra(fn func() any) { ks.snapExtra = fn }
 
 // Snapshot takes a streaming snapshot of every database. Call with the
 // lock held (inside Exec); read it without the lock, then Release it.
@@ -41,6 +50,9 @@ func (ks *Keyspace) Snapshot() *Snapshot {
 		}
 		s.logs[i] = logs
 		s.keys[i], s.volatile[i] = db.keys, db.expires.len()
+	}
+	if ks.snapExtra != nil {
+		s.Extra = ks.snapExtra()
 	}
 	return s
 }

@@ -294,14 +294,18 @@ func (e *Engine) Load(body []byte) (sha string, errMsg string) {
 // near 'x':   unterminated string", "user_script at EOF:   syntax error")
 // in Lua's form ("user_script:2: unterminated string near 'x'"). The
 // message itself stays gopher-lua's.
-func compileError(err error, body []byte) string {
+func compileError(err error, body []byte) string { return compileErrorIn(err, body, "user_script") }
+
+// compileErrorIn is compileError for a chunk named chunk (user_function
+// for a library).
+func compileErrorIn(err error, body []byte, chunk string) string {
 	msg := strings.TrimSpace(strings.ReplaceAll(err.Error(), "\n", " "))
-	if m := compileErrRe.FindStringSubmatch(msg); m != nil {
-		return "user_script:" + m[1] + ": " + strings.TrimSpace(m[3]) + " near '" + m[2] + "'"
+	if m := compileErrRe.FindStringSubmatch(msg); m != nil && m[1] == chunk {
+		return chunk + ":" + m[2] + ": " + strings.TrimSpace(m[4]) + " near '" + m[3] + "'"
 	}
-	if rest, ok := strings.CutPrefix(msg, "user_script at EOF:"); ok {
+	if rest, ok := strings.CutPrefix(msg, chunk+" at EOF:"); ok {
 		line := strings.Count(string(body), "\n") + 1
-		return "user_script:" + strconv.Itoa(line) + ": " + strings.TrimSpace(rest) + " near '<eof>'"
+		return chunk + ":" + strconv.Itoa(line) + ": " + strings.TrimSpace(rest) + " near '<eof>'"
 	}
 	return msg
 }
@@ -320,7 +324,7 @@ func noArgTable(p *lua.FunctionProto) {
 	}
 }
 
-var compileErrRe = regexp.MustCompile(`^user_script line:(\d+)\(column:\d+\) near '(.*?)':\s*(.*)$`)
+var compileErrRe = regexp.MustCompile(`^(\w+) line:(\d+)\(column:\d+\) near '(.*?)':\s*(.*)$`)
 
 // Flags returns the flags of a cached script, for the checks made before
 // a script runs; ok is false when it is not cached.
@@ -390,17 +394,27 @@ func (e *Engine) Eval(c *engine.Ctx, evalsha, ro bool) {
 // call runs a compiled script with KEYS and ARGV set and writes its
 // result, converted, or its error (luaCallFunction).
 func (e *Engine) call(c *engine.Ctx, s *script, keys, argv [][]byte) {
-	L := e.L
-	L.SetTop(0) // whatever a failed run left
 	e.globals.RawSetString("KEYS", e.newArray(keys))
 	e.globals.RawSetString("ARGV", e.newArray(argv))
+	e.run1(c, s.fn, nil)
+}
+
+// run1 runs fn with args (a script: none; a function: its keys and
+// arguments) under the run's watch, and writes its result, converted, or
+// its error.
+func (e *Engine) run1(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue) {
+	L := e.L
+	L.SetTop(0) // whatever a failed run left
 	rc := newRunCtx(c.D, &e.run)
 	e.mu.Lock()
 	e.rc = rc
 	e.mu.Unlock()
 	L.SetContext(rc)
-	L.Push(s.fn)
-	err := L.PCall(0, 1, e.errh)
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	err := L.PCall(len(args), 1, e.errh)
 	L.RemoveContext()
 	// The coroutines the script made stop with it.
 	rc.stop("ended")

@@ -36,6 +36,10 @@ type runCtx struct {
 	run  *engine.ScriptRun
 	n    uint32
 	done chan struct{}
+	// deadline bounds a library's load (FUNCTION LOAD), which no
+	// dispatcher watches; timedOut says it passed.
+	deadline time.Time
+	timedOut bool
 
 	mu    sync.Mutex
 	why   string   // why the run stopped, "" while it goes on
@@ -51,9 +55,18 @@ func (r *runCtx) Value(any) any               { return nil }
 
 func (r *runCtx) Done() <-chan struct{} {
 	r.n++
-	if r.n%tickEvery == 0 && r.d != nil && r.d.ScriptTick(r.run) && r.stopped() == "" {
-		r.d.Srv.Warning("Lua script killed by user with SCRIPT KILL.")
-		r.stop(stopKilled)
+	if r.n%tickEvery != 0 {
+		return r.done
+	}
+	switch {
+	case r.d != nil:
+		if r.d.ScriptTick(r.run) && r.stopped() == "" {
+			r.d.Srv.Warning("Lua script killed by user with SCRIPT KILL.")
+			r.stop(stopKilled)
+		}
+	case !r.deadline.IsZero() && !r.timedOut && time.Now().After(r.deadline):
+		r.timedOut = true
+		r.stop(errLoadTimeout)
 	}
 	return r.done
 }

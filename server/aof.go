@@ -346,7 +346,7 @@ func (s *Server) encodeBase(w io.Writer, snap *keyspace.Snapshot, rdb bool) erro
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var err error
 	if rdb {
-		err = s.encodeSnapshot(bw, snap, true, nil)
+		err = s.encodeSnapshot(bw, snap, snapFunctions(snap), true, nil)
 	} else {
 		err = aof.WriteCommands(bw, snap, s.ks.NumDBs())
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,7 +175,7 @@ func (s *Server) writeRDB(snap *keyspace.Snapshot, aux [][2]string) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", tmp, err)
 	}
-	err = s.encodeRDB(f, snap, aux)
+	err = s.encodeRDB(f, snap, snapFunctions(snap), aux)
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}
@@ -192,18 +193,19 @@ func (s *Server) writeRDB(snap *keyspace.Snapshot, aux [][2]string) error {
 	return nil
 }
 
-func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot, aux [][2]string) error {
+func (s *Server) encodeRDB(f *os.File, snap *keyspace.Snapshot, functions []string, aux [][2]string) error {
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := s.encodeSnapshot(bw, snap, false, aux); err != nil {
+	if err := s.encodeSnapshot(bw, snap, functions, false, aux); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
 // encodeSnapshot writes snap as an RDB stream (aofBase: as the preamble
-// of an AOF base); with snap nil, an RDB with its aux fields and no keys
-// (a replica's filtered RDB). It reads the snapshot without the lock.
-func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase bool, aux [][2]string) error {
+// of an AOF base), with the function libraries of functions before the
+// databases; with snap nil, an RDB with its aux fields and no keys (a
+// replica's filtered RDB). It reads the snapshot without the lock.
+func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, functions []string, aofBase bool, aux [][2]string) error {
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
 		Compress: s.cfg.Bool("rdbcompression"),
 		Checksum: s.cfg.Bool("rdbchecksum"),
@@ -213,6 +215,11 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 	})
 	if err != nil {
 		return err
+	}
+	for _, code := range functions {
+		if err := w.WriteFunction(code); err != nil {
+			return err
+		}
 	}
 	for db := 0; snap != nil && db < s.ks.NumDBs(); db++ {
 		keys, volatile := snap.Counts(db)
@@ -231,6 +238,15 @@ func (s *Server) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, aofBase 
 		}
 	}
 	return w.Close()
+}
+
+// snapFunctions are the function libraries' codes as of snap.
+func snapFunctions(snap *keyspace.Snapshot) []string {
+	if snap == nil {
+		return nil
+	}
+	codes, _ := snap.Extra.([]string)
+	return codes
 }
 
 // syncDir fsyncs a directory so that a rename in it is durable.
@@ -401,8 +417,23 @@ func (s *Server) loadRDBAbortable(r io.Reader, aborted func() bool) (rdb.Info, e
 	if err != nil {
 		return info, err
 	}
-	s.ks.Exec(func() { s.rdb.loadedKeys, s.rdb.loadedExpired = loaded, expired })
-	return info, nil
+	s.ks.Exec(func() {
+		s.rdb.loadedKeys, s.rdb.loadedExpired = loaded, expired
+		err = s.loadFunctions(info.Functions)
+	})
+	return info, err
+}
+
+// loadFunctions loads the function libraries an RDB file held, as
+// rdbFunctionLoad: one that does not load fails the whole load. Under
+// the lock.
+func (s *Server) loadFunctions(codes []string) error {
+	for _, code := range codes {
+		if _, msg := s.disp.Functions.Load(code, false, 0); msg != "" {
+			return fmt.Errorf("Failed loading library, %s", strings.TrimPrefix(msg, "ERR "))
+		}
+	}
+	return nil
 }
 
 // checkSavePoints starts a background save when a save point is reached

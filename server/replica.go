@@ -522,6 +522,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 			l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 			l.s.disp.Loading.Store(true)
 			l.s.ks.FlushAll()
+			l.s.disp.Functions.Flush()
 		}
 	})
 	if !owned {
@@ -538,6 +539,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 		if err != nil || !owned {
 			// What was loaded is part of a data set: gone.
 			l.s.ks.FlushAll()
+			l.s.disp.Functions.Flush()
 		}
 	})
 	if !owned {

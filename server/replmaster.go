@@ -103,7 +103,7 @@ type rdbReq uint8
 
 const (
 	reqExcludeData      rdbReq = 1 << iota // no keys
-	reqExcludeFunctions                    // no functions (zredis has none yet)
+	reqExcludeFunctions                    // no function libraries
 )
 
 // replMaster is the server's replication as a master. Under the keyspace
@@ -514,6 +514,10 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 	if rs[0].req&reqExcludeData == 0 {
 		snap = s.ks.Snapshot()
 	}
+	var functions []string
+	if rs[0].req&reqExcludeFunctions == 0 {
+		functions = s.disp.Functions.Codes()
+	}
 	off := m.stream.Offset()
 	// The RDB says where the stream goes on (repl-stream-db): a
 	// replica's stream is its master's, which selects no database again.
@@ -549,9 +553,9 @@ func (m *replMaster) startSync(rs []*replica, diskless bool, c *engine.Ctx) {
 			defer snap.Release()
 		}
 		if diskless {
-			m.sendDiskless(rs, snap, aux)
+			m.sendDiskless(rs, snap, functions, aux)
 		} else {
-			m.sendDisk(rs[0], snap, aux)
+			m.sendDisk(rs[0], snap, functions, aux)
 		}
 	}()
 }
@@ -563,7 +567,7 @@ var errNoReplicas = errors.New("no replica left to send the RDB to")
 // sendDisk writes the snapshot to a temporary file in dir, then sends it
 // to r with a `$<length>` header (snap nil: an RDB without keys). Without
 // the lock.
-func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]string) {
+func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, functions []string, aux [][2]string) {
 	s := m.s
 	dir := s.cfg.String("dir")
 	path := filepath.Join(dir, fmt.Sprintf("temp-repl-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
@@ -571,7 +575,7 @@ func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]stri
 	if err == nil {
 		defer os.Remove(path)
 		defer f.Close()
-		err = s.encodeRDB(f, snap, aux)
+		err = s.encodeRDB(f, snap, functions, aux)
 	}
 	var size int64
 	if err == nil {
@@ -626,13 +630,13 @@ func (m *replMaster) sendDisk(r *replica, snap *keyspace.Snapshot, aux [][2]stri
 // sendDiskless encodes the snapshot straight to the replicas' sockets,
 // between `$EOF:<mark>` and the mark (snap nil: an RDB without keys).
 // Without the lock.
-func (m *replMaster) sendDiskless(rs []*replica, snap *keyspace.Snapshot, aux [][2]string) {
+func (m *replMaster) sendDiskless(rs []*replica, snap *keyspace.Snapshot, functions []string, aux [][2]string) {
 	s := m.s
 	mark := replication.NewID()
 	out := &fanout{m: m, rs: rs}
 	bw := bufio.NewWriterSize(out, payloadChunk)
 	bw.WriteString("$EOF:" + mark + "\r\n")
-	err := s.encodeSnapshot(bw, snap, false, aux)
+	err := s.encodeSnapshot(bw, snap, functions, false, aux)
 	if err == nil {
 		bw.WriteString(mark)
 		err = bw.Flush()

@@ -183,6 +183,10 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = engine.NewDispatcher(s.ks, s, renamedTable(cfg))
+	// Function libraries are saved with the dataset: every snapshot
+	// keeps their codes as of its instant.
+	s.disp.Functions = commands.NewFunctions(s)
+	s.ks.SetSnapshotExtra(func() any { return s.disp.Functions.Codes() })
 	s.repl.init(s)
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {

@@ -17,7 +17,8 @@ const rewriteItemsPerCmd = 64
 
 // WriteCommands writes a snapshot as the commands that rebuild it, as
 // rewriteAppendOnlyFileRio does for a base when aof-use-rdb-preamble is no:
-// for each non-empty database a SELECT, then per key a SET, or RPUSH, SADD,
+// a FUNCTION LOAD per function library (the snapshot's Extra), then for
+// each non-empty database a SELECT, then per key a SET, or RPUSH, SADD,
 // ZADD (scores as %.17g) or HMSET commands of at most 64 elements, and a
 // PEXPIREAT for a key with a deadline. Keys past their deadline that expiry
 // had not removed yet are written too (with their past PEXPIREAT, which
@@ -29,6 +30,14 @@ func WriteCommands(w io.Writer, snap *keyspace.Snapshot, databases int) error {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
 	cw := &cmdWriter{w: bw}
+	// The function libraries first, as Redis's rewriteFunctions: a
+	// FUNCTION LOAD each.
+	if codes, ok := snap.Extra.([]string); ok {
+		for _, code := range codes {
+			cw.buf = resp.AppendCommand(cw.buf, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
+			cw.flush(false)
+		}
+	}
 	for db := 0; db < databases && cw.err == nil; db++ {
 		selected := false
 		snap.ForEachAll(db, func(key string, e *keyspace.Entry) bool {

@@ -58,3 +58,66 @@ func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
 
 // isObjectType is rdbIsObjectType of Redis 7.0.
 func isObjectType(t byte) bool { return t <= 7 || (t >= 9 && t <= 19) }
+
+// Errors of FUNCTION RESTORE, with Redis's texts (the reply adds "ERR ").
+var (
+	ErrFunctionType = errors.New("given type is not a function")
+	ErrFunctionRead = errors.New("failed loading the given functions payload")
+	ErrDataType     = errors.New("can not read data type")
+)
+
+// DumpFunctions serializes libraries as FUNCTION DUMP does: a FUNCTION2
+// record for each library's code, then the RDB version and the CRC-64,
+// as a DUMP payload ends.
+func DumpFunctions(codes []string) []byte {
+	enc := encoder{compress: true}
+	for _, code := range codes {
+		enc.buf = append(enc.buf, opFunction2)
+		enc.writeStringFromString(code)
+	}
+	enc.buf = binary.LittleEndian.AppendUint16(enc.buf, Version)
+	return binary.LittleEndian.AppendUint64(enc.buf, CRC64(enc.buf))
+}
+
+// RestoreFunctions decodes a FUNCTION DUMP payload into the libraries'
+// codes: ErrDumpPayload for a bad footer (as Restore), ErrFunctionType
+// for a record other than a function, ErrFunctionRead for one that does
+// not decode.
+func RestoreFunctions(payload []byte) ([]string, error) {
+	n := len(payload)
+	if n < 10 {
+		return nil, ErrDumpPayload
+	}
+	footer := payload[n-10:]
+	if binary.LittleEndian.Uint16(footer) > Version {
+		return nil, ErrDumpPayload
+	}
+	if binary.LittleEndian.Uint64(footer[2:]) != CRC64(payload[:n-8]) {
+		return nil, ErrDumpPayload
+	}
+	d := &decoder{src: newBytesSource(payload[:n-10])}
+	var codes []string
+	for d.src.offset() < int64(n-10) {
+		t, err := d.src.readByte()
+		if err != nil {
+			return nil, ErrDataType
+		}
+		var code string
+		switch t {
+		case opFunction2:
+			b, err := d.readString(nil)
+			if err != nil {
+				return nil, ErrFunctionRead
+			}
+			code = string(b)
+		case opFunction:
+			if code, err = d.readOldFunction(); err != nil {
+				return nil, ErrFunctionRead
+			}
+		default:
+			return nil, ErrFunctionType
+		}
+		codes = append(codes, code)
+	}
+	return codes, nil
+}

@@ -78,6 +78,18 @@ func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
 	return wr, wr.maybeFlush()
 }
 
+// WriteFunction writes a library of functions (a FUNCTION2 record
+// holding its code), as Redis writes them after the aux fields, before
+// the databases.
+func (w *Writer) WriteFunction(code string) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.enc.buf = append(w.enc.buf, opFunction2)
+	w.enc.writeStringFromString(code)
+	return w.maybeFlush()
+}
+
 // SelectDB starts database db, which holds keys keys of which expires
 // have a deadline (RESIZEDB's sizing hints). Redis writes nothing for an
 // empty database.
