@@ -57,14 +57,19 @@ func functionsOf(c *engine.Ctx) *scripting.Functions {
 }
 
 // fcallCallFlags is fcallGetCommandFlags: the checks before FCALL read
-// the flags its function declares (no flags: it may write).
+// the flags its function declares (no flags: it may write). For a
+// function that does not exist, FCALL keeps may_replicate, which 7.0
+// gives it as EVAL without showing it in COMMAND.
 func fcallCallFlags(d *engine.Dispatcher, cmd *engine.Command, args [][]byte) engine.Flag {
 	libs, ok := d.Functions.(*functionLibs)
-	if !ok {
-		return cmd.Flags
+	var fn *scripting.Function
+	if ok {
+		fn = libs.Lookup(string(args[1]))
 	}
-	fn := libs.Lookup(string(args[1]))
 	if fn == nil {
+		if cmd.Flags&engine.ReadOnly == 0 {
+			return cmd.Flags | engine.MayReplicate
+		}
 		return cmd.Flags
 	}
 	return scriptCommandFlags(cmd.Flags, fn.Flags)

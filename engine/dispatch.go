@@ -488,15 +488,24 @@ func (d *Dispatcher) BeginBatch(cl *Client) {
 // Prefetch starts loading the keyspace memory that the commands of a
 // pipelined batch will look up first (keyspace.DB.Prefetch), in the
 // client's database: argument 1 of each, which is the first key of
-// nearly every command that has one. A guess is enough: for a command
-// whose argument 1 is not a key it costs a hash and a line loaded for
-// nothing, and it saves looking each command up in the table twice.
-// A lone command gains nothing from it. Under the keyspace lock.
+// nearly every command that has one, or argument 3 of a script's call
+// (EVAL, EVALSHA, FCALL and their _RO forms: after the script and
+// numkeys). A guess is enough: for a command whose argument is not a key
+// it costs a hash and a line loaded for nothing, and it saves looking
+// each command up in the table twice. A lone command gains nothing from
+// it. Under the keyspace lock.
 func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	var keys [keyspace.PrefetchKeys][]byte
 	n := 0
 	for _, args := range cmds {
-		if len(args) > 1 && n < len(keys) {
+		if n == len(keys) {
+			break
+		}
+		switch {
+		case len(args) > 3 && callsScript(args[0]):
+			keys[n] = args[3]
+			n++
+		case len(args) > 1:
 			keys[n] = args[1]
 			n++
 		}
@@ -504,6 +513,21 @@ func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	if n > 1 {
 		d.KS.DB(cl.DB).Prefetch(keys[:n])
 	}
+}
+
+// callsScript reports whether name is EVAL, EVALSHA, FCALL or one of
+// their _RO forms, whose first key is argument 3.
+func callsScript(name []byte) bool {
+	if len(name) < 4 || len(name) > 10 {
+		return false
+	}
+	switch name[0] | 0x20 {
+	case 'e':
+		return EqualFold(name, "evalsha") || EqualFold(name, "eval") || EqualFold(name, "evalsha_ro") || EqualFold(name, "eval_ro")
+	case 'f':
+		return EqualFold(name, "fcall") || EqualFold(name, "fcall_ro")
+	}
+	return false
 }
 
 // Lookup2 finds a subcommand of container cmd, case-insensitively.
