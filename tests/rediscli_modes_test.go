@@ -162,8 +162,8 @@ func TestRedisCliReplica(t *testing.T) {
 }
 
 // TestRedisCliFunctionsRDB: redis-cli --functions-rdb <file> exits 0 and
-// writes a valid RDB without keys (zredis has no functions), with the
-// aux fields of a replication RDB, the same ones redis-server writes.
+// writes a valid RDB holding the function libraries and no keys, with
+// the aux fields of a replication RDB, the same ones redis-server writes.
 func TestRedisCliFunctionsRDB(t *testing.T) {
 	requireRedisCLI(t)
 	type result struct {
@@ -177,6 +177,7 @@ func TestRedisCliFunctionsRDB(t *testing.T) {
 			require.Equal(t, "+OK\r\n", c.Do("SET", "key:"+strconv.Itoa(i), "v", "EX", "1000"))
 		}
 		require.Equal(t, ":3\r\n", c.Do("RPUSH", "list", "a", "b", "c"))
+		require.Equal(t, "$4\r\necho\r\n", c.Do("FUNCTION", "LOAD", libEcho))
 
 		file := filepath.Join(t.TempDir(), "functions.rdb")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -198,7 +199,7 @@ func TestRedisCliFunctionsRDB(t *testing.T) {
 		require.NoError(t, err, "the file is not a valid RDB")
 		assert.Equal(t, int64(len(data)), info.Size, "bytes after the RDB's end")
 		assert.Empty(t, keys)
-		assert.Empty(t, info.Functions)
+		assert.Equal(t, []string{libEcho}, info.Functions)
 		assert.NotZero(t, info.Checksum)
 		var aux []string
 		for _, kv := range info.Aux {
