@@ -36,6 +36,7 @@ func init() {
 // null, name is the null bulk string (an unsubscribe from everything when
 // there was nothing to leave).
 func replySubscription(c *engine.Ctx, kind string, name []byte, null bool, count int) {
+	c.Client.Pushed = true // kept under CLIENT REPLY OFF|SKIP
 	c.W.Array(3)
 	c.W.BulkString(kind)
 	if null {

@@ -133,6 +133,9 @@ func swapdbCommand(c *engine.Ctx) {
 	}
 	if a != b {
 		c.KS.SwapDB(int(a), int(b))
+		// Clients blocked in either database wake to its new keys.
+		c.DBReady(int(a))
+		c.DBReady(int(b))
 	}
 	c.Dirty(1)
 	c.W.OK()

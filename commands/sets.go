@@ -192,7 +192,9 @@ func smoveCommand(c *engine.Ctx) {
 		c.W.Int(0)
 		return
 	}
-	dst, ok := lookupSetWrite(c, dstKey)
+	// Read first: the destination is changed (and its WATCHers told)
+	// only if the member is not in it already.
+	dst, ok := lookupSet(c, dstKey)
 	if !ok {
 		return
 	}
@@ -212,6 +214,8 @@ func smoveCommand(c *engine.Ctx) {
 	setDeleteIfEmpty(c, srcKey, src)
 	if dst == nil {
 		dst = setAdd(c, dstKey, m)
+	} else if !dst.Has(m) {
+		dst, _ = lookupSetWrite(c, dstKey)
 	}
 	c.Dirty(1)
 	if dst.Add(m, maxIntset(c)) {

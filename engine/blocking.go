@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/zredis/zredis/keyspace"
@@ -81,6 +82,30 @@ func (c *Ctx) KeyReadyIn(db *keyspace.DB, key []byte) {
 	}
 	r.readySet[bk] = struct{}{}
 	r.ready = append(r.ready, bk)
+}
+
+// DBReady marks ready every key of database db that clients are blocked
+// on and that holds a value now (scanDatabaseForReadyKeys): SWAPDB gave
+// the database new contents, and its waiters, who stay with its number,
+// are served from them.
+func (c *Ctx) DBReady(db int) {
+	r := &c.D.blocked
+	if r.waiting == 0 {
+		return
+	}
+	var keys []string
+	for bk := range r.queues {
+		if bk.db == db {
+			keys = append(keys, bk.key)
+		}
+	}
+	slices.Sort(keys)
+	d := c.KS.DB(db)
+	for _, k := range keys {
+		if d.Peek([]byte(k)) != nil {
+			c.KeyReadyIn(d, []byte(k))
+		}
+	}
 }
 
 // serveReady serves the waiters of the keys made ready, in the order the

@@ -80,8 +80,11 @@ type Client struct {
 
 	// CLIENT REPLY: ReplyOff drops every reply; ReplySkip drops the reply
 	// of the command being run; ReplySkipNext turns into ReplySkip for the
-	// next command. The connection applies them after each command.
+	// next command. The connection applies them after each command, but
+	// to a reply that is pushed (Pushed: the confirmations of SUBSCRIBE
+	// and its kin), which they never drop (Redis's CLIENT_PUSHING).
 	ReplyOff, ReplySkip, ReplySkipNext bool
+	Pushed                             bool
 
 	// State other families keep, which CLIENT LIST shows and the idle
 	// timeout reads.

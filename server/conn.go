@@ -433,9 +433,10 @@ func (c *conn) noteAOF(w *aof.Writer, before aof.Ticket) {
 // Under the lock.
 func (c *conn) afterReply(mark int) {
 	cl := c.cl
-	if cl.ReplyOff || cl.ReplySkip {
+	if (cl.ReplyOff || cl.ReplySkip) && !cl.Pushed {
 		cl.W.Truncate(mark)
 	}
+	cl.Pushed = false
 	cl.ReplySkip = false
 	if cl.ReplySkipNext {
 		cl.ReplySkip, cl.ReplySkipNext = true, false

@@ -45,12 +45,10 @@ func (s *Server) PubSub() *engine.Subscriptions { return s.pubsub }
 // deliverPubSub is the registry's delivery function: it queues frame for
 // cl's connection. Under the keyspace lock.
 //
-// A client with CLIENT REPLY OFF gets nothing, as in Redis, though it
-// counts as a receiver.
+// A message is pushed (Redis's CLIENT_PUSHING): a client with CLIENT
+// REPLY OFF gets it too, as pubsub.tcl's keyspace notification tests
+// check.
 func (s *Server) deliverPubSub(cl *engine.Client, frame []byte) {
-	if cl.ReplyOff {
-		return
-	}
 	if c := s.clients[cl.ID]; c != nil && !c.killed {
 		c.pushOut(frame)
 	}

@@ -679,7 +679,10 @@ func (s *Server) Feed(cl *engine.Client, args [][]byte) {
 	}
 	line := appendMonitorLine(make([]byte, 0, 128), time.Now(), cl.DB, addr, args)
 	for _, m := range s.monitors {
-		m.pushOut(line)
+		// A MONITOR line is a reply, which CLIENT REPLY OFF drops.
+		if !m.cl.ReplyOff {
+			m.pushOut(line)
+		}
 	}
 }
 

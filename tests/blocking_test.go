@@ -347,6 +347,10 @@ func TestBlockingWakeByKeyCreation(t *testing.T) {
 		// COPY into another database wakes a client blocked there.
 		w.Do("SELECT", "3")
 		step([]string{"BLPOP", "c3", "0"}, [][]string{{"COPY", "orig2", "c3", "DB", "3"}})
+		// SWAPDB gives database 3 a list its client waits for.
+		ctl.Do("SELECT", "4")
+		ctl.Do("RPUSH", "s4", "e")
+		step([]string{"BRPOP", "s4", "0"}, [][]string{{"SWAPDB", "3", "4"}})
 		got = append(got, replies)
 	}
 	want := []string{
@@ -355,6 +359,7 @@ func TestBlockingWakeByKeyCreation(t *testing.T) {
 		"+OK\r\n", ":1\r\n", ":1\r\n", "+OK\r\n", "*2\r\n$5\r\nmoved\r\n$1\r\nb\r\n",
 		":1\r\n", ":1\r\n", "*2\r\n$4\r\ncopy\r\n$1\r\nc\r\n",
 		":1\r\n", "*2\r\n$2\r\nc3\r\n$1\r\nd\r\n",
+		"+OK\r\n", "*2\r\n$2\r\ns4\r\n$1\r\ne\r\n",
 	}
 	for i, g := range got {
 		if strings.Join(g, "|") != strings.Join(want, "|") {

@@ -143,6 +143,24 @@ func TestPubSubRepliesDiff(t *testing.T) {
 	c.do(1, "QUIT")
 }
 
+// CLIENT REPLY OFF and SKIP silence replies, but not what is pushed:
+// the confirmations of (P)SUBSCRIBE and UNSUBSCRIBE, and the messages
+// (pubsub.tcl's keyspace notification tests read them so).
+func TestPubSubUnderClientReplyOff(t *testing.T) {
+	p := newPSPair(t)
+	off, skip, pub := p.dial(), p.dial(), p.dial()
+	off.do(0, "CLIENT", "REPLY", "OFF")
+	off.do(1, "PSUBSCRIBE", "ch*")
+	off.do(1, "SUBSCRIBE", "chan")
+	skip.do(0, "CLIENT", "REPLY", "SKIP")
+	skip.do(1, "SUBSCRIBE", "chan")
+	pub.do(1, "PUBLISH", "chan", "hi")
+	off.readSorted(2, "message and pmessage")
+	skip.read(1, "message")
+	off.do(1, "UNSUBSCRIBE", "chan")
+	off.do(1, "PUNSUBSCRIBE")
+}
+
 func TestPubSubMessagesDiff(t *testing.T) {
 	p := newPSPair(t)
 	sub1, sub2, pub := p.dial(), p.dial(), p.dial()

@@ -119,6 +119,15 @@ func TestTransactionsDiff(t *testing.T) {
 			a("WATCH", "k"), a("MULTI"), a("DISCARD"), b("SET", "k", "1"), a("MULTI"), a("PING"), a("EXEC"),
 		}},
 		{"unwatch", []txStep{a("WATCH", "k"), b("SET", "k", "1"), a("UNWATCH"), a("MULTI"), a("PING"), a("EXEC")}},
+		// SMOVE changes its destination only when the member is new there.
+		{"smove to a set that has the member", []txStep{
+			a("SADD", "s", "a", "b"), a("SADD", "d", "a"), a("WATCH", "d"), a("MULTI"), a("SADD", "d", "c"),
+			b("SMOVE", "s", "d", "a"), a("EXEC"), a("SCARD", "d"),
+		}},
+		{"smove adds to the watched set", []txStep{
+			a("SADD", "s", "a", "b"), a("SADD", "d", "x"), a("WATCH", "d"), a("MULTI"), a("SADD", "d", "c"),
+			b("SMOVE", "s", "d", "a"), a("EXEC"), a("SCARD", "d"),
+		}},
 		{"watch twice", []txStep{a("WATCH", "k"), a("WATCH", "k", "k"), b("SET", "k", "1"), a("MULTI"), a("EXEC")}},
 		{"watch in another database", []txStep{
 			a("SELECT", "1"), a("WATCH", "k"), a("SELECT", "0"), b("SET", "k", "1"), a("MULTI"), a("PING"), a("EXEC"),
