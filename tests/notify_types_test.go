@@ -421,6 +421,28 @@ func TestNotifyLists(t *testing.T) {
 // TestNotifyClassFilters runs families with only some classes enabled:
 // a type's own events are published only with its class, "del" only
 // with g, "new" only with n, and K or E picks the channel.
+// Bitmap commands are string events: setbit for SETBIT and a BITFIELD
+// that changed bits, set or del for BITOP's destination, new for a key
+// they create.
+func TestNotifyBitmaps(t *testing.T) {
+	runNotifyCases(t, []notifyCase{
+		{"bitmaps", "KEAn", nl(
+			nc("SETBIT", "b", "3", "1"),
+			nc("SETBIT", "b", "3", "1"),  // unchanged: no event
+			nc("SETBIT", "b", "30", "0"), // grows the string: an event
+			nc("BITFIELD", "b", "SET", "u8", "0", "0"),
+			nc("BITFIELD", "b", "SET", "u8", "0", "0"), // unchanged
+			nc("BITFIELD", "f", "INCRBY", "i5", "100", "1", "GET", "u8", "0"),
+			nc("BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"),
+			nc("BITFIELD_RO", "f", "GET", "u8", "0"),
+			nc("BITOP", "OR", "d", "b", "f"),
+			nc("BITOP", "AND", "d", "missing"),
+			nc("BITOP", "AND", "d", "missing"),
+			nc("SETBIT", "b", "-1", "1"),
+		)},
+	})
+}
+
 func TestNotifyClassFilters(t *testing.T) {
 	mixed := nl(
 		nc("HSET", "h", "a", "1"),
