@@ -99,6 +99,32 @@ func (a *ACL) checkSelector(s *selector, cmd *Command, args [][]byte, keys *[]Ke
 	return Allowed, 0
 }
 
+// ReadsAllKeys reports whether u may run cmd with args through a selector
+// that may also read every key (ACLUserCheckCmdWithUnrestrictedKeyAccess
+// with CMD_KEY_ACCESS): SORT's BY and GET read keys that only their
+// values name, so they need it.
+func (a *ACL) ReadsAllKeys(u *User, cmd *Command, args [][]byte) bool {
+	if u == nil {
+		return true
+	}
+	var keys []KeyRef
+	keysDone := false
+	for _, s := range u.selectors {
+		if d, _ := a.checkSelector(s, cmd, args, &keys, &keysDone); d != Allowed {
+			continue
+		}
+		if s.allKeys {
+			return true
+		}
+		for _, p := range s.keys {
+			if p.perm&permRead != 0 && p.pattern == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *selector) keyAllowed(key []byte, k KeyRef) bool {
 	var need uint8
 	if k.Read {

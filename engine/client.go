@@ -96,6 +96,9 @@ type Client struct {
 	// inside MULTI (CLIENT_DENY_BLOCKING): the client scripts run their
 	// commands as.
 	DenyBlocking bool
+	// Script marks the client a script's commands run as (Redis's
+	// CLIENT_SCRIPT): SORT orders a set it would otherwise leave unsorted.
+	Script bool
 	// tx is the MULTI queue and the WATCHed keys (transactions.go); nil
 	// until the client first sends MULTI or WATCH.
 	tx *txState

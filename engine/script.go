@@ -152,7 +152,7 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 	run.caller = c
 	run.client = Client{
 		Addr: "lua", User: cl.User, Authed: true, DB: cl.DB, Master: cl.Master, Replaying: cl.Replaying,
-		DenyBlocking: true, W: run.w, batchStart: cl.batchStart, batchStartMs: cl.batchStartMs, batchOff: cl.batchOff,
+		DenyBlocking: true, Script: true, W: run.w, batchStart: cl.batchStart, batchStartMs: cl.batchStartMs, batchOff: cl.batchOff,
 	}
 	run.readOnly = ro || flags&ScriptCompat == 0 && flags&ScriptNoWrites != 0
 	run.allowOOM = flags&ScriptCompat == 0 && flags&ScriptAllowOOM != 0

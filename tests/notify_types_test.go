@@ -443,6 +443,21 @@ func TestNotifyBitmaps(t *testing.T) {
 	})
 }
 
+// SORT ... STORE: sortstore on the destination (new when it is created),
+// del when the result is empty.
+func TestNotifySortStore(t *testing.T) {
+	runNotifyCases(t, []notifyCase{
+		{"sort store", "KEAn", nl(
+			nc("RPUSH", "l", "2", "1"),
+			nc("SORT", "l", "STORE", "d"),
+			nc("SORT", "l", "STORE", "d"),
+			nc("SORT", "l", "LIMIT", "0", "0", "STORE", "d"),
+			nc("SORT", "missing", "STORE", "d"),
+			nc("SORT", "l"),
+		)},
+	})
+}
+
 func TestNotifyClassFilters(t *testing.T) {
 	mixed := nl(
 		nc("HSET", "h", "a", "1"),
