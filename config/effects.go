@@ -184,7 +184,7 @@ var effects = map[string]effectSpec{
 	"shutdown-on-sigterm":                   works(""),
 	"shutdown-timeout":                      works(""),
 	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
-	"hll-sparse-max-bytes":                  none("zredis has no HyperLogLog commands"),
+	"hll-sparse-max-bytes":                  works(""),
 	"key-load-delay":                        none(noteTesting),
 	"rdb-key-save-delay":                    none(noteTesting),
 	"loading-process-events-interval-bytes": none(noteTesting),

@@ -404,7 +404,7 @@ var directives = []Directive{
 	memD("hash-max-listpack-value", "hash-max-ziplist-value", 0, longMax, "64", fUnsigned),
 	memD("stream-node-max-bytes", "", 0, longMax, "4096", fUnsigned|fNoEff),
 	memD("zset-max-listpack-value", "zset-max-ziplist-value", 0, longMax, "64", fUnsigned),
-	memD("hll-sparse-max-bytes", "", 0, longMax, "3000", fUnsigned|fNoEff),
+	memD("hll-sparse-max-bytes", "", 0, longMax, "3000", fUnsigned),
 	intD("tracking-table-max-keys", "", 0, longMax, "1000000", fUnsigned|fNoEff),
 	memD("client-query-buffer-limit", "", 1024*1024, longMax, "1073741824", fUnsigned),
 	memD("maxmemory-clients", "", -100, llongMax, "0", fPercent),

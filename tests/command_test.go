@@ -298,6 +298,14 @@ func TestCommandGetKeysDiff(t *testing.T) {
 		}
 		for _, n := range counts {
 			for _, args := range cmdKeyArgs(name, n) {
+				if name == "pfmerge" && len(args) == 2 {
+					// PFMERGE with its destination alone: Redis's second
+					// key spec (the sources) finds nothing, so it answers
+					// "Invalid arguments" and its ACL checks no key at
+					// all; zredis finds the destination, and checks it.
+					require.Equal(t, "*1\r\n$"+strconv.Itoa(len(args[1]))+"\r\n"+args[1]+"\r\n", d.Z.Do("COMMAND", "GETKEYS", args[0], args[1]))
+					continue
+				}
 				d.Do(append([]string{"COMMAND", "GETKEYS"}, args...)...)
 				d.Do(append([]string{"COMMAND", "GETKEYSANDFLAGS"}, args...)...)
 			}

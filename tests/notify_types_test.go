@@ -458,6 +458,22 @@ func TestNotifySortStore(t *testing.T) {
 	})
 }
 
+// HyperLogLog: pfadd for PFADD that changed a register (new for a key it
+// created) and for PFMERGE; PFCOUNT none, though it writes its cache.
+func TestNotifyHyperLogLog(t *testing.T) {
+	runNotifyCases(t, []notifyCase{
+		{"hll", "KEAn", nl(
+			nc("PFADD", "h", "a"),
+			nc("PFADD", "h", "a"),
+			nc("PFADD", "h2"),
+			nc("PFCOUNT", "h"),
+			nc("PFMERGE", "m", "h", "h2"),
+			nc("PFMERGE", "m"),
+			nc("PFDEBUG", "TODENSE", "h"),
+		)},
+	})
+}
+
 func TestNotifyClassFilters(t *testing.T) {
 	mixed := nl(
 		nc("HSET", "h", "a", "1"),
