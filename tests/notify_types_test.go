@@ -474,6 +474,21 @@ func TestNotifyHyperLogLog(t *testing.T) {
 	})
 }
 
+// Geo: GEOADD is ZADD (its zadd event), the searches that store send
+// georadiusstore or geosearchstore (new for a key created, del for an
+// empty result).
+func TestNotifyGeo(t *testing.T) {
+	runNotifyCases(t, []notifyCase{
+		{"geo", "KEAn", nl(
+			nc("GEOADD", "g", "13.361389", "38.115556", "Palermo"),
+			nc("GEOADD", "g", "13.361389", "38.115556", "Palermo"),
+			nc("GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d"),
+			nc("GEOSEARCHSTORE", "d2", "g", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "km"),
+			nc("GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"),
+		)},
+	})
+}
+
 func TestNotifyClassFilters(t *testing.T) {
 	mixed := nl(
 		nc("HSET", "h", "a", "1"),

@@ -1,0 +1,864 @@
+package commands
+
+import (
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+
+	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Geo: GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH GEOSEARCHSTORE GEORADIUS
+// GEORADIUSBYMEMBER and their _RO forms (Redis geo.c, geohash.c,
+// geohash_helper.c), on sorted sets whose scores are 52-bit geohashes
+// (26 steps of interleaved longitude and latitude bits over -180..180
+// and -85.05112878..85.05112878), computed as Redis does, so that the
+// same input gives the same scores, and distances (haversine on a
+// 6372797.560856 m sphere) to the digits Redis prints.
+func init() {
+	const geo = "@geo"
+	register(
+		&engine.Command{Name: "geoadd", Arity: -5, Flags: engine.Write | engine.DenyOOM, ACL: "@write " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: geoaddCommand},
+		&engine.Command{Name: "geodist", Arity: -4, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: geodistCommand},
+		&engine.Command{Name: "geohash", Arity: -2, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: geohashCommand},
+		&engine.Command{Name: "geopos", Arity: -2, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: geoposCommand},
+		&engine.Command{Name: "georadius", Arity: -6, Flags: engine.Write | engine.DenyOOM | engine.MovableKeys, ACL: "@write " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: georadiusCommand, Keys: georadiusKeys(6), KeyFlags: georadiusKeyFlags},
+		&engine.Command{Name: "georadius_ro", Arity: -6, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: georadiusRoCommand},
+		&engine.Command{Name: "georadiusbymember", Arity: -5, Flags: engine.Write | engine.DenyOOM | engine.MovableKeys, ACL: "@write " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: georadiusbymemberCommand, Keys: georadiusKeys(5), KeyFlags: georadiusKeyFlags},
+		&engine.Command{Name: "georadiusbymember_ro", Arity: -5, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: georadiusbymemberRoCommand},
+		&engine.Command{Name: "geosearch", Arity: -7, Flags: engine.ReadOnly, ACL: "@read " + geo + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "geo", Run: geosearchCommand},
+		&engine.Command{Name: "geosearchstore", Arity: -8, Flags: engine.Write | engine.DenyOOM, ACL: "@write " + geo + " @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "geo", Run: geosearchstoreCommand, KeyFlags: geosearchstoreKeyFlags},
+	)
+}
+
+// georadiusKeys are GEORADIUS's keys as its key specs find them: the key
+// searched, then the argument after the first STORE, then the one after
+// the first STOREDIST, each keyword looked for from argument from on.
+func georadiusKeys(from int) func(args [][]byte) []int {
+	return func(args [][]byte) []int {
+		keys := []int{1}
+		for _, kw := range []string{"store", "storedist"} {
+			for i := from; i < len(args)-1; i++ {
+				if engine.EqualFold(args[i], kw) {
+					keys = append(keys, i+1)
+					break
+				}
+			}
+		}
+		return keys
+	}
+}
+
+func georadiusKeyFlags(_ [][]byte, pos int) []string {
+	if pos == 1 {
+		return sortKeyFlagsRead
+	}
+	return sortKeyFlagsStore
+}
+
+func geosearchstoreKeyFlags(_ [][]byte, pos int) []string {
+	if pos == 1 {
+		return sortKeyFlagsStore
+	}
+	return sortKeyFlagsRead
+}
+
+// The geohash ranges and constants (geohash.h, geohash_helper.c).
+const (
+	geoStepMax  = 26
+	geoLatMin   = -85.05112878
+	geoLatMax   = 85.05112878
+	geoLongMin  = -180.0
+	geoLongMax  = 180.0
+	earthRadius = 6372797.560856
+	mercatorMax = 20037726.37
+	degToRad    = math.Pi / 180.0
+)
+
+type ghRange struct{ min, max float64 }
+
+type ghBits struct {
+	bits uint64
+	step uint
+}
+
+type ghArea struct {
+	hash     ghBits
+	lon, lat ghRange
+}
+
+var (
+	wgsLong = ghRange{geoLongMin, geoLongMax}
+	wgsLat  = ghRange{geoLatMin, geoLatMax}
+)
+
+func interleave64(xlo, ylo uint32) uint64 {
+	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF}
+	s := [...]uint{1, 2, 4, 8, 16}
+	x, y := uint64(xlo), uint64(ylo)
+	for i := 4; i >= 0; i-- {
+		x = (x | x<<s[i]) & b[i]
+		y = (y | y<<s[i]) & b[i]
+	}
+	return x | y<<1
+}
+
+func deinterleave64(v uint64) uint64 {
+	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF}
+	s := [...]uint{0, 1, 2, 4, 8, 16}
+	x, y := v, v>>1
+	for i := 0; i < 6; i++ {
+		x = (x | x>>s[i]) & b[i]
+		y = (y | y>>s[i]) & b[i]
+	}
+	return x | y<<32
+}
+
+// geohashEncode is geohashEncode: false outside the ranges or the WGS84
+// limits.
+func geohashEncode(lonR, latR ghRange, lon, lat float64, step uint) (ghBits, bool) {
+	if step > 32 || step == 0 || lon > geoLongMax || lon < geoLongMin || lat > geoLatMax || lat < geoLatMin {
+		return ghBits{}, false
+	}
+	if lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
+		return ghBits{step: step}, false
+	}
+	latOff := (lat - latR.min) / (latR.max - latR.min)
+	lonOff := (lon - lonR.min) / (lonR.max - lonR.min)
+	latOff *= float64(uint64(1) << step)
+	lonOff *= float64(uint64(1) << step)
+	return ghBits{bits: interleave64(uint32(latOff), uint32(lonOff)), step: step}, true
+}
+
+// geohashDecode is geohashDecode: the area a hash covers.
+func geohashDecode(lonR, latR ghRange, h ghBits) (ghArea, bool) {
+	if h.bits == 0 && h.step == 0 {
+		return ghArea{}, false
+	}
+	sep := deinterleave64(h.bits)
+	latScale, lonScale := latR.max-latR.min, lonR.max-lonR.min
+	ilat, ilon := uint32(sep), uint32(sep>>32)
+	div := float64(uint64(1) << h.step)
+	return ghArea{
+		hash: h,
+		lat:  ghRange{latR.min + (float64(ilat)*1.0/div)*latScale, latR.min + (float64(uint64(ilat)+1)*1.0/div)*latScale},
+		lon:  ghRange{lonR.min + (float64(ilon)*1.0/div)*lonScale, lonR.min + (float64(uint64(ilon)+1)*1.0/div)*lonScale},
+	}, true
+}
+
+// decodeGeohash is decodeGeohash: a score's longitude and latitude, the
+// centre of its 26-step area, clamped to the WGS84 limits.
+func decodeGeohash(score float64) ([2]float64, bool) {
+	a, ok := geohashDecode(wgsLong, wgsLat, ghBits{bits: uint64(score), step: geoStepMax})
+	if !ok {
+		return [2]float64{}, false
+	}
+	lon := (a.lon.min + a.lon.max) / 2
+	lon = min(max(lon, geoLongMin), geoLongMax)
+	lat := (a.lat.min + a.lat.max) / 2
+	lat = min(max(lat, geoLatMin), geoLatMax)
+	return [2]float64{lon, lat}, true
+}
+
+// geoScore is the 52-bit score of a point (geohashEncodeWGS84 and
+// geohashAlign52Bits).
+func geoScore(lon, lat float64) uint64 {
+	h, _ := geohashEncode(wgsLong, wgsLat, lon, lat, geoStepMax)
+	return align52(h)
+}
+
+func align52(h ghBits) uint64 { return h.bits << (52 - h.step*2) }
+
+func moveX(h *ghBits, d int) {
+	if d == 0 {
+		return
+	}
+	x := h.bits & 0xaaaaaaaaaaaaaaaa
+	y := h.bits & 0x5555555555555555
+	zz := uint64(0x5555555555555555) >> (64 - h.step*2)
+	if d > 0 {
+		x += zz + 1
+	} else {
+		x |= zz
+		x -= zz + 1
+	}
+	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
+	h.bits = x | y
+}
+
+func moveY(h *ghBits, d int) {
+	if d == 0 {
+		return
+	}
+	x := h.bits & 0xaaaaaaaaaaaaaaaa
+	y := h.bits & 0x5555555555555555
+	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
+	if d > 0 {
+		y += zz + 1
+	} else {
+		y |= zz
+		y -= zz + 1
+	}
+	y &= uint64(0x5555555555555555) >> (64 - h.step*2)
+	h.bits = x | y
+}
+
+// neighbours of h in Redis's order of the search: north, south, east,
+// west, north-east, north-west, south-east, south-west.
+func neighbours(h ghBits) [8]ghBits {
+	var n [8]ghBits
+	moves := [8][2]int{{0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}}
+	for i, m := range moves {
+		n[i] = h
+		moveX(&n[i], m[0])
+		moveY(&n[i], m[1])
+	}
+	return n
+}
+
+// geoShape is the area searched: a circle (radius) or a box (width and
+// height), around xy, in units of conversion metres.
+type geoShape struct {
+	box                   bool
+	xy                    [2]float64
+	conversion            float64
+	radius, width, height float64
+}
+
+func estimateSteps(rangeMeters, lat float64) uint {
+	if rangeMeters == 0 {
+		return 26
+	}
+	step := 1
+	for rangeMeters < mercatorMax {
+		rangeMeters *= 2
+		step++
+	}
+	step -= 2
+	if lat > 66 || lat < -66 {
+		step--
+		if lat > 80 || lat < -80 {
+			step--
+		}
+	}
+	return uint(min(max(step, 1), 26))
+}
+
+func (s *geoShape) boundingBox() [4]float64 {
+	lon, lat := s.xy[0], s.xy[1]
+	h, w := s.radius, s.radius
+	if s.box {
+		h, w = s.height/2, s.width/2
+	}
+	h *= s.conversion
+	w *= s.conversion
+	latDelta := h / earthRadius / degToRad
+	top := w / earthRadius / math.Cos((lat+latDelta)*degToRad) / degToRad
+	bottom := w / earthRadius / math.Cos((lat-latDelta)*degToRad) / degToRad
+	var b [4]float64
+	if lat < 0 {
+		b[0], b[2] = lon-bottom, lon+bottom
+	} else {
+		b[0], b[2] = lon-top, lon+top
+	}
+	b[1], b[3] = lat-latDelta, lat+latDelta
+	return b
+}
+
+// searchAreas is geohashCalculateAreasByShapeWGS84: the hash box around
+// the centre and its eight neighbours (zero where not needed), in the
+// order they are searched.
+func (s *geoShape) searchAreas() [9]ghBits {
+	b := s.boundingBox()
+	minLon, minLat, maxLon, maxLat := b[0], b[1], b[2], b[3]
+	lon, lat := s.xy[0], s.xy[1]
+	radius := s.radius
+	if s.box {
+		radius = math.Sqrt((s.width/2)*(s.width/2) + (s.height/2)*(s.height/2))
+	}
+	radius *= s.conversion
+	steps := estimateSteps(radius, lat)
+	hash, _ := geohashEncode(wgsLong, wgsLat, lon, lat, steps)
+	n := neighbours(hash)
+	area, _ := geohashDecode(wgsLong, wgsLat, hash)
+	north, _ := geohashDecode(wgsLong, wgsLat, n[0])
+	south, _ := geohashDecode(wgsLong, wgsLat, n[1])
+	east, _ := geohashDecode(wgsLong, wgsLat, n[2])
+	west, _ := geohashDecode(wgsLong, wgsLat, n[3])
+	if steps > 1 && (north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon) {
+		steps--
+		hash, _ = geohashEncode(wgsLong, wgsLat, lon, lat, steps)
+		n = neighbours(hash)
+		area, _ = geohashDecode(wgsLong, wgsLat, hash)
+	}
+	if steps >= 2 {
+		zero := func(idx ...int) {
+			for _, i := range idx {
+				n[i] = ghBits{}
+			}
+		}
+		const nN, nS, nE, nW, nNE, nNW, nSE, nSW = 0, 1, 2, 3, 4, 5, 6, 7
+		if area.lat.min < minLat {
+			zero(nS, nSW, nSE)
+		}
+		if area.lat.max > maxLat {
+			zero(nN, nNE, nNW)
+		}
+		if area.lon.min < minLon {
+			zero(nW, nSW, nNW)
+		}
+		if area.lon.max > maxLon {
+			zero(nE, nSE, nNE)
+		}
+	}
+	return [9]ghBits{hash, n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]}
+}
+
+func latDistance(lat1, lat2 float64) float64 {
+	return earthRadius * math.Abs(lat2*degToRad-lat1*degToRad)
+}
+
+// geoDistance is geohashGetDistance (haversine).
+func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	lon1r, lon2r := lon1*degToRad, lon2*degToRad
+	v := math.Sin((lon2r - lon1r) / 2)
+	if v == 0 {
+		return latDistance(lat1, lat2)
+	}
+	lat1r, lat2r := lat1*degToRad, lat2*degToRad
+	u := math.Sin((lat2r - lat1r) / 2)
+	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+}
+
+// within reports whether a point is in the shape, and its distance from
+// the centre (geoWithinShape).
+func (s *geoShape) within(xy [2]float64) (float64, bool) {
+	if !s.box {
+		d := geoDistance(s.xy[0], s.xy[1], xy[0], xy[1])
+		return d, d <= s.radius*s.conversion
+	}
+	w, h := s.width*s.conversion, s.height*s.conversion
+	if latDistance(xy[1], s.xy[1]) > h/2 {
+		return 0, false
+	}
+	if geoDistance(xy[0], xy[1], s.xy[0], xy[1]) > w/2 {
+		return 0, false
+	}
+	return geoDistance(s.xy[0], s.xy[1], xy[0], xy[1]), true
+}
+
+type geoPoint struct {
+	xy     [2]float64
+	dist   float64
+	score  float64
+	member string
+}
+
+// search collects the members of z in the shape's boxes
+// (membersOfAllNeighbors), at most limit of them when limit > 0.
+func (s *geoShape) search(z *keyspace.ZSet, limit int) []geoPoint {
+	var out []geoPoint
+	boxes := s.searchAreas()
+	last := -1
+	for i, h := range boxes {
+		if h.bits == 0 && h.step == 0 {
+			continue
+		}
+		if last >= 0 && h == boxes[last] {
+			continue
+		}
+		if len(out) > 0 && limit > 0 && len(out) >= limit {
+			break
+		}
+		lo := align52(h)
+		h.bits++
+		hi := align52(h)
+		z.AscendScores(keyspace.ScoreRange{Min: float64(lo), Max: float64(hi), MaxEx: true}, func(m string, score float64) bool {
+			if xy, ok := decodeGeohash(score); ok {
+				if d, in := s.within(xy); in {
+					out = append(out, geoPoint{xy: xy, dist: d, score: score, member: m})
+				}
+			}
+			return !(len(out) > 0 && limit > 0 && len(out) >= limit)
+		})
+		last = i
+	}
+	return out
+}
+
+// lonLat parses a longitude and a latitude (extractLongLatOrReply).
+func lonLat(c *engine.Ctx, lonArg, latArg []byte) ([2]float64, bool) {
+	var xy [2]float64
+	for i, a := range [][]byte{lonArg, latArg} {
+		f, ok := engine.ParseFloat(a)
+		if !ok {
+			c.Error(engine.ErrNotFloat)
+			return xy, false
+		}
+		xy[i] = f
+	}
+	if xy[0] < geoLongMin || xy[0] > geoLongMax || xy[1] < geoLatMin || xy[1] > geoLatMax {
+		c.Error("ERR invalid longitude,latitude pair " + strconv.FormatFloat(xy[0], 'f', 6, 64) + "," + strconv.FormatFloat(xy[1], 'f', 6, 64))
+		return xy, false
+	}
+	return xy, true
+}
+
+// geoUnit is a unit's metres (extractUnitOrReply); 0 after the error.
+func geoUnit(c *engine.Ctx, u []byte) float64 {
+	switch {
+	case engine.EqualFold(u, "m"):
+		return 1
+	case engine.EqualFold(u, "km"):
+		return 1000
+	case engine.EqualFold(u, "ft"):
+		return 0.3048
+	case engine.EqualFold(u, "mi"):
+		return 1609.34
+	}
+	c.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	return 0
+}
+
+// geoFloat parses a float argument, with the error msg (getDoubleFromObjectOrReply).
+func geoFloat(c *engine.Ctx, a []byte, msg string) (float64, bool) {
+	f, ok := engine.ParseFloat(a)
+	if !ok {
+		c.Error("ERR " + msg)
+	}
+	return f, ok
+}
+
+// geoDistanceArg is extractDistanceOrReply: radius and unit.
+func geoDistanceArg(c *engine.Ctx, r, u []byte, s *geoShape) bool {
+	d, ok := geoFloat(c, r, "need numeric radius")
+	if !ok {
+		return false
+	}
+	if d < 0 {
+		c.Error("ERR radius cannot be negative")
+		return false
+	}
+	s.radius = d
+	s.conversion = geoUnit(c, u)
+	return s.conversion != 0
+}
+
+// formatDistance is fixedpoint_d2string with 4 digits: the distance
+// rounded to a multiple of 0.0001 as llrint does.
+func formatDistance(d float64) string {
+	v := int64(math.RoundToEven(d * 10000))
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	s := strconv.FormatInt(v, 10)
+	for len(s) < 5 {
+		s = "0" + s
+	}
+	s = s[:len(s)-4] + "." + s[len(s)-4:]
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// formatCoord is addReplyHumanLongDouble of a coordinate.
+func formatCoord(f float64) []byte { return formatLongDouble(nil, new(big.Float).SetFloat64(f)) }
+
+// GEOADD key [NX|XX] [CH] longitude latitude member [...]: ZADD of the
+// points' scores, which is what is propagated.
+func geoaddCommand(c *engine.Ctx) {
+	idx := 2
+	nx, xx := false, false
+options:
+	for ; idx < len(c.Args); idx++ {
+		switch a := c.Args[idx]; {
+		case engine.EqualFold(a, "nx"):
+			nx = true
+		case engine.EqualFold(a, "xx"):
+			xx = true
+		case engine.EqualFold(a, "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(c.Args)-idx)%3 != 0 || nx && xx {
+		c.Error(engine.ErrSyntax)
+		return
+	}
+	argv := make([][]byte, 0, idx+(len(c.Args)-idx)/3*2)
+	argv = append(argv, []byte("zadd"))
+	argv = append(argv, c.Args[1:idx]...)
+	for i := idx; i < len(c.Args); i += 3 {
+		xy, ok := lonLat(c, c.Args[i], c.Args[i+1])
+		if !ok {
+			return
+		}
+		argv = append(argv, strconv.AppendUint(nil, geoScore(xy[0], xy[1]), 10), c.Args[i+2])
+	}
+	c.Args = argv
+	zaddGeneric(c, 0)
+}
+
+// GEODIST key member1 member2 [unit]
+func geodistCommand(c *engine.Ctx) {
+	toMeter := 1.0
+	switch {
+	case len(c.Args) == 5:
+		if toMeter = geoUnit(c, c.Args[4]); toMeter == 0 {
+			return
+		}
+	case len(c.Args) > 5:
+		c.Error(engine.ErrSyntax)
+		return
+	}
+	z, ok := zsetRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.W.Null()
+		return
+	}
+	s1, ok1 := z.Score(c.Args[2])
+	s2, ok2 := z.Score(c.Args[3])
+	if !ok1 || !ok2 {
+		c.W.Null()
+		return
+	}
+	a, okA := decodeGeohash(s1)
+	b, okB := decodeGeohash(s2)
+	if !okA || !okB {
+		c.W.Null()
+		return
+	}
+	c.W.BulkString(formatDistance(geoDistance(a[0], a[1], b[0], b[1]) / toMeter))
+}
+
+// GEOHASH key [member ...]: 11-character standard geohashes (latitude
+// over -90..90), the last character always "0".
+func geohashCommand(c *engine.Ctx) {
+	const alphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
+	z, ok := zsetRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		var score float64
+		found := false
+		if z != nil {
+			score, found = z.Score(m)
+		}
+		xy, ok := decodeGeohash(score)
+		if !found || !ok {
+			c.W.Null()
+			continue
+		}
+		h, _ := geohashEncode(ghRange{-180, 180}, ghRange{-90, 90}, xy[0], xy[1], 26)
+		var buf [11]byte
+		for i := range buf {
+			idx := 0
+			if i < 10 {
+				idx = int(h.bits >> (52 - (i+1)*5) & 0x1f)
+			}
+			buf[i] = alphabet[idx]
+		}
+		c.W.Bulk(buf[:])
+	}
+}
+
+// GEOPOS key [member ...]
+func geoposCommand(c *engine.Ctx) {
+	z, ok := zsetRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	c.W.Array(len(c.Args) - 2)
+	for _, m := range c.Args[2:] {
+		var score float64
+		found := false
+		if z != nil {
+			score, found = z.Score(m)
+		}
+		xy, ok := decodeGeohash(score)
+		if !found || !ok {
+			c.W.NullArray()
+			continue
+		}
+		c.W.Array(2)
+		c.W.Bulk(formatCoord(xy[0]))
+		c.W.Bulk(formatCoord(xy[1]))
+	}
+}
+
+// The variants of georadiusGeneric.
+const (
+	geoByCoords = 1 << iota
+	geoByMember
+	geoNoStore
+	geoSearch
+	geoSearchStore
+)
+
+func georadiusCommand(c *engine.Ctx)   { geoSearchGeneric(c, 1, geoByCoords) }
+func georadiusRoCommand(c *engine.Ctx) { geoSearchGeneric(c, 1, geoByCoords|geoNoStore) }
+func georadiusbymemberCommand(c *engine.Ctx) {
+	geoSearchGeneric(c, 1, geoByMember)
+}
+func georadiusbymemberRoCommand(c *engine.Ctx) {
+	geoSearchGeneric(c, 1, geoByMember|geoNoStore)
+}
+func geosearchCommand(c *engine.Ctx)      { geoSearchGeneric(c, 1, geoSearch) }
+func geosearchstoreCommand(c *engine.Ctx) { geoSearchGeneric(c, 2, geoSearch|geoSearchStore) }
+
+// geoSearchGeneric is georadiusGeneric.
+func geoSearchGeneric(c *engine.Ctx, srcIdx int, flags int) {
+	args := c.Args
+	z, ok := zsetRead(c, args[srcIdx])
+	if !ok {
+		return
+	}
+	var shape geoShape
+	var store []byte
+	storeDist := false
+	var base int
+	switch {
+	case flags&geoByCoords != 0:
+		base = 6
+		xy, ok := lonLat(c, args[2], args[3])
+		if !ok {
+			return
+		}
+		shape.xy = xy
+		if !geoDistanceArg(c, args[4], args[5], &shape) {
+			return
+		}
+	case flags&geoByMember != 0 && z == nil:
+		base = 5
+	case flags&geoByMember != 0:
+		base = 5
+		xy, ok := memberLonLat(z, args[2])
+		if !ok {
+			c.Error("ERR could not decode requested zset member")
+			return
+		}
+		shape.xy = xy
+		if !geoDistanceArg(c, args[3], args[4], &shape) {
+			return
+		}
+	default:
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			store = args[1]
+		}
+	}
+	var withDist, withHash, withCoord, fromMember, fromLoc, byRadius, byBox, any bool
+	sortDir := 0
+	var count int64
+	rest := args[base:]
+	for i := 0; i < len(rest); i++ {
+		left := len(rest) - i - 1
+		switch a := rest[i]; {
+		case engine.EqualFold(a, "withdist"):
+			withDist = true
+		case engine.EqualFold(a, "withhash"):
+			withHash = true
+		case engine.EqualFold(a, "withcoord"):
+			withCoord = true
+		case engine.EqualFold(a, "any"):
+			any = true
+		case engine.EqualFold(a, "asc"):
+			sortDir = 1
+		case engine.EqualFold(a, "desc"):
+			sortDir = -1
+		case engine.EqualFold(a, "count") && left >= 1:
+			var ok bool
+			if count, ok = c.IntArg(base + i + 1); !ok {
+				return
+			}
+			if count <= 0 {
+				c.Error("ERR COUNT must be > 0")
+				return
+			}
+			i++
+		case (engine.EqualFold(a, "store") || engine.EqualFold(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			store = rest[i+1]
+			storeDist = engine.EqualFold(a, "storedist")
+			i++
+		case engine.EqualFold(a, "storedist") && flags&geoSearch != 0 && flags&geoSearchStore != 0:
+			storeDist = true
+		case engine.EqualFold(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLoc:
+			if z != nil {
+				xy, ok := memberLonLat(z, rest[i+1])
+				if !ok {
+					c.Error("ERR could not decode requested zset member")
+					return
+				}
+				shape.xy = xy
+			}
+			fromMember = true
+			i++
+		case engine.EqualFold(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
+			xy, ok := lonLat(c, rest[i+1], rest[i+2])
+			if !ok {
+				return
+			}
+			shape.xy = xy
+			fromLoc = true
+			i += 2
+		case engine.EqualFold(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
+			if !geoDistanceArg(c, rest[i+1], rest[i+2], &shape) {
+				return
+			}
+			shape.box = false
+			byRadius = true
+			i += 2
+		case engine.EqualFold(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
+			w, ok := geoFloat(c, rest[i+1], "need numeric width")
+			if !ok {
+				return
+			}
+			h, ok := geoFloat(c, rest[i+2], "need numeric height")
+			if !ok {
+				return
+			}
+			if h < 0 || w < 0 {
+				c.Error("ERR height or width cannot be negative")
+				return
+			}
+			shape.width, shape.height = w, h
+			if shape.conversion = geoUnit(c, rest[i+3]); shape.conversion == 0 {
+				return
+			}
+			shape.box = true
+			byBox = true
+			i += 3
+		default:
+			c.Error(engine.ErrSyntax)
+			return
+		}
+	}
+	name := string(args[0])
+	if store != nil && (withDist || withHash || withCoord) {
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		c.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return
+	}
+	if flags&geoSearch != 0 && !(fromMember || fromLoc) {
+		c.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + name)
+		return
+	}
+	if flags&geoSearch != 0 && !(byRadius || byBox) {
+		c.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + name)
+		return
+	}
+	if any && count == 0 {
+		c.Error("ERR the ANY argument requires COUNT argument")
+		return
+	}
+	if z == nil {
+		if store != nil {
+			zsetStoreEmpty(c, store)
+			c.W.Int(0)
+		} else {
+			c.W.Array(0)
+		}
+		return
+	}
+	if count != 0 && sortDir == 0 && !any {
+		sortDir = 1
+	}
+	limit := 0
+	if any {
+		limit = int(count)
+	}
+	points := shape.search(z, limit)
+	if len(points) == 0 && store == nil {
+		c.W.Array(0)
+		return
+	}
+	n := len(points)
+	if count != 0 && int64(n) > count {
+		n = int(count)
+	}
+	if sortDir != 0 {
+		slices.SortStableFunc(points, func(a, b geoPoint) int {
+			cmp := 0
+			switch {
+			case a.dist > b.dist:
+				cmp = 1
+			case a.dist < b.dist:
+				cmp = -1
+			}
+			return cmp * sortDir
+		})
+	}
+	points = points[:n]
+	if store == nil {
+		opts := 0
+		for _, on := range []bool{withDist, withCoord, withHash} {
+			if on {
+				opts++
+			}
+		}
+		c.W.Array(n)
+		for _, p := range points {
+			if opts > 0 {
+				c.W.Array(opts + 1)
+			}
+			c.W.BulkString(p.member)
+			if withDist {
+				c.W.BulkString(formatDistance(p.dist / shape.conversion))
+			}
+			if withHash {
+				c.W.Int(int64(p.score))
+			}
+			if withCoord {
+				c.W.Array(2)
+				c.W.Bulk(formatCoord(p.xy[0]))
+				c.W.Bulk(formatCoord(p.xy[1]))
+			}
+		}
+		return
+	}
+	if n == 0 {
+		zsetStoreEmpty(c, store)
+		c.W.Int(0)
+		return
+	}
+	dst := keyspace.NewZSet()
+	for _, p := range points {
+		score := p.score
+		if storeDist {
+			score = p.dist / shape.conversion
+		}
+		dst.Set([]byte(p.member), score)
+	}
+	maxEntries, maxValue := zsetLimits(c)
+	dst.Fit(maxEntries, maxValue)
+	event := "georadiusstore"
+	if flags&geoSearch != 0 {
+		event = "geosearchstore"
+	}
+	zsetStore(c, store, dst, event)
+	c.Dirty(n - 1)
+	c.W.Int(int64(n))
+}
+
+// memberLonLat is longLatFromMember: the position of a member.
+func memberLonLat(z *keyspace.ZSet, m []byte) ([2]float64, bool) {
+	s, ok := z.Score(m)
+	if !ok {
+		return [2]float64{}, false
+	}
+	return decodeGeohash(s)
+}
