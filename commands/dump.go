@@ -17,6 +17,10 @@ func init() {
 			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: dumpCommand},
 		&engine.Command{Name: "restore", Arity: -4, Flags: engine.Write | engine.DenyOOM, ACL: "@keyspace @dangerous", Group: "generic",
 			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: restoreCommand},
+		// What MIGRATE sends a cluster node that imports the key's slot;
+		// without cluster mode it is RESTORE.
+		&engine.Command{Name: "restore-asking", Arity: -4, Flags: engine.Write | engine.DenyOOM | engine.Asking, ACL: "@keyspace @dangerous", Group: "server",
+			FirstKey: 1, LastKey: 1, KeyStep: 1, Run: restoreCommand},
 	)
 }
 

@@ -178,7 +178,7 @@ var effects = map[string]effectSpec{
 	"busy-reply-threshold":                  works("past it a script's other clients get -BUSY and SCRIPT KILL or SHUTDOWN NOSAVE reach it, as in Redis; SIGTERM and SIGINT also stop a running script and shut down"),
 	"enable-protected-configs":              works(""),
 	"enable-debug-command":                  none("zredis has no DEBUG command"),
-	"enable-module-command":                 none("zredis has no MODULE command and loads no modules"),
+	"enable-module-command":                 works("MODULE LOAD, LOADEX and UNLOAD are refused unless it allows them, as in Redis; when it does, they fail: zredis loads no modules"),
 	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
 	"shutdown-on-sigint":                    works(""),
 	"shutdown-on-sigterm":                   works(""),

@@ -337,7 +337,7 @@ var directives = []Directive{
 	enumD("sanitize-dump-payload", "no", fNoEff, "no", "yes", "clients"),
 	enumD("enable-protected-configs", "no", fImm, protectedActionEnum...),
 	enumD("enable-debug-command", "no", fImm|fNoEff, protectedActionEnum...),
-	enumD("enable-module-command", "no", fImm|fNoEff, protectedActionEnum...),
+	enumD("enable-module-command", "no", fImm, protectedActionEnum...),
 	enumD("cluster-preferred-endpoint-type", "ip", fNoEff, "ip", "hostname", "unknown-endpoint"),
 	enumD("propagation-error-behavior", "ignore", 0, "ignore", "panic", "panic-on-replicas"),
 	enumD("tls-auth-clients", "yes", 0, "no", "yes", "optional"),

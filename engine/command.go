@@ -32,6 +32,10 @@ const (
 	NoMulti
 	AllowBusy
 	MovableKeys
+	// Asking is cluster.c's asking flag (RESTORE-ASKING): served by a
+	// cluster node importing the key's slot; without cluster mode it has
+	// no effect, but COMMAND shows it.
+	Asking
 )
 
 var flagNames = []struct {
@@ -45,6 +49,7 @@ var flagNames = []struct {
 	{Fast, "fast"}, {NoAuth, "no_auth"}, {MayReplicate, "may_replicate"},
 	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"},
 	{NoMulti, "no_multi"}, {MovableKeys, "movablekeys"}, {AllowBusy, "allow_busy"},
+	{Asking, "asking"},
 }
 
 // Names lists the flag names in COMMAND INFO order.
