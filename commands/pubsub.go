@@ -36,15 +36,22 @@ func init() {
 // null, name is the null bulk string (an unsubscribe from everything when
 // there was nothing to leave).
 func replySubscription(c *engine.Ctx, kind string, name []byte, null bool, count int) {
-	c.Client.Pushed = true // kept under CLIENT REPLY OFF|SKIP
-	c.W.Array(3)
-	c.W.BulkString(kind)
+	w := c.W
+	start := w.Len()
+	w.Array(3)
+	w.BulkString(kind)
 	if null {
-		c.W.Null()
+		w.Null()
 	} else {
-		c.W.Bulk(name)
+		w.Bulk(name)
 	}
-	c.W.Int(int64(count))
+	w.Int(int64(count))
+	// A push, kept under CLIENT REPLY OFF|SKIP: the connection needs its
+	// bytes if it drops the rest of the reply.
+	if cl := c.Client; cl.ReplyOff || cl.ReplySkip {
+		b := w.Bytes()
+		cl.Pushed = append(cl.Pushed, b[len(b)-(w.Len()-start):]...)
+	}
 }
 
 // subKind is what SUBSCRIBE, PSUBSCRIBE and SSUBSCRIBE (and their

@@ -218,6 +218,9 @@ func shutdownCommand(c *engine.Ctx) {
 			c.Error(busy)
 			return
 		}
+		// At once: no wait for the replicas that SHUTDOWN ABORT could
+		// cancel after the script's writes were dropped.
+		o.Now = true
 		c.D.StopScriptForShutdown()
 	}
 	wait := c.Srv.Shutdown(o)

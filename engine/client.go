@@ -81,10 +81,11 @@ type Client struct {
 	// CLIENT REPLY: ReplyOff drops every reply; ReplySkip drops the reply
 	// of the command being run; ReplySkipNext turns into ReplySkip for the
 	// next command. The connection applies them after each command, but
-	// to a reply that is pushed (Pushed: the confirmations of SUBSCRIBE
-	// and its kin), which they never drop (Redis's CLIENT_PUSHING).
+	// not to what it pushed (Redis's CLIENT_PUSHING): the confirmations
+	// of SUBSCRIBE and its kin, which Pushed holds a copy of, also inside
+	// an EXEC whose reply is dropped.
 	ReplyOff, ReplySkip, ReplySkipNext bool
-	Pushed                             bool
+	Pushed                             []byte
 
 	// State other families keep, which CLIENT LIST shows and the idle
 	// timeout reads.

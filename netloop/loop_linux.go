@@ -249,8 +249,8 @@ func (c *Conn) handle(ev uint32) {
 // time to time, so that the loop's other clients are answered meanwhile,
 // as Redis's processEventsWhileBlocked does. busy's own input waits
 // (Redis's protectClient). The submitted tasks wait for Run, and the
-// loop's wake-up stays pending for it; those of SubmitEarly run. On the
-// loop's goroutine, from a handler.
+// loop's wake-up stays pending for it; those of SubmitEarly run, and so
+// does AfterEvents. On the loop's goroutine, from a handler.
 func (l *Loop) ServeWhileBlocked(busy *Conn) {
 	if l.blockedEvents == nil {
 		l.blockedEvents = make([]syscall.EpollEvent, 64)
@@ -270,6 +270,11 @@ func (l *Loop) ServeWhileBlocked(busy *Conn) {
 		}
 	}
 	l.runEarly()
+	// The end of a round, as Redis's beforeSleep in this state: replies
+	// held for the AOF go out once it has their writes.
+	if l.AfterEvents != nil {
+		l.AfterEvents()
+	}
 }
 
 // Read reads ready input without blocking: ErrWouldBlock when none is

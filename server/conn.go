@@ -138,7 +138,7 @@ func (c *conn) attach() {
 	if err != nil {
 		c.s.log.Warningf("Registering client connection: %v", err)
 		syscall.Close(c.fd)
-		locked := c.lock()
+		locked := c.lock(true)
 		c.s.drop(c)
 		c.unlock(locked)
 		if c.onClose != nil {
@@ -148,7 +148,7 @@ func (c *conn) attach() {
 		return
 	}
 	c.lc = lc
-	locked := c.lock()
+	locked := c.lock(true)
 	authed := !c.s.disp.AuthRequired(c.cl)
 	c.cl.Output = c.outputFigures
 	c.unlock(locked)
@@ -206,17 +206,25 @@ func (c *conn) Readable(lc *netloop.Conn) {
 // -BUSY to all but the commands flagged allow-busy. Under the lock.
 func (c *conn) serveWhileBlocked() {
 	s := c.s
+	if c.suspended {
+		// The script runs on the connection's worker, not on the loop:
+		// the loop goes on serving, and its clients get -BUSY when the
+		// script yields the lock (keyspace.Yield).
+		return
+	}
 	s.blockedLoop.Store(c.loop)
 	c.loop.ServeWhileBlocked(c.lc)
 	s.blockedLoop.Store(nil)
 }
 
-// lock takes the keyspace lock for c's commands, unless c's loop serves
-// its connections from inside a script that holds it (serveWhileBlocked).
-// It reports whether it took it. The lock may be one a long script yields
-// (keyspace.LockOrBusy): the dispatcher then answers -BUSY.
-func (c *conn) lock() bool {
-	if c.s.blockedLoop.Load() == c.loop {
+// lock takes the keyspace lock for c's commands, unless onLoop (the
+// caller runs on c's loop goroutine, not on the connection's worker) and
+// the loop serves its connections from inside a script that holds it
+// (serveWhileBlocked). It reports whether it took it. The lock may be one
+// a long script yields (keyspace.LockOrBusy): the dispatcher then answers
+// -BUSY.
+func (c *conn) lock(onLoop bool) bool {
+	if onLoop && c.s.blockedLoop.Load() == c.loop {
 		return false
 	}
 	c.s.ks.LockOrBusy()
@@ -233,7 +241,7 @@ func (c *conn) unlock(locked bool) {
 // Closed implements netloop.Handler.
 func (c *conn) Closed(*netloop.Conn) {
 	s := c.s
-	locked := c.lock()
+	locked := c.lock(true)
 	s.drop(c)
 	c.unlock(locked)
 	if c.onClose != nil {
@@ -349,11 +357,17 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	s := c.s
 	cl := c.cl
 	for i < len(batch) {
-		locked := c.lock()
+		locked := c.lock(!mayBlock)
 		aofW, aofBefore := s.aof.w, s.aof.last
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
-			switch s.pauseCheck(c, batch[i], mayBlock) {
+			// A script past busy-reply-threshold answers -BUSY first,
+			// paused or not (processCommand).
+			pause := pauseRun
+			if s.disp.BusyScript() == "" {
+				pause = s.pauseCheck(c, batch[i], mayBlock)
+			}
+			switch pause {
 			case pauseStop:
 				cl.CloseAfterReply = true
 			case pauseWait:
@@ -433,10 +447,11 @@ func (c *conn) noteAOF(w *aof.Writer, before aof.Ticket) {
 // Under the lock.
 func (c *conn) afterReply(mark int) {
 	cl := c.cl
-	if (cl.ReplyOff || cl.ReplySkip) && !cl.Pushed {
+	if cl.ReplyOff || cl.ReplySkip {
 		cl.W.Truncate(mark)
+		cl.W.Raw(cl.Pushed)
 	}
-	cl.Pushed = false
+	cl.Pushed = cl.Pushed[:0]
 	cl.ReplySkip = false
 	if cl.ReplySkipNext {
 		cl.ReplySkip, cl.ReplySkipNext = true, false

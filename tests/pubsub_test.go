@@ -159,6 +159,13 @@ func TestPubSubUnderClientReplyOff(t *testing.T) {
 	skip.read(1, "message")
 	off.do(1, "UNSUBSCRIBE", "chan")
 	off.do(1, "PUNSUBSCRIBE")
+	// Inside EXEC, the confirmation alone goes out.
+	tx := p.dial()
+	tx.do(0, "CLIENT", "REPLY", "OFF")
+	tx.do(0, "MULTI")
+	tx.do(0, "SUBSCRIBE", "ch")
+	tx.do(0, "PING")
+	tx.do(1, "EXEC")
 }
 
 func TestPubSubMessagesDiff(t *testing.T) {

@@ -893,6 +893,34 @@ func TestScriptBusy(t *testing.T) {
 	}
 }
 
+// Busy scripts in the corners redis-server's suite and a review found:
+// a script run on the connection's worker (after a pipelined KEYS), a
+// write sent while CLIENT PAUSE WRITE holds writes (-BUSY first).
+func TestScriptBusyEdges(t *testing.T) {
+	if RedisServerPath() == "" {
+		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
+	}
+	const loop = "local i = 0 while true do i = i + 1 end"
+	replies := map[string][]string{}
+	for _, name := range []string{"redis", "zredis"} {
+		p := StartServer(t, name, "--busy-reply-threshold", "100")
+		var got []string
+		a, b := Dial(t, p.Addr), Dial(t, p.Addr)
+		a.Send(append(Encode("KEYS", "nomatch*"), Encode("EVAL", loop, "0")...))
+		waitBusy(t, b)
+		got = append(got, Dial(t, p.Addr).Do("GET", "x"), b.Do("SCRIPT", "KILL"), a.Read(), a.Read(), b.Do("PING"))
+
+		got = append(got, b.Do("CLIENT", "PAUSE", "20000", "WRITE"))
+		a.Send(Encode("EVAL_RO", loop, "0"))
+		waitBusy(t, b)
+		got = append(got, Dial(t, p.Addr).Do("SET", "k", "v"), b.Do("SCRIPT", "KILL"), a.Read(), b.Do("CLIENT", "UNPAUSE"))
+		replies[name] = got
+	}
+	if !reflect.DeepEqual(replies["redis"], replies["zredis"]) {
+		t.Errorf("replies differ:\nredis  %q\nzredis %q", replies["redis"], replies["zredis"])
+	}
+}
+
 // A script that never ends holds the keyspace lock, but not the process:
 // SIGTERM stops it (its client gets an error) and the server shuts down
 // as usual, with its final save.
