@@ -171,38 +171,27 @@ func geoScore(lon, lat float64) uint64 {
 
 func align52(h ghBits) uint64 { return h.bits << (52 - h.step*2) }
 
-func moveX(h *ghBits, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - h.step*2)
-	if d > 0 {
-		x += zz + 1
-	} else {
-		x |= zz
-		x -= zz + 1
-	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
-	h.bits = x | y
-}
+// moveX and moveY step a hash one cell east or west (d > 0: east), north
+// or south (d > 0: north) (geohash_move_x, geohash_move_y): the
+// longitude bits are the odd ones, the latitude bits the even ones.
+func moveX(h *ghBits, d int) { move(h, d, 0xaaaaaaaaaaaaaaaa) }
+func moveY(h *ghBits, d int) { move(h, d, 0x5555555555555555) }
 
-func moveY(h *ghBits, d int) {
+func move(h *ghBits, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
+	v := h.bits & mask
+	other := h.bits &^ mask
+	zz := ^mask >> (64 - h.step*2)
 	if d > 0 {
-		y += zz + 1
+		v += zz + 1
 	} else {
-		y |= zz
-		y -= zz + 1
+		v |= zz
+		v -= zz + 1
 	}
-	y &= uint64(0x5555555555555555) >> (64 - h.step*2)
-	h.bits = x | y
+	v &= mask >> (64 - h.step*2)
+	h.bits = v | other
 }
 
 // neighbours of h in Redis's order of the search: north, south, east,

@@ -224,31 +224,12 @@ func sparseToDense(s []byte) ([]byte, bool) {
 	copy(d, s[:hllHdrSize])
 	d[4] = hllDense
 	regs := d[hllHdrSize:]
-	idx := 0
-	for p := hllHdrSize; p < len(s); {
-		switch b := s[p]; {
-		case spIsZero(b):
-			idx += spZeroLen(b)
-			p++
-		case spIsXZero(b):
-			if p+1 >= len(s) {
-				return s, false
-			}
-			idx += spXZeroLen(b, s[p+1])
-			p += 2
-		default:
-			n, v := spValLen(b), spValValue(b)
-			if n+idx > hllRegisters {
-				return s, false
-			}
-			for ; n > 0; n-- {
-				denseSet(regs, idx, uint8(v))
-				idx++
-			}
-			p++
+	idx, ok := sparseRuns(s[hllHdrSize:], func(first, n, v int) {
+		for i := first; v > 0 && i < first+n; i++ {
+			denseSet(regs, i, uint8(v))
 		}
-	}
-	if idx != hllRegisters {
+	})
+	if !ok || idx != hllRegisters {
 		return s, false
 	}
 	return d, true
@@ -405,6 +386,40 @@ func promote(s []byte, index int, count uint8) ([]byte, int) {
 	return d, 1
 }
 
+// sparseRuns walks sparse opcodes in order, calling fn with the first
+// register, the number of registers and the value (0 for ZERO and XZERO)
+// of each run. It returns the number of registers the opcodes cover, and
+// false for an XZERO cut short or a VAL run past the last register (whose
+// registers fn is not given; a ZERO run may pass it, and fn must not
+// index registers for one).
+func sparseRuns(ops []byte, fn func(first, n, val int)) (int, bool) {
+	idx := 0
+	for p := 0; p < len(ops); {
+		b := ops[p]
+		var n, v int
+		switch {
+		case spIsZero(b):
+			n = spZeroLen(b)
+			p++
+		case spIsXZero(b):
+			if p+1 >= len(ops) {
+				return idx, false
+			}
+			n = spXZeroLen(b, ops[p+1])
+			p += 2
+		default:
+			n, v = spValLen(b), spValValue(b)
+			if n+idx > hllRegisters {
+				return idx, false
+			}
+			p++
+		}
+		fn(idx, n, v)
+		idx += n
+	}
+	return idx, true
+}
+
 // hllAdd adds ele to the HLL s (hllAdd): 1 when a register changed.
 func hllAdd(s, ele []byte, maxBytes int) ([]byte, int) {
 	index, count := hllPatLen(ele)
@@ -430,30 +445,8 @@ func hllHisto(s []byte, histo *[64]int) bool {
 		}
 		return true
 	}
-	idx := 0
-	for p := 0; p < len(regs); {
-		switch b := regs[p]; {
-		case spIsZero(b):
-			n := spZeroLen(b)
-			idx += n
-			histo[0] += n
-			p++
-		case spIsXZero(b):
-			if p+1 >= len(regs) {
-				return false
-			}
-			n := spXZeroLen(b, regs[p+1])
-			idx += n
-			histo[0] += n
-			p += 2
-		default:
-			n := spValLen(b)
-			idx += n
-			histo[spValValue(b)] += n
-			p++
-		}
-	}
-	return idx == hllRegisters
+	idx, ok := sparseRuns(regs, func(_, n, v int) { histo[v] += n })
+	return ok && idx == hllRegisters
 }
 
 // hllEstimate is hllCount's estimate from a register histogram (Ertl's
@@ -513,31 +506,12 @@ func hllMerge(max *[hllRegisters]uint8, s []byte) bool {
 		}
 		return true
 	}
-	i := 0
-	for p := 0; p < len(regs); {
-		switch b := regs[p]; {
-		case spIsZero(b):
-			i += spZeroLen(b)
-			p++
-		case spIsXZero(b):
-			if p+1 >= len(regs) {
-				return false
-			}
-			i += spXZeroLen(b, regs[p+1])
-			p += 2
-		default:
-			n, v := spValLen(b), uint8(spValValue(b))
-			if n+i > hllRegisters {
-				return false
-			}
-			for ; n > 0; n-- {
-				max[i] = maxU8(max[i], v)
-				i++
-			}
-			p++
+	i, ok := sparseRuns(regs, func(first, n, v int) {
+		for j := first; v > 0 && j < first+n; j++ {
+			max[j] = maxU8(max[j], uint8(v))
 		}
-	}
-	return i == hllRegisters
+	})
+	return ok && i == hllRegisters
 }
 
 func maxU8(a, b uint8) uint8 {

@@ -66,6 +66,12 @@ var hllCases = [][]string{
 	{"PFCOUNT", "bad", "h"},
 	{"PFDEBUG", "TODENSE", "bad"},
 	{"PFDEBUG", "DECODE", "bad"},
+	// Zero runs past the last register.
+	{"SETRANGE", "bad2", "0", "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x7f\xff"},
+	{"PFCOUNT", "bad2"},
+	{"PFCOUNT", "bad2", "h"},
+	{"PFMERGE", "bad2m", "bad2"},
+	{"PFADD", "bad2", "x"},
 	// A dense one of the wrong length.
 	{"SETRANGE", "badd", "0", "HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80"},
 	{"PFCOUNT", "badd"},

@@ -30,18 +30,10 @@ func Dump(e *keyspace.Entry) []byte {
 // wrong checksum gives ErrDumpPayload; a value that does not decode, or
 // one without elements, gives ErrBadDataFormat, as Redis replies.
 func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
-	n := len(payload)
-	if n < 10 {
+	if !footerOK(payload) {
 		return nil, ErrDumpPayload
 	}
-	footer := payload[n-10:]
-	if binary.LittleEndian.Uint16(footer) > Version {
-		return nil, ErrDumpPayload
-	}
-	if binary.LittleEndian.Uint64(footer[2:]) != CRC64(payload[:n-8]) {
-		return nil, ErrDumpPayload
-	}
-	d := &decoder{src: newBytesSource(payload[:n-10]), opt: opt}
+	d := &decoder{src: newBytesSource(payload[:len(payload)-10]), opt: opt}
 	t, err := d.src.readByte()
 	if err != nil || !isObjectType(t) {
 		return nil, ErrBadDataFormat
@@ -54,6 +46,17 @@ func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
 		return keyspace.NewObject(obj, 0), nil
 	}
 	return keyspace.NewString(str, 0), nil
+}
+
+// footerOK is verifyDumpPayload: a payload ends with an RDB version this
+// server reads and the CRC-64 of what precedes the CRC.
+func footerOK(payload []byte) bool {
+	n := len(payload)
+	if n < 10 {
+		return false
+	}
+	footer := payload[n-10:]
+	return binary.LittleEndian.Uint16(footer) <= Version && binary.LittleEndian.Uint64(footer[2:]) == CRC64(payload[:n-8])
 }
 
 // isObjectType is rdbIsObjectType of Redis 7.0.
@@ -84,17 +87,10 @@ func DumpFunctions(codes []string) []byte {
 // for a record other than a function, ErrFunctionRead for one that does
 // not decode.
 func RestoreFunctions(payload []byte) ([]string, error) {
+	if !footerOK(payload) {
+		return nil, ErrDumpPayload
+	}
 	n := len(payload)
-	if n < 10 {
-		return nil, ErrDumpPayload
-	}
-	footer := payload[n-10:]
-	if binary.LittleEndian.Uint16(footer) > Version {
-		return nil, ErrDumpPayload
-	}
-	if binary.LittleEndian.Uint64(footer[2:]) != CRC64(payload[:n-8]) {
-		return nil, ErrDumpPayload
-	}
 	d := &decoder{src: newBytesSource(payload[:n-10])}
 	var codes []string
 	for d.src.offset() < int64(n-10) {
