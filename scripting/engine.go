@@ -127,6 +127,7 @@ type Engine struct {
 	env      *lua.LTable                 // the globals scripts see (a read-only view)
 	globals  *lua.LTable                 // the real globals behind env
 	readonly map[*lua.LTable]*lua.LTable // read-only views -> the tables they show
+	refuse   *lua.LFunction              // a view's __newindex: "Attempt to modify a readonly table"
 	sources  map[string]string           // chunk names as shown -> as given (loadstring)
 	errh     *lua.LFunction              // the error handler (__redis__err__handler)
 }

@@ -91,19 +91,7 @@ func (f *Functions) reset() {
 	L := f.L
 	f.sources["user_function"] = "@user_function"
 
-	refuse := L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(errReadonly)
-		return 0
-	})
-	view := func(real *lua.LTable, index lua.LValue) *lua.LTable {
-		v := L.NewTable()
-		mt := L.NewTable()
-		mt.RawSetString("__index", index)
-		mt.RawSetString("__newindex", refuse)
-		v.Metatable = mt
-		f.readonly[v] = real
-		return v
-	}
+	view := f.view
 	// The load API: redis.register_function, redis.log and its levels,
 	// the version fields.
 	api := L.NewTable()

@@ -133,22 +133,26 @@ func (e *Engine) newState() {
 	e.protect(L, g)
 }
 
+// view makes a read-only view of real: an empty table whose metatable
+// reads through index (real itself, or a function) and refuses writes.
+func (e *Engine) view(real *lua.LTable, index lua.LValue) *lua.LTable {
+	v := e.L.NewTable()
+	mt := e.L.NewTable()
+	mt.RawSetString("__index", index)
+	mt.RawSetString("__newindex", e.refuse)
+	v.Metatable = mt
+	e.readonly[v] = real
+	return v
+}
+
 // protect builds the read-only views and the builtins that respect them.
 func (e *Engine) protect(L *lua.LState, g *lua.LTable) {
 	e.readonly = map[*lua.LTable]*lua.LTable{}
-	refuse := L.NewFunction(func(L *lua.LState) int {
+	e.refuse = L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(errReadonly)
 		return 0
 	})
-	view := func(real *lua.LTable, index lua.LValue) *lua.LTable {
-		v := L.NewTable()
-		mt := L.NewTable()
-		mt.RawSetString("__index", index)
-		mt.RawSetString("__newindex", refuse)
-		v.Metatable = mt
-		e.readonly[v] = real
-		return v
-	}
+	view := e.view
 	// The libraries' views, then the globals' (which name them).
 	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "struct", "cmsgpack", "bit"} {
 		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
