@@ -382,7 +382,7 @@ func (s *geoShape) search(z *keyspace.ZSet, limit int) []geoPoint {
 func lonLat(c *engine.Ctx, lonArg, latArg []byte) ([2]float64, bool) {
 	var xy [2]float64
 	for i, a := range [][]byte{lonArg, latArg} {
-		f, ok := engine.ParseFloat(a)
+		f, ok := parseScore(a) // getDoubleFromObject
 		if !ok {
 			c.Error(engine.ErrNotFloat)
 			return xy, false
@@ -390,10 +390,21 @@ func lonLat(c *engine.Ctx, lonArg, latArg []byte) ([2]float64, bool) {
 		xy[i] = f
 	}
 	if xy[0] < geoLongMin || xy[0] > geoLongMax || xy[1] < geoLatMin || xy[1] > geoLatMax {
-		c.Error("ERR invalid longitude,latitude pair " + strconv.FormatFloat(xy[0], 'f', 6, 64) + "," + strconv.FormatFloat(xy[1], 'f', 6, 64))
+		c.Error("ERR invalid longitude,latitude pair " + cFixed6(xy[0]) + "," + cFixed6(xy[1]))
 		return xy, false
 	}
 	return xy, true
+}
+
+// cFixed6 is C's "%f": infinities as inf and -inf.
+func cFixed6(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
 }
 
 // geoUnit is a unit's metres (extractUnitOrReply); 0 after the error.
@@ -414,7 +425,7 @@ func geoUnit(c *engine.Ctx, u []byte) float64 {
 
 // geoFloat parses a float argument, with the error msg (getDoubleFromObjectOrReply).
 func geoFloat(c *engine.Ctx, a []byte, msg string) (float64, bool) {
-	f, ok := engine.ParseFloat(a)
+	f, ok := parseScore(a)
 	if !ok {
 		c.Error("ERR " + msg)
 	}

@@ -544,6 +544,13 @@ func pfaddCommand(c *engine.Ctx) {
 		case 1:
 			updated++
 		case -1:
+			// What was added before the corrupt opcode stays, as in
+			// Redis, which changes the string in place. (A new HLL is
+			// never corrupt: e is set.)
+			if e != nil {
+				e.SetStr(s)
+				e.MarkRaw()
+			}
 			c.Error(errHLLCorrupt)
 			return
 		}

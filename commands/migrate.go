@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -118,6 +119,7 @@ func migrateCommand(c *engine.Ctx) {
 	if timeout <= 0 {
 		timeout = 1000
 	}
+	timeout = min(timeout, math.MaxInt64/int64(time.Millisecond)) // a huge one means no limit
 	type item struct {
 		key     []byte
 		payload []byte
@@ -185,12 +187,13 @@ func migrateCommand(c *engine.Ctx) {
 			}
 			return
 		}
-		authErr := pass != nil && replies[0][0] == '-'
-		selectErr := replies[header-1][0] == '-'
+		isErr := func(r string) bool { return len(r) > 0 && r[0] == '-' }
+		authErr := pass != nil && isErr(replies[0])
+		selectErr := isErr(replies[header-1])
 		var targetErr string
 		var deleted [][]byte
 		for j, r := range replies[header:] {
-			if authErr || selectErr || r[0] == '-' {
+			if authErr || selectErr || isErr(r) {
 				if targetErr == "" {
 					switch {
 					case authErr:
@@ -287,11 +290,7 @@ func migrateExchange(addr string, out []byte, n int, wait time.Duration) ([]stri
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return lines, err, errors.Is(err, os.ErrDeadlineExceeded)
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 {
-			line = []byte("-")
-		}
-		lines = append(lines, string(line))
+		lines = append(lines, string(bytes.TrimRight(line, "\r\n")))
 	}
 	return lines, nil, false
 }

@@ -56,6 +56,10 @@ func TestMigrateDifferential(t *testing.T) {
 		do(sc, "MIGRATE", host, port, "a", "x", "5000")
 		do(sc, "MIGRATE", host, port, "a", "0", "x")
 		do(sc, "MIGRATE", host, port, "a", "99", "5000")
+		do(sc, "SET", "big", "1")
+		do(sc, "MIGRATE", host, port, "big", "0", "9223372036854775807")
+		do(dc, "SELECT", "0")
+		do(dc, "GET", "big")
 		do(sc, "EXISTS", "a")
 		do(sc, "COMMAND", "GETKEYS", "MIGRATE", host, port, "", "0", "5", "COPY", "AUTH", "p", "KEYS", "x", "y")
 		replies[pair[0]] = got
