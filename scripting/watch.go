@@ -15,8 +15,10 @@ const (
 )
 
 // tickEvery is how many Lua instructions run between two looks at the
-// run's length: a clock read every few microseconds.
-const tickEvery = 1024
+// run's length: Redis's count hook fires every 100,000, so a script is
+// timed out (and serves the other clients) at that step, also with
+// busy-reply-threshold 0.
+const tickEvery = 100000
 
 // runCtx is the context of one run, which gopher-lua consults before
 // every instruction it executes (it calls Done there): that call is the
