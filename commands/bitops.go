@@ -178,6 +178,19 @@ func getbitCommand(c *engine.Ctx) {
 	c.W.Int(0)
 }
 
+// bitUnit reads BITCOUNT's and BITPOS's BIT|BYTE: true for BIT; false
+// ok after the syntax error reply.
+func bitUnit(c *engine.Ctx, a []byte) (isBit, ok bool) {
+	switch {
+	case engine.EqualFold(a, "bit"):
+		return true, true
+	case engine.EqualFold(a, "byte"):
+		return false, true
+	}
+	c.Error(engine.ErrSyntax)
+	return false, false
+}
+
 // bitRange resolves BITCOUNT's and BITPOS's start and end (byte or, with
 // isBit, bit indexes, negative from the end) over a string of n bytes, as
 // bitcountCommand: first and last bytes, and the masks of the bits of
@@ -239,12 +252,7 @@ func bitcountCommand(c *engine.Ctx) {
 		}
 		isBit := false
 		if len(c.Args) == 5 {
-			switch {
-			case engine.EqualFold(c.Args[4], "bit"):
-				isBit = true
-			case engine.EqualFold(c.Args[4], "byte"):
-			default:
-				c.Error(engine.ErrSyntax)
+			if isBit, ok = bitUnit(c, c.Args[4]); !ok {
 				return
 			}
 		}
@@ -337,12 +345,7 @@ func bitposCommand(c *engine.Ctx) {
 		}
 		isBit := false
 		if len(c.Args) == 6 {
-			switch {
-			case engine.EqualFold(c.Args[5], "bit"):
-				isBit = true
-			case engine.EqualFold(c.Args[5], "byte"):
-			default:
-				c.Error(engine.ErrSyntax)
+			if isBit, ok = bitUnit(c, c.Args[5]); !ok {
 				return
 			}
 		}

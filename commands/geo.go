@@ -549,13 +549,8 @@ func geohashCommand(c *engine.Ctx) {
 	}
 	c.W.Array(len(c.Args) - 2)
 	for _, m := range c.Args[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.Score(m)
-		}
-		xy, ok := decodeGeohash(score)
-		if !found || !ok {
+		xy, ok := memberLonLat(z, m)
+		if !ok {
 			c.W.Null()
 			continue
 		}
@@ -580,13 +575,8 @@ func geoposCommand(c *engine.Ctx) {
 	}
 	c.W.Array(len(c.Args) - 2)
 	for _, m := range c.Args[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.Score(m)
-		}
-		xy, ok := decodeGeohash(score)
-		if !found || !ok {
+		xy, ok := memberLonLat(z, m)
+		if !ok {
 			c.W.NullArray()
 			continue
 		}
@@ -854,8 +844,12 @@ func geoSearchGeneric(c *engine.Ctx, srcIdx int, flags int) {
 	c.W.Int(int64(n))
 }
 
-// memberLonLat is longLatFromMember: the position of a member.
+// memberLonLat is longLatFromMember: the position of a member; false
+// when z (nil: no key) does not hold it.
 func memberLonLat(z *keyspace.ZSet, m []byte) ([2]float64, bool) {
+	if z == nil {
+		return [2]float64{}, false
+	}
 	s, ok := z.Score(m)
 	if !ok {
 		return [2]float64{}, false
