@@ -42,16 +42,20 @@ type blockReg struct {
 	readySet map[blockKey]struct{}
 }
 
-// waiter is one blocked client. pop serves it from key (whose type is
-// typ and which holds data), writing the reply to its client.
+// waiter is one blocked client. ready says whether key (in db) can
+// serve it now; serve then serves it from key, writing the reply to its
+// client. A waiter on streams also watches its keys (watch), so that a
+// change, a deletion or a flush of one makes it ready: a blocked
+// XREADGROUP must hear that its stream or group went away.
 type waiter struct {
 	cl       *Client
 	reg      *blockReg
 	cmd      *Command
 	db       int
 	keys     []string
-	typ      keyspace.Type
-	pop      func(c *Ctx, key []byte)
+	ready    func(db *keyspace.DB, key []byte) bool
+	serve    func(c *Ctx, key []byte)
+	watch    *keyspace.Watch
 	done     chan struct{}
 	finished bool
 }
@@ -73,7 +77,12 @@ func (c *Ctx) KeyReadyIn(db *keyspace.DB, key []byte) {
 	if r.waiting == 0 {
 		return
 	}
-	bk := blockKey{db.ID(), string(key)}
+	c.D.markReady(blockKey{db.ID(), string(key)})
+}
+
+// markReady queues bk to be served if clients wait on it.
+func (d *Dispatcher) markReady(bk blockKey) {
+	r := &d.blocked
 	if _, ok := r.queues[bk]; !ok {
 		return
 	}
@@ -131,9 +140,8 @@ func (d *Dispatcher) serveReady() {
 			if w.finished {
 				continue
 			}
-			e := db.LookupWrite(key)
-			if e == nil || e.Type() != w.typ || e.Obj().Len() == 0 {
-				break
+			if !w.ready(db, key) {
+				continue
 			}
 			if w.cl.PeerClosed != nil && w.cl.PeerClosed() && w.cl.Kill != nil {
 				// The client hung up while blocked: what it would pop
@@ -150,7 +158,12 @@ func (d *Dispatcher) serveReady() {
 				p.beginUnit()
 				p.beforeCall()
 			}
-			d.protect(ic, func(c *Ctx) { w.pop(c, key) })
+			d.protect(ic, func(c *Ctx) { w.serve(c, key) })
+			if ic.failed {
+				// An error at serve time fails the blocked call
+				// (updateStatsOnUnblock).
+				d.CommandStats(w.cmd).FailedCalls++
+			}
 			if p != nil {
 				p.endUnit()
 			}
@@ -183,6 +196,9 @@ func (r *blockReg) finish(w *waiter) {
 		} else {
 			r.queues[bk] = q
 		}
+	}
+	if w.watch != nil {
+		w.watch.Clear()
 	}
 	r.waiting--
 	w.cl.Blocked = false
@@ -221,10 +237,22 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 		pop(c, k)
 		return
 	}
+	ready := func(db *keyspace.DB, key []byte) bool {
+		e := db.LookupWrite(key)
+		return e != nil && e.Type() == typ && e.Obj().Len() != 0
+	}
+	Block(c, keys, timeout, nullBulk, false, ready, pop)
+}
+
+// Block blocks the client on keys for timeout (0: forever) until one of
+// them, made ready, satisfies ready; serve then serves it from that key.
+// Inside a transaction, from a script, and for the master's stream on a
+// replica (Redis's CLIENT_DENY_BLOCKING) it answers at once with null
+// (nullBulk: a null bulk, else a null array). watch makes any change of
+// a key (a deletion, an overwrite, a flush) make it ready, as Redis
+// signals a deleted stream for its blocked XREADGROUP clients.
+func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, ready func(db *keyspace.DB, key []byte) bool, serve func(c *Ctx, key []byte)) {
 	cl := c.Client
-	// Inside MULTI, from a script, and for the master's stream on a
-	// replica (Redis's CLIENT_DENY_BLOCKING), a blocking command answers
-	// at once.
 	if cl.InMulti || cl.Master || cl.DenyBlocking {
 		if nullBulk {
 			c.W.Null()
@@ -238,7 +266,15 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 		r.queues = map[blockKey][]*waiter{}
 		r.readySet = map[blockKey]struct{}{}
 	}
-	w := &waiter{cl: cl, reg: r, cmd: c.Cmd, db: c.DB.ID(), typ: typ, pop: pop, done: make(chan struct{})}
+	w := &waiter{cl: cl, reg: r, cmd: c.Cmd, db: c.DB.ID(), ready: ready, serve: serve, done: make(chan struct{})}
+	if watch {
+		d := c.D
+		w.watch = c.KS.NewTouchWatch(func(db int, key string) {
+			if !w.finished {
+				d.markReady(blockKey{db, key})
+			}
+		})
+	}
 	for _, k := range keys {
 		ks := string(k)
 		dup := false
@@ -252,6 +288,9 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 			continue
 		}
 		w.keys = append(w.keys, ks)
+		if w.watch != nil {
+			w.watch.Add(c.DB, k)
+		}
 		bk := blockKey{w.db, ks}
 		r.queues[bk] = append(r.queues[bk], w)
 	}

@@ -183,6 +183,22 @@ func (db *DB) lookupCounted(key []byte, notify bool) *Entry {
 // lookups count no keyspace hit or miss.
 func (db *DB) LookupWrite(key []byte) *Entry { return db.lookupPrivate(key, true) }
 
+// LookupWriteQuiet is LookupWrite for a change that Redis does not signal
+// to WATCH (signalModifiedKey): a stream's consumer-group state, which
+// XREADGROUP, XACK, XCLAIM and XGROUP change without touching the key.
+func (db *DB) LookupWriteQuiet(key []byte) *Entry {
+	k := bytesKey(key)
+	h := keyHash(k)
+	e := db.get(k, h)
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e == nil {
+		return nil
+	}
+	return db.private(h, nil, e, true)
+}
+
 // lookupMeta returns the live entry for key, or nil, ready for a change
 // of its metadata (deadline) only. An entry a snapshot may read is
 // replaced by a shallow copy that keeps the old generation: the value
@@ -235,7 +251,9 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 	if !db.ks.noTouch {
 		db.ks.touch(e)
 	}
-	db.mayChange(key, deep)
+	if key != nil {
+		db.mayChange(key, deep)
+	}
 	if deep {
 		db.markDirty(e)
 	}

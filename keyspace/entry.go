@@ -20,9 +20,10 @@ const (
 	TypeSet
 	TypeZSet
 	TypeHash
+	TypeStream
 )
 
-var typeNames = [...]string{"none", "string", "list", "set", "zset", "hash"}
+var typeNames = [...]string{"none", "string", "list", "set", "zset", "hash", "stream"}
 
 // String is the name TYPE replies with.
 func (t Type) String() string {
@@ -290,6 +291,8 @@ func (e *Entry) setObj(obj Object) {
 		e.ref = unsafe.Pointer(o)
 	case *ZSet:
 		e.ref = unsafe.Pointer(o)
+	case *Stream:
+		e.ref = unsafe.Pointer(o)
 	default:
 		e.ref = unsafe.Pointer(&objBox{obj})
 		e.strEnc = objBoxed
@@ -345,6 +348,8 @@ func (e *Entry) Obj() Object {
 		return (*Set)(e.ref)
 	case TypeZSet:
 		return (*ZSet)(e.ref)
+	case TypeStream:
+		return (*Stream)(e.ref)
 	}
 	return nil
 }
@@ -456,6 +461,8 @@ func defaultEncoding(t Type) string {
 		return "hashtable"
 	case TypeZSet:
 		return "skiplist"
+	case TypeStream:
+		return "stream"
 	}
 	return "raw"
 }

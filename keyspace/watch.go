@@ -54,10 +54,21 @@ type Watch struct {
 	ks    *Keyspace
 	keys  []*watchedKey
 	dirty bool
+	// onTouch, when set, is called for each touch of a watched key
+	// instead of marking the Watch dirty: the blocking layer's way to
+	// hear that a stream a client waits on was changed or deleted.
+	onTouch func(db int, key string)
 }
 
 // NewWatch makes an empty Watch for one client.
 func (ks *Keyspace) NewWatch() *Watch { return &Watch{ks: ks} }
+
+// NewTouchWatch makes a Watch that calls fn, under the lock, whenever a
+// key it watches is touched (changed, deleted, overwritten, flushed),
+// however often; it is never dirty.
+func (ks *Keyspace) NewTouchWatch(fn func(db int, key string)) *Watch {
+	return &Watch{ks: ks, onTouch: fn}
+}
 
 // Add watches key in db. A key already watched by w in db is not added
 // again; once w is dirty nothing is added (the transaction will fail
@@ -211,6 +222,10 @@ func (r *watchRegistry) touch(db *DB, key []byte) {
 	}
 	list := r.dbs[db.id][string(key)]
 	for _, wk := range list {
+		if wk.w.onTouch != nil {
+			wk.w.onTouch(db.id, string(key))
+			continue
+		}
 		if wk.expired {
 			if db.peek(key) == nil {
 				wk.expired = false
@@ -237,6 +252,10 @@ func (r *watchRegistry) flushing(emptied, replaced *DB) {
 			continue
 		}
 		for _, wk := range list {
+			if wk.w.onTouch != nil {
+				wk.w.onTouch(emptied.id, key)
+				continue
+			}
 			if wk.expired {
 				if !inReplaced {
 					wk.expired = false // expired key now deleted: no logical change

@@ -1,0 +1,1124 @@
+package keyspace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/tidwall/btree"
+
+	"github.com/zredis/zredis/listpack"
+)
+
+// Stream is a stream value, stored as Redis stores it (t_stream.c): a
+// tree of nodes ordered by their master ID, each node one listpack in
+// Redis's node layout:
+//
+//	master entry: count, deleted, num-fields, field..., 0
+//	each entry:   flags, ms-diff, seq-diff, [num-fields, field,] value..., lp-count
+//
+// where an entry whose fields are the master entry's carries only its
+// values (the SAMEFIELDS flag). Keeping Redis's bytes rather than an
+// equivalent layout is what makes a node fill up, and so split, exactly
+// where Redis's does (stream-node-max-bytes counts listpack bytes), and
+// hence `~` trimming, which drops whole nodes, answer as Redis does; it
+// also makes the RDB form a copy. Redis keys the nodes by a radix tree
+// of their 128-bit master IDs; a B-tree gives the same costs (seek
+// O(log n), walk in order).
+//
+// Consumer groups are B-trees too: groups and consumers by name (byte
+// order, as a rax iterates), pending entries by ID, each pending entry
+// shared by its group's list and its consumer's.
+type Stream struct {
+	nodes *btree.BTreeG[*streamNode]
+
+	length       uint64
+	LastID       StreamID // the last ID generated (XADD, XSETID)
+	FirstID      StreamID // the first live entry's ID, 0-0 when empty
+	MaxDeletedID StreamID // the largest ID XDEL removed
+	EntriesAdded uint64   // every entry ever added
+
+	groups *btree.BTreeG[*StreamGroup] // nil until the first group
+
+	lpBytes int64 // the nodes' listpack bytes, for the memory estimate
+}
+
+// StreamID is an entry ID: milliseconds and sequence.
+type StreamID struct{ Ms, Seq uint64 }
+
+// MaxStreamID is the largest ID ("+").
+var MaxStreamID = StreamID{math.MaxUint64, math.MaxUint64}
+
+// Cmp compares IDs: -1, 0 or 1.
+func (a StreamID) Cmp(b StreamID) int {
+	switch {
+	case a.Ms > b.Ms:
+		return 1
+	case a.Ms < b.Ms:
+		return -1
+	case a.Seq > b.Seq:
+		return 1
+	case a.Seq < b.Seq:
+		return -1
+	}
+	return 0
+}
+
+// Less reports a < b.
+func (a StreamID) Less(b StreamID) bool { return a.Cmp(b) < 0 }
+
+// IsZero reports whether the ID is 0-0.
+func (a StreamID) IsZero() bool { return a.Ms == 0 && a.Seq == 0 }
+
+// Incr returns the next ID; ok is false for the largest ID (which wraps
+// to 0-0, as streamIncrID).
+func (a StreamID) Incr() (StreamID, bool) {
+	switch {
+	case a.Seq != math.MaxUint64:
+		a.Seq++
+	case a.Ms != math.MaxUint64:
+		a.Ms++
+		a.Seq = 0
+	default:
+		return StreamID{}, false
+	}
+	return a, true
+}
+
+// Decr returns the previous ID; ok is false for 0-0 (which wraps to the
+// largest, as streamDecrID).
+func (a StreamID) Decr() (StreamID, bool) {
+	switch {
+	case a.Seq != 0:
+		a.Seq--
+	case a.Ms != 0:
+		a.Ms--
+		a.Seq = math.MaxUint64
+	default:
+		return MaxStreamID, false
+	}
+	return a, true
+}
+
+// Append appends "ms-seq" to dst.
+func (a StreamID) Append(dst []byte) []byte {
+	dst = strconv.AppendUint(dst, a.Ms, 10)
+	dst = append(dst, '-')
+	return strconv.AppendUint(dst, a.Seq, 10)
+}
+
+// String is "ms-seq".
+func (a StreamID) String() string { return string(a.Append(nil)) }
+
+// Encode is the 128-bit big-endian form (the RDB's and a rax's key).
+func (a StreamID) Encode() [16]byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:], a.Ms)
+	binary.BigEndian.PutUint64(b[8:], a.Seq)
+	return b
+}
+
+// DecodeStreamID reads the 128-bit big-endian form.
+func DecodeStreamID(b []byte) StreamID {
+	return StreamID{binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])}
+}
+
+// Entry flags in a node.
+const (
+	streamFlagDeleted    = 1
+	streamFlagSameFields = 2
+)
+
+// streamNode is one listpack of entries; master is the ID its entries'
+// IDs are relative to (the first entry added to it).
+type streamNode struct {
+	master StreamID
+	lp     []byte
+}
+
+func nodeLess(a, b *streamNode) bool { return a.master.Less(b.master) }
+
+// NewStream returns an empty stream.
+func NewStream() *Stream {
+	return &Stream{nodes: btree.NewBTreeGOptions(nodeLess, btree.Options{NoLocks: true, Degree: 32})}
+}
+
+// Type is TypeStream.
+func (s *Stream) Type() Type { return TypeStream }
+
+// Len is the number of live entries.
+func (s *Stream) Len() int { return int(s.length) }
+
+// Length is the number of live entries.
+func (s *Stream) Length() uint64 { return s.length }
+
+// Encoding is "stream".
+func (s *Stream) Encoding() string { return "stream" }
+
+// Clone returns a deep copy: node listpacks are edited in place.
+func (s *Stream) Clone() Object {
+	c := *s
+	c.nodes = NewStream().nodes
+	s.nodes.Scan(func(n *streamNode) bool {
+		c.nodes.Load(&streamNode{master: n.master, lp: bytes.Clone(n.lp)})
+		return true
+	})
+	if s.groups != nil {
+		c.groups = newGroupTree()
+		s.groups.Scan(func(g *StreamGroup) bool {
+			c.groups.Load(g.clone())
+			return true
+		})
+	}
+	return &c
+}
+
+func (s *Stream) memSize(samples int) int64 {
+	n := int64(96) + s.lpBytes + int64(s.nodes.Len())*48
+	if s.groups != nil {
+		s.groups.Scan(func(g *StreamGroup) bool {
+			n += 96 + allocSize(len(g.Name)) + int64(g.pel.Len())*80
+			g.consumers.Scan(func(c *StreamConsumer) bool {
+				n += 64 + allocSize(len(c.Name))
+				return true
+			})
+			return true
+		})
+	}
+	return n
+}
+
+// ---- a node's listpack -------------------------------------------------------
+
+func lpInt(lp []byte, p int) int64 {
+	e, _ := listpack.At(lp, p)
+	v, _ := e.IntValue()
+	return v
+}
+
+// nodeHead reads a node's master entry: its live and deleted counts,
+// the master fields' count and position, and the position of its first
+// entry (-1 when none).
+type nodeHead struct {
+	count, deleted int64
+	nfields        int64
+	fieldsPos      int
+	firstPos       int
+}
+
+func readHead(lp []byte) nodeHead {
+	var h nodeHead
+	p := listpack.First(lp)
+	h.count = lpInt(lp, p)
+	p = listpack.Next(lp, p)
+	h.deleted = lpInt(lp, p)
+	p = listpack.Next(lp, p)
+	h.nfields = lpInt(lp, p)
+	p = listpack.Next(lp, p)
+	h.fieldsPos = p
+	for i := int64(0); i < h.nfields; i++ {
+		p = listpack.Next(lp, p)
+	}
+	h.firstPos = listpack.Next(lp, p) // past the master's 0 terminator
+	return h
+}
+
+// nodeEntry is one entry of a node as read: its flags (and where they
+// are), ID, and fields and values alternating (views into the node,
+// integers decoded).
+type nodeEntry struct {
+	flagsPos int
+	flags    int64
+	id       StreamID
+	fv       []listpack.Entry
+	next     int // the next entry's position, -1 after the last
+}
+
+// readEntry reads the entry at p of node n into e (reusing e.fv).
+func readEntry(n *streamNode, h *nodeHead, p int, e *nodeEntry) {
+	lp := n.lp
+	e.flagsPos = p
+	e.flags = lpInt(lp, p)
+	p = listpack.Next(lp, p)
+	e.id = n.master
+	e.id.Ms += uint64(lpInt(lp, p))
+	p = listpack.Next(lp, p)
+	e.id.Seq += uint64(lpInt(lp, p))
+	p = listpack.Next(lp, p)
+	e.fv = e.fv[:0]
+	if e.flags&streamFlagSameFields != 0 {
+		fp := h.fieldsPos
+		for i := int64(0); i < h.nfields; i++ {
+			f, fn := listpack.At(lp, fp)
+			fp = fn
+			v, vn := listpack.At(lp, p)
+			p = vn
+			e.fv = append(e.fv, f, v)
+		}
+	} else {
+		nf := lpInt(lp, p)
+		p = listpack.Next(lp, p)
+		for i := int64(0); i < nf*2; i++ {
+			x, xn := listpack.At(lp, p)
+			p = xn
+			e.fv = append(e.fv, x)
+		}
+	}
+	e.next = listpack.Next(lp, p) // past lp-count
+}
+
+// entryPositions lists the positions of a node's entries, first to last.
+func entryPositions(n *streamNode, h *nodeHead) []int {
+	var ps []int
+	var e nodeEntry
+	for p := h.firstPos; p >= 0; p = e.next {
+		ps = append(ps, p)
+		readEntry(n, h, p, &e)
+	}
+	return ps
+}
+
+// lastEntryID is the ID of a node's last entry, deleted or not.
+func lastEntryID(n *streamNode) StreamID {
+	lp := n.lp
+	p := listpack.Last(lp)
+	cnt := lpInt(lp, p)
+	for ; cnt > 0; cnt-- {
+		p = listpack.Prev(lp, p)
+	}
+	p = listpack.Next(lp, p) // the ms-diff (p was at flags)
+	id := n.master
+	id.Ms += uint64(lpInt(lp, p))
+	id.Seq += uint64(lpInt(lp, listpack.Next(lp, p)))
+	return id
+}
+
+func (s *Stream) setNodeLP(n *streamNode, lp []byte) {
+	s.lpBytes += int64(len(lp) - len(n.lp))
+	n.lp = lp
+}
+
+// ---- entries -----------------------------------------------------------------
+
+// StreamMaxListpackSize is the largest listpack a node may hold
+// (STREAM_LISTPACK_MAX_SIZE): the bound on an entry's total size too.
+const StreamMaxListpackSize = 1 << 30
+
+// Append adds an entry with ID id (greater than LastID: the caller
+// checked) and field/value pairs fv, splitting nodes as Redis does under
+// maxBytes and maxEntries (stream-node-max-bytes and -entries).
+func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
+	numFields := int64(len(fv) / 2)
+	var total int64
+	for _, b := range fv {
+		total += int64(len(b))
+	}
+	var tail *streamNode
+	if n, ok := s.nodes.Max(); ok {
+		tail = n
+	}
+	if tail != nil {
+		nodeMax := maxBytes
+		if nodeMax == 0 || nodeMax > StreamMaxListpackSize {
+			nodeMax = StreamMaxListpackSize
+		}
+		if int64(len(tail.lp))+total >= nodeMax {
+			tail = nil
+		} else if maxEntries != 0 {
+			h := readHead(tail.lp)
+			if h.count+h.deleted >= maxEntries {
+				tail = nil
+			}
+		}
+	}
+	flags := int64(0)
+	if tail == nil {
+		lp := listpack.New()
+		lp = listpack.AppendInt(lp, 1)
+		lp = listpack.AppendInt(lp, 0)
+		lp = listpack.AppendInt(lp, numFields)
+		for i := int64(0); i < numFields; i++ {
+			lp = listpack.Append(lp, fv[2*i])
+		}
+		lp = listpack.AppendInt(lp, 0)
+		tail = &streamNode{master: id}
+		s.setNodeLP(tail, lp)
+		s.nodes.Set(tail)
+		flags = streamFlagSameFields
+	} else {
+		lp := tail.lp
+		p := listpack.First(lp)
+		count := lpInt(lp, p)
+		lp = listpack.ReplaceInt(lp, p, count+1)
+		h := readHead(lp)
+		if numFields == h.nfields {
+			same := true
+			fp := h.fieldsPos
+			for i := int64(0); i < numFields; i++ {
+				f, next := listpack.At(lp, fp)
+				if !f.Equal(fv[2*i]) {
+					same = false
+					break
+				}
+				fp = next
+			}
+			if same {
+				flags = streamFlagSameFields
+			}
+		}
+		s.setNodeLP(tail, lp)
+	}
+	lp := tail.lp
+	lp = listpack.AppendInt(lp, flags)
+	lp = listpack.AppendInt(lp, int64(id.Ms-tail.master.Ms))
+	lp = listpack.AppendInt(lp, int64(id.Seq-tail.master.Seq))
+	if flags&streamFlagSameFields == 0 {
+		lp = listpack.AppendInt(lp, numFields)
+	}
+	for i := int64(0); i < numFields; i++ {
+		if flags&streamFlagSameFields == 0 {
+			lp = listpack.Append(lp, fv[2*i])
+		}
+		lp = listpack.Append(lp, fv[2*i+1])
+	}
+	lpCount := numFields + 3
+	if flags&streamFlagSameFields == 0 {
+		lpCount += numFields + 1
+	}
+	lp = listpack.AppendInt(lp, lpCount)
+	s.setNodeLP(tail, lp)
+	s.length++
+	s.EntriesAdded++
+	s.LastID = id
+	if s.length == 1 {
+		s.FirstID = id
+	}
+}
+
+// StreamEntry is an entry handed to a Range callback: fields and values
+// alternate; they are views valid only during the call.
+type StreamEntry struct {
+	ID StreamID
+	FV []listpack.Entry
+}
+
+// Range calls fn for each live entry with start <= ID <= end, in order
+// (rev: from end down to start), until fn returns false.
+func (s *Stream) Range(start, end StreamID, rev bool, fn func(e *StreamEntry) bool) {
+	s.walk(start, end, rev, true, fn)
+}
+
+// walk is Range, with deleted entries too when skipTombstones is false.
+func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *StreamEntry) bool) {
+	if start.Cmp(end) > 0 {
+		return
+	}
+	var e nodeEntry
+	var out StreamEntry
+	emit := func(n *streamNode, h *nodeHead, p int) (stop, done bool) {
+		readEntry(n, h, p, &e)
+		if skipTombstones && e.flags&streamFlagDeleted != 0 {
+			return false, false
+		}
+		if !rev {
+			if e.id.Less(start) {
+				return false, false
+			}
+			if e.id.Cmp(end) > 0 {
+				return true, true
+			}
+		} else {
+			if e.id.Cmp(end) > 0 {
+				return false, false
+			}
+			if e.id.Less(start) {
+				return true, true
+			}
+		}
+		out.ID, out.FV = e.id, e.fv
+		return !fn(&out), false
+	}
+	visit := func(n *streamNode) bool {
+		h := readHead(n.lp)
+		if !rev {
+			for p := h.firstPos; p >= 0; p = e.next {
+				if stop, _ := emit(n, &h, p); stop {
+					return false
+				}
+			}
+			return true
+		}
+		ps := entryPositions(n, &h)
+		for i := len(ps) - 1; i >= 0; i-- {
+			if stop, _ := emit(n, &h, ps[i]); stop {
+				return false
+			}
+		}
+		return true
+	}
+	if !rev {
+		// The node holding start is the last whose master is <= start.
+		pivot := &streamNode{master: start}
+		var from *streamNode
+		s.nodes.Descend(pivot, func(n *streamNode) bool {
+			from = n
+			return false
+		})
+		if from == nil {
+			if n, ok := s.nodes.Min(); ok {
+				from = n
+			} else {
+				return
+			}
+		}
+		s.nodes.Ascend(from, func(n *streamNode) bool {
+			if n.master.Cmp(end) > 0 {
+				return false
+			}
+			return visit(n)
+		})
+		return
+	}
+	s.nodes.Descend(&streamNode{master: end}, visit)
+}
+
+// FirstEntry and LastEntry call fn with the first (last) live entry, if
+// any; they report whether there was one.
+func (s *Stream) FirstEntry(fn func(e *StreamEntry)) bool {
+	found := false
+	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
+		found = true
+		fn(e)
+		return false
+	})
+	return found
+}
+
+func (s *Stream) LastEntry(fn func(e *StreamEntry)) bool {
+	found := false
+	s.Range(StreamID{}, MaxStreamID, true, func(e *StreamEntry) bool {
+		found = true
+		fn(e)
+		return false
+	})
+	return found
+}
+
+// EdgeID is the first (or last) entry's ID, tombstones included unless
+// skipTombstones; for none, the largest ID (first) or 0-0 (last), as
+// streamGetEdgeID.
+func (s *Stream) EdgeID(first, skipTombstones bool) StreamID {
+	id, found := StreamID{}, false
+	s.walk(StreamID{}, MaxStreamID, !first, skipTombstones, func(e *StreamEntry) bool {
+		id, found = e.ID, true
+		return false
+	})
+	if !found {
+		if first {
+			return MaxStreamID
+		}
+		return StreamID{}
+	}
+	return id
+}
+
+// LastValidID is the last live entry's ID (0-0 when empty).
+func (s *Stream) LastValidID() StreamID { return s.EdgeID(false, true) }
+
+// Exists reports whether a live entry has ID id.
+func (s *Stream) Exists(id StreamID) bool {
+	found := false
+	s.Range(id, id, false, func(*StreamEntry) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// Delete marks the entry id deleted (a node whose last live entry goes
+// is dropped) and reports whether it was there. FirstID and
+// MaxDeletedID are the caller's (XDEL's) to update.
+func (s *Stream) Delete(id StreamID) bool {
+	var node *streamNode
+	s.nodes.Descend(&streamNode{master: id}, func(n *streamNode) bool {
+		node = n
+		return false
+	})
+	if node == nil {
+		return false
+	}
+	h := readHead(node.lp)
+	var e nodeEntry
+	for p := h.firstPos; p >= 0; p = e.next {
+		readEntry(node, &h, p, &e)
+		if e.id.Cmp(id) > 0 {
+			return false
+		}
+		if e.id != id || e.flags&streamFlagDeleted != 0 {
+			continue
+		}
+		if h.count == 1 {
+			s.lpBytes -= int64(len(node.lp))
+			s.nodes.Delete(node)
+		} else {
+			lp := listpack.ReplaceInt(node.lp, e.flagsPos, e.flags|streamFlagDeleted)
+			q := listpack.First(lp)
+			lp = listpack.ReplaceInt(lp, q, h.count-1)
+			q = listpack.Next(lp, listpack.First(lp))
+			lp = listpack.ReplaceInt(lp, q, h.deleted+1)
+			s.setNodeLP(node, lp)
+		}
+		s.length--
+		return true
+	}
+	return false
+}
+
+// Trim strategies.
+const (
+	TrimNone = iota
+	TrimMaxLen
+	TrimMinID
+)
+
+// TrimArgs says how to trim (streamAddTrimArgs).
+type TrimArgs struct {
+	Strategy int
+	MaxLen   int64
+	MinID    StreamID
+	Approx   bool
+	Limit    int64 // most entries to remove; 0: no bound
+}
+
+// Trim removes entries from the head as streamTrim does, whole nodes
+// first and, unless Approx, entries inside the first node left, and
+// returns how many it removed.
+func (s *Stream) Trim(a TrimArgs) int64 {
+	if a.Strategy == TrimNone {
+		return 0
+	}
+	maxlen := uint64(a.MaxLen)
+	var deleted int64
+	for {
+		if a.Strategy == TrimMaxLen && s.length <= maxlen {
+			break
+		}
+		n, ok := s.nodes.Min()
+		if !ok {
+			break
+		}
+		h := readHead(n.lp)
+		entries := h.count
+		if a.Limit != 0 && deleted+entries > a.Limit {
+			break
+		}
+		var remove bool
+		if a.Strategy == TrimMaxLen {
+			remove = s.length-uint64(entries) >= maxlen
+		} else {
+			remove = lastEntryID(n).Less(a.MinID)
+		}
+		if remove {
+			s.lpBytes -= int64(len(n.lp))
+			s.nodes.Delete(n)
+			s.length -= uint64(entries)
+			deleted += entries
+			continue
+		}
+		if a.Approx {
+			break
+		}
+		lp := n.lp
+		var fromLP int64
+		var e nodeEntry
+		for p := h.firstPos; p >= 0; {
+			readEntry(&streamNode{master: n.master, lp: lp}, &h, p, &e)
+			var stop bool
+			if a.Strategy == TrimMaxLen {
+				stop = s.length <= maxlen
+			} else {
+				stop = e.id.Cmp(a.MinID) >= 0
+			}
+			if stop {
+				break
+			}
+			next := e.next
+			if e.flags&streamFlagDeleted == 0 {
+				before := len(lp)
+				lp = listpack.ReplaceInt(lp, e.flagsPos, e.flags|streamFlagDeleted)
+				if next >= 0 {
+					next += len(lp) - before
+				}
+				fromLP++
+				s.length--
+			}
+			p = next
+		}
+		deleted += fromLP
+		q := listpack.First(lp)
+		lp = listpack.ReplaceInt(lp, q, entries-fromLP)
+		q = listpack.Next(lp, listpack.First(lp))
+		lp = listpack.ReplaceInt(lp, q, h.deleted+fromLP)
+		s.setNodeLP(n, lp)
+		break
+	}
+	if s.length == 0 {
+		s.FirstID = StreamID{}
+	} else if deleted != 0 {
+		s.FirstID = s.EdgeID(true, true)
+	}
+	return deleted
+}
+
+// RangeHasTombstones reports whether an entry deleted by XDEL may lie in
+// [start, end] (streamRangeHasTombstones; end nil: to the last).
+func (s *Stream) RangeHasTombstones(start StreamID, end *StreamID) bool {
+	if s.length == 0 || s.MaxDeletedID.IsZero() {
+		return false
+	}
+	if s.FirstID.Cmp(s.MaxDeletedID) > 0 {
+		return false
+	}
+	e := MaxStreamID
+	if end != nil {
+		e = *end
+	}
+	return start.Cmp(s.MaxDeletedID) <= 0 && s.MaxDeletedID.Cmp(e) <= 0
+}
+
+// InvalidEntriesRead is a group's unknown read counter
+// (SCG_INVALID_ENTRIES_READ).
+const InvalidEntriesRead = -1
+
+// EstimateDistance is id's logical read counter when it can be known
+// (streamEstimateDistanceFromFirstEverEntry), else InvalidEntriesRead.
+func (s *Stream) EstimateDistance(id StreamID) int64 {
+	if s.EntriesAdded == 0 {
+		return 0
+	}
+	if s.length == 0 && id.Cmp(s.LastID) < 1 {
+		return int64(s.EntriesAdded)
+	}
+	switch c := id.Cmp(s.LastID); {
+	case c == 0:
+		return int64(s.EntriesAdded)
+	case c > 0:
+		return InvalidEntriesRead
+	}
+	cmpFirst := id.Cmp(s.FirstID)
+	if s.MaxDeletedID.IsZero() || s.MaxDeletedID.Less(s.FirstID) {
+		if cmpFirst < 0 {
+			return int64(s.EntriesAdded - s.length)
+		} else if cmpFirst == 0 {
+			return int64(s.EntriesAdded - s.length + 1)
+		}
+	}
+	return InvalidEntriesRead
+}
+
+// Lag is a group's lag (streamReplyWithCGLag); ok is false when it
+// cannot be known (a null reply).
+func (s *Stream) Lag(g *StreamGroup) (int64, bool) {
+	if s.EntriesAdded == 0 {
+		return 0, true
+	}
+	if g.EntriesRead != InvalidEntriesRead && !s.RangeHasTombstones(g.LastID, nil) {
+		return int64(s.EntriesAdded) - g.EntriesRead, true
+	}
+	if r := s.EstimateDistance(g.LastID); r != InvalidEntriesRead {
+		return int64(s.EntriesAdded) - r, true
+	}
+	return 0, false
+}
+
+// ---- nodes, for XINFO and persistence ----------------------------------------
+
+// NodeCount is the number of nodes (XINFO's radix-tree-keys).
+func (s *Stream) NodeCount() int { return s.nodes.Len() }
+
+// RaxNodes is the number of nodes a rax holding the node keys would
+// have (XINFO's radix-tree-nodes): a compressed trie over the 16-byte
+// master IDs, counted as rax builds it — a compressed node for each run
+// of single-child bytes, a branching node where keys part, an empty
+// node where each key ends.
+func (s *Stream) RaxNodes() int {
+	keys := make([][16]byte, 0, s.nodes.Len())
+	s.nodes.Scan(func(n *streamNode) bool {
+		keys = append(keys, n.master.Encode())
+		return true
+	})
+	if len(keys) == 0 {
+		return 1
+	}
+	var pos, point func(ks [][16]byte, d int) int
+	pos = func(ks [][16]byte, d int) int {
+		l := 0
+		for d+l < 16 && ks[0][d+l] == ks[len(ks)-1][d+l] {
+			l++
+		}
+		if l > 0 {
+			return 1 + point(ks, d+l)
+		}
+		return point(ks, d)
+	}
+	point = func(ks [][16]byte, d int) int {
+		if d == 16 {
+			return 1
+		}
+		n := 1
+		for i := 0; i < len(ks); {
+			j := i + 1
+			for j < len(ks) && ks[j][d] == ks[i][d] {
+				j++
+			}
+			n += pos(ks[i:j], d+1)
+			i = j
+		}
+		return n
+	}
+	return pos(keys, 0)
+}
+
+// Nodes calls fn with each node's master ID and listpack, in order; the
+// listpack must not be changed.
+func (s *Stream) Nodes(fn func(master StreamID, lp []byte) bool) {
+	s.nodes.Scan(func(n *streamNode) bool { return fn(n.master, n.lp) })
+}
+
+// LoadNode adds a node read from an RDB file (validated by the caller,
+// in order, master IDs increasing). lp is kept.
+func (s *Stream) LoadNode(master StreamID, lp []byte) {
+	n := &streamNode{master: master}
+	s.setNodeLP(n, lp)
+	s.nodes.Load(n)
+}
+
+// SetLength sets the entry count read from an RDB file.
+func (s *Stream) SetLength(n uint64) { s.length = n }
+
+// ValidateNode checks a node's listpack as streamValidateListpackIntegrity
+// does (deep), and that its first entry's ID is master.
+func ValidateNode(lp []byte, master StreamID) bool {
+	if _, err := listpack.Each(lp, nil); err != nil {
+		return false
+	}
+	p := listpack.First(lp)
+	ints := func() (int64, bool) {
+		if p < 0 {
+			return 0, false
+		}
+		e, next := listpack.At(lp, p)
+		p = next
+		return e.IntValue()
+	}
+	skip := func() bool {
+		if p < 0 {
+			return false
+		}
+		p = listpack.Next(lp, p)
+		return true
+	}
+	count, ok1 := ints()
+	deleted, ok2 := ints()
+	nfields, ok3 := ints()
+	if !ok1 || !ok2 || !ok3 || count < 0 || deleted < 0 || nfields < 0 {
+		return false
+	}
+	for j := int64(0); j < nfields; j++ {
+		if !skip() {
+			return false
+		}
+	}
+	if z, ok := ints(); !ok || z != 0 {
+		return false
+	}
+	total := count + deleted
+	first := true
+	for ; total > 0; total-- {
+		flags, ok := ints()
+		if !ok {
+			return false
+		}
+		ms, ok1 := ints()
+		seq, ok2 := ints()
+		if !ok1 || !ok2 {
+			return false
+		}
+		if first {
+			if ms != 0 || seq != 0 {
+				return false
+			}
+			first = false
+		}
+		fields, extra := nfields, int64(3)
+		if flags&streamFlagSameFields == 0 {
+			f, ok := ints()
+			if !ok || f < 0 {
+				return false
+			}
+			fields = f
+			for j := int64(0); j < fields; j++ {
+				if !skip() {
+					return false
+				}
+			}
+			extra += fields + 1
+		}
+		for j := int64(0); j < fields; j++ {
+			if !skip() {
+				return false
+			}
+		}
+		c, ok := ints()
+		if !ok || c != fields+extra {
+			return false
+		}
+	}
+	return p < 0
+}
+
+// ---- consumer groups ---------------------------------------------------------
+
+// StreamGroup is a consumer group.
+type StreamGroup struct {
+	Name        string
+	LastID      StreamID
+	EntriesRead int64 // InvalidEntriesRead when unknown
+	pel         *btree.BTreeG[*StreamNACK]
+	consumers   *btree.BTreeG[*StreamConsumer]
+}
+
+// StreamConsumer is a consumer of a group.
+type StreamConsumer struct {
+	Name     string
+	SeenTime int64 // Unix ms
+	pel      *btree.BTreeG[*StreamNACK]
+}
+
+// StreamNACK is a pending entry: delivered, not yet acknowledged.
+type StreamNACK struct {
+	ID            StreamID
+	DeliveryTime  int64 // Unix ms
+	DeliveryCount uint64
+	Consumer      *StreamConsumer
+}
+
+func nackLess(a, b *StreamNACK) bool { return a.ID.Less(b.ID) }
+
+func newPEL() *btree.BTreeG[*StreamNACK] {
+	return btree.NewBTreeGOptions(nackLess, btree.Options{NoLocks: true, Degree: 32})
+}
+
+func newGroupTree() *btree.BTreeG[*StreamGroup] {
+	return btree.NewBTreeGOptions(func(a, b *StreamGroup) bool { return a.Name < b.Name }, btree.Options{NoLocks: true})
+}
+
+func (g *StreamGroup) clone() *StreamGroup {
+	c := &StreamGroup{Name: g.Name, LastID: g.LastID, EntriesRead: g.EntriesRead, pel: newPEL(), consumers: newConsumerTree()}
+	owners := map[*StreamConsumer]*StreamConsumer{}
+	g.consumers.Scan(func(x *StreamConsumer) bool {
+		y := &StreamConsumer{Name: x.Name, SeenTime: x.SeenTime, pel: newPEL()}
+		owners[x] = y
+		c.consumers.Load(y)
+		return true
+	})
+	g.pel.Scan(func(n *StreamNACK) bool {
+		m := *n
+		m.Consumer = owners[n.Consumer]
+		c.pel.Load(&m)
+		if m.Consumer != nil {
+			m.Consumer.pel.Set(&m)
+		}
+		return true
+	})
+	return c
+}
+
+func newConsumerTree() *btree.BTreeG[*StreamConsumer] {
+	return btree.NewBTreeGOptions(func(a, b *StreamConsumer) bool { return a.Name < b.Name }, btree.Options{NoLocks: true})
+}
+
+// GroupCount is the number of consumer groups.
+func (s *Stream) GroupCount() int {
+	if s.groups == nil {
+		return 0
+	}
+	return s.groups.Len()
+}
+
+// Group is the group named name, or nil.
+func (s *Stream) Group(name []byte) *StreamGroup {
+	if s.groups == nil {
+		return nil
+	}
+	g, _ := s.groups.Get(&StreamGroup{Name: string(name)})
+	return g
+}
+
+// CreateGroup adds a group; nil when one has the name already.
+func (s *Stream) CreateGroup(name []byte, last StreamID, entriesRead int64) *StreamGroup {
+	if s.groups == nil {
+		s.groups = newGroupTree()
+	}
+	if s.Group(name) != nil {
+		return nil
+	}
+	g := &StreamGroup{Name: string(name), LastID: last, EntriesRead: entriesRead, pel: newPEL(), consumers: newConsumerTree()}
+	s.groups.Set(g)
+	return g
+}
+
+// DestroyGroup removes a group and reports whether it was there.
+func (s *Stream) DestroyGroup(name []byte) bool {
+	if s.groups == nil {
+		return false
+	}
+	_, ok := s.groups.Delete(&StreamGroup{Name: string(name)})
+	return ok
+}
+
+// Groups calls fn for each group, in name order.
+func (s *Stream) Groups(fn func(g *StreamGroup) bool) {
+	if s.groups != nil {
+		s.groups.Scan(fn)
+	}
+}
+
+// PendingCount is the size of the group's pending entries list.
+func (g *StreamGroup) PendingCount() int { return g.pel.Len() }
+
+// ConsumerCount is the number of consumers.
+func (g *StreamGroup) ConsumerCount() int { return g.consumers.Len() }
+
+// Pending is the pending entry id, or nil.
+func (g *StreamGroup) Pending(id StreamID) *StreamNACK {
+	n, _ := g.pel.Get(&StreamNACK{ID: id})
+	return n
+}
+
+// PendingRange calls fn for the group's pending entries from start on,
+// in ID order, until fn returns false.
+func (g *StreamGroup) PendingRange(start StreamID, fn func(n *StreamNACK) bool) {
+	g.pel.Ascend(&StreamNACK{ID: start}, fn)
+}
+
+// PendingEdges are the first and last pending IDs (the group must have
+// some).
+func (g *StreamGroup) PendingEdges() (StreamID, StreamID) {
+	a, _ := g.pel.Min()
+	b, _ := g.pel.Max()
+	return a.ID, b.ID
+}
+
+// AddPending records id as pending for consumer c, delivered now: a new
+// entry, or one another consumer held, moved to c, its count reset to
+// 1 (streamReplyWithRange). It returns the entry.
+func (g *StreamGroup) AddPending(id StreamID, c *StreamConsumer, now int64) *StreamNACK {
+	if n := g.Pending(id); n != nil {
+		if n.Consumer != nil {
+			n.Consumer.pel.Delete(n)
+		}
+		n.Consumer, n.DeliveryTime, n.DeliveryCount = c, now, 1
+		c.pel.Set(n)
+		return n
+	}
+	n := &StreamNACK{ID: id, DeliveryTime: now, DeliveryCount: 1, Consumer: c}
+	g.pel.Set(n)
+	c.pel.Set(n)
+	return n
+}
+
+// CreatePending adds a pending entry owned by nobody yet (XCLAIM
+// FORCE); Claim gives it an owner.
+func (g *StreamGroup) CreatePending(id StreamID, now int64) *StreamNACK {
+	n := &StreamNACK{ID: id, DeliveryTime: now, DeliveryCount: 1}
+	g.pel.Set(n)
+	return n
+}
+
+// Claim moves pending entry n to consumer c.
+func (g *StreamGroup) Claim(n *StreamNACK, c *StreamConsumer) {
+	if n.Consumer == c {
+		return
+	}
+	if n.Consumer != nil {
+		n.Consumer.pel.Delete(n)
+	}
+	n.Consumer = c
+	c.pel.Set(n)
+}
+
+// Ack removes pending entry id and reports whether it was there.
+func (g *StreamGroup) Ack(id StreamID) bool {
+	n, ok := g.pel.Delete(&StreamNACK{ID: id})
+	if !ok {
+		return false
+	}
+	if n.Consumer != nil {
+		n.Consumer.pel.Delete(n)
+	}
+	return true
+}
+
+// Consumer is the consumer named name, or nil.
+func (g *StreamGroup) Consumer(name []byte) *StreamConsumer {
+	c, _ := g.consumers.Get(&StreamConsumer{Name: string(name)})
+	return c
+}
+
+// CreateConsumer adds a consumer seen at now; nil when one has the name.
+func (g *StreamGroup) CreateConsumer(name []byte, now int64) *StreamConsumer {
+	if g.Consumer(name) != nil {
+		return nil
+	}
+	c := &StreamConsumer{Name: string(name), SeenTime: now, pel: newPEL()}
+	g.consumers.Set(c)
+	return c
+}
+
+// DeleteConsumer removes c and its pending entries; it returns how many
+// it had.
+func (g *StreamGroup) DeleteConsumer(c *StreamConsumer) int {
+	n := c.pel.Len()
+	c.pel.Scan(func(x *StreamNACK) bool {
+		g.pel.Delete(x)
+		return true
+	})
+	g.consumers.Delete(c)
+	return n
+}
+
+// Consumers calls fn for each consumer, in name order.
+func (g *StreamGroup) Consumers(fn func(c *StreamConsumer) bool) { g.consumers.Scan(fn) }
+
+// PendingCount is the size of the consumer's pending list.
+func (c *StreamConsumer) PendingCount() int { return c.pel.Len() }
+
+// PendingRange calls fn for the consumer's pending entries from start
+// on, in ID order, until fn returns false.
+func (c *StreamConsumer) PendingRange(start StreamID, fn func(n *StreamNACK) bool) {
+	c.pel.Ascend(&StreamNACK{ID: start}, fn)
+}
+
+// LoadPending adds a pending entry read from an RDB file to the group
+// (its consumer is set by LoadConsumerPending); false for a duplicate.
+func (g *StreamGroup) LoadPending(n *StreamNACK) bool {
+	if _, ok := g.pel.Get(n); ok {
+		return false
+	}
+	g.pel.Set(n)
+	return true
+}
+
+// LoadConsumerPending gives pending entry id to c, as an RDB consumer
+// lists it; false when the group has no such entry or it has an owner.
+func (g *StreamGroup) LoadConsumerPending(c *StreamConsumer, id StreamID) bool {
+	n := g.Pending(id)
+	if n == nil || n.Consumer != nil {
+		return false
+	}
+	n.Consumer = c
+	c.pel.Set(n)
+	return true
+}
