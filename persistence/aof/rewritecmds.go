@@ -19,11 +19,11 @@ const rewriteItemsPerCmd = 64
 // rewriteAppendOnlyFileRio does for a base when aof-use-rdb-preamble is no:
 // a FUNCTION LOAD per function library (the snapshot's Extra), then for
 // each non-empty database a SELECT, then per key a SET, or RPUSH, SADD,
-// ZADD (scores as %.17g) or HMSET commands of at most 64 elements, and a
-// PEXPIREAT for a key with a deadline. Keys past their deadline that expiry
-// had not removed yet are written too (with their past PEXPIREAT, which
-// deletes them at load), as Redis writes them. It reads the snapshot
-// without the keyspace lock.
+// ZADD (scores as %.17g) or HMSET commands of at most 64 elements, or a
+// stream's commands (see stream), and a PEXPIREAT for a key with a
+// deadline. Keys past their deadline that expiry had not removed yet are
+// written too (with their past PEXPIREAT, which deletes them at load), as
+// Redis writes them. It reads the snapshot without the keyspace lock.
 func WriteCommands(w io.Writer, snap *keyspace.Snapshot, databases int) error {
 	bw, buffered := w.(*bufio.Writer)
 	if !buffered {
@@ -156,5 +156,72 @@ func (c *cmdWriter) entry(key string, e *keyspace.Entry) {
 			c.buf = appendBulk(c.buf, v)
 			return true
 		})
+	case keyspace.TypeStream:
+		c.stream(key, e.Obj().(*keyspace.Stream))
 	}
+}
+
+// stream appends the commands that rebuild a stream, as Redis 7.0's
+// rewriteStreamObject: an XADD per live entry (for a stream without
+// entries, XADD key MAXLEN 0 0-1 x y, which creates it empty), then
+// XSETID key last-id ENTRIESADDED n MAXDELETEDID id, then per group in
+// name order XGROUP CREATE key group last-id ENTRIESREAD n, and per
+// consumer in name order either XGROUP CREATECONSUMER key group
+// consumer when it has no pending entry, or for each of its pending
+// entries XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n JUSTID
+// FORCE. Counters are written as rioWriteBulkLongLong writes them
+// (signed).
+func (c *cmdWriter) stream(key string, s *keyspace.Stream) {
+	k := []byte(key)
+	var id, num []byte
+	if s.Length() > 0 {
+		s.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e *keyspace.StreamEntry) bool {
+			c.buf = appendArrayLen(c.buf, 3+len(e.FV))
+			c.buf = appendBulk(c.buf, []byte("XADD"))
+			c.buf = appendBulk(c.buf, k)
+			id = e.ID.Append(id[:0])
+			c.buf = appendBulk(c.buf, id)
+			for _, x := range e.FV {
+				num = x.AppendTo(num[:0])
+				c.buf = appendBulk(c.buf, num)
+			}
+			c.flush(false)
+			return true
+		})
+	} else {
+		c.buf = resp.AppendCommand(c.buf, []byte("XADD"), k, []byte("MAXLEN"), []byte("0"), []byte("0-1"), []byte("x"), []byte("y"))
+	}
+	c.buf = resp.AppendCommand(c.buf, []byte("XSETID"), k, s.LastID.Append(nil),
+		[]byte("ENTRIESADDED"), strconv.AppendInt(nil, int64(s.EntriesAdded), 10),
+		[]byte("MAXDELETEDID"), s.MaxDeletedID.Append(nil))
+	s.Groups(func(g *keyspace.StreamGroup) bool {
+		group := []byte(g.Name)
+		c.buf = resp.AppendCommand(c.buf, []byte("XGROUP"), []byte("CREATE"), k, group, g.LastID.Append(nil),
+			[]byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead, 10))
+		g.Consumers(func(cons *keyspace.StreamConsumer) bool {
+			name := []byte(cons.Name)
+			if cons.PendingCount() == 0 {
+				c.buf = resp.AppendCommand(c.buf, []byte("XGROUP"), []byte("CREATECONSUMER"), k, group, name)
+				return true
+			}
+			cons.PendingRange(keyspace.StreamID{}, func(n *keyspace.StreamNACK) bool {
+				c.buf = resp.AppendCommand(c.buf, []byte("XCLAIM"), k, group, name, []byte("0"), n.ID.Append(id[:0]),
+					[]byte("TIME"), strconv.AppendInt(num[:0], n.DeliveryTime, 10),
+					[]byte("RETRYCOUNT"), strconv.AppendInt(nil, int64(n.DeliveryCount), 10),
+					[]byte("JUSTID"), []byte("FORCE"))
+				c.flush(false)
+				return true
+			})
+			return true
+		})
+		c.flush(false)
+		return true
+	})
+}
+
+// appendArrayLen appends a multibulk header of n elements.
+func appendArrayLen(dst []byte, n int) []byte {
+	dst = append(dst, '*')
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, '\r', '\n')
 }

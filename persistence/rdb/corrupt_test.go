@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/listpack"
 )
 
 // smallDataset has every type and encoding in a few hundred bytes.
@@ -129,7 +130,7 @@ func TestLoadErrors(t *testing.T) {
 		{"signature", []byte("RADIS0010\xff"), "Wrong signature trying to load DB from file"},
 		{"version 11", []byte("REDIS0011\xff"), "Can't handle RDB format version 11"},
 		{"version 0", []byte("REDIS0000\xff"), "Can't handle RDB format version 0"},
-		{"stream", []byte("REDIS0010\x13\x01k\x00"), "unsupported type 19 (stream"},
+		{"stream", []byte("REDIS0010\x13\x01k\x01\x01a"), "Stream node key entry is not the size of a stream ID"},
 		{"module", []byte("REDIS0010\x07\x01k\x00"), "unsupported type 7 (module"},
 		{"unknown", []byte("REDIS0010\x08\x01k\x00"), "unsupported type 8"},
 		{"huge string", []byte("REDIS0010\x00\x01k\x81\x7f\xff\xff\xff\xff\xff\xff\xff"), "Unexpected EOF"},
@@ -191,12 +192,12 @@ func TestEmptyKeysSkipped(t *testing.T) {
 
 // TestDuplicateMembers: Redis refuses duplicates inside a value.
 func TestDuplicateMembers(t *testing.T) {
-	var lb lpBuilder
-	lb.reset(nil)
+	var lb listpack.Builder
+	lb.Reset(nil)
 	for _, s := range []string{"f", "1", "f", "2"} {
-		lb.append([]byte(s))
+		lb.Append([]byte(s))
 	}
-	dupPairs := lb.finish()
+	dupPairs := lb.Finish()
 	cases := map[string][]byte{}
 	mk := func(name string, t byte, fill func(e *encoder)) {
 		e := encoder{}

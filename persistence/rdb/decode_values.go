@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/listpack"
 )
 
 // Values are rebuilt as Redis 7.0's rdbLoadObject rebuilds them: the
@@ -49,7 +50,8 @@ func (d *decoder) readObject(t byte) (keyspace.Object, []byte, error) {
 	case typeModule, typeModule2:
 		return nil, nil, fmt.Errorf("unsupported type %d (module values need the module that wrote them; zredis loads no modules)", t)
 	case typeStreamListpacks, typeStreamListpacks2:
-		return nil, nil, fmt.Errorf("unsupported type %d (stream: zredis has no stream type)", t)
+		o, err := d.readStream(t)
+		return o, nil, err
 	}
 	return nil, nil, fmt.Errorf("unsupported type %d", t)
 }
@@ -70,18 +72,18 @@ func (d *decoder) readLinkedList() (keyspace.Object, error) {
 }
 
 // pushEntry appends a listpack or ziplist element to l.
-func (d *decoder) pushEntry(l *keyspace.List, e lpEntry) {
-	if e.isInt {
-		d.b = strconv.AppendInt(d.b[:0], e.ival, 10)
+func (d *decoder) pushEntry(l *keyspace.List, e listpack.Entry) {
+	if e.IsInt {
+		d.b = strconv.AppendInt(d.b[:0], e.Int, 10)
 		l.Push(false, d.b)
 		return
 	}
-	l.Push(false, e.str)
+	l.Push(false, e.Str)
 }
 
 func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 	l := keyspace.NewList()
-	push := func(e lpEntry) error {
+	push := func(e listpack.Entry) error {
 		d.pushEntry(l, e)
 		return nil
 	}
@@ -123,7 +125,7 @@ func (d *decoder) readPackedList(t byte) (keyspace.Object, error) {
 		case container == containerPlain:
 			l.Push(false, blob)
 		case t == typeListQuicklist2:
-			_, err = lpEach(blob, push)
+			_, err = listpack.Each(blob, push)
 		default:
 			_, err = zlEach(blob, push)
 		}
@@ -216,12 +218,12 @@ func (d *decoder) readZSet(binary bool) (keyspace.Object, error) {
 
 // readPairs reads a ziplist or listpack blob of field/value pairs,
 // validates it, and returns it with its element count.
-func (d *decoder) readPairs(t byte) ([]byte, func([]byte, func(lpEntry) error) (int, error), int, error) {
+func (d *decoder) readPairs(t byte) ([]byte, func([]byte, func(listpack.Entry) error) (int, error), int, error) {
 	blob, err := d.readBlob()
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	each := lpEach
+	each := listpack.Each
 	if t == typeZSetZiplist || t == typeHashZiplist {
 		each = zlEach
 	}
@@ -248,16 +250,16 @@ func (d *decoder) readPackedZSet(t byte) (keyspace.Object, error) {
 		z.MarkBig()
 	}
 	odd := false
-	_, err = each(blob, func(e lpEntry) error {
+	_, err = each(blob, func(e listpack.Entry) error {
 		odd = !odd
 		if odd {
-			d.a = e.appendTo(d.a[:0])
+			d.a = e.AppendTo(d.a[:0])
 			return nil
 		}
-		score := float64(e.ival)
-		if !e.isInt {
+		score := float64(e.Int)
+		if !e.IsInt {
 			// zzlStrtod: at most 127 characters are parsed.
-			s := e.str[:min(len(e.str), 127)]
+			s := e.Str[:min(len(e.Str), 127)]
 			v, err := strconv.ParseFloat(string(s), 64)
 			if err != nil || math.IsNaN(v) {
 				return corrupt("invalid sorted set score %q", s)
@@ -352,13 +354,13 @@ func (d *decoder) readPackedHash(t byte) (keyspace.Object, error) {
 		toTable(h)
 	}
 	odd := false
-	_, err = each(blob, func(e lpEntry) error {
+	_, err = each(blob, func(e listpack.Entry) error {
 		odd = !odd
 		if odd {
-			d.a = e.appendTo(d.a[:0])
+			d.a = e.AppendTo(d.a[:0])
 			return nil
 		}
-		d.b = e.appendTo(d.b[:0])
+		d.b = e.AppendTo(d.b[:0])
 		return set(d.a, d.b)
 	})
 	if err != nil {

@@ -14,14 +14,18 @@
 //   - sets: INTSET for an intset, else SET;
 //   - sorted sets: ZSET_LISTPACK for a small set, else ZSET_2 with binary
 //     scores from the greatest element down (Redis's skiplist order);
-//   - hashes: HASH_LISTPACK for a small hash, else HASH.
+//   - hashes: HASH_LISTPACK for a small hash, else HASH;
+//   - streams: STREAM_LISTPACKS_2, the nodes' listpacks as they are in
+//     memory (Redis's own node layout), then the IDs, counters, consumer
+//     groups, their pending entries and consumers.
 //
 // Reading (Load, Restore) accepts versions 1 to 10, as Redis 7.0 does,
 // with every encoding older Redis versions wrote: linked lists, ziplists,
 // zipmaps, intsets, quicklists of ziplists or listpacks, text and binary
-// scores. Values are rebuilt in the encodings Redis would give them under
-// the thresholds of LoadOptions. Streams and module values are refused
-// with an error that names them.
+// scores, streams of Redis 5 to 6.2 (STREAM_LISTPACKS) and of 7.0.
+// Values are rebuilt in the encodings Redis would give them under the
+// thresholds of LoadOptions. Module values are refused with an error
+// that names them.
 //
 // Input is not trusted: every length is checked against what the input
 // can still hold (or, on a stream of unknown size, memory grows only as

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/listpack"
 	"github.com/zredis/zredis/redisconv"
 )
 
@@ -16,7 +17,7 @@ type encoder struct {
 	buf      []byte
 	compress bool
 	lzf      lzfCompressor
-	lp       lpBuilder
+	lp       listpack.Builder
 	node     []byte
 }
 
@@ -113,6 +114,8 @@ func typeOf(en *keyspace.Entry) byte {
 			return typeHashListpack
 		}
 		return typeHash
+	case *keyspace.Stream:
+		return typeStreamListpacks2
 	}
 	return typeString
 }
@@ -130,6 +133,8 @@ func (e *encoder) writeObject(en *keyspace.Entry) {
 		e.writeZSet(o)
 	case *keyspace.Hash:
 		e.writeHash(o)
+	case *keyspace.Stream:
+		e.writeStream(o)
 	}
 }
 
@@ -147,10 +152,10 @@ func (e *encoder) writeList(l *keyspace.List) {
 			nodes++
 			size = -1
 		case size >= 0 && size+len(v)+quicklistNodeOverhead <= quicklistNodeBytes:
-			size += lpEntrySize(v)
+			size += listpack.EntrySize(v)
 		default:
 			nodes++
-			size = lpHeaderSize + 1 + lpEntrySize(v)
+			size = listpack.HeaderSize + 1 + listpack.EntrySize(v)
 		}
 		return true
 	})
@@ -160,7 +165,7 @@ func (e *encoder) writeList(l *keyspace.List) {
 	flush := func() {
 		if open {
 			e.writeLen(containerPacked)
-			e.node = e.lp.finish()
+			e.node = e.lp.Finish()
 			e.writeString(e.node)
 			open = false
 		}
@@ -175,12 +180,12 @@ func (e *encoder) writeList(l *keyspace.List) {
 		}
 		if !open || size+len(v)+quicklistNodeOverhead > quicklistNodeBytes {
 			flush()
-			e.lp.reset(e.node)
+			e.lp.Reset(e.node)
 			open = true
-			size = lpHeaderSize + 1
+			size = listpack.HeaderSize + 1
 		}
-		e.lp.append(v)
-		size += lpEntrySize(v)
+		e.lp.Append(v)
+		size += listpack.EntrySize(v)
 		return true
 	})
 	flush()
@@ -211,15 +216,15 @@ func (e *encoder) writeSet(s *keyspace.Set) {
 // the head).
 func (e *encoder) writeZSet(z *keyspace.ZSet) {
 	if z.IsListpack() {
-		e.lp.reset(e.node)
+		e.lp.Reset(e.node)
 		var score []byte
 		z.Ascend(0, func(m string, s float64) bool {
-			e.lp.append(bytesOf(m))
+			e.lp.Append(bytesOf(m))
 			score = formatScore(score[:0], s)
-			e.lp.append(score)
+			e.lp.Append(score)
 			return true
 		})
-		e.node = e.lp.finish()
+		e.node = e.lp.Finish()
 		e.writeString(e.node)
 		return
 	}
@@ -233,13 +238,13 @@ func (e *encoder) writeZSet(z *keyspace.ZSet) {
 
 func (e *encoder) writeHash(h *keyspace.Hash) {
 	if h.Encoding() == "listpack" {
-		e.lp.reset(e.node)
+		e.lp.Reset(e.node)
 		h.Range(func(f, v []byte) bool {
-			e.lp.append(f)
-			e.lp.append(v)
+			e.lp.Append(f)
+			e.lp.Append(v)
 			return true
 		})
-		e.node = e.lp.finish()
+		e.node = e.lp.Finish()
 		e.writeString(e.node)
 		return
 	}

@@ -14,6 +14,15 @@ func FuzzLoad(f *testing.F) {
 	f.Add(fileBytes(f, smallDataset(), WriterOptions{Compress: true, Checksum: true}))
 	f.Add(fileBytes(f, smallDataset(), WriterOptions{}))
 	f.Add(legacyFile(0, false))
+	f.Add(streamsV1File(testStreams()))
+	var streams bytes.Buffer
+	w, _ := NewWriter(&streams, WriterOptions{Compress: true})
+	_ = w.SelectDB(0, 1, 0)
+	for k, s := range testStreams() {
+		_ = w.WriteEntry(k, keyspace.NewObject(s, 0))
+	}
+	_ = w.Close()
+	f.Add(streams.Bytes())
 	f.Add([]byte("REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var entries []*keyspace.Entry
@@ -38,6 +47,9 @@ func FuzzRestore(f *testing.F) {
 		for _, v := range keys {
 			f.Add(Dump(buildEntry(v)))
 		}
+	}
+	for _, s := range testStreams() {
+		f.Add(Dump(keyspace.NewObject(s, 0)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = Restore(data, DefaultLoadOptions())

@@ -233,6 +233,7 @@ func TestRestoreErrors(t *testing.T) {
 		{"unknown type", reseal([]byte{8, 1, 'a'}), ErrBadDataFormat},
 		{"truncated value", reseal([]byte{0, 10, 'a'}), ErrBadDataFormat},
 		{"stream", reseal([]byte{19, 0}), ErrBadDataFormat},
+		{"stream of Redis 6.2", reseal([]byte{15, 0, 1, 0, 0}), ErrBadDataFormat},
 		{"empty list", reseal([]byte{18, 0}), ErrBadDataFormat},
 	}
 	for _, tc := range cases {

@@ -72,7 +72,9 @@ func (c *lzfCompressor) compress(dst, in []byte, maxOut int) ([]byte, bool) {
 		}
 		if ref > 0 && ref < ip {
 			off := ip - ref - 1
-			if off < lzfMaxOff && ip+4 < n && in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
+			// No "ip + 4 < in_end" here: Redis 7.0's lzf_c.c matches up
+			// to the last byte.
+			if off < lzfMaxOff && in[ref] == in[ip] && in[ref+1] == in[ip+1] && in[ref+2] == in[ip+2] {
 				l := 2
 				maxlen := n - ip - l
 				if maxlen > lzfMaxRef {
@@ -85,7 +87,22 @@ func (c *lzfCompressor) compress(dst, in []byte, maxOut int) ([]byte, bool) {
 				if op+3+1 >= maxOut {
 					return dst, false
 				}
-				for {
+				// lzf_c.c first compares 16 bytes unrolled when maxlen > 16,
+				// without looking at maxlen, then goes on byte by byte
+				// while len < maxlen: a match that reaches the end of the
+				// input from 19 or 20 bytes before it is 2 or 1 byte longer
+				// than maxlen. The output must be Redis's, so the same.
+				mismatch := false
+				if maxlen > 16 {
+					for range 16 {
+						l++
+						if in[ref+l] != in[ip+l] {
+							mismatch = true
+							break
+						}
+					}
+				}
+				for !mismatch {
 					l++
 					if l >= maxlen || in[ref+l] != in[ip+l] {
 						break

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/listpack"
 	"github.com/zredis/zredis/redisconv"
 )
 
@@ -105,18 +106,18 @@ func TestListpackRoundTrip(t *testing.T) {
 		"-9223372036854775808", "007", "-0", "1.5", string(bytes.Repeat([]byte("x"), 63)),
 		string(bytes.Repeat([]byte("y"), 64)), string(bytes.Repeat([]byte("z"), 4095)), string(bytes.Repeat([]byte("w"), 4096)),
 		string(bytes.Repeat([]byte("v"), 20000))}
-	var lb lpBuilder
-	lb.reset(nil)
-	size := lpHeaderSize + 1
+	var lb listpack.Builder
+	lb.Reset(nil)
+	size := listpack.HeaderSize + 1
 	for _, e := range elems {
-		lb.append([]byte(e))
-		size += lpEntrySize([]byte(e))
+		lb.Append([]byte(e))
+		size += listpack.EntrySize([]byte(e))
 	}
-	lp := lb.finish()
+	lp := lb.Finish()
 	assert.Len(t, lp, size)
 	var got []string
-	n, err := lpEach(lp, func(e lpEntry) error {
-		got = append(got, string(e.appendTo(nil)))
+	n, err := listpack.Each(lp, func(e listpack.Entry) error {
+		got = append(got, string(e.AppendTo(nil)))
 		return nil
 	})
 	require.NoError(t, err)
@@ -126,12 +127,12 @@ func TestListpackRoundTrip(t *testing.T) {
 	// Every truncation and every single-byte change of the header or
 	// terminator is caught; no change panics.
 	for i := 0; i < len(lp); i++ {
-		_, err := lpEach(lp[:i], nil)
+		_, err := listpack.Each(lp[:i], nil)
 		assert.Error(t, err, "cut at %d", i)
 		c := bytes.Clone(lp)
 		c[i] ^= 0xFF
-		_, err = lpEach(c, nil)
-		if i < lpHeaderSize || i == len(lp)-1 {
+		_, err = listpack.Each(c, nil)
+		if i < listpack.HeaderSize || i == len(lp)-1 {
 			assert.Error(t, err, "byte %d flipped", i)
 		}
 	}

@@ -115,8 +115,9 @@ func (w *Writer) WriteEntry(key string, e *keyspace.Entry) error {
 	if w.err != nil {
 		return w.err
 	}
-	if o := e.Obj(); o != nil && o.Len() == 0 {
-		// Redis would skip it, or refuse an empty intset outright.
+	if o := e.Obj(); o != nil && o.Len() == 0 && o.Type() != keyspace.TypeStream {
+		// Redis would skip it, or refuse an empty intset outright. A
+		// stream without entries is a value (its IDs and groups).
 		return fmt.Errorf("rdb: key %q holds an empty %s", key, e.Type())
 	}
 	if at := e.ExpireAt(); at != 0 {

@@ -3,6 +3,8 @@ package rdb
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/zredis/zredis/listpack"
 )
 
 // Ziplist, the packed encoding of Redis before 7.0 (ziplist.c), read
@@ -20,7 +22,7 @@ const zlHeaderSize = 10
 
 // zlEach validates the whole ziplist as Redis's deep integrity check
 // does and calls fn (may be nil) for each element; it returns the count.
-func zlEach(zl []byte, fn func(e lpEntry) error) (int, error) {
+func zlEach(zl []byte, fn func(e listpack.Entry) error) (int, error) {
 	if len(zl) < zlHeaderSize+1 || int(binary.LittleEndian.Uint32(zl)) != len(zl) || zl[len(zl)-1] != 0xFF {
 		return 0, errZiplist
 	}
@@ -54,8 +56,8 @@ func zlEach(zl []byte, fn func(e lpEntry) error) (int, error) {
 
 // zlDecode decodes the entry at the start of b, whose prevlen field must
 // say prev; it returns the element and the entry's whole size.
-func zlDecode(b []byte, prev int) (lpEntry, int, bool) {
-	var e lpEntry
+func zlDecode(b []byte, prev int) (listpack.Entry, int, bool) {
+	var e listpack.Entry
 	p := 0
 	if len(b) < 1 {
 		return e, 0, false
@@ -101,7 +103,7 @@ func zlDecode(b []byte, prev int) (lpEntry, int, bool) {
 		if len(b)-p < strLen {
 			return e, 0, false
 		}
-		return lpEntry{str: b[p : p+strLen : p+strLen]}, p + strLen, true
+		return listpack.Entry{Str: b[p : p+strLen : p+strLen]}, p + strLen, true
 	}
 	p++
 	w := 0
@@ -118,7 +120,7 @@ func zlDecode(b []byte, prev int) (lpEntry, int, bool) {
 		w = 1
 	default:
 		if c >= 0xF1 && c <= 0xFD {
-			return lpEntry{ival: int64(c&0x0f) - 1, isInt: true}, p, true
+			return listpack.Entry{Int: int64(c&0x0f) - 1, IsInt: true}, p, true
 		}
 		return e, 0, false
 	}
@@ -129,5 +131,11 @@ func zlDecode(b []byte, prev int) (lpEntry, int, bool) {
 	for i := w - 1; i >= 0; i-- {
 		u = u<<8 | uint64(b[p+i])
 	}
-	return lpEntry{ival: signExtend(u, uint(w*8)), isInt: true}, p + w, true
+	return listpack.Entry{Int: signExtend(u, uint(w*8)), IsInt: true}, p + w, true
+}
+
+// signExtend interprets the low bits of u as a two's complement number.
+func signExtend(u uint64, bits uint) int64 {
+	shift := 64 - bits
+	return int64(u<<shift) >> shift
 }
