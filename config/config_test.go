@@ -73,7 +73,7 @@ func TestTable(t *testing.T) {
 	require.Equal(t, 19, aliases)
 	require.Equal(t, 5, hidden)
 	require.Equal(t, 14, zr)
-	require.Equal(t, 67, noEffect)
+	require.Equal(t, 65, noEffect)
 	// CONFIG GET * shows every non-hidden name and alias (192 for Redis 7.0
 	// plus zredis's own).
 	require.Len(t, New().Get("*"), 192+14)
@@ -320,6 +320,15 @@ func TestSet(t *testing.T) {
 	require.Equal(t, int64(1<<20), c.Int("expiry-zmq-spool-max-bytes"))
 	require.Equal(t, "hash zset", c.String("expiry-zmq-types"))
 	require.Equal(t, int64(1<<1|1<<4), c.Int("expiry-zmq-types"))
+	// Streams are type code 5 (code 6 is reserved for hash field expiry).
+	require.Equal(t, "OK", setErr(c, "expiry-zmq-types", "STREAM string hash"))
+	require.Equal(t, "string hash stream", c.String("expiry-zmq-types"))
+	require.Equal(t, int64(1<<0|1<<1|1<<5), c.Int("expiry-zmq-types"))
+	require.Equal(t, "OK", setErr(c, "expiry-zmq-types", "stream"))
+	require.Equal(t, int64(1<<5), c.Int("expiry-zmq-types"))
+	require.Equal(t, "ERR CONFIG SET failed (possibly related to argument 'expiry-zmq-types') - argument(s) must be one of the following: string, hash, list, set, zset, stream",
+		setErr(c, "expiry-zmq-types", "string streams"))
+	require.Equal(t, "stream", c.String("expiry-zmq-types"), "a refused value leaves the old one")
 
 	require.Equal(t, "OK", setErr(c, "requirepass", "secret"))
 	require.False(t, c.IsNull("requirepass"))

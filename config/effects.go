@@ -85,13 +85,12 @@ func refuseYes(name, reason string) func(v *value) string {
 
 // Notes shared by families of directives.
 const (
-	noteCluster   = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
-	noteDefrag    = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
-	noteEncoding  = "tunes an internal encoding zredis does not use; replies are the same"
-	noteCPUList   = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
-	noteNoStreams = "zredis serves no stream commands"
-	noteTesting   = "a hidden Redis test hook"
-	noteLazyFree  = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
+	noteCluster  = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
+	noteDefrag   = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
+	noteEncoding = "tunes an internal encoding zredis does not use; replies are the same"
+	noteCPUList  = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
+	noteTesting  = "a hidden Redis test hook"
+	noteLazyFree = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
 )
 
 // effects classifies every directive by name.
@@ -198,8 +197,8 @@ var effects = map[string]effectSpec{
 	"zset-max-listpack-value":   works("OBJECT ENCODING and DUMP payloads follow it"),
 	"list-max-listpack-size":    none(noteEncoding),
 	"list-compress-depth":       none(noteEncoding),
-	"stream-node-max-bytes":     none(noteNoStreams),
-	"stream-node-max-entries":   none(noteNoStreams),
+	"stream-node-max-bytes":     works("a stream node (a listpack, as Redis's) starts anew once it would reach this many bytes"),
+	"stream-node-max-entries":   works("a stream node starts anew once it holds this many entries, deleted ones included"),
 
 	// Memory limits and eviction.
 	"maxmemory":                   works(""),

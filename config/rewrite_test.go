@@ -113,7 +113,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 		"client-output-buffer-limit", "normal 1kb 2mb 3 replica 5 6 7", "oom-score-adj-values", "1 2 3",
 		"latency-tracking-info-percentiles", "", "save", "", "replica-announce-ip", "10.0.0.1",
 		"masterauth", "p\x01\"w\n", "shutdown-on-sigterm", "nosave now", "bind", "0.0.0.0",
-		"expiry-zmq-hwm", "7", "expiry-zmq-types", "string zset", "appendonly", "yes",
+		"expiry-zmq-hwm", "7", "expiry-zmq-types", "string zset stream", "appendonly", "yes",
 		"rdb-key-save-delay", "-5", "slowlog-log-slower-than", "-1",
 	}))
 	require.NoError(t, c.Rewrite())
@@ -121,6 +121,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, getMap(c, "*"), getMap(c2, "*"))
 	require.Equal(t, c.String("rdb-key-save-delay"), c2.String("rdb-key-save-delay"))
+	require.Equal(t, "string zset stream", c2.String("expiry-zmq-types"), "the file keeps the stream type")
 
 	// Back to defaults: lines already in the file keep their place with the
 	// default value, unset strings and empty lists disappear.

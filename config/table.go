@@ -393,7 +393,7 @@ var directives = []Directive{
 	intD("slowlog-log-slower-than", "", -1, llongMax, "10000", 0),
 	intD("latency-monitor-threshold", "", 0, llongMax, "0", 0),
 	memD("proto-max-bulk-len", "", 1024*1024, longMax, "536870912", 0),
-	intD("stream-node-max-entries", "", 0, llongMax, "100", fNoEff),
+	intD("stream-node-max-entries", "", 0, llongMax, "100", 0),
 	memD("repl-backlog-size", "", 1, llongMax, "1048576", 0),
 	memD("maxmemory", "", 0, ullMax, "0", fUnsigned),
 	memD("cluster-link-sendbuf-limit", "", 0, ullMax, "0", fUnsigned|fNoEff),
@@ -402,7 +402,7 @@ var directives = []Directive{
 	intD("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, longMax, "128", fUnsigned),
 	memD("active-defrag-ignore-bytes", "", 1, llongMax, "104857600", fUnsigned|fNoEff),
 	memD("hash-max-listpack-value", "hash-max-ziplist-value", 0, longMax, "64", fUnsigned),
-	memD("stream-node-max-bytes", "", 0, longMax, "4096", fUnsigned|fNoEff),
+	memD("stream-node-max-bytes", "", 0, longMax, "4096", fUnsigned),
 	memD("zset-max-listpack-value", "zset-max-ziplist-value", 0, longMax, "64", fUnsigned),
 	memD("hll-sparse-max-bytes", "", 0, longMax, "3000", fUnsigned),
 	intD("tracking-table-max-keys", "", 0, longMax, "1000000", fUnsigned|fNoEff),
@@ -469,10 +469,11 @@ var directives = []Directive{
 
 // expiryTypes is expiry-zmq-types: the value types whose expiry is
 // published. Bit i of the value stands for the message type code i
-// (0 string, 1 hash, 2 list, 3 set, 4 zset).
+// (0 string, 1 hash, 2 list, 3 set, 4 zset, 5 stream; 6 is reserved for
+// hash field expiry), as zmqpub numbers them.
 func expiryTypes() Directive {
 	d := mk("expiry-zmq-types", "", KindFlags, "string hash", fMulti)
-	for i, name := range []string{"string", "hash", "list", "set", "zset"} {
+	for i, name := range []string{"string", "hash", "list", "set", "zset", "stream"} {
 		d.Enum = append(d.Enum, EnumValue{name, 1 << i})
 	}
 	return d

@@ -28,7 +28,15 @@ import sys
 
 import zmq
 
-TYPES = {0: "string", 1: "hash", 2: "list", 3: "set", 4: "zset"}
+TYPES = {0: "string", 1: "hash", 2: "list", 3: "set", 4: "zset", 5: "stream"}
+
+
+def item(frame, off):
+    """One uint32-length-prefixed item at off, and the offset past it."""
+    (n,) = struct.unpack_from("=I", frame, off)
+    if off + 4 + n > len(frame):
+        raise ValueError("an item runs past its frame")
+    return frame[off + 4:off + 4 + n], off + 4 + n
 
 
 def items(frame):
@@ -36,9 +44,27 @@ def items(frame):
     (count,) = struct.unpack_from("=I", frame, 0)
     off, out = 4, []
     for _ in range(count):
+        it, off = item(frame, off)
+        out.append(it)
+    return out
+
+
+def stream_entries(frame):
+    """A stream's frame 3: a uint32 count of entries, then for each its ID
+    ("ms-seq") length-prefixed, a uint32 count of its fields plus values
+    and each of them length-prefixed. Returns [(id, [field, value, ...])]
+    in ID order."""
+    (count,) = struct.unpack_from("=I", frame, 0)
+    off, out = 4, []
+    for _ in range(count):
+        entry_id, off = item(frame, off)
         (n,) = struct.unpack_from("=I", frame, off)
-        out.append(frame[off + 4:off + 4 + n])
-        off += 4 + n
+        off += 4
+        fields = []
+        for _ in range(n):
+            f, off = item(frame, off)
+            fields.append(f)
+        out.append((entry_id, fields))
     return out
 
 
@@ -56,6 +82,9 @@ def decode(frames):
     elif typ in (1, 4):
         it = items(frames[2])
         value = {text(it[i]): text(it[i + 1]) for i in range(0, len(it), 2)}
+    elif typ == 5:
+        # As XRANGE replies: [id, [field, value, ...]]; a field may repeat.
+        value = [[text(i), [text(f) for f in fv]] for i, fv in stream_entries(frames[2])]
     else:
         value = [text(v) for v in items(frames[2])]
     return {"db": db, "type": TYPES.get(typ, str(typ)), "key": text(key), "value": value}

@@ -186,9 +186,17 @@ func (x *expiryStream) send(db int, key string, e *keyspace.Entry, deadline int6
 	if !ok || x.types.Load()&(1<<t) == 0 {
 		return false
 	}
-	frames := zmqpub.Encode(db, t, []byte(key), entryParts(e))
-	x.outbox.Put(zmqpub.Message{Frames: frames, Deadline: deadline})
+	x.outbox.Put(zmqpub.Message{Frames: encodeEntry(db, t, key, e), Deadline: deadline})
 	return true
+}
+
+// encodeEntry builds the message of key, of wire type t, holding e's
+// value. Under the keyspace lock.
+func encodeEntry(db int, t zmqpub.Type, key string, e *keyspace.Entry) [3][]byte {
+	if t == zmqpub.TypeStream {
+		return zmqpub.EncodeStream(db, []byte(key), streamEntries(e.Obj().(*keyspace.Stream)))
+	}
+	return zmqpub.Encode(db, t, []byte(key), entryParts(e))
 }
 
 // messageType maps a keyspace type to its wire type code.
@@ -204,12 +212,15 @@ func messageType(t keyspace.Type) (zmqpub.Type, bool) {
 		return zmqpub.TypeSet, true
 	case keyspace.TypeZSet:
 		return zmqpub.TypeZSet, true
+	case keyspace.TypeStream:
+		return zmqpub.TypeStream, true
 	}
 	return 0, false
 }
 
-// entryParts lists a value's items as zmqpub.Encode takes them. The
-// slices may alias the entry: Encode copies them.
+// entryParts lists a value's items as zmqpub.Encode takes them (a
+// stream's are streamEntries'). The slices may alias the entry: Encode
+// copies them.
 func entryParts(e *keyspace.Entry) [][]byte {
 	switch e.Type() {
 	case keyspace.TypeString:
@@ -248,6 +259,45 @@ func entryParts(e *keyspace.Entry) [][]byte {
 		return parts
 	}
 	return nil
+}
+
+// streamEntries lists a stream's live entries in ID order as
+// zmqpub.EncodeStream takes them: each ID as "ms-seq", its fields and
+// values in the entry's order, integers a node stores as such written as
+// XRANGE replies with them. Consumer groups are not sent. Range's views
+// last only for its callback, so the bytes are copied into one buffer
+// and sliced once the walk is done. Under the keyspace lock.
+func streamEntries(s *keyspace.Stream) []zmqpub.StreamEntry {
+	var buf []byte
+	ends := make([]int, 0, 3*s.Len()) // where each ID, field and value ends in buf
+	counts := make([]int, 0, s.Len()) // fields plus values of each entry
+	s.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(e *keyspace.StreamEntry) bool {
+		buf = e.ID.Append(buf)
+		ends = append(ends, len(buf))
+		for _, x := range e.FV {
+			buf = x.AppendTo(buf)
+			ends = append(ends, len(buf))
+		}
+		counts = append(counts, len(e.FV))
+		return true
+	})
+	entries := make([]zmqpub.StreamEntry, len(counts))
+	fields := make([][]byte, len(ends)-len(counts))
+	start, next := 0, 0
+	item := func() []byte {
+		end := ends[next]
+		b := buf[start:end:end]
+		start, next = end, next+1
+		return b
+	}
+	for i, n := range counts {
+		entries[i].ID = item()
+		entries[i].Fields, fields = fields[:n:n], fields[n:]
+		for j := range entries[i].Fields {
+			entries[i].Fields[j] = item()
+		}
+	}
+	return entries
 }
 
 // info appends the "# Expiry" section's fields.

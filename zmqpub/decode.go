@@ -20,7 +20,11 @@ type Decoded struct {
 	DB    int
 	Type  Type
 	Key   []byte
-	Parts [][]byte // as for Encode: [value], field/value pairs, members, or member/score pairs
+	Parts [][]byte // as for Encode: [value], field/value pairs, members, or member/score pairs; nil for a stream
+	// Entries is a stream's value (TypeStream), as for EncodeStream: the
+	// entries in frame order, each ID and field aliasing frame 3 like
+	// Parts. Nil for every other type.
+	Entries []StreamEntry
 }
 
 // Decode takes apart the frames of one expiry message. It checks the frame
@@ -30,10 +34,13 @@ type Decoded struct {
 // carries an even count. A claimed count is checked against the bytes left
 // (every item needs at least its 4-byte length) before anything is
 // allocated, so memory used is bounded by the frames' size whatever the
-// frames claim.
+// frames claim. A stream's frame 3 is checked the same way, entry by entry:
+// its entry count, each ID, each entry's item count (even) and items, and
+// nothing after the last entry; the ID's text is not parsed.
 //
-// Decode succeeds exactly on the frames Encode produces: for any frames it
-// accepts, Encode(d.DB, d.Type, d.Key, d.Parts) returns them byte for byte.
+// Decode succeeds exactly on the frames Encode and EncodeStream produce:
+// for any frames it accepts, Encode(d.DB, d.Type, d.Key, d.Parts) (for a
+// stream EncodeStream(d.DB, d.Key, d.Entries)) returns them byte for byte.
 func Decode(frames [][]byte) (Decoded, error) {
 	if len(frames) != 3 {
 		return Decoded{}, malformed("%d frames, want 3", len(frames))
@@ -57,6 +64,12 @@ func Decode(frames [][]byte) (Decoded, error) {
 		return Decoded{}, malformed("key frame holds %d bytes after the %d-byte key", len(rest), len(key))
 	}
 	d.Key = key
+	if d.Type == TypeStream {
+		if d.Entries, err = decodeStream(valueFrame); err != nil {
+			return Decoded{}, err
+		}
+		return d, nil
+	}
 	if d.Parts, err = decodeValue(d.Type, valueFrame); err != nil {
 		return Decoded{}, err
 	}
@@ -102,16 +115,81 @@ func decodeValue(t Type, frame []byte) ([][]byte, error) {
 	return parts, nil
 }
 
+// decodeStream takes apart a stream's frame 3. A first pass checks every
+// count and length against the frame and counts the items; the second
+// fills the entries from two allocations sized by the first, so memory is
+// bounded by the frame's size (an entry takes at least 8 bytes, an item 4).
+func decodeStream(frame []byte) ([]StreamEntry, error) {
+	if len(frame) < lenPrefix {
+		return nil, malformed("stream value frame of %d bytes has no count", len(frame))
+	}
+	count := uint64(binary.NativeEndian.Uint32(frame))
+	body := frame[lenPrefix:]
+	if count > uint64(len(body)/(2*lenPrefix)) {
+		return nil, malformed("stream value claims %d entries but its frame holds %d bytes", count, len(frame))
+	}
+	rest := body
+	items := 0
+	for i := 0; i < int(count); i++ {
+		var err error
+		if _, rest, err = takeItem(rest, itemName{what: "ID", t: TypeStream, index: i}); err != nil {
+			return nil, err
+		}
+		if len(rest) < lenPrefix {
+			return nil, malformed("stream entry %d: %d bytes left, too few for its item count", i, len(rest))
+		}
+		n := uint64(binary.NativeEndian.Uint32(rest))
+		rest = rest[lenPrefix:]
+		if n%2 != 0 {
+			return nil, malformed("stream entry %d with odd item count %d", i, n)
+		}
+		if n > uint64(len(rest)/lenPrefix) {
+			return nil, malformed("stream entry %d claims %d items but %d bytes are left", i, n, len(rest))
+		}
+		for j := 0; j < int(n); j++ {
+			if _, rest, err = takeItem(rest, itemName{what: "item", t: TypeStream, entry: i, index: j}); err != nil {
+				return nil, err
+			}
+		}
+		items += int(n)
+	}
+	if len(rest) != 0 {
+		return nil, malformed("stream value frame holds %d bytes after its %d entries", len(rest), count)
+	}
+
+	// Every length was checked above: this pass cannot fail.
+	entries := make([]StreamEntry, count)
+	fields := make([][]byte, items)
+	rest = body
+	for i := range entries {
+		e := &entries[i]
+		e.ID, rest, _ = takeItem(rest, itemName{})
+		n := int(binary.NativeEndian.Uint32(rest))
+		rest = rest[lenPrefix:]
+		e.Fields, fields = fields[:n:n], fields[n:]
+		for j := range e.Fields {
+			e.Fields[j], rest, _ = takeItem(rest, itemName{})
+		}
+	}
+	return entries, nil
+}
+
 // itemName names an item in Decode's errors; it is formatted only when an
 // error is returned, so decoding a valid message formats nothing.
 type itemName struct {
 	what  string
 	t     Type
+	entry int // a stream's entry, for its ID and items
 	index int
 }
 
 func (n itemName) String() string {
-	if n.what == "item" {
+	switch {
+	case n.t == TypeStream && n.what == "ID":
+		return fmt.Sprintf("stream entry %d: ID", n.index)
+	case n.t == TypeStream:
+		return fmt.Sprintf("stream entry %d: item %d", n.entry, n.index)
+	case n.what == "item":
 		return fmt.Sprintf("%s item %d", n.t, n.index)
 	}
 	return n.what

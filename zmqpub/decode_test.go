@@ -24,6 +24,40 @@ func TestDecodeGoldenBytes(t *testing.T) {
 	}
 }
 
+func TestDecodeStreamGoldenBytes(t *testing.T) {
+	requireLittleEndian(t)
+	d, err := Decode(streamGolden.frames[:])
+	require.NoError(t, err)
+	assert.Equal(t, Decoded{DB: 7, Type: TypeStream, Key: []byte("x"), Entries: streamGolden.entries}, d)
+
+	d, err = Decode([][]byte{b(0, 0, 5, 0), b(1, 0, 0, 0, 'x'), b(0, 0, 0, 0)})
+	require.NoError(t, err)
+	assert.Equal(t, Decoded{Type: TypeStream, Key: []byte("x"), Entries: []StreamEntry{}}, d, "an empty stream")
+}
+
+// A stream's IDs and fields alias frame 3, capped, from one slice of
+// entries and one of fields.
+func TestDecodeStreamAliasesAndAllocatesTwice(t *testing.T) {
+	frames := EncodeStream(0, []byte("key"), []StreamEntry{
+		{ID: []byte("1-0"), Fields: bs("a", "b")}, {ID: []byte("2-0"), Fields: bs("c", "d")}})
+	d, err := Decode(frames[:])
+	require.NoError(t, err)
+	assert.Same(t, &frames[2][8], &d.Entries[0].ID[0], "the first ID aliases frame 3")
+	assert.Same(t, &frames[2][19], &d.Entries[0].Fields[0][0], "a field aliases frame 3")
+	_ = append(d.Entries[0].ID, 'X')
+	_ = append(d.Entries[0].Fields, []byte("X"))
+	assert.Equal(t, bs("c", "d"), d.Entries[1].Fields, "appending to an entry's fields copies them")
+	assert.Equal(t, []byte("2-0"), d.Entries[1].ID)
+	assert.Nil(t, d.Parts)
+
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := Decode(frames[:]); err != nil {
+			panic(err)
+		}
+	})
+	assert.Equal(t, 2.0, allocs)
+}
+
 func TestDecodeAliasesFramesWithCappedSlices(t *testing.T) {
 	frames := Encode(0, TypeList, []byte("key"), [][]byte{[]byte("a"), []byte("b")})
 	d, err := Decode(frames[:])
@@ -46,6 +80,7 @@ func TestDecodeErrors(t *testing.T) {
 	hashHeader := b(0, 0, 1, 0)
 	listHeader := b(0, 0, 2, 0)
 	zsetHeader := b(0, 0, 4, 0)
+	streamHeader := b(0, 0, 5, 0)
 	okKey := b(1, 0, 0, 0, 'k')
 	okValue := b(1, 0, 0, 0, 'v')
 	tests := []struct {
@@ -58,7 +93,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"four frames", [][]byte{okHeader, okKey, okValue, okValue}, "4 frames, want 3"},
 		{"header too short", [][]byte{b(0, 0, 0), okKey, okValue}, "header frame of 3 bytes, want 4"},
 		{"header too long", [][]byte{b(0, 0, 0, 0, 0), okKey, okValue}, "header frame of 5 bytes, want 4"},
-		{"unknown type", [][]byte{b(0, 0, 5, 0), okKey, okValue}, "unknown value type 5"},
+		{"unknown type", [][]byte{b(0, 0, 7, 0), okKey, okValue}, "unknown value type 7"},
 		{"unknown high type", [][]byte{b(0, 0, 0, 1), okKey, okValue}, "unknown value type 256"},
 		{"empty key frame", [][]byte{okHeader, {}, okValue}, "key: 0 bytes left, too few for a length"},
 		{"key frame shorter than a length", [][]byte{okHeader, b(1, 0, 0), okValue}, "key: 3 bytes left"},
@@ -78,6 +113,18 @@ func TestDecodeErrors(t *testing.T) {
 		{"second length truncated", [][]byte{listHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0)}, "list value claims 2 items but its frame holds 11 bytes"},
 		{"trailing bytes after items", [][]byte{listHeader, okKey, b(1, 0, 0, 0, 1, 0, 0, 0, 'a', 'b')}, "list value frame holds 1 bytes after its 1 items"},
 		{"zero items and trailing bytes", [][]byte{listHeader, okKey, b(0, 0, 0, 0, 0, 0, 0, 0)}, "list value frame holds 4 bytes after its 0 items"},
+
+		{"stream without a count", [][]byte{streamHeader, okKey, b(1, 0)}, "stream value frame of 2 bytes has no count"},
+		{"stream count beyond the frame", [][]byte{streamHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)}, "stream value claims 2 entries but its frame holds 12 bytes"},
+		{"stream count 2^32-1", [][]byte{streamHeader, okKey, b(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0)}, "stream value claims 4294967295 entries"},
+		{"stream ID past the frame", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 9, 0, 0, 0, '1', '-', '0', 0)}, "stream entry 0: ID claims 9 bytes but 4 are left"},
+		{"stream entry without item count", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 5, 0, 0, 0, '1', '0', '-', '1', '0')}, "stream entry 0: 0 bytes left, too few for its item count"},
+		{"stream entry with odd item count", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 3, 0, 0, 0, '1', '-', '0', 1, 0, 0, 0, 0, 0, 0, 0)}, "stream entry 0 with odd item count 1"},
+		{"stream entry item count beyond the frame", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 3, 0, 0, 0, '1', '-', '0', 2, 0, 0, 0, 0, 0, 0, 0)}, "stream entry 0 claims 2 items but 4 bytes are left"},
+		{"stream item past the frame", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 3, 0, 0, 0, '1', '-', '0', 2, 0, 0, 0, 1, 0, 0, 0, 'f', 5, 0, 0, 0, 'v')}, "stream entry 0: item 1 claims 5 bytes but 1 are left"},
+		{"stream second entry truncated", [][]byte{streamHeader, okKey, b(2, 0, 0, 0, 3, 0, 0, 0, '1', '-', '0', 0, 0, 0, 0, 3, 0, 0, 0, '2', '-')}, "stream entry 1: ID claims 3 bytes but 2 are left"},
+		{"stream trailing bytes", [][]byte{streamHeader, okKey, b(1, 0, 0, 0, 3, 0, 0, 0, '1', '-', '0', 0, 0, 0, 0, 'x')}, "stream value frame holds 1 bytes after its 1 entries"},
+		{"stream of no entries and trailing bytes", [][]byte{streamHeader, okKey, b(0, 0, 0, 0, 0)}, "stream value frame holds 1 bytes after its 0 entries"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +147,8 @@ func TestDecodeHugeCountAllocatesNothingBig(t *testing.T) {
 		{b(0, 0, 1, 0), b(1, 0, 0, 0, 'k'), append(b(0xfe, 0xff, 0xff, 0xff), 0, 0, 0, 0, 'a', 'b')},
 		{b(0, 0, 0, 0), b(1, 0, 0, 0, 'k'), append(max32, 'a', 'b', 'c', 'd', 'e', 'f')},
 		{b(0, 0, 0, 0), append(max32, 'k'), b(0, 0, 0, 0)},
+		{b(0, 0, 5, 0), b(1, 0, 0, 0, 'k'), append(max32, 0, 0, 0, 0, 0, 0, 0, 0)},
+		{b(0, 0, 5, 0), b(1, 0, 0, 0, 'k'), append(b(1, 0, 0, 0, 0, 0, 0, 0), append(b(0xfe, 0xff, 0xff, 0xff), 0, 0, 0, 0)...)},
 	}
 	for _, frames := range messages {
 		var before, after runtime.MemStats
@@ -158,6 +207,8 @@ func FuzzDecode(f *testing.F) {
 		frames := Encode(tc.db, tc.typ, tc.key, tc.parts)
 		f.Add(frames[0], frames[1], frames[2])
 	}
+	f.Add(streamGolden.frames[0], streamGolden.frames[1], streamGolden.frames[2])
+	f.Add(b(0, 0, 5, 0), b(0, 0, 0, 0), b(1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 	f.Add(b(0, 0, 2, 0), b(1, 0, 0, 0, 'k'), b(0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 'a', 0))
 	f.Add(b(0, 0, 1, 0), b(0, 0, 0, 0), b(2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 	f.Add(b(0, 0, 9, 0), b(), b())
@@ -167,7 +218,14 @@ func FuzzDecode(f *testing.F) {
 			require.ErrorIs(t, err, ErrMalformed)
 			return
 		}
-		again := Encode(d.DB, d.Type, d.Key, d.Parts)
+		var again [3][]byte
+		if d.Type == TypeStream {
+			require.Nil(t, d.Parts)
+			again = EncodeStream(d.DB, d.Key, d.Entries)
+		} else {
+			require.Nil(t, d.Entries)
+			again = Encode(d.DB, d.Type, d.Key, d.Parts)
+		}
 		require.Equal(t, header, again[0])
 		require.Equal(t, key, again[1])
 		require.Equal(t, value, again[2])

@@ -26,14 +26,13 @@ const (
 // frames to another goroutine).
 //
 // Encode panics on input no caller may pass: db outside 0..MaxDB, a type
-// outside the protocol, a string without exactly one part, an odd number
-// of parts for a hash or sorted set, or a length or count beyond uint32.
+// outside the protocol or TypeStream (EncodeStream encodes streams), a
+// string without exactly one part, an odd number of parts for a hash or
+// sorted set, or a length or count beyond uint32.
 // Redis's own limits (512 MB strings, 2^32-1 elements) keep real values
 // inside these.
 func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
-	if db < 0 || db > MaxDB {
-		panic(fmt.Sprintf("zmqpub.Encode: database %d outside 0..%d", db, MaxDB))
-	}
+	checkDB("Encode", db)
 	checkParts(t, parts)
 
 	valueLen := lenPrefix // a string's length, or the count of items
@@ -44,15 +43,7 @@ func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
 			valueLen += lenPrefix + len(p)
 		}
 	}
-	// One allocation holds the three frames, each capped at its end.
-	keyEnd := headerLen + lenPrefix + len(key)
-	buf := make([]byte, keyEnd+valueLen)
-	header := buf[:headerLen:headerLen]
-	keyFrame := buf[headerLen:keyEnd:keyEnd]
-	value := buf[keyEnd:]
-	binary.NativeEndian.PutUint16(header[0:], uint16(db))
-	binary.NativeEndian.PutUint16(header[2:], uint16(t))
-	putItem(keyFrame, 0, key)
+	header, keyFrame, value := allocFrames(db, t, key, valueLen)
 	if t == TypeString {
 		putItem(value, 0, parts[0])
 	} else {
@@ -63,6 +54,72 @@ func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
 		}
 	}
 	return [3][]byte{header, keyFrame, value}
+}
+
+// EncodeStream builds the three frames of the expiry message for a stream
+// key (type TypeStream). Frame 3 is the uint32 count of entries, then for
+// each entry: its ID as a length-prefixed item, the uint32 count of its
+// fields and values (always even), and each field and each value as a
+// length-prefixed item. entries are sent in the order given, the
+// stream's ID order.
+//
+// As with Encode, the frames are one allocation, frame 3 sized exactly up
+// front, and share no memory with key or entries. EncodeStream panics on
+// db outside 0..MaxDB, an entry with an odd number of fields and values,
+// or a length or count beyond uint32.
+func EncodeStream(db int, key []byte, entries []StreamEntry) [3][]byte {
+	checkDB("EncodeStream", db)
+	checkCount("EncodeStream", "entries", len(entries))
+	valueLen := lenPrefix // the count of entries
+	for _, e := range entries {
+		if len(e.Fields)%2 != 0 {
+			panic(fmt.Sprintf("zmqpub.EncodeStream: entry %s has %d fields and values, not pairs", e.ID, len(e.Fields)))
+		}
+		checkCount("EncodeStream", "fields and values", len(e.Fields))
+		valueLen += lenPrefix + len(e.ID) + lenPrefix
+		for _, f := range e.Fields {
+			valueLen += lenPrefix + len(f)
+		}
+	}
+	header, keyFrame, value := allocFrames(db, TypeStream, key, valueLen)
+	binary.NativeEndian.PutUint32(value, uint32(len(entries)))
+	off := lenPrefix
+	for _, e := range entries {
+		off = putItem(value, off, e.ID)
+		binary.NativeEndian.PutUint32(value[off:], uint32(len(e.Fields)))
+		off += lenPrefix
+		for _, f := range e.Fields {
+			off = putItem(value, off, f)
+		}
+	}
+	return [3][]byte{header, keyFrame, value}
+}
+
+// allocFrames allocates the three frames in one buffer, each capped at its
+// end, writes the header and the key frame, and returns frame 3 of
+// valueLen bytes for the caller to fill.
+func allocFrames(db int, t Type, key []byte, valueLen int) (header, keyFrame, value []byte) {
+	keyEnd := headerLen + lenPrefix + len(key)
+	buf := make([]byte, keyEnd+valueLen)
+	header = buf[:headerLen:headerLen]
+	keyFrame = buf[headerLen:keyEnd:keyEnd]
+	value = buf[keyEnd:]
+	binary.NativeEndian.PutUint16(header[0:], uint16(db))
+	binary.NativeEndian.PutUint16(header[2:], uint16(t))
+	putItem(keyFrame, 0, key)
+	return header, keyFrame, value
+}
+
+func checkDB(fn string, db int) {
+	if db < 0 || db > MaxDB {
+		panic(fmt.Sprintf("zmqpub.%s: database %d outside 0..%d", fn, db, MaxDB))
+	}
+}
+
+func checkCount(fn, what string, n int) {
+	if uint64(n) > math.MaxUint32 {
+		panic(fmt.Sprintf("zmqpub.%s: %d %s do not fit a uint32 count", fn, n, what))
+	}
 }
 
 // checkParts panics when parts does not have the shape type t requires or
@@ -78,19 +135,19 @@ func checkParts(t Type, parts [][]byte) {
 			panic(fmt.Sprintf("zmqpub.Encode: a %s takes pairs of parts, got %d", t, len(parts)))
 		}
 	case TypeList, TypeSet:
+	case TypeStream:
+		panic("zmqpub.Encode: a stream is encoded by EncodeStream")
 	default:
 		panic(fmt.Sprintf("zmqpub.Encode: unknown %s", t))
 	}
-	if uint64(len(parts)) > math.MaxUint32 {
-		panic(fmt.Sprintf("zmqpub.Encode: %d parts do not fit a uint32 count", len(parts)))
-	}
+	checkCount("Encode", "parts", len(parts))
 }
 
 // putItem writes b's uint32 length and bytes at dst[off:] and returns the
 // offset just past them. dst has room: Encode sized it.
 func putItem(dst []byte, off int, b []byte) int {
 	if uint64(len(b)) > math.MaxUint32 {
-		panic(fmt.Sprintf("zmqpub.Encode: %d bytes do not fit a uint32 length", len(b)))
+		panic(fmt.Sprintf("zmqpub: %d bytes do not fit a uint32 length", len(b)))
 	}
 	binary.NativeEndian.PutUint32(dst[off:], uint32(len(b)))
 	return off + lenPrefix + copy(dst[off+lenPrefix:], b)

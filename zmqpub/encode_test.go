@@ -2,6 +2,7 @@ package zmqpub
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,6 +168,71 @@ var goldenCases = []goldenCase{
 	},
 }
 
+// streamGolden is a stream of three entries with different fields (as
+// after an XDEL of 1-1 between them), its frame 3 written out by hand.
+var streamGolden = struct {
+	entries []StreamEntry
+	frames  [3][]byte
+}{
+	entries: []StreamEntry{
+		{ID: []byte("1-0"), Fields: bs("f", "v")},
+		{ID: []byte("1-2"), Fields: [][]byte{[]byte("a"), {}, []byte("b"), b(0xff)}},
+		{ID: []byte("20-0"), Fields: bs("f", "w")},
+	},
+	frames: [3][]byte{
+		b(7, 0, 5, 0),
+		b(1, 0, 0, 0, 'x'),
+		b(3, 0, 0, 0,
+			3, 0, 0, 0, '1', '-', '0',
+			2, 0, 0, 0,
+			1, 0, 0, 0, 'f',
+			1, 0, 0, 0, 'v',
+			3, 0, 0, 0, '1', '-', '2',
+			4, 0, 0, 0,
+			1, 0, 0, 0, 'a',
+			0, 0, 0, 0,
+			1, 0, 0, 0, 'b',
+			1, 0, 0, 0, 0xff,
+			4, 0, 0, 0, '2', '0', '-', '0',
+			2, 0, 0, 0,
+			1, 0, 0, 0, 'f',
+			1, 0, 0, 0, 'w'),
+	},
+}
+
+func TestEncodeStreamGoldenBytes(t *testing.T) {
+	requireLittleEndian(t)
+	frames := EncodeStream(7, []byte("x"), streamGolden.entries)
+	for i := range frames {
+		assert.Equal(t, streamGolden.frames[i], frames[i], "frame %d", i+1)
+		assert.Equal(t, len(frames[i]), cap(frames[i]), "frame %d is sized exactly", i+1)
+	}
+	assert.Equal(t, b(0, 0, 0, 0), EncodeStream(0, []byte("x"), nil)[2], "an empty stream")
+	assert.Equal(t, b(1, 0, 0, 0, 3, 0, 0, 0, '5', '-', '1', 0, 0, 0, 0),
+		EncodeStream(0, []byte("x"), []StreamEntry{{ID: []byte("5-1")}})[2], "an entry without fields")
+}
+
+func TestEncodeStreamSharesNoMemoryAndAllocatesOnce(t *testing.T) {
+	entries := []StreamEntry{{ID: []byte("1-0"), Fields: bs("f", "v")}, {ID: []byte("2-0"), Fields: bs("g", "w")}}
+	frames := EncodeStream(0, []byte("key"), entries)
+	want := [3][]byte{append([]byte(nil), frames[0]...), append([]byte(nil), frames[1]...), append([]byte(nil), frames[2]...)}
+	entries[0].ID[0], entries[0].Fields[0][0], entries[1].Fields[1][0] = 'X', 'X', 'X'
+	assert.Equal(t, want, frames)
+
+	allocs := testing.AllocsPerRun(100, func() { EncodeStream(0, []byte("key"), entries) })
+	assert.Equal(t, 1.0, allocs)
+}
+
+func TestEncodeStreamPanicsOnMisuse(t *testing.T) {
+	ok := []StreamEntry{{ID: []byte("1-0"), Fields: bs("f", "v")}}
+	assert.Panics(t, func() { EncodeStream(-1, []byte("k"), ok) }, "negative db")
+	assert.Panics(t, func() { EncodeStream(MaxDB+1, []byte("k"), ok) }, "db past uint16")
+	assert.Panics(t, func() {
+		EncodeStream(0, []byte("k"), []StreamEntry{{ID: []byte("1-0"), Fields: bs("f", "v", "g")}})
+	}, "a field without a value")
+	assert.NotPanics(t, func() { EncodeStream(MaxDB, []byte("k"), ok) })
+}
+
 func TestEncodeGoldenBytes(t *testing.T) {
 	requireLittleEndian(t)
 	for _, tc := range goldenCases {
@@ -218,7 +284,8 @@ func TestEncodePanicsOnMisuse(t *testing.T) {
 	}{
 		{"negative db", -1, TypeString, one},
 		{"db past uint16", MaxDB + 1, TypeString, one},
-		{"unknown type", 0, Type(5), one},
+		{"unknown type", 0, Type(7), one},
+		{"stream (EncodeStream's)", 0, TypeStream, nil},
 		{"string without value", 0, TypeString, nil},
 		{"string with two values", 0, TypeString, [][]byte{[]byte("a"), []byte("b")}},
 		{"hash with a field and no value", 0, TypeHash, one},
@@ -241,13 +308,15 @@ func TestTypeString(t *testing.T) {
 		{TypeList, "list"},
 		{TypeSet, "set"},
 		{TypeZSet, "zset"},
-		{Type(5), "type(5)"},
+		{TypeStream, "stream"},
+		{Type(7), "type(7)"},
 		{Type(65535), "type(65535)"},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, tc.typ.String())
-		assert.Equal(t, tc.want != "type(5)" && tc.want != "type(65535)", tc.typ.Known())
+		assert.Equal(t, !strings.HasPrefix(tc.want, "type("), tc.typ.Known())
 	}
+	assert.Equal(t, Type(5), TypeStream, "the stream's code is part of the wire format")
 }
 
 func TestEncodeEmptyCollections(t *testing.T) {

@@ -25,12 +25,16 @@ import (
 //   - list, set: an array of the members;
 //   - zset: an array of [member, score] pairs, the score written as a JSON
 //     number (its text unchanged) when its text has JSON's number syntax
-//     and a finite value, otherwise as a string ("inf", "-inf").
+//     and a finite value, otherwise as a string ("inf", "-inf");
+//   - stream: an array of its entries in ID order, each as XRANGE replies
+//     with it, [id, [field, value, field, value...]]; fields stay in
+//     entry order and a field that occurs twice in an entry is kept
+//     twice (an object could not hold both).
 //
 // The Perl listener (clients/perl, ZRedis::ExpiryListener::Format) writes
 // the same bytes for the same message. A Decoded whose parts do not fit
 // its type (only possible when built by hand) has its parts written as a
-// plain array.
+// plain array; a stream built by hand with Parts instead of Entries too.
 func AppendJSON(dst []byte, d Decoded) []byte {
 	dst = append(dst, `{"db":`...)
 	dst = strconv.AppendInt(dst, int64(d.DB), 10)
@@ -41,8 +45,40 @@ func AppendJSON(dst []byte, d Decoded) []byte {
 	dst = append(dst, `,"key":`...)
 	dst = appendJSONBytes(dst, d.Key)
 	dst = append(dst, `,"value":`...)
-	dst = appendJSONValue(dst, d.Type, d.Parts)
+	if d.Type == TypeStream && d.Parts == nil {
+		dst = appendJSONStream(dst, d.Entries)
+	} else {
+		dst = appendJSONValue(dst, d.Type, d.Parts)
+	}
 	return append(dst, "}\n"...)
+}
+
+// appendJSONStream writes a stream's entries: [["1-0",["f","v"]],...].
+func appendJSONStream(dst []byte, entries []StreamEntry) []byte {
+	dst = append(dst, '[')
+	for i, e := range entries {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = appendJSONBytes(dst, e.ID)
+		dst = append(dst, ',')
+		dst = appendJSONArray(dst, e.Fields)
+		dst = append(dst, ']')
+	}
+	return append(dst, ']')
+}
+
+// appendJSONArray writes byte strings as a JSON array.
+func appendJSONArray(dst []byte, items [][]byte) []byte {
+	dst = append(dst, '[')
+	for i, p := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONBytes(dst, p)
+	}
+	return append(dst, ']')
 }
 
 func appendJSONValue(dst []byte, t Type, parts [][]byte) []byte {
@@ -74,14 +110,7 @@ func appendJSONValue(dst []byte, t Type, parts [][]byte) []byte {
 		}
 		return append(dst, ']')
 	}
-	dst = append(dst, '[')
-	for i, p := range parts {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONBytes(dst, p)
-	}
-	return append(dst, ']')
+	return appendJSONArray(dst, parts)
 }
 
 // appendJSONFieldName writes a hash field name as an object key: a JSON

@@ -102,6 +102,24 @@ func TestAppendJSON(t *testing.T) {
 			`{"db":0,"type":"zset","key":"z","value":[["a","+1"],["b",".5"],["c","nan"],["d","1e999"],["e","1."],["f","abc"],["g","0x1p4"],["h",1e-999],["i",{"base64":"/w=="}]]}`,
 		},
 		{
+			"stream as XRANGE replies, fields in entry order",
+			Decoded{DB: 4, Type: TypeStream, Key: []byte("events"), Entries: []StreamEntry{
+				{ID: []byte("1700000000000-0"), Fields: bs("z", "1", "a", "")},
+				{ID: []byte("1700000000000-2"), Fields: [][]byte{[]byte("f"), []byte("x"), []byte("f"), b(0xff)}},
+			}},
+			`{"db":4,"type":"stream","key":"events","value":[["1700000000000-0",["z","1","a",""]],["1700000000000-2",["f","x","f",{"base64":"/w=="}]]]}`,
+		},
+		{
+			"empty stream",
+			Decoded{Type: TypeStream, Key: []byte("s"), Entries: []StreamEntry{}},
+			`{"db":0,"type":"stream","key":"s","value":[]}`,
+		},
+		{
+			"stream entry without fields",
+			Decoded{Type: TypeStream, Key: []byte("s"), Entries: []StreamEntry{{ID: []byte("1-1")}}},
+			`{"db":0,"type":"stream","key":"s","value":[["1-1",[]]]}`,
+		},
+		{
 			"unknown type as an array",
 			Decoded{DB: 1, Type: Type(9), Key: []byte("k"), Parts: bs("x")},
 			`{"db":1,"type":"type(9)","key":"k","value":["x"]}`,

@@ -14,8 +14,16 @@
 // A hash's items are its fields and values interleaved (the count is
 // always even); a list's or set's items are its members; a sorted set's
 // items are member, score pairs in score order, the score as the text
-// Redis prints for it ("1.5", "inf"). Types 0 (string) and 1 (hash) are
-// the original protocol; 2 to 4 are sent only when the operator opts in.
+// Redis prints for it ("1.5", "inf"). A stream's frame 3 nests one level:
+//
+//	frame 3  stream: uint32 count of entries, then for each entry in ID
+//	         order: uint32 length and the ID as "ms-seq" text, uint32
+//	         count of the entry's items (always even), then each field
+//	         and each value as uint32 length and bytes
+//
+// (consumer groups are not sent). Types 0 (string) and 1 (hash) are the
+// original protocol; 2 to 5 are sent only when the operator opts in.
+// Code 6 is reserved (hash field expiry).
 //
 // The encoding half (Encode, Decode, AppendJSON) is pure: no I/O, no
 // state. The publishing half (Outbox, Publisher) owns the queue between the
@@ -35,6 +43,7 @@ const (
 	TypeList   Type = 2
 	TypeSet    Type = 3
 	TypeZSet   Type = 4
+	TypeStream Type = 5 // encoded by EncodeStream, decoded into Decoded.Entries
 )
 
 // typeNames are the names String returns, as Redis's TYPE command spells
@@ -45,16 +54,24 @@ var typeNames = [...]string{
 	TypeList:   "list",
 	TypeSet:    "set",
 	TypeZSet:   "zset",
+	TypeStream: "stream",
 }
 
 // Known reports whether t is one of the type codes this package encodes.
 func (t Type) Known() bool { return int(t) < len(typeNames) }
 
 // String returns the Redis name of the type ("string", "hash", "list",
-// "set", "zset"), or "type(N)" for a code outside the protocol.
+// "set", "zset", "stream"), or "type(N)" for a code outside the protocol.
 func (t Type) String() string {
 	if t.Known() {
 		return typeNames[t]
 	}
 	return "type(" + strconv.Itoa(int(t)) + ")"
+}
+
+// StreamEntry is one entry of a stream value, as EncodeStream takes it and
+// Decode returns it.
+type StreamEntry struct {
+	ID     []byte   // the entry's ID as XADD replies with it: "ms-seq"
+	Fields [][]byte // field, value, field, value... in the entry's order
 }

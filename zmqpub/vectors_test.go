@@ -23,15 +23,16 @@ const vectorPath = "../testdata/expiry-vectors.json"
 var updateVectors = flag.Bool("update-vectors", false, "rewrite "+vectorPath+" from vectorSpecs")
 
 // vectorSpec is one vector as the encoder's input. Exactly one of parts,
-// valueGen and fieldsGen is set.
+// valueGen and fieldsGen is set, or entries for a stream.
 type vectorSpec struct {
 	name      string
 	db        int
 	typ       Type
 	key       []byte
 	parts     [][]byte
-	valueGen  int // string of this many bytes, byte i = i % 251
-	fieldsGen int // hash of this many fields "field:<i>" = "value:<i>"
+	entries   []StreamEntry // TypeStream (EncodeStream's input)
+	valueGen  int           // string of this many bytes, byte i = i % 251
+	fieldsGen int           // hash of this many fields "field:<i>" = "value:<i>"
 }
 
 var vectorSpecs = []vectorSpec{
@@ -49,6 +50,20 @@ var vectorSpecs = []vectorSpec{
 	{name: "list", typ: TypeList, key: []byte("queue"), parts: bs("m1", "m2", "m1", "")},
 	{name: "set", typ: TypeSet, key: []byte("ids"), parts: bs("id:1", "id:2")},
 	{name: "zset", typ: TypeZSet, key: []byte("retry"), parts: bs("a", "-inf", "b", "0", "c", "1.5", "d", "1700000000", "e", "inf")},
+	// Entries with different fields, one deleted between them (no 1-1),
+	// a binary value and an empty one.
+	{name: "stream", typ: TypeStream, key: []byte("events"), entries: []StreamEntry{
+		{ID: []byte("1700000000000-0"), Fields: bs("type", "mail", "to", "a@example.org")},
+		{ID: []byte("1700000000000-2"), Fields: bs("type", "mail", "to", "b@example.org", "note", "")},
+		{ID: []byte("1700000000005-0"), Fields: [][]byte{[]byte("clé"), b(0x00, 0xff, 0x80)}},
+	}},
+	// A field may occur twice in an entry (XADD keeps both): decoders
+	// must keep both, in order.
+	{name: "stream-repeated-field", db: 1, typ: TypeStream, key: []byte("log"), entries: []StreamEntry{
+		{ID: []byte("5-1"), Fields: bs("f", "1", "f", "2")},
+	}},
+	// A stream emptied by XDEL or XTRIM is still a key, and expires.
+	{name: "stream-empty", db: 2, typ: TypeStream, key: []byte("drained"), entries: []StreamEntry{}},
 }
 
 // vectorFile is the JSON document; its field order is the file's.
@@ -58,20 +73,30 @@ type vectorFile struct {
 }
 
 type vector struct {
-	Name         string      `json:"name"`
-	DB           int         `json:"db"`
-	Type         Type        `json:"type"`
-	TypeName     string      `json:"type_name"`
-	KeyHex       string      `json:"key_hex"`
-	ValueHex     *string     `json:"value_hex,omitempty"`
-	FieldsHex    [][2]string `json:"fields_hex,omitempty"`
-	MembersHex   []string    `json:"members_hex,omitempty"`
-	Pairs        [][2]string `json:"pairs,omitempty"`
-	ValueGen     *valueGen   `json:"value_gen,omitempty"`
-	FieldsGen    *fieldsGen  `json:"fields_gen,omitempty"`
-	FramesHex    [3]*string  `json:"frames_hex"`
-	Frame3Len    *int        `json:"frame3_len,omitempty"`
-	Frame3SHA256 string      `json:"frame3_sha256,omitempty"`
+	Name       string      `json:"name"`
+	DB         int         `json:"db"`
+	Type       Type        `json:"type"`
+	TypeName   string      `json:"type_name"`
+	KeyHex     string      `json:"key_hex"`
+	ValueHex   *string     `json:"value_hex,omitempty"`
+	FieldsHex  [][2]string `json:"fields_hex,omitempty"`
+	MembersHex []string    `json:"members_hex,omitempty"`
+	Pairs      [][2]string `json:"pairs,omitempty"`
+	// Entries is a stream's value: present, possibly empty, for a stream
+	// only.
+	Entries      *[]vectorEntry `json:"entries,omitempty"`
+	ValueGen     *valueGen      `json:"value_gen,omitempty"`
+	FieldsGen    *fieldsGen     `json:"fields_gen,omitempty"`
+	FramesHex    [3]*string     `json:"frames_hex"`
+	Frame3Len    *int           `json:"frame3_len,omitempty"`
+	Frame3SHA256 string         `json:"frame3_sha256,omitempty"`
+}
+
+// vectorEntry is one stream entry: its ID as text, its fields and values
+// as [field, value] pairs in hex (always an array, possibly empty).
+type vectorEntry struct {
+	ID        string      `json:"id"`
+	FieldsHex [][2]string `json:"fields_hex"`
 }
 
 type valueGen struct {
@@ -130,8 +155,23 @@ func buildVector(s vectorSpec) vector {
 		for i := 0; i < len(parts); i += 2 {
 			v.Pairs = append(v.Pairs, [2]string{hex.EncodeToString(parts[i]), string(parts[i+1])})
 		}
+	case s.typ == TypeStream:
+		entries := []vectorEntry{}
+		for _, e := range s.entries {
+			ve := vectorEntry{ID: string(e.ID), FieldsHex: [][2]string{}}
+			for i := 0; i < len(e.Fields); i += 2 {
+				ve.FieldsHex = append(ve.FieldsHex, [2]string{hex.EncodeToString(e.Fields[i]), hex.EncodeToString(e.Fields[i+1])})
+			}
+			entries = append(entries, ve)
+		}
+		v.Entries = &entries
 	}
-	frames := Encode(s.db, s.typ, s.key, parts)
+	var frames [3][]byte
+	if s.typ == TypeStream {
+		frames = EncodeStream(s.db, s.key, s.entries)
+	} else {
+		frames = Encode(s.db, s.typ, s.key, parts)
+	}
 	v.FramesHex[0], v.FramesHex[1] = hexPtr(frames[0]), hexPtr(frames[1])
 	if s.valueGen > 0 || s.fieldsGen > 0 {
 		n, sum := len(frames[2]), sha256.Sum256(frames[2])
@@ -186,9 +226,15 @@ func TestVectorFileAsAReaderSeesIt(t *testing.T) {
 			names[v.Name] = true
 			assert.Equal(t, v.Type.String(), v.TypeName)
 			key := mustHex(t, v.KeyHex)
-			parts := vectorParts(t, v)
-
-			frames := Encode(v.DB, v.Type, key, parts)
+			var frames [3][]byte
+			want := Decoded{DB: v.DB, Type: v.Type, Key: key}
+			if v.Type == TypeStream {
+				want.Entries = vectorEntries(t, v)
+				frames = EncodeStream(v.DB, key, want.Entries)
+			} else {
+				want.Parts = vectorParts(t, v)
+				frames = Encode(v.DB, v.Type, key, want.Parts)
+			}
 			assert.Equal(t, *v.FramesHex[0], hex.EncodeToString(frames[0]))
 			assert.Equal(t, *v.FramesHex[1], hex.EncodeToString(frames[1]))
 			if v.FramesHex[2] != nil {
@@ -203,11 +249,11 @@ func TestVectorFileAsAReaderSeesIt(t *testing.T) {
 
 			d, err := Decode(frames[:])
 			require.NoError(t, err)
-			assert.Equal(t, Decoded{DB: v.DB, Type: v.Type, Key: key, Parts: parts}, d)
+			assert.Equal(t, want, d)
 		})
 	}
 	for _, required := range []string{"string-empty", "string-binary", "hash-one-field", "hash-10000-fields",
-		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value"} {
+		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value", "stream", "stream-empty"} {
 		assert.True(t, names[required], "vector %s", required)
 	}
 }
@@ -246,8 +292,27 @@ func vectorParts(t *testing.T, v vector) [][]byte {
 		forms++
 		parts = genFields(v.FieldsGen.Count)
 	}
+	require.Nil(t, v.Entries, "entries in vector %s of type %s", v.Name, v.Type)
 	require.Equal(t, 1, forms, "value forms in vector %s", v.Name)
 	return parts
+}
+
+// vectorEntries rebuilds EncodeStream's entries from a stream vector,
+// which carries entries and no other value form.
+func vectorEntries(t *testing.T, v vector) []StreamEntry {
+	require.NotNil(t, v.Entries, "entries in stream vector %s", v.Name)
+	require.True(t, v.ValueHex == nil && v.FieldsHex == nil && v.MembersHex == nil && v.Pairs == nil &&
+		v.ValueGen == nil && v.FieldsGen == nil, "other value forms in stream vector %s", v.Name)
+	entries := []StreamEntry{}
+	for _, ve := range *v.Entries {
+		require.NotNil(t, ve.FieldsHex, "fields_hex of entry %s", ve.ID)
+		e := StreamEntry{ID: []byte(ve.ID), Fields: [][]byte{}}
+		for _, fv := range ve.FieldsHex {
+			e.Fields = append(e.Fields, mustHex(t, fv[0]), mustHex(t, fv[1]))
+		}
+		entries = append(entries, e)
+	}
+	return entries
 }
 
 func mustHex(t *testing.T, s string) []byte {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -213,6 +214,8 @@ func TestListenPrintsVectorsAsJSON(t *testing.T) {
 	}
 	assert.JSONEq(t, `{"db":0,"type":"string","key":"key","value":""}`, lines[0])
 	assert.JSONEq(t, `{"db":0,"type":"string","key":{"base64":"AGv/AA=="},"value":{"base64":"AP8B/gCA"}}`, lines[2])
+	assert.Contains(t, stdout.String(), `{"db":1,"type":"stream","key":"log","value":[["5-1",["f","1","f","2"]]]}`+"\n",
+		"a stream vector, a repeated field kept")
 
 	errLines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 	require.Len(t, errLines, len(malformed), "stderr: %s", stderr.String())
@@ -238,15 +241,21 @@ func TestListenTextFormat(t *testing.T) {
 		encode(0, zmqpub.TypeZSet, "z", "a", "-inf", "b", "1.5"),
 		encode(1, zmqpub.TypeSet, "s\xff", "m"),
 	}
+	stream := zmqpub.EncodeStream(2, []byte("st"), []zmqpub.StreamEntry{
+		{ID: []byte("1-0"), Fields: [][]byte{[]byte("f"), []byte("v")}},
+		{ID: []byte("1-2"), Fields: [][]byte{[]byte("f"), []byte("w"), []byte("g"), {}}},
+	})
+	msgs = append(msgs, stream[:])
 	p := startPusher(t, ctx, msgs, false)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "4", "--format", "text")
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "5", "--format", "text")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	assert.Equal(t, `db=0 type=string key="k" value="hello\n"
 db=15 type=hash key="h" value=2 {"f1"="v1" "f2"=""}
 db=0 type=zset key="z" value=2 {"a"="-inf" "b"="1.5"}
 db=1 type=set key="s\xff" value=1 {"m"}
+db=2 type=stream key="st" value=2 {"1-0"={"f"="v"} "1-2"={"f"="w" "g"=""}}
 `, stdout.String())
 	assert.Empty(t, stderr.String())
 }
@@ -387,6 +396,28 @@ func TestAppendText(t *testing.T) {
 	for i := 0; i < textMaxItems+3; i++ {
 		members = append(members, []byte{'a' + byte(i)})
 	}
+	// 18 entries, the first of 17 pairs: 16 entries and 16 pairs shown.
+	var longStream []zmqpub.StreamEntry
+	var shown []string
+	for i := 0; i < textMaxItems+2; i++ {
+		e := zmqpub.StreamEntry{ID: []byte("1-" + strconv.Itoa(i)), Fields: [][]byte{[]byte("f"), []byte("v")}}
+		pairs := `"f"="v"`
+		if i == 0 {
+			e.Fields, pairs = nil, ""
+			for j := 0; j < textMaxItems+1; j++ {
+				e.Fields = append(e.Fields, []byte{'a' + byte(j)}, []byte("1"))
+				if j < textMaxItems {
+					pairs += fmt.Sprintf(`%q="1" `, string(rune('a'+j)))
+				}
+			}
+			pairs += "...(+1)"
+		}
+		longStream = append(longStream, e)
+		if i < textMaxItems {
+			shown = append(shown, `"`+string(e.ID)+`"={`+pairs+`}`)
+		}
+	}
+	longEntries := strings.Join(shown, " ")
 	tests := []struct {
 		name string
 		d    zmqpub.Decoded
@@ -416,6 +447,24 @@ func TestAppendText(t *testing.T) {
 			"hash",
 			zmqpub.Decoded{Type: zmqpub.TypeHash, Key: []byte("h"), Parts: [][]byte{[]byte("f"), []byte("v"), {0xff}, {}}},
 			`db=0 type=hash key="h" value=2 {"f"="v" "\xff"=""}`,
+		},
+		{
+			"stream",
+			zmqpub.Decoded{DB: 3, Type: zmqpub.TypeStream, Key: []byte("s"), Entries: []zmqpub.StreamEntry{
+				{ID: []byte("1700000000000-0"), Fields: [][]byte{[]byte("f"), []byte("v\n")}},
+				{ID: []byte("1700000000000-2"), Fields: [][]byte{[]byte("f"), {0xff}, []byte("f"), {}}},
+			}},
+			`db=3 type=stream key="s" value=2 {"1700000000000-0"={"f"="v\n"} "1700000000000-2"={"f"="\xff" "f"=""}}`,
+		},
+		{
+			"empty stream",
+			zmqpub.Decoded{Type: zmqpub.TypeStream, Key: []byte("s"), Entries: []zmqpub.StreamEntry{}},
+			`db=0 type=stream key="s" value=0 {}`,
+		},
+		{
+			"long stream and long entry",
+			zmqpub.Decoded{Type: zmqpub.TypeStream, Key: []byte("s"), Entries: longStream},
+			`db=0 type=stream key="s" value=18 {` + longEntries + ` ...(+2)}`,
 		},
 	}
 	for _, tc := range tests {

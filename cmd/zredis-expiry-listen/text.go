@@ -20,10 +20,13 @@ const (
 //	db=3 type=hash key="h" value=2 {"f1"="v1" "f2"=""}
 //	db=0 type=zset key="z" value=1 {"a"="-inf"}
 //	db=0 type=list key="l" value=20 {"m" "m" ... ...(+4)}
+//	db=0 type=stream key="s" value=2 {"1-0"={"f"="v"} "1-2"={"f"="w" "g"="x"}}
 //
-// A collection shows its item count (pairs for a hash or sorted set) and
-// its first textMaxItems items; a string longer than textMaxBytes is cut
-// and followed by "...(+N bytes)". Quoting is described at appendQuoted.
+// A collection shows its item count (pairs for a hash or sorted set,
+// entries for a stream) and its first textMaxItems items; a stream entry
+// shows its ID and its first textMaxItems field/value pairs the same way,
+// without a count. A string longer than textMaxBytes is cut and followed
+// by "...(+N bytes)". Quoting is described at appendQuoted.
 func appendText(dst []byte, d zmqpub.Decoded) []byte {
 	dst = append(dst, "db="...)
 	dst = strconv.AppendInt(dst, int64(d.DB), 10)
@@ -32,6 +35,9 @@ func appendText(dst []byte, d zmqpub.Decoded) []byte {
 	dst = append(dst, " key="...)
 	dst = appendQuoted(dst, d.Key)
 	dst = append(dst, " value="...)
+	if d.Type == zmqpub.TypeStream && d.Parts == nil {
+		return appendTextStream(dst, d.Entries)
+	}
 	parts := d.Parts
 	if d.Type == zmqpub.TypeString && len(parts) == 1 {
 		dst = appendQuoted(dst, parts[0])
@@ -41,9 +47,17 @@ func appendText(dst []byte, d zmqpub.Decoded) []byte {
 	if (d.Type == zmqpub.TypeHash || d.Type == zmqpub.TypeZSet) && len(parts)%2 == 0 {
 		step = 2
 	}
+	dst = strconv.AppendInt(dst, int64(len(parts)/step), 10)
+	dst = append(dst, ' ')
+	dst = appendTextItems(dst, parts, step)
+	return append(dst, '\n')
+}
+
+// appendTextItems writes {"a" "b" ...} (step 1) or {"f"="v" ...} (step 2),
+// the first textMaxItems items or pairs and how many more there are.
+func appendTextItems(dst []byte, parts [][]byte, step int) []byte {
 	items := len(parts) / step
-	dst = strconv.AppendInt(dst, int64(items), 10)
-	dst = append(dst, " {"...)
+	dst = append(dst, '{')
 	for i := 0; i < items && i < textMaxItems; i++ {
 		if i > 0 {
 			dst = append(dst, ' ')
@@ -54,12 +68,42 @@ func appendText(dst []byte, d zmqpub.Decoded) []byte {
 			dst = appendQuoted(dst, parts[i*step+1])
 		}
 	}
+	dst = appendMore(dst, items)
+	return append(dst, '}')
+}
+
+// appendTextStream writes a stream's entry count and its first entries,
+// each as its ID = its field/value pairs.
+func appendTextStream(dst []byte, entries []zmqpub.StreamEntry) []byte {
+	dst = strconv.AppendInt(dst, int64(len(entries)), 10)
+	dst = append(dst, " {"...)
+	for i, e := range entries {
+		if i == textMaxItems {
+			break
+		}
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = appendQuoted(dst, e.ID)
+		dst = append(dst, '=')
+		step := 2
+		if len(e.Fields)%2 != 0 { // only when built by hand
+			step = 1
+		}
+		dst = appendTextItems(dst, e.Fields, step)
+	}
+	dst = appendMore(dst, len(entries))
+	return append(dst, "}\n"...)
+}
+
+// appendMore writes " ...(+N)" when items exceed what is shown.
+func appendMore(dst []byte, items int) []byte {
 	if items > textMaxItems {
 		dst = append(dst, " ...(+"...)
 		dst = strconv.AppendInt(dst, int64(items-textMaxItems), 10)
 		dst = append(dst, ')')
 	}
-	return append(dst, "}\n"...)
+	return dst
 }
 
 const hexDigits = "0123456789abcdef"

@@ -12,7 +12,7 @@
 // put their keys into a fixed state before every run (setup.go).
 //
 // Then, each on fresh servers and each skipped by its flag: the RSS per
-// element of seven shapes loaded with redis-cli --pipe (memory.go), SET
+// element of eight shapes loaded with redis-cli --pipe (memory.go), SET
 // with one replica attached (replica.go), the AOF and BGSAVE parts
 // (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
 // 100 MB values (bigvalues.go) and the expiry lag (lag.go). Every part
@@ -131,6 +131,13 @@ var tests = []test{
 	{"ZRANGEBYSCORE", command("ZRANGEBYSCORE", "myzset", "0", "1000", "LIMIT", "0", "10"), fillZset},
 	{"HGETALL (10 f)", command("HGETALL", "myhash"), fillHash},
 	{"EVALSHA (rate limit)", command("EVALSHA", rateLimitSHA, "1", "ratelimit:__rand_int__"), loadScript(rateLimitScript)},
+	{"XADD", command("XADD", "mystream", "*", "field", "$value"), delKey("mystream")},
+	{"XREADGROUP (COUNT 1)", command("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "mystream", ">"), fillStream},
+	{"SETBIT", command("SETBIT", "bits:__rand_int__", "100", "1"), nil},
+	{"BITCOUNT (1 kB)", command("BITCOUNT", "mybits"), fillBits},
+	{"PFADD", command("PFADD", "myhll", "$member"), delKey("myhll")},
+	{"PFCOUNT (10k)", command("PFCOUNT", "myhll"), fillHLL},
+	{"GEOSEARCH (50 km, 10)", command("GEOSEARCH", "mygeo", "FROMLONLAT", "13.36", "38.11", "BYRADIUS", "50", "km", "ASC", "COUNT", "10"), fillGeo},
 }
 
 // rateLimitScript is a small script of the kind mail stacks run with
@@ -255,7 +262,7 @@ func run() int {
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs, -memn 100000 unless given")
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
-	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, seven shapes) on fresh servers")
+	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, eight shapes) on fresh servers")
 	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
 	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")

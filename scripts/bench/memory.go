@@ -103,6 +103,14 @@ var memShapes = []memShape{
 		}
 		return b
 	}},
+	{"stream entries", "one stream, XADD bigstream * f v<9 digits>", 1, func(b []byte, first, _ int) []byte {
+		b = appendArray(b, 5)
+		b = appendBulk(b, "XADD")
+		b = appendBulk(b, "bigstream")
+		b = appendBulk(b, "*")
+		b = appendBulk(b, "f")
+		return appendTen(b, 'v', first)
+	}},
 	{"list elements", "one list, RPUSH biglist v<9 digits>", 100, func(b []byte, first, count int) []byte {
 		b = appendArray(b, 2+count)
 		b = appendBulk(b, "RPUSH")

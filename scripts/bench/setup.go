@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -110,4 +111,82 @@ func pad(s string, size int) string {
 		return s
 	}
 	return s + strings.Repeat("x", size-len(s))
+}
+
+// fillStream leaves mystream holding n entries (field -> a value of size
+// bytes) and a group g at its start, so each of the run's n XREADGROUP
+// COUNT 1 calls delivers one new entry.
+func fillStream(rc *rconn, n, size int) error {
+	if _, err := rc.do("DEL", "mystream"); err != nil {
+		return err
+	}
+	v := value(size)
+	if err := rc.load(n, func(b []byte, i int) []byte {
+		b = appendArray(b, 5)
+		b = appendBulk(b, "XADD")
+		b = appendBulk(b, "mystream")
+		b = appendBulk(b, "*")
+		b = appendBulk(b, "field")
+		return appendBulk(b, v)
+	}); err != nil {
+		return err
+	}
+	_, err := rc.do("XGROUP", "CREATE", "mystream", "g", "0")
+	return err
+}
+
+// fillBits leaves mybits a 1 kB bitmap with every seventh bit set.
+func fillBits(rc *rconn, _, _ int) error {
+	if _, err := rc.do("DEL", "mybits"); err != nil {
+		return err
+	}
+	return rc.load(8192/7+1, func(b []byte, i int) []byte {
+		b = appendArray(b, 4)
+		b = appendBulk(b, "SETBIT")
+		b = appendBulk(b, "mybits")
+		b = appendBulkNum(b, "", i*7)
+		return appendBulk(b, "1")
+	})
+}
+
+// hllElements is the size of myhll for PFCOUNT: dense.
+const hllElements = 10000
+
+// fillHLL leaves myhll counting hllElements elements.
+func fillHLL(rc *rconn, _, _ int) error {
+	if _, err := rc.do("DEL", "myhll"); err != nil {
+		return err
+	}
+	const per = 100
+	return rc.load(hllElements/per, func(b []byte, i int) []byte {
+		b = appendArray(b, 2+per)
+		b = appendBulk(b, "PFADD")
+		b = appendBulk(b, "myhll")
+		for j := i * per; j < (i+1)*per; j++ {
+			b = appendBulkNum(b, "element:", j)
+		}
+		return b
+	})
+}
+
+// geoPoints is the size of mygeo for GEOSEARCH: points on a grid of
+// about 0.02 degrees around Palermo (13.36, 38.11), 2 degrees wide.
+const geoPoints = 10000
+
+func fillGeo(rc *rconn, _, _ int) error {
+	if _, err := rc.do("DEL", "mygeo"); err != nil {
+		return err
+	}
+	const per = 100
+	return rc.load(geoPoints/per, func(b []byte, i int) []byte {
+		b = appendArray(b, 2+3*per)
+		b = appendBulk(b, "GEOADD")
+		b = appendBulk(b, "mygeo")
+		for j := i * per; j < (i+1)*per; j++ {
+			b = appendBulk(b, strconv.FormatFloat(12.36+float64(j%100)*0.02, 'f', 4, 64))
+			b = appendBulk(b, strconv.FormatFloat(37.11+float64(j/100)*0.02, 'f', 4, 64))
+			b = appendBulkNum(b, "place:", j)
+		}
+		return b
+	})
 }

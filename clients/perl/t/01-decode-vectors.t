@@ -32,7 +32,7 @@ for my $v (@vectors) {
 }
 
 # The file must cover every type the server can send.
-for my $type (qw(string hash list set zset)) {
+for my $type (qw(string hash list set zset stream)) {
     ok($seen_type{$type}, "a vector of type $type");
 }
 

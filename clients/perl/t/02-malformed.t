@@ -14,6 +14,7 @@ use ZRedis::ExpiryListener qw(decode);
 my $header_string = pack 'S S', 0, 0;
 my $header_hash   = pack 'S S', 0, 1;
 my $header_zset   = pack 'S S', 0, 4;
+my $header_stream = pack 'S S', 0, 5;
 my $key           = pack 'L/a*', 'k';
 my $lp            = sub { pack 'L/a*', $_[0] };
 
@@ -24,7 +25,7 @@ my @cases = (
     [ 'four frames',             [ $header_string, $key, $lp->('v'), 'x' ],    qr/expected 3 frames, got 4/ ],
     [ 'header of 3 bytes',       [ "\0\0\0", $key, $lp->('v') ],               qr/header frame is 3 bytes/ ],
     [ 'header of 5 bytes',       [ "\0\0\0\0\0", $key, $lp->('v') ],           qr/header frame is 5 bytes/ ],
-    [ 'unknown type',            [ pack('S S', 0, 5), $key, $lp->('v') ],      qr/unknown value type 5/ ],
+    [ 'unknown type',            [ pack('S S', 0, 7), $key, $lp->('v') ],      qr/unknown value type 7/ ],
     [ 'empty key frame',         [ $header_string, '', $lp->('v') ],           qr/key frame ends inside the length/ ],
     [ 'key length past frame',   [ $header_string, pack('L', 10) . 'abc', $lp->('v') ], qr/key item 1 of 1 claims 10 bytes, the frame holds 3/ ],
     [ 'key length 4 GiB',        [ $header_string, pack('L', 0xFFFFFFFF), $lp->('v') ], qr/claims 4294967295 bytes/ ],
@@ -39,6 +40,15 @@ my @cases = (
     [ 'hash item past frame',    [ $header_hash, $key, pack('L', 2) . $lp->('f') . pack('L', 9) . 'v' ], qr/item 2 of 2 claims 9 bytes, the frame holds 1/ ],
     [ 'hash trailing bytes',     [ $header_hash, $key, pack('L', 2) . $lp->('f') . $lp->('v') . "\0" ], qr/value frame has 1 trailing bytes/ ],
     [ 'zset odd count',          [ $header_zset, $key, pack('L', 3) . $lp->('m') . $lp->('1') . $lp->('n') ], qr/zset count 3 is odd/ ],
+    [ 'stream frame without count', [ $header_stream, $key, 'ab' ],             qr/stream value frame is 2 bytes, too short for its count/ ],
+    [ 'stream count 4 G',        [ $header_stream, $key, pack('L', 0xFFFFFFFF) . $lp->('1-0') . pack('L', 0) ], qr/claims 4294967295 entries, the frame holds 11 bytes/ ],
+    [ 'stream ID past frame',    [ $header_stream, $key, pack('L', 1) . pack('L', 9) . '1-0' . "\0" ], qr/the ID of stream entry 1 of 1 claims 9 bytes, the frame holds 4/ ],
+    [ 'stream entry without item count', [ $header_stream, $key, pack('L', 1) . $lp->('10-10') ], qr/ends inside the item count of entry 1 of 1/ ],
+    [ 'stream entry odd count',  [ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 1) . $lp->('f') ], qr/stream entry 1 of 1 has odd item count 1/ ],
+    [ 'stream entry count 4 G',  [ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 0xFFFFFFFE) . $lp->('f') ], qr/stream entry 1 of 1 claims 4294967294 items, the frame holds 5 bytes/ ],
+    [ 'stream item past frame',  [ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 2) . $lp->('f') . pack('L', 5) . 'v' ], qr/item 2 of 2 of stream entry 1 of 1 claims 5 bytes, the frame holds 1/ ],
+    [ 'stream second entry truncated', [ $header_stream, $key, pack('L', 2) . $lp->('1-0') . pack('L', 0) . pack('L', 3) . '2-' ], qr/the ID of stream entry 2 of 2 claims 3 bytes, the frame holds 2/ ],
+    [ 'stream trailing bytes',   [ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 0) . 'x' ], qr/stream value frame has 1 trailing bytes/ ],
 );
 
 for my $case (@cases) {
@@ -56,5 +66,8 @@ my $ok = decode([ $header_hash, $key, pack('L', 2) . $lp->('f') . $lp->('') ]);
 is_deeply($ok->{value}, { f => '' }, 'a well-formed hash with an empty value decodes');
 is_deeply(decode([ pack('S S', 0, 2), $key, pack('L', 0) ])->{value}, [], 'an empty list decodes');
 is_deeply(decode([ $header_zset, $key, pack('L', 0) ])->{value}, [], 'an empty zset decodes');
+is_deeply(decode([ $header_stream, $key, pack('L', 0) ])->{value}, [], 'an empty stream decodes');
+is_deeply(decode([ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 2) . $lp->('f') . $lp->('') ])->{value},
+    [ [ '1-0', [ 'f', '' ] ] ], 'a well-formed stream with an empty value decodes');
 
 done_testing;

@@ -274,6 +274,10 @@ sub expected_json {
     elsif ($want->{type} eq 'zset') {
         $value = [ map { [ $text->($parts->[ 2 * $_ ]), $parts->[ 2 * $_ + 1 ] ] } 0 .. @$parts / 2 - 1 ];
     }
+    elsif ($want->{type} eq 'stream') {
+        # As XRANGE replies: [id, [field, value, ...]].
+        $value = [ map { [ $text->($_->[0]), [ map { $text->($_) } @{ $_->[1] } ] ] } @$parts ];
+    }
     else {
         $value = [ map { $text->($_) } @$parts ];
     }

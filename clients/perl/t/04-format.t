@@ -48,6 +48,11 @@ my @json_cases = (
     [ 'zset scores outside JSON number syntax',
         msg(0, 'zset', 'z', 'a', '+1', 'b', '.5', 'c', 'nan', 'd', '1e999', 'e', '1.', 'f', 'abc', 'g', '0x1p4', 'h', '1e-999', 'i', "\xff"),
         '{"db":0,"type":"zset","key":"z","value":[["a","+1"],["b",".5"],["c","nan"],["d","1e999"],["e","1."],["f","abc"],["g","0x1p4"],["h",1e-999],["i",{"base64":"/w=="}]]}' ],
+    [ 'stream as XRANGE replies, fields in entry order',
+        msg(4, 'stream', 'events', [ '1700000000000-0', [ 'z', '1', 'a', '' ] ], [ '1700000000000-2', [ 'f', 'x', 'f', "\xff" ] ]),
+        '{"db":4,"type":"stream","key":"events","value":[["1700000000000-0",["z","1","a",""]],["1700000000000-2",["f","x","f",{"base64":"/w=="}]]]}' ],
+    [ 'empty stream', msg(0, 'stream', 's'), '{"db":0,"type":"stream","key":"s","value":[]}' ],
+    [ 'stream entry without fields', msg(0, 'stream', 's', [ '1-1', [] ]), '{"db":0,"type":"stream","key":"s","value":[["1-1",[]]]}' ],
 );
 
 for my $case (@json_cases) {
@@ -63,6 +68,12 @@ my @text_cases = (
     [ 'hash', msg(2, 'hash', 'h', 'f1', 'v1', 'f2', ''), qq(db=2 type=hash key="h" value=2 {"f1"="v1" "f2"=""}\n) ],
     [ 'large set cut short', msg(0, 'set', 's', 1 .. 20), 'db=0 type=set key="s" value=20 {' . join(' ', map {qq("$_")} 1 .. 16) . qq( ...(+4)}\n) ],
     [ 'zset', msg(0, 'zset', 'z', 'a', 'inf'), qq(db=0 type=zset key="z" value=1 {"a"="inf"}\n) ],
+    [ 'stream', msg(3, 'stream', 's', [ '1700000000000-0', [ 'f', "v\n" ] ], [ '1700000000000-2', [ 'f', "\xff", 'f', '' ] ]),
+        qq(db=3 type=stream key="s" value=2 {"1700000000000-0"={"f"="v\\n"} "1700000000000-2"={"f"="\\xff" "f"=""}}\n) ],
+    [ 'empty stream', msg(0, 'stream', 's'), qq(db=0 type=stream key="s" value=0 {}\n) ],
+    [ 'long stream and long entry', msg(0, 'stream', 's', [ '1-0', [ map { (chr(ord('a') + $_), '1') } 0 .. 16 ] ], map { [ "1-$_", [ 'f', 'v' ] ] } 1 .. 17),
+        'db=0 type=stream key="s" value=18 {"1-0"={' . join(' ', map { '"' . chr(ord('a') + $_) . '"="1"' } 0 .. 15) . ' ...(+1)} '
+        . join(' ', map { qq("1-$_"={"f"="v"}) } 1 .. 15) . qq( ...(+2)}\n) ],
 );
 for my $case (@text_cases) {
     my ($name, $msg, $want) = @$case;

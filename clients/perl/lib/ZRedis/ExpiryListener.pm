@@ -18,7 +18,7 @@ use POSIX qw(EAGAIN EINTR);
 
 our $VERSION = '1.00';
 
-our @EXPORT_OK = qw(decode type_name curve_public curve_keypair TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET);
+our @EXPORT_OK = qw(decode type_name curve_public curve_keypair TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET TYPE_STREAM);
 
 use constant {
     TYPE_STRING => 0,
@@ -26,9 +26,11 @@ use constant {
     TYPE_LIST   => 2,
     TYPE_SET    => 3,
     TYPE_ZSET   => 4,
+    TYPE_STREAM => 5,
 };
 
-my @TYPE_NAMES = qw(string hash list set zset);
+# Code 6 is reserved (hash field expiry).
+my @TYPE_NAMES = qw(string hash list set zset stream);
 
 # How long one blocking receive waits before run() looks at its stop flag:
 # ZMQ::FFI has no poll, so a receive timeout is what lets a signal handler
@@ -47,15 +49,18 @@ sub type_name {
 # decode($frames) takes the frames of one message (an array reference of
 # byte strings) and returns a hash reference:
 #   db         database number
-#   type       type name: string, hash, list, set or zset
-#   type_code  the type as sent (0..4)
+#   type       type name: string, hash, list, set, zset or stream
+#   type_code  the type as sent (0..5)
 #   key        key bytes
 #   value      string: the bytes; hash: a hash reference field => value;
 #              list/set: an array reference of members; zset: an array
 #              reference of [member, score] pairs, score as the text Redis
-#              prints ("1.5", "inf"), in score order
+#              prints ("1.5", "inf"), in score order; stream: an array
+#              reference of entries in ID order, each [id, [field, value,
+#              ...]] as XRANGE replies (a field repeated in an entry is kept)
 #   parts      every item of frame 3 in frame order (string: [value]; hash:
-#              field, value, ...; list/set: members; zset: member, score, ...)
+#              field, value, ...; list/set: members; zset: member, score, ...;
+#              stream: the entries, [id, [field, value, ...]] each, as value)
 # A malformed message dies with a one-line reason ending in "\n". Every
 # length is checked against the bytes the frame holds before it is used, so
 # no claimed length ever makes this allocate.
@@ -71,6 +76,18 @@ sub decode {
     die "unknown value type $type_code\n" if !defined $type;
 
     my $key_items = _items($key_frame, 1, 'key');
+
+    if ($type_code == TYPE_STREAM) {
+        my $entries = _stream_entries($value_frame);
+        return {
+            db        => $db,
+            type      => $type,
+            type_code => $type_code,
+            key       => $key_items->[0],
+            value     => $entries,
+            parts     => [ map { [ $_->[0], [ @{ $_->[1] } ] ] } @$entries ],
+        };
+    }
 
     my $parts = _items($value_frame, $type_code == TYPE_STRING ? 1 : undef, 'value');
     my $value;
@@ -126,6 +143,46 @@ sub _items {
     }
     die sprintf("%s frame has %d trailing bytes\n", $what, $size - $pos) if $pos != $size;
     return \@items;
+}
+
+# _stream_entries reads a stream's value frame: a uint32 count of entries,
+# then for each entry its ID (uint32 length and the "ms-seq" text), a uint32
+# count of its fields and values (even) and each of them length-prefixed.
+# The frame must end exactly after the last entry. Every count is checked
+# against the bytes left before anything is read for it.
+sub _stream_entries {
+    my ($frame) = @_;
+    my $size = length $frame;
+    die "stream value frame is $size bytes, too short for its count\n" if $size < 4;
+    my $count = unpack 'L', $frame;
+    my $pos   = 4;
+    # An entry takes at least 8 bytes (its ID's length and its item count).
+    die "stream value claims $count entries, the frame holds " . ($size - $pos) . " bytes\n"
+        if $count > ($size - $pos) / 8;
+    my $item = sub {
+        my ($what) = @_;
+        die "stream value frame ends inside the length of $what\n" if $size - $pos < 4;
+        my $len = unpack 'L', substr($frame, $pos, 4);
+        $pos += 4;
+        die "$what claims $len bytes, the frame holds " . ($size - $pos) . "\n" if $len > $size - $pos;
+        my $bytes = substr($frame, $pos, $len);
+        $pos += $len;
+        return $bytes;
+    };
+    my @entries;
+    for my $i (1 .. $count) {
+        my $id = $item->("the ID of stream entry $i of $count");
+        die "stream value frame ends inside the item count of entry $i of $count\n" if $size - $pos < 4;
+        my $n = unpack 'L', substr($frame, $pos, 4);
+        $pos += 4;
+        die "stream entry $i of $count has odd item count $n\n" if $n % 2;
+        die "stream entry $i of $count claims $n items, the frame holds " . ($size - $pos) . " bytes\n"
+            if $n > ($size - $pos) / 4;
+        my @fields = map { $item->("item $_ of $n of stream entry $i of $count") } 1 .. $n;
+        push @entries, [ $id, \@fields ];
+    }
+    die sprintf("stream value frame has %d trailing bytes\n", $size - $pos) if $pos != $size;
+    return \@entries;
 }
 
 # ---------------------------------------------------------------------------
@@ -385,7 +442,8 @@ little-endian).
 =item frame 1
 
 4 bytes: uint16 database, uint16 type (0 string, 1 hash, 2 list, 3 set,
-4 zset; 2 to 4 only when the server was told to send them).
+4 zset, 5 stream; 2 to 5 only when the server was told to send them;
+6 is reserved for hash field expiry).
 
 =item frame 2
 
@@ -397,7 +455,10 @@ string: uint32 length and the bytes. hash: uint32 count of fields plus
 values (even), then each field and each value as uint32 length and bytes.
 list/set: uint32 count and each member length-prefixed. zset: uint32 count
 (2 per member), then member and score pairs in score order, each
-length-prefixed, the score as text (C<1.5>, C<inf>).
+length-prefixed, the score as text (C<1.5>, C<inf>). stream: uint32 count of
+entries, then for each entry in ID order its ID (C<1700000000000-0>)
+length-prefixed, a uint32 count of its fields plus values (even), and each
+field and each value length-prefixed (consumer groups are not sent).
 
 =back
 
@@ -413,10 +474,12 @@ reference with C<db>, C<type> (name), C<type_code>, C<key>, C<value> and
 C<parts> (frame 3's items in order; use it where the order of a hash's
 fields matters). C<value> is the string, a hash reference for a hash, an
 array reference of members for a list or set, an array reference of
-C<[member, score]> for a zset. Dies with a one-line reason for a malformed
-message: a frame count other than 3, a header that is not 4 bytes, an
-unknown type, a length that runs past its frame, trailing bytes, an odd
-count for a hash or zset.
+C<[member, score]> for a zset, an array reference of C<[id, [field, value,
+...]]> for a stream (entries in ID order, as XRANGE replies; C<parts> holds
+the same). Dies with a one-line reason for a malformed message: a frame
+count other than 3, a header that is not 4 bytes, an unknown type, a length
+or count that runs past its frame, trailing bytes, an odd count for a hash,
+a zset or a stream entry.
 
 =head2 curve_public($secret)
 

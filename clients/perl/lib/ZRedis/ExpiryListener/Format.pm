@@ -80,7 +80,7 @@ sub _json_score {
 # to_json_line($msg) returns {"db":N,"type":"name","key":...,"value":...}
 # and a newline, fields in that order. value: a string; a hash as an object
 # with its fields in message order; list/set as an array; zset as an array
-# of [member, score].
+# of [member, score]; stream as an array of [id, [field, value, ...]].
 sub to_json_line {
     my ($msg) = @_;
     my $parts = $msg->{parts};
@@ -98,6 +98,11 @@ sub to_json_line {
         $value = '[' . join(',', map {
             '[' . _json_bytes($parts->[ 2 * $_ ]) . ',' . _json_score($parts->[ 2 * $_ + 1 ]) . ']'
         } 0 .. @$parts / 2 - 1) . ']';
+    }
+    elsif ($type eq 'stream') {
+        $value = '[' . join(',', map {
+            '[' . _json_bytes($_->[0]) . ',[' . join(',', map { _json_bytes($_) } @{ $_->[1] }) . ']]'
+        } @$parts) . ']';
     }
     else {
         $value = '[' . join(',', map { _json_bytes($_) } @$parts) . ']';
@@ -133,20 +138,37 @@ sub to_text_line {
     if ($type eq 'string') {
         $value = _text_quote($parts->[0]);
     }
+    elsif ($type eq 'stream') {
+        # Entries shown as id={field=value ...}, cut short as a collection
+        # is, and each entry's pairs too.
+        my @shown = map {
+            _text_quote($_->[0]) . '=' . _text_items($_->[1], 1)
+        } @$parts[ 0 .. _shown(scalar @$parts) - 1 ];
+        my $entries = @$parts;
+        push @shown, '...(+' . ($entries - TEXT_MAX_ITEMS) . ')' if $entries > TEXT_MAX_ITEMS;
+        $value = "$entries {" . join(' ', @shown) . '}';
+    }
     else {
         my $paired = $type eq 'hash' || $type eq 'zset';
-        my $step   = $paired ? 2 : 1;
-        my $items  = @$parts / $step;
-        my $shown  = $items < TEXT_MAX_ITEMS ? $items : TEXT_MAX_ITEMS;
-        my @shown  = map {
-            $paired
-                ? _text_quote($parts->[ 2 * $_ ]) . '=' . _text_quote($parts->[ 2 * $_ + 1 ])
-                : _text_quote($parts->[$_])
-        } 0 .. $shown - 1;
-        push @shown, '...(+' . ($items - $shown) . ')' if $items > $shown;
-        $value = "$items {" . join(' ', @shown) . '}';
+        $value = (@$parts / ($paired ? 2 : 1)) . ' ' . _text_items($parts, $paired);
     }
     return "db=$msg->{db} type=$type key=" . _text_quote($msg->{key}) . " value=$value\n";
+}
+
+sub _shown { my ($items) = @_; return $items < TEXT_MAX_ITEMS ? $items : TEXT_MAX_ITEMS }
+
+# {"a" "b"} or, paired, {"f"="v" ...}: the first TEXT_MAX_ITEMS items or
+# pairs and how many more there are.
+sub _text_items {
+    my ($parts, $paired) = @_;
+    my $items = @$parts / ($paired ? 2 : 1);
+    my @shown = map {
+        $paired
+            ? _text_quote($parts->[ 2 * $_ ]) . '=' . _text_quote($parts->[ 2 * $_ + 1 ])
+            : _text_quote($parts->[$_])
+    } 0 .. _shown($items) - 1;
+    push @shown, '...(+' . ($items - TEXT_MAX_ITEMS) . ')' if $items > TEXT_MAX_ITEMS;
+    return '{' . join(' ', @shown) . '}';
 }
 
 1;
@@ -170,7 +192,8 @@ One JSON object and a newline, the fields C<db>, C<type> (name), C<key>,
 C<value> in that order: a string value as a JSON string, a hash as an object
 (fields in message order), a list or set as an array, a zset as an array of
 C<[member, score]> with the score a JSON number when finite and the text
-(C<"inf">, C<"-inf">) otherwise. Any string that is not valid UTF-8 is
+(C<"inf">, C<"-inf">) otherwise, a stream as an array of entries
+C<[id, [field, value, ...]]> in ID order (as XRANGE replies). Any string that is not valid UTF-8 is
 written as C<{"base64":"..."}>; a hash field name that is not valid UTF-8 is
 written as the object key C<"base64:..."> (an object key must be a string).
 This is the shape the Go listener C<zredis-expiry-listen> prints.
@@ -179,7 +202,8 @@ This is the shape the Go listener C<zredis-expiry-listen> prints.
 
 C<db=0 type=hash key="k" value=2 {"f1"="v1" "f2"="v2"}>: strings quoted,
 non-printable bytes as C<\xHH>, at most 256 bytes of a string and 16 items
-of a collection shown.
+of a collection shown. A stream shows its entry count and its entries as
+C<"1-0"={"f"="v"}>, at most 16 entries and 16 pairs of each.
 
 =head2 is_utf8_bytes($bytes)
 

@@ -23,14 +23,19 @@ sub repo_root       { return abs_path(File::Spec->catdir(perl_client_dir(), '..'
 
 sub vectors_path { return File::Spec->catfile(repo_root(), 'testdata', 'expiry-vectors.json') }
 
-my @TYPE_NAMES = qw(string hash list set zset);
+my @TYPE_NAMES = qw(string hash list set zset stream);
 
 # encode_frames builds the three frames of a message the way the server
-# does (native byte order); parts as in decode's "parts".
+# does (native byte order); parts as in decode's "parts" (for a stream,
+# type 5, the entries [id, [field, value, ...]]).
 sub encode_frames {
     my ($db, $type_code, $key, $parts) = @_;
     my $value = $type_code == 0
         ? pack('L/a*', $parts->[0])
+        : $type_code == 5
+        ? pack('L', scalar @$parts) . join('', map {
+            pack('L/a*', $_->[0]) . pack('L', scalar @{ $_->[1] }) . join('', map { pack 'L/a*', $_ } @{ $_->[1] })
+        } @$parts)
         : pack('L', scalar @$parts) . join('', map { pack 'L/a*', $_ } @$parts);
     return [pack('S S', $db, $type_code), pack('L/a*', $key), $value];
 }
@@ -78,7 +83,14 @@ sub _prepare {
         @parts = map { pack 'H*', $_ } @{ $v->{members_hex} };
         $value = [@parts];
     }
-    else {
+    elsif ($code == 5) {
+        croak "$v->{name}: a stream vector without entries" if ref $v->{entries} ne 'ARRAY';
+        @parts = map {
+            [ $_->{id}, [ map { (pack('H*', $_->[0]), pack('H*', $_->[1])) } @{ $_->{fields_hex} } ] ]
+        } @{ $v->{entries} };
+        $value = [ map { [ $_->[0], [ @{ $_->[1] } ] ] } @parts ];
+    }
+    elsif ($code == 4) {
         @parts = map { (pack('H*', $_->[0]), $_->[1]) } @{ $v->{pairs} };
         $value = [map { [ pack('H*', $_->[0]), $_->[1] ] } @{ $v->{pairs} }];
     }
