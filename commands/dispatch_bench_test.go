@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/zredis/zredis/keyspace"
@@ -81,5 +82,30 @@ func BenchmarkDispatchHsetNew(b *testing.B) {
 		if i%64 == 0 {
 			e.Client.W.Reset()
 		}
+	}
+}
+
+// BenchmarkDispatchGeoSearch searches 10,000 points on a 2 km grid for
+// the ten nearest within 50 km (make bench's GEOSEARCH shape, wider):
+// most of the cost is the distance of each candidate.
+func BenchmarkDispatchGeoSearch(b *testing.B) {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	for j := 0; j < 10000; j++ {
+		lon := strconv.FormatFloat(12.36+float64(j%100)*0.02, 'f', 4, 64)
+		lat := strconv.FormatFloat(37.11+float64(j/100)*0.02, 'f', 4, 64)
+		e.D.Exec(e.Client, [][]byte{[]byte("GEOADD"), []byte("mygeo"), []byte(lon), []byte(lat), []byte("place:" + strconv.Itoa(j))})
+	}
+	cmd := [][]byte{[]byte("GEOSEARCH"), []byte("mygeo"), []byte("FROMLONLAT"), []byte("13.36"), []byte("38.11"),
+		[]byte("BYRADIUS"), []byte("50"), []byte("km"), []byte("ASC"), []byte("COUNT"), []byte("10")}
+	e.Client.W.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.D.Exec(e.Client, cmd)
+		e.Client.W.Reset()
 	}
 }

@@ -214,6 +214,8 @@ type geoShape struct {
 	xy                    [2]float64
 	conversion            float64
 	radius, width, height float64
+	cosLat                float64 // cos of the centre's latitude, once known
+	cosSet                bool
 }
 
 func estimateSteps(rangeMeters, lat float64) uint {
@@ -322,11 +324,29 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
 }
 
+// fromCentre is geoDistance from the centre to (lon, lat), with the
+// centre's cosine computed once per search: the same operations in the
+// same order, so the same result to the last bit.
+func (s *geoShape) fromCentre(lon, lat float64) float64 {
+	if !s.cosSet {
+		s.cosLat, s.cosSet = math.Cos(s.xy[1]*degToRad), true
+	}
+	lon1r, lon2r := s.xy[0]*degToRad, lon*degToRad
+	v := math.Sin((lon2r - lon1r) / 2)
+	if v == 0 {
+		return latDistance(s.xy[1], lat)
+	}
+	lat1r, lat2r := s.xy[1]*degToRad, lat*degToRad
+	u := math.Sin((lat2r - lat1r) / 2)
+	a := u*u + s.cosLat*math.Cos(lat2r)*v*v
+	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+}
+
 // within reports whether a point is in the shape, and its distance from
 // the centre (geoWithinShape).
 func (s *geoShape) within(xy [2]float64) (float64, bool) {
 	if !s.box {
-		d := geoDistance(s.xy[0], s.xy[1], xy[0], xy[1])
+		d := s.fromCentre(xy[0], xy[1])
 		return d, d <= s.radius*s.conversion
 	}
 	w, h := s.width*s.conversion, s.height*s.conversion
@@ -336,7 +356,7 @@ func (s *geoShape) within(xy [2]float64) (float64, bool) {
 	if geoDistance(xy[0], xy[1], s.xy[0], xy[1]) > w/2 {
 		return 0, false
 	}
-	return geoDistance(s.xy[0], s.xy[1], xy[0], xy[1]), true
+	return s.fromCentre(xy[0], xy[1]), true
 }
 
 type geoPoint struct {
@@ -374,6 +394,37 @@ func (s *geoShape) search(z *keyspace.ZSet, limit int) []geoPoint {
 			return !(len(out) > 0 && limit > 0 && len(out) >= limit)
 		})
 		last = i
+	}
+	return out
+}
+
+// sortPoints returns the first n points ordered by distance (sortDir 1:
+// nearest first, -1: farthest first), points at the same distance in
+// the order found, as Redis's qsort (glibc's, a merge sort) leaves them.
+// It sorts indices rather than the points, which are large to move,
+// with the found order as the tie-break: stable, without a stable
+// sort's cost.
+func sortPoints(points []geoPoint, sortDir, n int) []geoPoint {
+	type key struct {
+		dist float64
+		i    int32
+	}
+	keys := make([]key, len(points))
+	for i := range keys {
+		keys[i] = key{points[i].dist, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.dist < b.dist:
+			return -sortDir
+		case a.dist > b.dist:
+			return sortDir
+		}
+		return int(a.i - b.i)
+	})
+	out := make([]geoPoint, n)
+	for i := range out {
+		out[i] = points[keys[i].i]
 	}
 	return out
 }
@@ -781,16 +832,7 @@ func geoSearchGeneric(c *engine.Ctx, srcIdx int, flags int) {
 		n = int(count)
 	}
 	if sortDir != 0 {
-		slices.SortStableFunc(points, func(a, b geoPoint) int {
-			cmp := 0
-			switch {
-			case a.dist > b.dist:
-				cmp = 1
-			case a.dist < b.dist:
-				cmp = -1
-			}
-			return cmp * sortDir
-		})
+		points = sortPoints(points, sortDir, n)
 	}
 	points = points[:n]
 	if store == nil {
