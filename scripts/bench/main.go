@@ -137,7 +137,7 @@ var tests = []test{
 	{"BITCOUNT (1 kB)", command("BITCOUNT", "mybits"), fillBits},
 	{"PFADD", command("PFADD", "myhll", "$member"), delKey("myhll")},
 	{"PFCOUNT (10k)", command("PFCOUNT", "myhll"), fillHLL},
-	{"GEOSEARCH (50 km, 10)", command("GEOSEARCH", "mygeo", "FROMLONLAT", "13.36", "38.11", "BYRADIUS", "50", "km", "ASC", "COUNT", "10"), fillGeo},
+	{"GEOSEARCH (10 km, 10)", command("GEOSEARCH", "mygeo", "FROMLONLAT", "13.36", "38.11", "BYRADIUS", "10", "km", "ASC", "COUNT", "10"), fillGeo},
 }
 
 // rateLimitScript is a small script of the kind mail stacks run with
