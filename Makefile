@@ -1,6 +1,6 @@
 # zredis — build, run, test, bench.
 #   make run    build and start zredis-server with the default configuration
-#   make test   install what the tests need (Debian packages), then run every test
+#   make test   install what the tests need (Debian packages, BullMQ's npm packages), then run every test
 #   make bench  zredis next to redis-server under redis-benchmark, with ratios
 #   make install    build, then install the programs of cmd/ into $(DESTDIR)$(PREFIX)/bin
 #                   (PREFIX=/usr/local and no DESTDIR by default; packaging/ has the systemd units)

@@ -1,7 +1,9 @@
 package scripting
 
 import (
+	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -188,7 +190,8 @@ func fmtNumber(f float64) string {
 		}
 		return "nan"
 	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e14 {
+	// The integer shortcut would print -0 as "0": formatG keeps its sign.
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 && f != 0 {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return formatG(f, 14)
@@ -259,16 +262,291 @@ func luaToNumber(v lua.LValue) float64 {
 	return 0
 }
 
-// parseLuaNumber converts a string as Lua's lua_str2number (decimal or
-// hexadecimal, surrounding blanks allowed).
+// errNotNumber is parseLuaNumber's answer for a string that holds no
+// number.
+var errNotNumber = errors.New("not a number")
+
+// parseLuaNumber converts a string as Lua's luaO_str2d (lua_isnumber,
+// lua_tonumber, tonumber): see str2d.
 func parseLuaNumber(s string) (lua.LNumber, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
-		u, err := strconv.ParseUint(s[2:], 16, 64)
-		return lua.LNumber(u), err
+	f, ok := str2d(s)
+	if !ok {
+		return 0, errNotNumber
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	return lua.LNumber(f), err
+	return lua.LNumber(f), nil
+}
+
+// cSpace is C's isspace in the C locale, which Lua's conversions use.
+func cSpace(c byte) bool {
+	return c == ' ' || (c >= '\t' && c <= '\r')
+}
+
+// str2d is Lua 5.1's luaO_str2d over glibc's strtod, which Redis's Lua
+// uses (lua_str2number): blanks around, a sign, then decimal digits
+// with an optional point and exponent ("1e3", "5.", ".5"), a
+// hexadecimal number ("0x1f", "-0x10", "0x1.8p4"), "inf", "infinity" or
+// "nan" (any case); a number too large for a double is an infinity.
+// gopher-lua's tonumber, which reads a string without a point as a
+// 64-bit integer only, answers nil for "1e3" and for a long integer such
+// as the digits of 1.7976931348623157e308 (how ioredis sends JavaScript's
+// Number.MAX_VALUE: BullMQ's promoteJobs), where Lua answers a number.
+// The string ends at its first NUL byte, as for Lua's C functions.
+func str2d(s string) (float64, bool) {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	i := 0
+	for i < len(s) && cSpace(s[i]) {
+		i++
+	}
+	start := i
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	neg := i > start && s[start] == '-'
+	var f float64
+	switch rest := s[i:]; {
+	case hasPrefixFold(rest, "infinity"):
+		f, i = math.Inf(1), i+len("infinity")
+	case hasPrefixFold(rest, "inf"):
+		f, i = math.Inf(1), i+len("inf")
+	case hasPrefixFold(rest, "nan"):
+		f, i = math.NaN(), i+len("nan")
+		// strtod takes "nan(chars)" whole, and "nan" alone otherwise.
+		if j := i; j < len(s) && s[j] == '(' {
+			j++
+			for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
+				j++
+			}
+			if j < len(s) && s[j] == ')' {
+				i = j + 1
+			}
+		}
+	case hasPrefixFold(rest, "0x") && hexMantissa(s[i+2:]) > 0:
+		m := hexMantissa(s[i+2:])
+		lit := "0x" + s[i+2:i+2+m]
+		i += 2 + m
+		e := exponent(s[i:], 'p')
+		if e > 0 {
+			lit += s[i : i+e]
+		} else {
+			lit += "p0" // Go's hexadecimal literals need an exponent
+		}
+		i += e
+		f, _ = strconv.ParseFloat(lit, 64)
+	default:
+		m := decMantissa(s[i:])
+		if m == 0 {
+			return 0, false // strtod converts nothing
+		}
+		m += exponent(s[i+m:], 'e')
+		// Out of range, ParseFloat answers an infinity (or zero) with
+		// ErrRange, as strtod answers HUGE_VAL with ERANGE, which Lua
+		// does not look at.
+		f, _ = strconv.ParseFloat(s[i:i+m], 64)
+		i += m
+	}
+	if neg {
+		f = -f
+	}
+	// luaO_str2d: what follows may only be blanks. (Its retry with
+	// strtoul when strtod stops at an 'x' cannot succeed with glibc,
+	// whose strtod reads hexadecimal itself.)
+	for i < len(s) && cSpace(s[i]) {
+		i++
+	}
+	return f, i == len(s)
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// decMantissa is the length of the decimal digits, with at most one
+// point, at the start of s; 0 when they hold no digit.
+func decMantissa(s string) int {
+	return mantissa(s, func(c byte) bool { return c >= '0' && c <= '9' })
+}
+
+// hexMantissa is decMantissa for hexadecimal digits.
+func hexMantissa(s string) int {
+	return mantissa(s, func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+	})
+}
+
+func mantissa(s string, digit func(byte) bool) int {
+	i, digits, point := 0, 0, false
+	for i < len(s) {
+		switch {
+		case digit(s[i]):
+			digits++
+		case s[i] == '.' && !point:
+			point = true
+		default:
+			if digits == 0 {
+				return 0
+			}
+			return i
+		}
+		i++
+	}
+	if digits == 0 {
+		return 0
+	}
+	return i
+}
+
+// exponent is the length of the exponent (mark, in either case, an
+// optional sign and digits) at the start of s; 0 when there is none, as
+// strtod leaves an "e" without digits unread.
+func exponent(s string, mark byte) int {
+	if len(s) == 0 || (s[0]|0x20) != mark {
+		return 0
+	}
+	i := 1
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return 0
+	}
+	return j
+}
+
+// strtoul is C's strtoul as glibc has it, for tonumber with a base:
+// blanks, a sign, for base 16 an optional 0x, then digits of the base; a
+// value past 64 bits is ULONG_MAX, and "-n" is 2^64-n. ok is false when
+// no digit was read, n the length read.
+func strtoul(s string, base int) (v uint64, n int, ok bool) {
+	i := 0
+	for i < len(s) && cSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if base == 16 && i+2 < len(s) && s[i] == '0' && (s[i+1]|0x20) == 'x' && digitValue(s[i+2]) < 16 {
+		i += 2
+	}
+	overflow := false
+	start := i
+	for ; i < len(s); i++ {
+		d := digitValue(s[i])
+		if d >= base {
+			break
+		}
+		hi, lo := bits.Mul64(v, uint64(base))
+		lo, carry := bits.Add64(lo, uint64(d), 0)
+		if hi != 0 || carry != 0 {
+			overflow = true
+		}
+		v = lo
+	}
+	if i == start {
+		return 0, 0, false
+	}
+	switch {
+	case overflow:
+		v = math.MaxUint64
+	case neg:
+		v = -v
+	}
+	return v, i, true
+}
+
+// digitValue is the value of c as a digit of a base up to 36 (36 when
+// it is none).
+func digitValue(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 10
+	}
+	return 36
+}
+
+// luaTonumber is Lua 5.1's tonumber (luaB_tonumber), which gopher-lua's
+// does not follow: base 10 converts a string as luaO_str2d (str2d);
+// another base (2 to 36, also given as a numeric string, truncated)
+// reads the first argument, a string or a number, with strtoul.
+func luaTonumber(L *lua.LState) int {
+	base := 10
+	switch b := L.Get(2).(type) {
+	case *lua.LNilType:
+	case lua.LNumber:
+		base = clampBase(float64(b))
+	case lua.LString:
+		f, ok := str2d(string(b))
+		if !ok {
+			L.TypeError(2, lua.LTNumber)
+		}
+		base = clampBase(f)
+	default:
+		L.TypeError(2, lua.LTNumber)
+	}
+	if base == 10 {
+		switch v := L.CheckAny(1).(type) {
+		case lua.LNumber:
+			L.Push(v)
+		case lua.LString:
+			if f, ok := str2d(string(v)); ok {
+				L.Push(lua.LNumber(f))
+			} else {
+				L.Push(lua.LNil)
+			}
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}
+	var s string
+	switch v := L.Get(1).(type) {
+	case lua.LString:
+		s = string(v)
+	case lua.LNumber:
+		s = fmtNumber(float64(v)) // lua_tolstring: "%.14g"
+	default:
+		L.TypeError(1, lua.LTString)
+	}
+	if base < 2 || base > 36 {
+		L.ArgError(2, "base out of range")
+	}
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	v, n, ok := strtoul(s, base)
+	if ok {
+		for n < len(s) && cSpace(s[n]) {
+			n++
+		}
+	}
+	if !ok || n != len(s) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(lua.LNumber(float64(v)))
+	return 1
+}
+
+// clampBase is luaL_optint's truncation of a base; any value outside
+// 2..36 becomes 0, which is out of range too.
+func clampBase(f float64) int {
+	f = math.Trunc(f)
+	if !(f >= 2 && f <= 36) {
+		return 0
+	}
+	return int(f)
 }
 
 func floor(f float64) float64 { return math.Floor(f) }

@@ -89,6 +89,7 @@ func (e *Engine) newState() {
 	}))
 	g.RawSetString("error", L.NewFunction(luaErrorFn))
 	g.RawSetString("tostring", L.NewFunction(luaTostring))
+	g.RawSetString("tonumber", L.NewFunction(luaTonumber))
 	g.RawSetString("loadstring", L.NewFunction(e.luaLoadstring))
 	g.RawSetString("unpack", L.NewFunction(e.luaUnpack))
 	e.sources = map[string]string{"user_script": "@user_script"}

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -144,12 +145,51 @@ func TestFormatNumbers(t *testing.T) {
 		{0, "0"}, {1, "1"}, {-1, "-1"}, {0.1, "0.1"}, {1.0 / 3, "0.33333333333333"},
 		{1e14, "1e+14"}, {123456789012345, "1.2345678901234e+14"}, {99999999999999, "99999999999999"},
 		{1e-5, "1e-05"}, {0.0001, "0.0001"}, {-2.5e-7, "-2.5e-07"}, {1e300, "1e+300"},
+		{math.Copysign(0, -1), "-0"},
 	} {
 		assert.Equal(t, tc.want, fmtNumber(tc.f), "%v", tc.f)
 	}
 	assert.Equal(t, int64(-9223372036854775808), toInt64(1e300))
 	assert.Equal(t, int64(3), toInt64(3.99))
 	assert.Equal(t, int64(-3), toInt64(-3.99))
+}
+
+// tonumber converts as Redis's Lua 5.1 does, over glibc's strtod and
+// strtoul (the expected values are redis-server 7.0.15's).
+func TestTonumber(t *testing.T) {
+	e := newTestEngine(t)
+	maxValue := "17976931348623157" + strings.Repeat("0", 292) // ioredis's Number.MAX_VALUE
+	for _, tc := range []struct{ arg, want string }{
+		{"'1e3'", "1000"}, {"'1e308'", "1e+308"}, {"'1e400'", "inf"}, {"'-1e400'", "-inf"},
+		{"'2e-3'", "0.002"}, {"'" + maxValue + "'", "1.7976931348623e+308"},
+		{"'99999999999999999999'", "1e+20"}, {"' 12 '", "12"}, {"'\\t12\\n'", "12"},
+		{"'\\v5\\f'", "5"}, {"'010'", "10"}, {"'1_0'", "nil"}, {"'0x10'", "16"},
+		{"'-0x10'", "-16"}, {"'0X1f'", "31"}, {"'0x'", "nil"}, {"'0x1p4'", "16"},
+		{"'0x1.8'", "1.5"}, {"'inf'", "inf"}, {"'-INF'", "-inf"}, {"'infinity'", "inf"},
+		{"'nan'", "nan"}, {"'nan(123)'", "nan"}, {"'INFx'", "nil"}, {"'.5'", "0.5"},
+		{"'5.'", "5"}, {"'.'", "nil"}, {"'1e'", "nil"}, {"'1e+'", "nil"}, {"'+3'", "3"},
+		{"'++3'", "nil"}, {"''", "nil"}, {"'  '", "nil"}, {"'12a'", "nil"}, {"'1 2'", "nil"},
+		{"'1e-400'", "0"}, {"'-0'", "-0"}, {"'0b11'", "nil"}, {"'0o7'", "nil"}, {"'12\\0ab'", "12"},
+		{"12", "12"}, {"{}", "nil"}, {"nil", "nil"}, {"true", "nil"},
+		{"'ff', 16", "255"}, {"'0x10', 16", "16"}, {"'z', 36", "35"}, {"'8', 8", "nil"},
+		{"'  -7 ', 10", "-7"}, {"' 11 ', 2", "3"}, {"'-1', 16", "1.844674407371e+19"},
+		{"'12', 2", "nil"}, {"'', 16", "nil"}, {"'7fffffffffffffffff', 16", "1.844674407371e+19"},
+		{"'1e3', 16", "483"}, {"'1.5', 16", "nil"}, {"12, 16", "18"}, {"'10', '16'", "16"},
+		{"'11', 2.9", "3"}, {"'1', 10.7", "1"}, {"'0x', 16", "nil"},
+	} {
+		got, err := runLua(t, e, "return tostring(tonumber("+tc.arg+"))")
+		assert.Equal(t, "", err, tc.arg)
+		assert.Equal(t, tc.want, got, tc.arg)
+	}
+	for _, tc := range []struct{ args, err string }{
+		{"", "bad argument #1 to tonumber (value expected)"},
+		{"'1', 99", "bad argument #2 to tonumber (base out of range)"},
+		{"{}, 16", "bad argument #1 to tonumber (string expected, got table)"},
+		{"'1', 'x'", "bad argument #2 to tonumber (number expected, got string)"},
+	} {
+		_, err := runLua(t, e, "return tonumber("+tc.args+")")
+		assert.Contains(t, err, tc.err, tc.args)
+	}
 }
 
 func TestLibraries(t *testing.T) {

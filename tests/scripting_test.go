@@ -253,6 +253,16 @@ var scriptCases = [][]string{
 	{"SCRIPT", "KILL"},
 	{"EXEC"},
 
+	// tonumber is Lua 5.1's (strtod): exponents, hexadecimal, inf and
+	// nan, and integers past 64 bits, which ioredis sends for JavaScript
+	// numbers past 2^53 (BullMQ's promoteJobs passes Number.MAX_VALUE);
+	// with a base, strtoul.
+	{"EVAL", "return {tostring(tonumber('1e3')), tostring(tonumber('-2E-3')), tostring(tonumber('1e400')), tostring(tonumber(' -0x1F ')), tostring(tonumber('0x1.8p1')), tostring(tonumber('.5')), tostring(tonumber('5.')), tostring(tonumber('-INF')), tostring(tonumber('nan')), tostring(tonumber('12\\0ab')), tostring(tonumber('-0'))}", "0"},
+	{"EVAL", "local z = 0; return tostring(-z)", "0"},
+	{"EVAL", "return {tostring(tonumber('1e')), tostring(tonumber('0x')), tostring(tonumber('1_0')), tostring(tonumber('0b1')), tostring(tonumber('')), tostring(tonumber('1 2')), tostring(tonumber('++1')), tostring(tonumber({})), tostring(tonumber(nil))}", "0"},
+	{"EVAL", "return {tostring(tonumber(ARGV[1])), redis.call('zrangebyscore', 'nozset', 0, tonumber(ARGV[1]), 'LIMIT', 0, 10)}", "0", "17976931348623157" + strings.Repeat("0", 292)},
+	{"EVAL", "return {tostring(tonumber('ff', 16)), tostring(tonumber(' 0x10 ', 16)), tostring(tonumber('z', 36)), tostring(tonumber('-1', 16)), tostring(tonumber('8', 8)), tostring(tonumber(12, 16)), tostring(tonumber('11', '2')), tostring(tonumber('11', 2.9)), tostring(tonumber('1', 10.5))}", "0"},
+
 	// Time is frozen while the script runs: a key set with a 1 ms TTL is
 	// still there at its end.
 	{"EVAL", "redis.call('set', 'frozen', 'v', 'px', 1); local x = 0; for i = 1, 2000000 do x = x + i end; return redis.call('exists', 'frozen')", "0"},
@@ -327,6 +337,10 @@ func TestScriptVMErrors(t *testing.T) {
 		"return #nil",
 		"return ('x'):bad()",
 		"return string.rep('x', -1) .. nil",
+		"return tonumber('1', 99)",
+		"return tonumber({}, 16)",
+		"return tonumber('1', 'x')",
+		"return tonumber()",
 		"@local function f() return f() + 1 end return f()",
 	} {
 		// "@": the call depth's bound is gopher-lua's, which cannot say
