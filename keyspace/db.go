@@ -21,9 +21,10 @@ const (
 
 var shardSeed = maphash.MakeSeed()
 
-// deadline orders the expiry index by time, then key.
-// DB is one numbered database. Every method must be called with the
-// keyspace lock held (inside Keyspace.Exec).
+// DB is one numbered database: its keys, in a map split into shards
+// (snapshots copy a shard before a write), and its expiry index
+// (deadlines.go). Every method must be called with the keyspace lock
+// held (inside Keyspace.Exec).
 type DB struct {
 	ks      *Keyspace
 	id      int
@@ -113,15 +114,15 @@ func (db *DB) live(key []byte, e *Entry) *Entry {
 
 // lazyCatchUp bounds the keys a lazy expiry expires ahead of its own (see
 // expireLazily), so that one read never does more than a slice of the
-// engine's work.
+// expiry timer's work.
 const lazyCatchUp = 1024
 
 // expireLazily expires a key met past its deadline by a command, before
-// the engine got to it. Expiry events must leave in deadline order (the
-// 0MQ stream promises it), so the keys of this database due earlier are
-// expired first, in order, as the engine would have: normally none or a
-// few, since the engine runs at the deadlines; at most lazyCatchUp, past
-// which a backlog the engine is still working off may be overtaken.
+// the expiry timer got to it. Expiry events must leave in deadline order
+// (the 0MQ stream promises it), so the keys of this database due earlier
+// are expired first, in order, as the timer would have: normally none or
+// a few, since the timer runs at the deadlines; at most lazyCatchUp, past
+// which a backlog the timer is still working off may be overtaken.
 // It reports whether a deadline hook kept the key.
 func (db *DB) expireLazily(key string, e *Entry) (kept bool) {
 	for n := 0; n < lazyCatchUp; n++ {
@@ -699,14 +700,7 @@ func (db *DB) remove(h uint64, e *Entry) {
 	db.touchedString(e.key)
 }
 
-// expireKey is the funnel every implicit deletion goes through: it removes
-// the key, then hands the detached entry to the expiry sinks in their
-// registration order. The sinks see the value because it is captured
-// before removal; nothing mutates a detached entry.
-//
-// A deadline hook (Keyspace.SetDeadlineHook) may keep the key instead; it
-// reports whether it did.
-// scheduled tells the expiry engine of a new deadline, and remembers a
+// scheduled tells the expiry timer of a new deadline, and remembers a
 // key a client gave one on a writable replica (writtenHere).
 func (db *DB) scheduled(key string, at int64) {
 	db.ks.scheduled(at)
@@ -715,6 +709,19 @@ func (db *DB) scheduled(key string, at int64) {
 	}
 }
 
+// expireKey is the funnel every key whose deadline passed goes through,
+// whoever met it: the expiry timer (ExpireDue), a command reading or
+// writing it (expireLazily), a writable replica expiring the keys its
+// clients wrote (expireWrittenHere). Eviction and explicit deletions do
+// not come here.
+//
+// The deadline hook (Keyspace.SetDeadlineHook), if any, decides first:
+// Keep leaves the key live without its deadline, Rewritten leaves it as
+// the hook rewrote it; then expireKey reports kept and no sink sees the
+// key. Otherwise it removes the key, counts it in ExpiredKeys and hands
+// an Expired event to the sinks in their registration order
+// (AddExpiredSink). The event holds the detached entry, captured before
+// removal, so the sinks see the value; nothing mutates it afterwards.
 func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 	if h := db.ks.deadlineHook; h != nil {
 		switch h(db, key, e) {

@@ -253,7 +253,7 @@ func (b *dbucket) toSlice() {
 // happens inside the same dbucket (the slot and d.hot keep pointing at
 // it); nothing keeps a position in the set between calls but one's
 // cursor, which a rebuild resets. So a caller that deletes the entries
-// one or pick gave it, one call at a time (the expiry engine's slices:
+// one or pick gave it, one call at a time (the expiry timer's slices:
 // min, then expireKey's delete), is never left with a stale position.
 // Code that walks the entries itself (the tests' each) must not delete
 // during the walk.

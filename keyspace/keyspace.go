@@ -98,7 +98,7 @@ type Keyspace struct {
 	live    map[uint32]int
 	liveMax uint32
 
-	wake func(at int64) // expiry engine hook, see SetWakeup
+	wake func(at int64) // the expiry timer's hook, see SetWakeup
 
 	onMiss func(db int, key []byte) // see SetMissHook
 
@@ -402,8 +402,8 @@ func (ks *Keyspace) Freq(e *Entry) int64 { return int64(ks.lfuDecr(e)) }
 // call back into the keyspace. Set it before serving clients.
 func (ks *Keyspace) SetMissHook(fn func(db int, key []byte)) { ks.onMiss = fn }
 
-// SetWakeup registers the expiry engine's hook, called (under the lock)
-// with every new deadline so the engine can wake earlier than planned.
+// SetWakeup registers the expiry timer's hook, called (under the lock)
+// with every new deadline so the timer can wake earlier than planned.
 func (ks *Keyspace) SetWakeup(fn func(at int64)) { ks.wake = fn }
 
 func (ks *Keyspace) scheduled(at int64) {

@@ -171,7 +171,7 @@ func (s *Server) aofProgressed() {
 }
 
 // openAOF opens the AOF for appending and makes it the propagation
-// target. Called before the expiry engine starts, so the keys expired
+// target. Called before the expiry timer starts, so the keys expired
 // right after loading are propagated too.
 func (s *Server) openAOF(dir, prefix string, m *aof.Manifest) error {
 	opt, err := s.aofWriterOptions()

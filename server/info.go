@@ -31,7 +31,7 @@ func (s *Server) Info(section string, b []byte) []byte {
 	case "cpu":
 		return infoCPU(b)
 	case "expiry":
-		return s.expiry.info(b, s.cfg)
+		return s.expiry.Info(b)
 	}
 	return b
 }

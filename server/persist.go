@@ -258,7 +258,7 @@ func syncDir(dir string) {
 }
 
 // loadRDB loads dir/dbfilename if it exists, before clients are served.
-// Keys already past their deadline are loaded too: the expiry engine
+// Keys already past their deadline are loaded too: the expiry timer
 // expires them right after, with their expiry messages.
 func (s *Server) loadRDB() error {
 	path := s.rdbPath()
@@ -459,7 +459,7 @@ func (s *Server) checkSavePoints(now time.Time) {
 
 // shutdownSave saves the dataset at shutdown when asked (SHUTDOWN SAVE) or
 // when save points are set and NOSAVE was not given. It runs after the
-// clients and the expiry engine have stopped.
+// clients and the expiry timer have stopped.
 func (s *Server) shutdownSave(opts engine.ShutdownOptions) error {
 	if opts.NoSave || (!opts.Save && len(s.cfg.SaveParams()) == 0) {
 		return nil

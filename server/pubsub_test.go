@@ -112,7 +112,7 @@ func TestServerPubSubDisconnectLeavesNoTrace(t *testing.T) {
 	assert.Equal(t, ":0", c.do("PUBLISH", "a", "x"))
 }
 
-// The expiry engine's deletions are notified as "expired" (class x).
+// The expiry timer's deletions are notified as "expired" (class x).
 func TestServerNotifyExpired(t *testing.T) {
 	s := startServer(t)
 	sub, c := dial(t, s.addr), dial(t, s.addr)

@@ -1,6 +1,6 @@
 // Package server accepts client connections, reads their requests, runs
 // them through the command table and writes the replies. It wires the
-// keyspace, the expiry engine and the configuration together.
+// keyspace, the expiry feature and the configuration together.
 package server
 
 import (
@@ -36,15 +36,14 @@ const RedisVersion = commands.RedisVersion
 
 // Server is one zredis instance.
 type Server struct {
-	cfg    *config.Config
-	runID  string // run_id: this server's, made once in New
-	log    *Logger
-	ks     *keyspace.Keyspace
-	disp   *engine.Dispatcher
-	engine *expiry.Engine
-	rel    *releaser // hands the memory of deleted large values back
-	stats  engine.ServerStats
-	start  time.Time
+	cfg   *config.Config
+	runID string // run_id: this server's, made once in New
+	log   *Logger
+	ks    *keyspace.Keyspace
+	disp  *engine.Dispatcher
+	rel   *releaser // hands the memory of deleted large values back
+	stats engine.ServerStats
+	start time.Time
 
 	// Guarded by the keyspace lock.
 	clients map[int64]*conn
@@ -123,12 +122,10 @@ type Server struct {
 	// (tls-replication yes); nil until TLS is configured.
 	tlsClientConf atomic.Pointer[tls.Config]
 
-	// cycles are the hash expire cycles (expirycycles.go).
-	cycles expiryCycles
-
-	// expiry publishes expired keys to 0MQ listeners; nil when no
-	// expiry-zmq-endpoints are configured. Set in Run before serving.
-	expiry *expiryStream
+	// expiry is the expiry feature (package expiry): the timer that
+	// expires keys at their deadlines, the stream that publishes them to
+	// 0MQ listeners (opened in Run), the hash expire cycles, INFO expiry.
+	expiry *expiry.Service
 
 	// Supervisor is the process manager told of the shutdown and the
 	// final save (systemd's sd_notify), set before Run; nil when the
@@ -199,7 +196,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
 	}
 	s.disp.Abort = s.serverPanic
-	s.engine = expiry.New(s.ks)
+	s.expiry = expiry.New(s.ks, cfg, log, s.disp)
 	s.pubsub = engine.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.watchOutputLimits()
 	s.rel = newReleaser()
@@ -218,27 +215,10 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		}
 	})
 	s.ks.AddExpiredSink(s.disp.PropagateExpired)
-	s.ks.AddExpiredSink(func(e keyspace.Expired) {
-		// A key a writable replica expired was written there, not by its
-		// master: the expiry stream is the master's.
-		if s.expiry != nil && !e.Replica && !s.cycles.isCounter(e.DB, e.Entry) {
-			s.expiry.sink(e)
-		}
-	})
-	// An evicted key is sent as the original sent it, through the expiry
-	// path, unless expiry-zmq-evictions is off; never kept for cycles.
-	s.disp.OnEvicted = func(ev keyspace.Evicted) {
-		if s.expiry == nil || !s.cfg.Bool("expiry-zmq-evictions") || s.cycles.isCounter(ev.DB, ev.Entry) {
-			return
-		}
-		if s.expiry.send(ev.DB, ev.Key, ev.Entry, 0) {
-			s.expiry.evicted++
-		}
-	}
-	// The hash expire cycles decide about a key before the funnel removes
-	// it (expirycycles.go); off, they answer Remove.
-	s.cycles.s = s
-	s.ks.SetDeadlineHook(s.cycles.deadline)
+	s.ks.AddExpiredSink(s.expiry.Expired)
+	// An evicted key goes to the expiry stream after the dispatcher's
+	// event and DEL, as an expired one.
+	s.disp.OnEvicted = s.expiry.Evicted
 	// A replica (replicaof) never expires keys itself, so it sends no
 	// expiry messages: the rule is the keyspace's (DB.live).
 	_, _, replica := cfg.ReplicaOf()
@@ -263,20 +243,6 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("proto-max-bulk-len", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("client-query-buffer-limit", func(string) error { s.updateLimits(); return nil })
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
-	// With the expire cycles on, their databases stay two distinct
-	// databases.
-	cycleDBs := func(string) error {
-		if cfg.Int("expiry-zmq-hash-max-expire-cycles") == 0 {
-			return nil
-		}
-		if reason := config.CheckExpiryCycleDBs(cfg.Int("databases"), cfg.Int("expiry-zmq-hash-main-db"), cfg.Int("expiry-zmq-hash-loop-db")); reason != "" {
-			return errors.New(reason)
-		}
-		return nil
-	}
-	cfg.OnChange("expiry-zmq-hash-main-db", cycleDBs)
-	cfg.OnChange("expiry-zmq-hash-loop-db", cycleDBs)
-	cfg.OnChange("expiry-zmq-hash-max-expire-cycles", cycleDBs)
 	// bind and port take effect at once: new listeners, or the old ones
 	// kept and an error when the new addresses cannot be bound.
 	cfg.OnChange("bind", func(string) error { return s.rebind() })
@@ -366,14 +332,9 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	close(s.Bound)
-	x, err := openExpiryStream(s.cfg, s.log)
-	if err != nil {
+	if err := s.expiry.Open(); err != nil {
 		s.listening.closeAll()
 		return err
-	}
-	if x != nil {
-		s.expiry = x
-		x.watch(s.cfg)
 	}
 	s.held = map[*netloop.Loop]*heldReplies{}
 	var looping sync.WaitGroup
@@ -411,7 +372,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.listening.startAccepting(s)
 	// Clients connected while the dataset loads get LOADING. It is loaded
-	// before the expiry engine starts, so keys whose deadline passed while
+	// before the expiry timer starts, so keys whose deadline passed while
 	// the server was down expire right after, each with its expiry
 	// message.
 	s.disp.Loading.Store(true)
@@ -481,10 +442,8 @@ func (s *Server) Run(ctx context.Context) error {
 	bg.stop()
 	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
 	s.closeAOF()
-	if s.expiry != nil {
-		if err := s.expiry.close(); err != nil {
-			s.log.Warningf("Closing the expiry stream: %v", err)
-		}
+	if err := s.expiry.Close(); err != nil {
+		s.log.Warningf("Closing the expiry stream: %v", err)
 	}
 	if loadErr != nil {
 		return loadErr

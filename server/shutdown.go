@@ -21,7 +21,7 @@ import (
 // (or FORCE was given) does the server stop serving and exit. A save
 // that fails cancels the shutdown: SHUTDOWN answers "Errors trying to
 // SHUTDOWN. Check logs.", a signal is logged, and everything — clients,
-// the expiry engine, the expiry stream and its spool — goes on.
+// the expiry timer, the expiry stream and its spool — goes on.
 
 // shutdownRequest is a SHUTDOWN command or a signal, sent to Run.
 type shutdownRequest struct {
@@ -35,7 +35,7 @@ type shutdownRequest struct {
 }
 
 // background is what runs beside the clients and must not touch the
-// keyspace during the final save: the active expiry engine and the cron.
+// keyspace during the final save: the expiry timer and the cron.
 type background struct {
 	stopFn context.CancelFunc
 	wg     sync.WaitGroup
@@ -47,7 +47,7 @@ func (b *background) start(s *Server) {
 	b.wg.Add(3)
 	go func() {
 		defer b.wg.Done()
-		s.engine.Run(ctx)
+		s.expiry.Run(ctx)
 	}()
 	go func() {
 		defer b.wg.Done()

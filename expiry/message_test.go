@@ -1,4 +1,4 @@
-package server
+package expiry
 
 import (
 	"strconv"

@@ -1,10 +1,11 @@
-package server
+package expiry
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/redisconv"
 )
@@ -37,10 +38,17 @@ import (
 // Every change is an ordinary write, propagated in absolute form (PERSIST
 // key in the main database, SET key count PXAT deadline in the loop
 // database, DEL key), so the AOF (and a replica) continue the cycles
-// where they were; the jitter is drawn once, here. Only a master runs
-// them: a replica never expires a key.
-type expiryCycles struct {
-	s *Server
+// where they were; the jitter is drawn once, here. A replica runs no
+// cycle for its master's keys, which it does not expire (the master's
+// writes carry the cycles); a writable replica does expire the keys its
+// own clients gave a deadline, and the deadline hook is asked about
+// those as on a master (unlike Service.Expired, it does not look at
+// Expired.Replica).
+//
+// The cycles' writes go to the host's Propagator; their messages to the
+// stream, counted in the Service (resent, exhausted).
+type cycles struct {
+	x *Service
 }
 
 // Propagated command names (shared, never modified).
@@ -48,28 +56,48 @@ var (
 	cyclePERSIST = []byte("PERSIST")
 	cycleSET     = []byte("SET")
 	cyclePXAT    = []byte("PXAT")
+	cycleDEL     = []byte("DEL")
+	cycleUNLINK  = []byte("UNLINK")
 )
+
+// watch keeps, while the cycles are on, their databases two distinct
+// databases: CONFIG SET of either, or of the cycle limit, fails
+// otherwise.
+func (c *cycles) watch(cfg *config.Config) {
+	dbs := func(string) error {
+		if cfg.Int("expiry-zmq-hash-max-expire-cycles") == 0 {
+			return nil
+		}
+		if reason := config.CheckExpiryCycleDBs(cfg.Int("databases"), cfg.Int("expiry-zmq-hash-main-db"), cfg.Int("expiry-zmq-hash-loop-db")); reason != "" {
+			return errors.New(reason)
+		}
+		return nil
+	}
+	cfg.OnChange("expiry-zmq-hash-main-db", dbs)
+	cfg.OnChange("expiry-zmq-hash-loop-db", dbs)
+	cfg.OnChange("expiry-zmq-hash-max-expire-cycles", dbs)
+}
 
 // on reports whether the cycles run: a cycle limit is set and expiring
 // hashes are sent. Under the keyspace lock.
-func (c *expiryCycles) on() bool {
-	x := c.s.expiry
-	return x != nil && c.s.cfg.Int("expiry-zmq-hash-max-expire-cycles") > 0 && x.sends(keyspace.TypeHash)
+func (c *cycles) on() bool {
+	st := c.x.stream
+	return st != nil && c.x.cfg.Int("expiry-zmq-hash-max-expire-cycles") > 0 && st.sends(keyspace.TypeHash)
 }
 
 // mainDB and loopDB are the databases the cycles use.
-func (c *expiryCycles) mainDB() int { return int(c.s.cfg.Int("expiry-zmq-hash-main-db")) }
-func (c *expiryCycles) loopDB() int { return int(c.s.cfg.Int("expiry-zmq-hash-loop-db")) }
+func (c *cycles) mainDB() int { return int(c.x.cfg.Int("expiry-zmq-hash-main-db")) }
+func (c *cycles) loopDB() int { return int(c.x.cfg.Int("expiry-zmq-hash-loop-db")) }
 
 // isCounter reports whether a key that expired or was evicted in
 // database db is a cycle counter, which the expiry stream does not send.
-func (c *expiryCycles) isCounter(db int, e *keyspace.Entry) bool {
+func (c *cycles) isCounter(db int, e *keyspace.Entry) bool {
 	return e.Type() == keyspace.TypeString && db == c.loopDB() && c.on()
 }
 
 // deadline is the keyspace's deadline hook: it decides about a key whose
 // deadline passed before the expiry funnel removes it. Under the lock.
-func (c *expiryCycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
+func (c *cycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
 	if !c.on() {
 		return keyspace.Remove
 	}
@@ -83,13 +111,13 @@ func (c *expiryCycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) 
 }
 
 // firstExpiry sends an expiring hash, keeps it and starts its cycles.
-func (c *expiryCycles) firstExpiry(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
-	c.s.expiry.send(db.ID(), key, e, e.ExpireAt())
+func (c *cycles) firstExpiry(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
+	c.x.stream.send(db.ID(), key, e, e.ExpireAt())
 	k := []byte(key)
 	// One unit: an AOF holding the PERSIST without the counter would keep
 	// the hash for ever.
-	c.s.disp.PropagateUnit(func() {
-		c.s.disp.PropagateWrite(db.ID(), cyclePERSIST, k)
+	c.x.prop.PropagateUnit(func() {
+		c.x.prop.PropagateWrite(db.ID(), cyclePERSIST, k)
 		c.setCounter(k, 1)
 	})
 	return keyspace.Keep
@@ -97,24 +125,24 @@ func (c *expiryCycles) firstExpiry(db *keyspace.DB, key string, e *keyspace.Entr
 
 // counterDue handles a counter that fell due: the hash it counts for is
 // sent again, and kept for another cycle or deleted after the last.
-func (c *expiryCycles) counterDue(loop *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
+func (c *cycles) counterDue(loop *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
 	n, ok := redisconv.ParseInt(e.Str())
 	if !ok || n < 1 {
-		c.s.log.Warningf("Found non-integer value in expire loop db %d for key '%s': dropped", loop.ID(), key)
+		c.x.log.Warningf("Found non-integer value in expire loop db %d for key '%s': dropped", loop.ID(), key)
 		return keyspace.Remove
 	}
 	k := []byte(key)
-	main := c.s.ks.DB(c.mainDB())
+	main := c.x.ks.DB(c.mainDB())
 	h := main.Peek(k)
 	if h == nil || h.Type() != keyspace.TypeHash || h.ExpireAt() != 0 {
 		return keyspace.Remove // gone or rewritten: the cycles end
 	}
-	x := c.s.expiry
-	x.send(main.ID(), key, h, e.ExpireAt())
+	x := c.x
+	x.stream.send(main.ID(), key, h, e.ExpireAt())
 	x.resent++
-	if n >= c.s.cfg.Int("expiry-zmq-hash-max-expire-cycles") {
+	if n >= x.cfg.Int("expiry-zmq-hash-max-expire-cycles") {
 		main.Delete(k)
-		c.s.disp.PropagateWrite(main.ID(), engine.DeleteName(c.s, "lazyfree-lazy-expire"), k)
+		x.prop.PropagateWrite(main.ID(), c.deleteName(), k)
 		x.exhausted++
 		return keyspace.Remove // the counter expires with it
 	}
@@ -124,9 +152,9 @@ func (c *expiryCycles) counterDue(loop *keyspace.DB, key string, e *keyspace.Ent
 
 // setCounter sets key's counter in the loop database to n, due after the
 // delay and a random jitter.
-func (c *expiryCycles) setCounter(key []byte, n int64) {
-	cfg := c.s.cfg
-	now := c.s.ks.Now()
+func (c *cycles) setCounter(key []byte, n int64) {
+	cfg := c.x.cfg
+	now := c.x.ks.Now()
 	at := now + cfg.Int("expiry-zmq-hash-delay")
 	if j := cfg.Int("expiry-zmq-hash-delay-jitter"); j > 0 {
 		at += rand.Int64N(j + 1)
@@ -136,6 +164,16 @@ func (c *expiryCycles) setCounter(key []byte, n int64) {
 	}
 	var nb, atb [20]byte
 	v := strconv.AppendInt(nb[:0], n, 10)
-	c.s.ks.DB(c.loopDB()).OverwriteString(key, v, at)
-	c.s.disp.PropagateWrite(c.loopDB(), cycleSET, key, v, cyclePXAT, strconv.AppendInt(atb[:0], at, 10))
+	c.x.ks.DB(c.loopDB()).OverwriteString(key, v, at)
+	c.x.prop.PropagateWrite(c.loopDB(), cycleSET, key, v, cyclePXAT, strconv.AppendInt(atb[:0], at, 10))
+}
+
+// deleteName is how the deletion of an exhausted hash is propagated: as
+// Redis propagates an expired key's, UNLINK with lazyfree-lazy-expire
+// on, DEL otherwise (the rule of engine.DeleteName).
+func (c *cycles) deleteName() []byte {
+	if c.x.cfg.Bool("lazyfree-lazy-expire") {
+		return cycleUNLINK
+	}
+	return cycleDEL
 }

@@ -1,5 +1,3 @@
-// Package expiry runs active expiry: one goroutine that sleeps until the
-// earliest deadline in the keyspace and expires keys as their time comes.
 package expiry
 
 import (
@@ -19,56 +17,58 @@ const SliceKeys = 200
 // wall-clock adjustments) is noticed within this period.
 const maxSleep = 100 * time.Millisecond
 
-// Engine expires keys at their deadlines.
-type Engine struct {
+// Timer expires keys at their deadlines: one goroutine (Run) sleeps
+// until the earliest deadline in the keyspace and expires keys as their
+// time comes, through the keyspace's funnel.
+type Timer struct {
 	ks   *keyspace.Keyspace
 	wake chan struct{}
 
 	mu   sync.Mutex
-	next int64 // deadline the engine sleeps towards, 0 = none
+	next int64 // deadline the timer sleeps towards, 0 = none
 }
 
-// New makes an engine for ks and registers its wake-up hook. Call before
-// serving clients.
-func New(ks *keyspace.Keyspace) *Engine {
-	e := &Engine{ks: ks, wake: make(chan struct{}, 1)}
-	ks.SetWakeup(e.scheduled)
-	return e
+// NewTimer makes a timer for ks and registers its wake-up hook. Call
+// before serving clients.
+func NewTimer(ks *keyspace.Keyspace) *Timer {
+	t := &Timer{ks: ks, wake: make(chan struct{}, 1)}
+	ks.SetWakeup(t.scheduled)
+	return t
 }
 
 // scheduled runs under the keyspace lock for every new deadline; it wakes
-// the engine only when the new deadline is earlier than its plan.
-func (e *Engine) scheduled(at int64) {
-	e.mu.Lock()
-	earlier := e.next == 0 || at < e.next
+// the timer only when the new deadline is earlier than its plan.
+func (t *Timer) scheduled(at int64) {
+	t.mu.Lock()
+	earlier := t.next == 0 || at < t.next
 	if earlier {
-		e.next = at
+		t.next = at
 	}
-	e.mu.Unlock()
+	t.mu.Unlock()
 	if earlier {
 		select {
-		case e.wake <- struct{}{}:
+		case t.wake <- struct{}{}:
 		default:
 		}
 	}
 }
 
 // Run expires keys until ctx is done. The caller owns the goroutine.
-func (e *Engine) Run(ctx context.Context) {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+func (t *Timer) Run(ctx context.Context) {
+	alarm := time.NewTimer(time.Hour)
+	defer alarm.Stop()
 	for {
 		var expired int
 		var next int64
-		e.ks.Exec(func() {
-			expired = e.ks.ExpireDue(SliceKeys)
-			next = e.ks.NextDeadline()
+		t.ks.Exec(func() {
+			expired = t.ks.ExpireDue(SliceKeys)
+			next = t.ks.NextDeadline()
 			// Under the keyspace lock, like scheduled: a deadline added
 			// after this pass is compared with this plan, never with a
 			// stale one, so its wake-up is not lost.
-			e.mu.Lock()
-			e.next = next
-			e.mu.Unlock()
+			t.mu.Lock()
+			t.next = next
+			t.mu.Unlock()
 		})
 		if expired == SliceKeys {
 			// More may be due: give waiting clients the lock, then go on.
@@ -81,7 +81,7 @@ func (e *Engine) Run(ctx context.Context) {
 		}
 		sleep := maxSleep
 		if next != 0 {
-			if d := time.Duration(next-e.ks.Clock().NowMs()) * time.Millisecond; d < sleep {
+			if d := time.Duration(next-t.ks.Clock().NowMs()) * time.Millisecond; d < sleep {
 				sleep = d
 			}
 		}
@@ -93,15 +93,15 @@ func (e *Engine) Run(ctx context.Context) {
 			// DEL. Do not spin.
 			sleep = maxSleep
 		}
-		timer.Reset(sleep)
+		alarm.Reset(sleep)
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.wake:
-			if !timer.Stop() {
-				<-timer.C
+		case <-t.wake:
+			if !alarm.Stop() {
+				<-alarm.C
 			}
-		case <-timer.C:
+		case <-alarm.C:
 		}
 	}
 }

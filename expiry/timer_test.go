@@ -35,20 +35,20 @@ func (r *recorder) get() []string {
 	return append([]string(nil), r.keys...)
 }
 
-// start runs an engine on ks until the test ends.
-func start(t *testing.T, ks *keyspace.Keyspace) *Engine {
-	eng := New(ks)
+// start runs a timer on ks until the test ends.
+func start(t *testing.T, ks *keyspace.Keyspace) *Timer {
+	tm := NewTimer(ks)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		eng.Run(ctx)
+		tm.Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	return eng
+	return tm
 }
 
 func set(ks *keyspace.Keyspace, db int, key string, at int64) {
@@ -65,8 +65,8 @@ func dbLen(ks *keyspace.Keyspace, db int) int {
 }
 
 // With a manual clock nothing expires until the clock reaches the
-// deadline; then the engine expires the key without any read of it.
-func TestEngineFiresAtDeadlineManualClock(t *testing.T) {
+// deadline; then the timer expires the key without any read of it.
+func TestTimerFiresAtDeadlineManualClock(t *testing.T) {
 	clock := keyspace.NewManualClock(epoch)
 	ks := keyspace.New(2, clock)
 	rec := &recorder{}
@@ -77,7 +77,7 @@ func TestEngineFiresAtDeadlineManualClock(t *testing.T) {
 	set(ks, 1, "later", epoch+5000)
 	set(ks, 0, "never", 0)
 
-	// The engine polls at least every maxSleep: give it several periods
+	// The timer polls at least every maxSleep: give it several periods
 	// of real time during which the manual clock does not move.
 	time.Sleep(3 * maxSleep)
 	assert.Empty(t, rec.get(), "nothing is due while the clock stands still")
@@ -95,15 +95,15 @@ func TestEngineFiresAtDeadlineManualClock(t *testing.T) {
 }
 
 // With the system clock a short deadline fires without any access to
-// the key: the engine wakes for a deadline earlier than its plan.
-func TestEngineFiresAtDeadlineRealClock(t *testing.T) {
+// the key: the timer wakes for a deadline earlier than its plan.
+func TestTimerFiresAtDeadlineRealClock(t *testing.T) {
 	ks := keyspace.New(1, keyspace.SystemClock{})
 	rec := &recorder{}
 	ks.AddExpiredSink(rec.sink)
 	start(t, ks)
 
 	set(ks, 0, "far", time.Now().Add(time.Hour).UnixMilli())
-	time.Sleep(20 * time.Millisecond) // the engine now plans for "far"
+	time.Sleep(20 * time.Millisecond) // the timer now plans for "far"
 	set(ks, 0, "near", time.Now().Add(30*time.Millisecond).UnixMilli())
 	require.Eventually(t, func() bool { return len(rec.get()) == 1 }, 5*time.Second, 2*time.Millisecond)
 	assert.Equal(t, []string{"near"}, rec.get())
@@ -112,7 +112,7 @@ func TestEngineFiresAtDeadlineRealClock(t *testing.T) {
 
 // A burst of deadlines is worked off in slices of SliceKeys with the lock
 // released in between: other goroutines get the lock during the burst.
-func TestEngineBoundedSlices(t *testing.T) {
+func TestTimerBoundedSlices(t *testing.T) {
 	clock := keyspace.NewManualClock(epoch)
 	ks := keyspace.New(1, clock)
 	const n = 500 * SliceKeys // some milliseconds of work: Go's mutex hands over after 1 ms
@@ -129,7 +129,7 @@ func TestEngineBoundedSlices(t *testing.T) {
 	})
 
 	// Observe, under the lock, how many keys expired between two of our
-	// acquisitions: never more than one slice, since the engine expires
+	// acquisitions: never more than one slice, since the timer expires
 	// at most SliceKeys per acquisition and we interleave.
 	clock.Advance(time.Second)
 	start(t, ks)
@@ -145,7 +145,7 @@ func TestEngineBoundedSlices(t *testing.T) {
 		if left == 0 {
 			break
 		}
-		// Back at once: a sleep lets the engine work off the whole
+		// Back at once: a sleep lets the timer work off the whole
 		// burst, a slice per acquisition, before this goroutine wakes.
 		runtime.Gosched()
 	}
@@ -181,8 +181,8 @@ func TestExpireDueBound(t *testing.T) {
 	})
 }
 
-// A replica's engine expires nothing: the master's DEL will come.
-func TestEngineReplicaDoesNotExpire(t *testing.T) {
+// A replica's timer expires nothing: the master's DEL will come.
+func TestTimerReplicaDoesNotExpire(t *testing.T) {
 	clock := keyspace.NewManualClock(epoch)
 	ks := keyspace.New(1, clock)
 	ks.SetReplica(true)
@@ -203,7 +203,7 @@ func TestEngineReplicaDoesNotExpire(t *testing.T) {
 
 // A writable replica expires the keys its clients wrote (not its
 // master's), marked as the replica's.
-func TestEngineReplicaExpiresKeysWrittenHere(t *testing.T) {
+func TestTimerReplicaExpiresKeysWrittenHere(t *testing.T) {
 	clock := keyspace.NewManualClock(epoch)
 	ks := keyspace.New(1, clock)
 	ks.SetReplica(true)
@@ -225,7 +225,7 @@ func TestEngineReplicaExpiresKeysWrittenHere(t *testing.T) {
 }
 
 // Run returns once its context is cancelled, whatever it waits for.
-func TestEngineStopsOnCancel(t *testing.T) {
+func TestTimerStopsOnCancel(t *testing.T) {
 	for _, name := range []string{"idle", "deadline pending", "busy"} {
 		t.Run(name, func(t *testing.T) {
 			clock := keyspace.NewManualClock(epoch)
@@ -239,12 +239,12 @@ func TestEngineStopsOnCancel(t *testing.T) {
 				}
 				clock.Advance(time.Second)
 			}
-			eng := New(ks)
+			tm := NewTimer(ks)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				eng.Run(ctx)
+				tm.Run(ctx)
 			}()
 			time.Sleep(10 * time.Millisecond)
 			cancel()

@@ -1,0 +1,129 @@
+// Package expiry is zredis's expiry feature, from a key's deadline to
+// its message on the 0MQ expiry stream. It owns:
+//
+//   - the timer (timer.go): when keys fall due, expired through the
+//     keyspace's funnel in bounded slices;
+//   - the stream (stream.go): zmqpub's outbox, spool and publisher,
+//     opened from the expiry-zmq-* directives and changed by CONFIG SET,
+//     and the lag of what is sent;
+//   - what is sent for an expired or evicted key (message.go): the
+//     keyspace type's wire type code and the value's items, and which
+//     keys are not sent (Service.Expired, Service.Evicted);
+//   - the hash expire cycles (cycles.go): an expiring hash sent again
+//     until a listener deletes it;
+//   - the INFO expiry section (info.go).
+//
+// The path of one expired key runs one way: the keyspace's funnel hands
+// it to Service.Expired, which encodes it and puts it in the outbox of
+// package zmqpub (the transport). The package depends on keyspace,
+// zmqpub and config; what it needs from the server that hosts it is a
+// Logger and a Propagator (the writes the cycles make).
+package expiry
+
+import (
+	"context"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
+)
+
+// Logger is where the feature writes its log lines, in the server's log.
+type Logger interface {
+	Noticef(format string, args ...any)
+	Warningf(format string, args ...any)
+}
+
+// Propagator takes the writes the hash expire cycles make to the
+// propagation stream (AOF, replicas): the server's dispatcher. Called
+// under the keyspace lock.
+type Propagator interface {
+	// PropagateWrite propagates argv in database db; argv is copied.
+	PropagateWrite(db int, argv ...[]byte)
+	// PropagateUnit runs fn, whose PropagateWrite calls form one unit
+	// (MULTI ... EXEC when more than one).
+	PropagateUnit(fn func())
+}
+
+// Service is the expiry feature of one server. The server makes it with
+// New, opens the stream with Open before serving, runs the timer with
+// Run, hands it expired keys (Expired, a keyspace sink) and evicted ones
+// (Evicted), asks it for INFO expiry (Info), and closes it with Close.
+type Service struct {
+	ks    *keyspace.Keyspace
+	cfg   *config.Config
+	log   Logger
+	prop  Propagator
+	timer *Timer
+	// stream publishes expired keys to 0MQ listeners; nil when no
+	// expiry-zmq-endpoints are configured. Set by Open, before serving.
+	stream *stream
+	cycles cycles
+
+	// Counted under the keyspace lock, for INFO expiry.
+	resent    int64 // hashes sent again by the expire cycles
+	exhausted int64 // hashes deleted after their last cycle
+	evicted   int64 // evicted keys sent
+}
+
+// New makes the expiry feature of a server: its timer, on ks's wake-up
+// hook, and the hash expire cycles, on ks's deadline hook (they decide
+// about a key before the funnel removes it; off, they answer Remove).
+// The caller registers Expired as a keyspace sink and Evicted for
+// evictions. Call before serving clients.
+func New(ks *keyspace.Keyspace, cfg *config.Config, log Logger, prop Propagator) *Service {
+	x := &Service{ks: ks, cfg: cfg, log: log, prop: prop, timer: NewTimer(ks)}
+	x.cycles.x = x
+	ks.SetDeadlineHook(x.cycles.deadline)
+	x.cycles.watch(cfg)
+	return x
+}
+
+// Open opens the stream: the outbox (replaying a spool a previous run
+// left) and a socket bound to every endpoint. Without
+// expiry-zmq-endpoints it does nothing: no socket, nothing sent. Call
+// once, before serving clients.
+func (x *Service) Open() error {
+	st, err := openStream(x.cfg, x.log)
+	if err != nil || st == nil {
+		return err
+	}
+	x.stream = st
+	st.watch(x.cfg)
+	return nil
+}
+
+// Run expires keys as their deadlines come until ctx is done. The caller
+// owns the goroutine.
+func (x *Service) Run(ctx context.Context) { x.timer.Run(ctx) }
+
+// Close closes the stream, if open: messages not yet written to a
+// listener are kept in the spool for the next run.
+func (x *Service) Close() error {
+	if x.stream == nil {
+		return nil
+	}
+	return x.stream.close()
+}
+
+// Expired is the keyspace's sink for expired keys: it sends the key
+// with its value. A key a writable replica expired was written there,
+// not by its master: the expiry stream is the master's, so it is not
+// sent; nor is a cycle counter. Under the keyspace lock.
+func (x *Service) Expired(ev keyspace.Expired) {
+	if x.stream != nil && !ev.Replica && !x.cycles.isCounter(ev.DB, ev.Entry) {
+		x.stream.send(ev.DB, ev.Key, ev.Entry, ev.Entry.ExpireAt())
+	}
+}
+
+// Evicted receives every evicted key, removed and detached: it is sent
+// as the original 0MQ-expiry Redis sent it, through the expiry path,
+// unless expiry-zmq-evictions is off; never kept for cycles, and a cycle
+// counter is not sent. Under the keyspace lock.
+func (x *Service) Evicted(ev keyspace.Evicted) {
+	if x.stream == nil || !x.cfg.Bool("expiry-zmq-evictions") || x.cycles.isCounter(ev.DB, ev.Entry) {
+		return
+	}
+	if x.stream.send(ev.DB, ev.Key, ev.Entry, 0) {
+		x.evicted++
+	}
+}

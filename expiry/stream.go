@@ -1,0 +1,235 @@
+package expiry
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/zmqpub"
+	"github.com/zredis/zredis/zmqpub/z85"
+)
+
+// spoolFileName is the expiry spool's file in dir.
+const spoolFileName = "zredis-expiry.spool"
+
+// stream carries expired keys to the 0MQ listeners. send runs under the
+// keyspace lock: it encodes the message and puts it in the outbox, which
+// never blocks (it spills to the spool or drops, counting). The
+// publisher drains the outbox into the listeners' sockets on goroutines
+// of its own, so a listener that is absent, slow or gone never holds a
+// command back.
+//
+// Only a master sends. A replica does not expire its master's keys (the
+// replica rule, keyspace's DB.live): they wait for the master's DEL, and
+// the funnel never sees them. A writable replica does expire the keys
+// its own clients gave a deadline; the funnel marks those
+// (Expired.Replica) and Service.Expired does not send them.
+type stream struct {
+	outbox *zmqpub.Outbox
+	pub    *zmqpub.Publisher
+	types  atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
+	lag    lagWindow
+}
+
+// openStream opens the outbox (replaying a spool a previous run left)
+// and binds every endpoint. It returns nil, nil when no endpoint is
+// configured: no socket, nothing sent.
+func openStream(cfg *config.Config, log Logger) (*stream, error) {
+	endpoints := cfg.Strings("expiry-zmq-endpoints")
+	if len(endpoints) == 0 {
+		return nil, nil
+	}
+	x := &stream{}
+	x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
+	ob, err := zmqpub.OpenOutbox(zmqpub.OutboxConfig{
+		HWM:           int(cfg.Int("expiry-zmq-hwm")),
+		MaxMemBytes:   cfg.Int("expiry-zmq-hwm-bytes"),
+		SpoolPath:     filepath.Join(cfg.String("dir"), spoolFileName),
+		SpoolMaxBytes: cfg.Int("expiry-zmq-spool-max-bytes"),
+		Logf:          log.Warningf,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("opening the expiry spool: %w", err)
+	}
+	if st := ob.Stats(); st.Spooled > 0 {
+		log.Noticef("Expiry spool holds %d messages (%d bytes) from a previous run: they are sent first", st.Spooled, st.SpooledBytes)
+	}
+	x.outbox = ob
+	pcfg := zmqpub.PublisherConfig{
+		Endpoints:    endpoints,
+		MaxListeners: int(cfg.Int("expiry-zmq-max-listeners")),
+		Logf:         log.Noticef,
+		OnSent:       x.lag.record,
+	}
+	if keys, _ := curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); cfg.IsNull("expiry-zmq-curve-secret-key") && len(keys) > 0 {
+		// Listener keys without a server key: CURVE was wanted (an empty
+		// secret from a template, say), and the stream would go in clear.
+		ob.Close()
+		return nil, errors.New("expiry-zmq-curve-allowed-keys is set but expiry-zmq-curve-secret-key is not: expiry messages would be sent unencrypted to any listener")
+	}
+	if !cfg.IsNull("expiry-zmq-curve-secret-key") {
+		// config checked both keys' syntax; an error here is a bug.
+		secret, err := z85.DecodeKey(cfg.String("expiry-zmq-curve-secret-key"))
+		if err != nil {
+			ob.Close()
+			return nil, fmt.Errorf("expiry-zmq-curve-secret-key: %w", err)
+		}
+		pcfg.CurveSecretKey = &secret
+		if pcfg.CurveAllowedKeys, err = curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); err != nil {
+			ob.Close()
+			return nil, fmt.Errorf("expiry-zmq-curve-allowed-keys: %w", err)
+		}
+	}
+	pub, err := zmqpub.NewPublisher(pcfg, ob)
+	if err != nil {
+		ob.Close()
+		return nil, fmt.Errorf("binding expiry-zmq-endpoints: %w", err)
+	}
+	x.pub = pub
+	if key, ok := pub.CurvePublicKey(); ok {
+		log.Noticef("Expiry messages are published on %s with CURVE (server public key %s, %d listener keys allowed)",
+			strings.Join(pub.Endpoints(), " "), z85.EncodeKey(key), len(pcfg.CurveAllowedKeys))
+		if len(pcfg.CurveAllowedKeys) == 0 {
+			log.Warningf("expiry-zmq-curve-secret-key is set and expiry-zmq-curve-allowed-keys is empty: every listener is refused")
+		}
+	} else {
+		log.Noticef("Expiry messages are published on %s", strings.Join(pub.Endpoints(), " "))
+	}
+	return x, nil
+}
+
+// curveKeys decodes listeners' public keys (Z85), skipping empty entries.
+func curveKeys(list []string) ([][32]byte, error) {
+	var keys [][32]byte
+	for _, s := range list {
+		if s == "" {
+			continue
+		}
+		k, err := z85.DecodeKey(s)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// watch applies CONFIG SET of the outbox bounds and the types at run time.
+func (x *stream) watch(cfg *config.Config) {
+	limits := func(string) error {
+		x.outbox.SetLimits(int(cfg.Int("expiry-zmq-hwm")), cfg.Int("expiry-zmq-hwm-bytes"), cfg.Int("expiry-zmq-spool-max-bytes"))
+		return nil
+	}
+	cfg.OnChange("expiry-zmq-hwm", limits)
+	cfg.OnChange("expiry-zmq-hwm-bytes", limits)
+	cfg.OnChange("expiry-zmq-spool-max-bytes", limits)
+	cfg.OnChange("expiry-zmq-max-listeners", func(string) error {
+		x.pub.SetMaxListeners(int(cfg.Int("expiry-zmq-max-listeners")))
+		return nil
+	})
+	cfg.OnChange("expiry-zmq-curve-allowed-keys", func(string) error {
+		keys, err := curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys"))
+		if err != nil {
+			return err
+		}
+		x.pub.SetCurveAllowedKeys(keys)
+		return nil
+	})
+	cfg.OnChange("expiry-zmq-types", func(string) error {
+		x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
+		return nil
+	})
+}
+
+// close stops the publisher (messages not yet written go back to the
+// outbox) and closes the outbox, which writes what memory holds to the
+// spool and fsyncs it, so the next run sends it.
+func (x *stream) close() error {
+	err := x.pub.Close()
+	if cerr := x.outbox.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sends reports whether values of type t are sent (expiry-zmq-types).
+func (x *stream) sends(t keyspace.Type) bool {
+	code, ok := messageType(t)
+	return ok && x.types.Load()&(1<<code) != 0
+}
+
+// send puts the message of key in database db, holding e's value, in the
+// outbox, if e's type is one expiry-zmq-types sends; deadline is when it
+// fell due (the lag is measured from it). The message is encoded now:
+// e may be a live entry (a hash the expire cycles keep). Under the
+// keyspace lock.
+func (x *stream) send(db int, key string, e *keyspace.Entry, deadline int64) bool {
+	t, ok := messageType(e.Type())
+	if !ok || x.types.Load()&(1<<t) == 0 {
+		return false
+	}
+	x.outbox.Put(zmqpub.Message{Frames: encodeEntry(db, t, key, e), Deadline: deadline})
+	return true
+}
+
+// lagWindow keeps the lag (hand-off to a listener's socket minus the
+// key's deadline) of the messages sent in the last minute, up to
+// lagSamples of them, for INFO's percentiles.
+type lagWindow struct {
+	mu   sync.Mutex
+	ring [lagSamples]lagSample
+	next int
+	n    int
+}
+
+const (
+	lagSamples = 1 << 16
+	lagSpan    = time.Minute
+)
+
+type lagSample struct {
+	at  int64 // Unix ns of the hand-off
+	lag int64 // ns
+}
+
+// record is the publisher's OnSent hook (on a listener's writer
+// goroutine).
+func (w *lagWindow) record(m *zmqpub.Message, at time.Time) {
+	if m.Deadline == 0 {
+		return
+	}
+	lag := at.UnixNano() - m.Deadline*int64(time.Millisecond)
+	w.mu.Lock()
+	w.ring[w.next] = lagSample{at.UnixNano(), max(lag, 0)}
+	w.next = (w.next + 1) % lagSamples
+	w.n = min(w.n+1, lagSamples)
+	w.mu.Unlock()
+}
+
+// summary returns p50, p99 and max in ms over the last minute, and the
+// number of samples they are drawn from.
+func (w *lagWindow) summary(now time.Time) (p50, p99, maxLag float64, n int) {
+	since := now.Add(-lagSpan).UnixNano()
+	w.mu.Lock()
+	lags := make([]int64, 0, w.n)
+	for i := 0; i < w.n; i++ {
+		if s := w.ring[i]; s.at >= since {
+			lags = append(lags, s.lag)
+		}
+	}
+	w.mu.Unlock()
+	if len(lags) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(lags)
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	pick := func(q float64) int64 { return lags[min(len(lags)-1, int(q*float64(len(lags))))] }
+	return ms(pick(0.50)), ms(pick(0.99)), ms(lags[len(lags)-1]), len(lags)
+}
