@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"testing"
@@ -106,6 +107,63 @@ func BenchmarkDispatchGeoSearch(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		e.D.Exec(e.Client, cmd)
+		e.Client.W.Reset()
+	}
+}
+
+// BenchmarkDispatchXReadGroup reads one new entry at a time through a
+// consumer group (make bench's XREADGROUP COUNT 1) from a stream of
+// 3-byte values, whose nodes hold 100 entries each: the cost is finding
+// the group's position in a node.
+func BenchmarkDispatchXReadGroup(b *testing.B) {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), []byte("xxx")}
+	read := [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), []byte("g"), []byte("c"), []byte("COUNT"), []byte("1"), []byte("STREAMS"), []byte("mystream"), []byte(">")}
+	fill := func() {
+		e.D.Exec(e.Client, [][]byte{[]byte("DEL"), []byte("mystream")})
+		for i := 0; i < 100000; i++ {
+			e.D.Exec(e.Client, add)
+			if i%64 == 0 {
+				e.Client.W.Reset()
+			}
+		}
+		e.D.Exec(e.Client, [][]byte{[]byte("XGROUP"), []byte("CREATE"), []byte("mystream"), []byte("g"), []byte("0")})
+		e.Client.W.Reset()
+	}
+	fill()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%100000 == 99999 {
+			b.StopTimer()
+			fill()
+			b.StartTimer()
+		}
+		e.D.Exec(e.Client, read)
+		e.Client.W.Reset()
+	}
+}
+
+// BenchmarkDispatchXAdd appends entries of one 1 KiB field to one stream
+// (make bench's XADD at -d 1024): a node fills up every few entries.
+func BenchmarkDispatchXAdd(b *testing.B) {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), bytes.Repeat([]byte("x"), 1024)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%200000 == 199999 {
+			e.D.Exec(e.Client, [][]byte{[]byte("DEL"), []byte("mystream")})
+		}
+		e.D.Exec(e.Client, add)
 		e.Client.W.Reset()
 	}
 }

@@ -56,6 +56,13 @@ func FuzzCommandArgs(f *testing.F) {
 		seq := append(fuzzInput(set, []string{"k", "v", "px", "1500"}), 0xFF)
 		f.Add(append(seq, fuzzInput(get, []string{"k"})...))
 	}
+	// A stream command mix over one key: entries, a group, reads,
+	// claims, trims, the introspection of all that.
+	for _, seq := range fuzzStreamSeqs {
+		if in := fuzzSequence(cmds, seq); in != nil {
+			f.Add(in)
+		}
+	}
 	if ci := fuzzIndex(cmds, "command"); ci >= 0 {
 		f.Add(fuzzInput(ci, []string{"getkeys", "set", "k", "v"}))
 		f.Add(fuzzInput(ci, []string{"getkeysandflags", "command", "getkeys", "get", "k"}))
@@ -80,7 +87,7 @@ func FuzzCommandArgs(f *testing.F) {
 			}
 			fuzzClampCounts(args)
 			run := fuzzResolve(cmd, args)
-			if run.Flags&(engine.Admin|engine.Blocking) != 0 {
+			if run.Flags&engine.Admin != 0 || run.Flags&engine.Blocking != 0 && !fuzzNeverBlocks(run, args) {
 				continue
 			}
 			if run.Name == "client|reply" {
@@ -116,6 +123,72 @@ const (
 	fuzzMaxCommands = 8
 	fuzzMaxArgs     = 16
 )
+
+// fuzzNeverBlocks reports whether a command flagged blocking cannot
+// block as called: XREAD and XREADGROUP without a BLOCK option answer
+// at once (the fuzzer runs them, its only way to reach stream reads).
+func fuzzNeverBlocks(cmd *engine.Command, args [][]byte) bool {
+	if cmd.Name != "xread" && cmd.Name != "xreadgroup" {
+		return false
+	}
+	for _, a := range args[1:] {
+		if engine.EqualFold(a, "block") {
+			return false
+		}
+	}
+	return true
+}
+
+// fuzzStreamSeqs are seed sequences of stream commands over one key.
+var fuzzStreamSeqs = [][][]string{
+	{
+		{"xadd", "s", "maxlen", "~", "2", "1-*", "f", "v", "g", "w"},
+		{"xadd", "s", "2-0", "f", "v"},
+		{"xgroup", "create", "s", "g", "0", "entriesread", "1"},
+		{"xreadgroup", "group", "g", "c", "count", "1", "streams", "s", ">"},
+		{"xclaim", "s", "g", "d", "0", "1-0", "2-0", "force", "justid", "lastid", "2-0"},
+		{"xdel", "s", "1-0"},
+		{"xautoclaim", "s", "g", "e", "0", "0", "count", "1"},
+		{"xinfo", "stream", "s", "full", "count", "0"},
+	},
+	{
+		{"xadd", "s", "nomkstream", "minid", "~", "1", "limit", "1", "*", "f", "v"},
+		{"xadd", "s", "*", "1", "2"},
+		{"xgroup", "create", "s", "g", "$", "mkstream"},
+		{"xadd", "s", "*", "1", "2"},
+		{"xreadgroup", "group", "g", "c", "noack", "streams", "s", ">"},
+		{"xpending", "s", "g", "idle", "0", "-", "+", "10", "c"},
+		{"xtrim", "s", "maxlen", "=", "0"},
+		{"xread", "count", "2", "streams", "s", "s", "0", "$"},
+	},
+	{
+		{"xsetid", "s", "5-5"},
+		{"xgroup", "create", "s", "g", "0", "mkstream"},
+		{"xsetid", "s", "7-7", "entriesadded", "3", "maxdeletedid", "6-0"},
+		{"xgroup", "createconsumer", "s", "g", "c"},
+		{"xinfo", "groups", "s"},
+		{"xgroup", "setid", "s", "g", "-", "entriesread", "-1"},
+		{"xrevrange", "s", "(+", "(-", "count", "1"},
+		{"xgroup", "delconsumer", "s", "g", "c"},
+	},
+}
+
+// fuzzSequence encodes a sequence of commands as a fuzz input (nil when
+// a command is not in the table).
+func fuzzSequence(cmds []*engine.Command, seq [][]string) []byte {
+	var in []byte
+	for i, c := range seq {
+		idx := fuzzIndex(cmds, c[0])
+		if idx < 0 {
+			return nil
+		}
+		if i > 0 {
+			in = append(in, 0xFF)
+		}
+		in = append(in, fuzzInput(idx, c[1:])...)
+	}
+	return in
+}
 
 // fuzzNoRun are commands that are not flagged admin or blocking yet would
 // block the test: WAIT waits for replicas that never come.

@@ -27,7 +27,7 @@ func init() {
 		&engine.Command{Name: "xrevrange", Arity: -4, Flags: engine.ReadOnly, ACL: "@read " + st + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Run: xrevrangeCommand},
 		&engine.Command{Name: "xlen", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@read " + st + " @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Run: xlenCommand},
 		&engine.Command{Name: "xread", Arity: -4, Flags: engine.ReadOnly | engine.Blocking | engine.MovableKeys, ACL: "@read " + st + " @slow @blocking", Group: "stream", Run: xreadCommand, Keys: xreadKeys},
-		&engine.Command{Name: "xreadgroup", Arity: -7, Flags: engine.Write | engine.Blocking | engine.MovableKeys, ACL: "@write " + st + " @slow @blocking", Group: "stream", Run: xreadgroupCommand, Keys: xreadKeys},
+		&engine.Command{Name: "xreadgroup", Arity: -7, Flags: engine.Write | engine.Blocking | engine.MovableKeys, ACL: "@write " + st + " @slow @blocking", Group: "stream", Run: xreadgroupCommand, Keys: xreadgroupKeys},
 		&engine.Command{Name: "xdel", Arity: -3, Flags: engine.Write | engine.Fast, ACL: "@write " + st + " @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Run: xdelCommand},
 		&engine.Command{Name: "xtrim", Arity: -4, Flags: engine.Write, ACL: "@write " + st + " @slow", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Run: xtrimCommand},
 		&engine.Command{Name: "xack", Arity: -4, Flags: engine.Write | engine.Fast, ACL: "@write " + st + " @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "stream", Run: xackCommand},
@@ -147,6 +147,12 @@ func parseStreamID(arg []byte, missingSeq uint64, strict, seqStar bool) (id keys
 		}
 	}
 	return keyspace.StreamID{Ms: ms, Seq: seq}, seqGiven, true
+}
+
+// isToken reports whether arg is the one-character token ch ("*", "~",
+// "$", ">"), read as Redis reads it: as a C string, which ends at a NUL.
+func isToken(arg []byte, ch byte) bool {
+	return len(arg) > 0 && arg[0] == ch && (len(arg) == 1 || arg[1] == 0)
 }
 
 // streamIDArg parses a strict ID (no "-"/"+"), writing the error.
@@ -289,7 +295,7 @@ func parseAddTrim(c *engine.Ctx, a *addTrimArgs, xadd bool) int {
 		more := len(args) - 1 - i
 		opt := args[i]
 		switch {
-		case xadd && len(opt) == 1 && opt[0] == '*':
+		case xadd && isToken(opt, '*'):
 			goto done
 		case engine.EqualFold(opt, "maxlen") && more > 0, engine.EqualFold(opt, "minid") && more > 0:
 			maxlen := engine.EqualFold(opt, "maxlen")
@@ -299,10 +305,10 @@ func parseAddTrim(c *engine.Ctx, a *addTrimArgs, xadd bool) int {
 			}
 			a.Approx = false
 			next := args[i+1]
-			if more >= 2 && len(next) == 1 && next[0] == '~' {
+			if more >= 2 && isToken(next, '~') {
 				a.Approx = true
 				i++
-			} else if more >= 2 && len(next) == 1 && next[0] == '=' {
+			} else if more >= 2 && isToken(next, '=') {
 				i++
 			}
 			if maxlen {
@@ -444,7 +450,9 @@ func xaddCommand(c *engine.Ctx) {
 		id = a.id
 	case s.LastID.Ms == a.id.Ms:
 		if s.LastID.Seq == math.MaxUint64 {
-			c.Error(errXAddIDSmall)
+			// streamAppendItem fails here without setting errno, which
+			// xaddCommand then reads as ERANGE: Redis answers this.
+			c.Error(errXAddTooLarge)
 			return
 		}
 		id = keyspace.StreamID{Ms: a.id.Ms, Seq: s.LastID.Seq + 1}
@@ -474,19 +482,20 @@ func xaddCommand(c *engine.Ctx) {
 	c.Notify(config.NotifyStream, "xadd", key)
 	c.Dirty(1)
 
-	argv := append([][]byte(nil), c.Args...)
-	if a.Strategy != keyspace.TrimNone {
-		if s.Trim(a.TrimArgs) > 0 {
-			c.Notify(config.NotifyStream, "xtrim", key)
-		}
+	if a.Strategy != keyspace.TrimNone && s.Trim(a.TrimArgs) > 0 {
+		c.Notify(config.NotifyStream, "xtrim", key)
+	}
+	if c.Propagating() {
+		// The deterministic form: the ID generated, the trim done.
+		argv := append([][]byte(nil), c.Args...)
 		if a.Approx {
 			trimmedForm(argv, s, &a)
 		}
+		if !a.idGiven || !a.seqGiven {
+			argv[idPos] = id.Append(nil)
+		}
+		c.Propagate(argv...)
 	}
-	if !a.idGiven || !a.seqGiven {
-		argv[idPos] = id.Append(nil)
-	}
-	c.Propagate(argv...)
 	c.KeyReady(key)
 }
 
@@ -632,9 +641,41 @@ func xdelCommand(c *engine.Ctx) {
 
 // ---- XREAD XREADGROUP ----------------------------------------------------------
 
-// xreadKeys finds the keys of XREAD and XREADGROUP after STREAMS
-// (xreadGetKeys).
-func xreadKeys(args [][]byte) []int {
+// xreadKeys and xreadgroupKeys find the keys of XREAD and XREADGROUP as
+// Redis 7.0 does (getKeysFromCommandWithSpecs): by their key
+// specification first, and by xreadGetKeys only when the specification
+// finds none. The two disagree on an odd count after STREAMS: the
+// specification (the first STREAMS from the start position, not the
+// last argument, then half of what follows) still finds keys there.
+func xreadKeys(args [][]byte) []int      { return xreadSpecKeys(args, 1) }
+func xreadgroupKeys(args [][]byte) []int { return xreadSpecKeys(args, 4) }
+
+func xreadSpecKeys(args [][]byte, startFrom int) []int {
+	argc := len(args)
+	first := 0
+	for i := startFrom; i < argc-1; i++ {
+		if engine.EqualFold(args[i], "streams") {
+			first = i + 1
+			break
+		}
+	}
+	if first > 0 {
+		last := first + (argc-first)/2 - 1
+		if last < argc && last >= first {
+			keys := make([]int, 0, last-first+1)
+			for i := first; i <= last; i++ {
+				keys = append(keys, i)
+			}
+			return keys
+		}
+	}
+	return xreadGetKeys(args)
+}
+
+// xreadGetKeys is db.c's xreadGetKeys: the keys after the STREAMS option
+// (options skipped with their arguments), none unless an even number of
+// arguments follows it.
+func xreadGetKeys(args [][]byte) []int {
 	pos := -1
 scan:
 	for i := 1; i < len(args); i++ {
@@ -691,10 +732,6 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 	var o xreadOpts
 	timeout := int64(-1)
 	streamsArg, nstreams := 0, 0
-	name := "XREAD"
-	if xreadgroup {
-		name = "XREADGROUP"
-	}
 	args := c.Args
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
@@ -702,7 +739,8 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		switch {
 		case engine.EqualFold(opt, "block") && more > 0:
 			if c.Client.Script {
-				c.Error("ERR " + name + " command is not allowed with BLOCK option from scripts")
+				// The name as the script wrote it (argv[0]).
+				c.Error("ERR " + string(args[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -738,7 +776,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 				c.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
-			o.group, o.consumer = bytes.Clone(args[i+1]), bytes.Clone(args[i+2])
+			o.group, o.consumer = args[i+1], args[i+2]
 			i += 2
 		case engine.EqualFold(opt, "noack"):
 			if !xreadgroup {
@@ -773,7 +811,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 			return
 		}
 		switch {
-		case len(arg) == 1 && arg[0] == '$':
+		case isToken(arg, '$'):
 			if xreadgroup {
 				c.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 				return
@@ -781,7 +819,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 			if s != nil {
 				ids[i] = s.LastID
 			}
-		case len(arg) == 1 && arg[0] == '>':
+		case isToken(arg, '>'):
 			if !xreadgroup {
 				c.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 				return
@@ -844,14 +882,33 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		c.W.NullArray()
 		return
 	}
-	// Block: a copy of what serving later needs.
+	// Block: a copy of what serving later needs (the arguments' memory
+	// is the connection's, reused once the command returns).
+	o.group, o.consumer = bytes.Clone(o.group), bytes.Clone(o.consumer)
 	bkeys := make([][]byte, nstreams)
 	gts := map[string]keyspace.StreamID{}
+	seen := map[string]*keyspace.Stream{}
 	for i := range nstreams {
 		bkeys[i] = bytes.Clone(keys[i])
 		if _, dup := gts[string(keys[i])]; !dup {
 			gts[string(keys[i])] = ids[i]
+			if e := c.DB.Peek(keys[i]); e != nil && e.Type() == keyspace.TypeStream {
+				seen[string(keys[i])] = e.Obj().(*keyspace.Stream)
+			}
 		}
+	}
+	// Redis makes a key ready for its stream readers when entries are
+	// added (XADD: KeyReady), when its group is destroyed, and when the
+	// stream is deleted or written over; not when it changes in place
+	// otherwise (XDEL, XTRIM, EXPIRE), which would answer a reader
+	// waiting above the top of an emptied stream with nothing.
+	replaced := func(db *keyspace.DB, key []byte) bool {
+		e := db.Peek(key)
+		if e == nil || e.Type() != keyspace.TypeStream {
+			return true
+		}
+		old := seen[string(key)]
+		return old == nil || !e.Obj().(*keyspace.Stream).SameAs(old)
 	}
 	if o.count == 0 {
 		o.count = xreadDefaultCount
@@ -897,7 +954,13 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		start, _ := gt.Incr()
 		xreadServe(c, s, key, start, &o, false)
 	}
-	engine.Block(c, bkeys, time.Duration(timeout)*time.Millisecond, false, true, ready, serveBlocked)
+	// A timeout past what a time.Duration holds (292 years) would wrap
+	// around, to a short wait for some values: it waits forever.
+	wait := time.Duration(timeout) * time.Millisecond
+	if timeout > math.MaxInt64/int64(time.Millisecond) {
+		wait = 0
+	}
+	engine.Block(c, bkeys, wait, false, replaced, ready, serveBlocked)
 }
 
 // xreadServe writes the entries of s from start on (at most o.count; 0:
@@ -987,6 +1050,9 @@ func replyRange(c *engine.Ctx, s *keyspace.Stream, start keyspace.StreamID, coun
 // XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
 // LASTID last-id (streamPropagateXCLAIM).
 func propagateClaim(c *engine.Ctx, key []byte, g *keyspace.StreamGroup, id keyspace.StreamID, nk *keyspace.StreamNACK) {
+	if !c.Propagating() {
+		return
+	}
 	c.Propagate([]byte("XCLAIM"), key, []byte(g.Name), []byte(nk.Consumer.Name), []byte("0"), id.Append(nil),
 		[]byte("TIME"), strconv.AppendInt(nil, nk.DeliveryTime, 10),
 		[]byte("RETRYCOUNT"), strconv.AppendUint(nil, nk.DeliveryCount, 10),
@@ -995,6 +1061,9 @@ func propagateClaim(c *engine.Ctx, key []byte, g *keyspace.StreamGroup, id keysp
 
 // propagateGroupID propagates XGROUP SETID key group last-id ENTRIESREAD n.
 func propagateGroupID(c *engine.Ctx, key []byte, g *keyspace.StreamGroup) {
+	if !c.Propagating() {
+		return
+	}
 	c.Propagate([]byte("XGROUP"), []byte("SETID"), key, []byte(g.Name), g.LastID.Append(nil),
 		[]byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead, 10))
 }
@@ -1070,11 +1139,11 @@ func xgroupCommand(c *engine.Ctx) {
 	switch {
 	case create && len(args) <= 8:
 		var id keyspace.StreamID
-		if a := args[4]; len(a) == 1 && a[0] == '$' {
+		if isToken(args[4], '$') {
 			if s != nil {
 				id = s.LastID
 			}
-		} else if id, ok = streamIDArg(c, a); !ok {
+		} else if id, ok = streamIDArg(c, args[4]); !ok {
 			return
 		}
 		if s == nil {
@@ -1091,10 +1160,10 @@ func xgroupCommand(c *engine.Ctx) {
 		c.Notify(config.NotifyStream, "xgroup-create", key)
 	case setid && (len(args) == 5 || len(args) == 7):
 		var id keyspace.StreamID
-		if a := args[4]; len(a) == 1 && a[0] == '$' {
+		if isToken(args[4], '$') {
 			id = s.LastID
 		} else {
-			id, _, ok = parseStreamID(a, 0, false, false)
+			id, _, ok = parseStreamID(args[4], 0, false, false)
 			if !ok {
 				c.Error(errStreamID)
 				return
@@ -1515,6 +1584,14 @@ func claimConsumer(c *engine.Ctx, g *keyspace.StreamGroup, name, key []byte, now
 	return cons
 }
 
+// xautoclaimMaxCount is the largest COUNT XAUTOCLAIM accepts once the
+// key and group are found: Redis allocates COUNT stream IDs (16 bytes
+// each) up front with ztrymalloc and answers an error when that fails,
+// which it does, whatever the memory, past a 47-bit address space (2^43
+// IDs); a COUNT below that but above what the machine can map fails on
+// Redis and not here.
+const xautoclaimMaxCount = 1 << 43
+
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 func xautoclaimCommand(c *engine.Ctx) {
 	args := c.Args
@@ -1556,6 +1633,10 @@ func xautoclaimCommand(c *engine.Ctx) {
 	}
 	if s == nil || s.Group(args[2]) == nil {
 		c.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(args[2]) + "'")
+		return
+	}
+	if count > xautoclaimMaxCount {
+		c.Error("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
 		return
 	}
 	c.PreventPropagation()
@@ -1671,6 +1752,13 @@ func replyEntriesRead(c *engine.Ctx, g *keyspace.StreamGroup) {
 
 // XINFO STREAM key [FULL [COUNT count]]
 func xinfoStreamCommand(c *engine.Ctx) {
+	// The key is looked up before the options are read (xinfoCommand
+	// before xinfoReplyWithStreamInfo): a missing key or a wrong type is
+	// the answer whatever the options.
+	s, ok := xinfoStream(c)
+	if !ok {
+		return
+	}
 	opts := c.Args[3:]
 	full := len(opts) > 0
 	count := int64(10)
@@ -1691,10 +1779,6 @@ func xinfoStreamCommand(c *engine.Ctx) {
 			}
 			count = n
 		}
-	}
-	s, ok := xinfoStream(c)
-	if !ok {
-		return
 	}
 	if full {
 		c.W.Map(9)

@@ -40,12 +40,23 @@ type blockReg struct {
 	queues   map[blockKey][]*waiter
 	ready    []blockKey
 	readySet map[blockKey]struct{}
+	// touched are the watched keys changed since the waiters were last
+	// served, for their waiter's replaced check (see Block). The check
+	// waits until the command is done: a flush signals its keys before
+	// it drops them, and a stream deleted and made again inside an EXEC
+	// is judged by what the EXEC left.
+	touched []touchedKey
+}
+
+type touchedKey struct {
+	w  *waiter
+	bk blockKey
 }
 
 // waiter is one blocked client. ready says whether key (in db) can
 // serve it now; serve then serves it from key, writing the reply to its
 // client. A waiter on streams also watches its keys (watch), so that a
-// change, a deletion or a flush of one makes it ready: a blocked
+// deletion, an overwrite or a flush of one makes it ready: a blocked
 // XREADGROUP must hear that its stream or group went away.
 type waiter struct {
 	cl       *Client
@@ -55,6 +66,7 @@ type waiter struct {
 	keys     []string
 	ready    func(db *keyspace.DB, key []byte) bool
 	serve    func(c *Ctx, key []byte)
+	replaced func(db *keyspace.DB, key []byte) bool
 	watch    *keyspace.Watch
 	done     chan struct{}
 	finished bool
@@ -126,10 +138,21 @@ func (c *Ctx) DBReady(db int) {
 func (d *Dispatcher) serveReady() {
 	r := &d.blocked
 	if r.waiting == 0 {
+		r.touched = nil
 		return
 	}
 	ks, srv := d.KS, d.Srv
-	for len(r.ready) > 0 {
+	for {
+		for _, t := range r.touched {
+			if !t.w.finished && t.w.replaced(ks.DB(t.bk.db), []byte(t.bk.key)) {
+				d.markReady(t.bk)
+			}
+		}
+		clear(r.touched)
+		r.touched = r.touched[:0]
+		if len(r.ready) == 0 {
+			break
+		}
 		bk := r.ready[0]
 		r.ready = r.ready[1:]
 		delete(r.readySet, bk)
@@ -241,17 +264,24 @@ func BlockingPop(c *Ctx, keys [][]byte, typ keyspace.Type, timeout time.Duration
 		e := db.LookupWrite(key)
 		return e != nil && e.Type() == typ && e.Obj().Len() != 0
 	}
-	Block(c, keys, timeout, nullBulk, false, ready, pop)
+	Block(c, keys, timeout, nullBulk, nil, ready, pop)
 }
 
 // Block blocks the client on keys for timeout (0: forever) until one of
 // them, made ready, satisfies ready; serve then serves it from that key.
 // Inside a transaction, from a script, and for the master's stream on a
 // replica (Redis's CLIENT_DENY_BLOCKING) it answers at once with null
-// (nullBulk: a null bulk, else a null array). watch makes any change of
-// a key (a deletion, an overwrite, a flush) make it ready, as Redis
-// signals a deleted stream for its blocked XREADGROUP clients.
-func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, ready func(db *keyspace.DB, key []byte) bool, serve func(c *Ctx, key []byte)) {
+// (nullBulk: a null bulk, else a null array).
+//
+// replaced, when not nil, watches the keys: a change of one (a
+// deletion, an overwrite, a flush, but also an in-place change) makes
+// it ready when replaced(db, key) says the key's value went or was
+// replaced, as Redis signals a deleted or overwritten stream for its
+// blocked XREADGROUP clients (dbGenericDelete, dbSetValue). An in-place
+// change that Redis does not signal (XDEL, XTRIM, EXPIRE) must not make
+// the key ready: a reader waiting above the last ID of a stream whose
+// entries are all deleted would be answered with nothing.
+func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk bool, replaced func(db *keyspace.DB, key []byte) bool, ready func(db *keyspace.DB, key []byte) bool, serve func(c *Ctx, key []byte)) {
 	cl := c.Client
 	if cl.InMulti || cl.Master || cl.DenyBlocking {
 		if nullBulk {
@@ -266,12 +296,11 @@ func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, r
 		r.queues = map[blockKey][]*waiter{}
 		r.readySet = map[blockKey]struct{}{}
 	}
-	w := &waiter{cl: cl, reg: r, cmd: c.Cmd, db: c.DB.ID(), ready: ready, serve: serve, done: make(chan struct{})}
-	if watch {
-		d := c.D
+	w := &waiter{cl: cl, reg: r, cmd: c.Cmd, db: c.DB.ID(), ready: ready, serve: serve, replaced: replaced, done: make(chan struct{})}
+	if replaced != nil {
 		w.watch = c.KS.NewTouchWatch(func(db int, key string) {
 			if !w.finished {
-				d.markReady(blockKey{db, key})
+				r.touched = append(r.touched, touchedKey{w, blockKey{db, key}})
 			}
 		})
 	}
@@ -297,7 +326,7 @@ func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, r
 	r.waiting++
 	cl.Blocked = true
 	cl.blockWait = w
-	kspace := c.KS
+	kspace, d := c.KS, c.D
 	cl.Unblock = func(errMsg string) bool {
 		if w.finished {
 			return false
@@ -318,7 +347,7 @@ func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, r
 			expired = t.C
 		}
 		var hangup <-chan time.Time
-		if cl.PeerClosed != nil {
+		if cl.PeerClosed != nil || replaced != nil {
 			t := time.NewTicker(hangupCheck)
 			defer t.Stop()
 			hangup = t.C
@@ -338,9 +367,21 @@ func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk, watch bool, r
 			case <-hangup:
 				// The connection's loop does not watch a blocked client:
 				// one that hung up is dropped from here (which finishes w).
+				// Keys watched for their deletion may also have gone
+				// with no command after them to serve their waiters
+				// (active expiry): served from here too, as Redis does
+				// in beforeSleep.
 				kspace.Exec(func() {
-					if !w.finished && cl.PeerClosed() && cl.Kill != nil {
+					if w.finished {
+						return
+					}
+					if cl.PeerClosed != nil && cl.PeerClosed() && cl.Kill != nil {
 						cl.Kill()
+						return
+					}
+					if len(r.touched) > 0 {
+						kspace.BeginCommand(true)
+						d.serveReady()
 					}
 				})
 			}

@@ -42,7 +42,13 @@ type Stream struct {
 	groups *btree.BTreeG[*StreamGroup] // nil until the first group
 
 	lpBytes int64 // the nodes' listpack bytes, for the memory estimate
+
+	// ident is allocated with the stream and kept by its clones: what
+	// SameAs compares.
+	ident *streamIdent
 }
+
+type streamIdent struct{ _ byte } // not zero-sized: each allocation is distinct
 
 // StreamID is an entry ID: milliseconds and sequence.
 type StreamID struct{ Ms, Seq uint64 }
@@ -141,8 +147,14 @@ func nodeLess(a, b *streamNode) bool { return a.master.Less(b.master) }
 
 // NewStream returns an empty stream.
 func NewStream() *Stream {
-	return &Stream{nodes: btree.NewBTreeGOptions(nodeLess, btree.Options{NoLocks: true, Degree: 32})}
+	return &Stream{nodes: btree.NewBTreeGOptions(nodeLess, btree.Options{NoLocks: true, Degree: 32}), ident: new(streamIdent)}
 }
+
+// SameAs reports whether s is o or a clone of it (the copy-on-write copy
+// a live snapshot makes before a change, or COPY's): the same stream
+// changed in place, as a reader blocked on its key sees it, where a
+// stream deleted and made again, or written over, is another.
+func (s *Stream) SameAs(o *Stream) bool { return s.ident == o.ident }
 
 // Type is TypeStream.
 func (s *Stream) Type() Type { return TypeStream }
@@ -192,8 +204,7 @@ func (s *Stream) memSize(samples int) int64 {
 // ---- a node's listpack -------------------------------------------------------
 
 func lpInt(lp []byte, p int) int64 {
-	e, _ := listpack.At(lp, p)
-	v, _ := e.IntValue()
+	v, _ := listpack.IntAt(lp, p)
 	return v
 }
 
@@ -268,17 +279,6 @@ func readEntry(n *streamNode, h *nodeHead, p int, e *nodeEntry) {
 	e.next = listpack.Next(lp, p) // past lp-count
 }
 
-// entryPositions lists the positions of a node's entries, first to last.
-func entryPositions(n *streamNode, h *nodeHead) []int {
-	var ps []int
-	var e nodeEntry
-	for p := h.firstPos; p >= 0; p = e.next {
-		ps = append(ps, p)
-		readEntry(n, h, p, &e)
-	}
-	return ps
-}
-
 // lastEntryID is the ID of a node's last entry, deleted or not.
 func lastEntryID(n *streamNode) StreamID {
 	lp := n.lp
@@ -300,6 +300,10 @@ func (s *Stream) setNodeLP(n *streamNode, lp []byte) {
 }
 
 // ---- entries -----------------------------------------------------------------
+
+// streamPrealloc is the room a new node is given
+// (STREAM_LISTPACK_MAX_PRE_ALLOCATE).
+const streamPrealloc = 4096
 
 // StreamMaxListpackSize is the largest listpack a node may hold
 // (STREAM_LISTPACK_MAX_SIZE): the bound on an entry's total size too.
@@ -323,18 +327,28 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		if nodeMax == 0 || nodeMax > StreamMaxListpackSize {
 			nodeMax = StreamMaxListpackSize
 		}
-		if int64(len(tail.lp))+total >= nodeMax {
-			tail = nil
-		} else if maxEntries != 0 {
+		full := int64(len(tail.lp))+total >= nodeMax
+		if !full && maxEntries != 0 {
 			h := readHead(tail.lp)
-			if h.count+h.deleted >= maxEntries {
-				tail = nil
+			full = h.count+h.deleted >= maxEntries
+		}
+		if full {
+			// The node is closed: its room to grow goes (lpShrinkToFit).
+			if cap(tail.lp)-len(tail.lp) > 64 {
+				tail.lp = bytes.Clone(tail.lp)
 			}
+			tail = nil
 		}
 	}
 	flags := int64(0)
 	if tail == nil {
-		lp := listpack.New()
+		// A new node gets room to grow at once, as Redis preallocates
+		// STREAM_LISTPACK_MAX_PRE_ALLOCATE: appends then copy nothing.
+		prealloc := int64(streamPrealloc)
+		if maxBytes > 0 && maxBytes < prealloc {
+			prealloc = maxBytes
+		}
+		lp := append(make([]byte, 0, max(prealloc, total+64)), listpack.New()...)
 		lp = listpack.AppendInt(lp, 1)
 		lp = listpack.AppendInt(lp, 0)
 		lp = listpack.AppendInt(lp, numFields)
@@ -410,58 +424,63 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(e *StreamEntry) bo
 }
 
 // walk is Range, with deleted entries too when skipTombstones is false.
+// As Redis's iterator, it reads only an entry's flags and ID to decide
+// whether to emit it, stepping over the rest element by element going
+// forward and jumping back by its lp-count going backward, and decodes
+// the fields and values only of the entries it emits.
 func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *StreamEntry) bool) {
 	if start.Cmp(end) > 0 {
 		return
 	}
 	var e nodeEntry
 	var out StreamEntry
-	emit := func(n *streamNode, h *nodeHead, p int) (stop, done bool) {
+	// emit reads and hands over the entry at p; false stops the walk.
+	emit := func(n *streamNode, h *nodeHead, p int) bool {
 		readEntry(n, h, p, &e)
-		if skipTombstones && e.flags&streamFlagDeleted != 0 {
-			return false, false
-		}
-		if !rev {
-			if e.id.Less(start) {
-				return false, false
-			}
-			if e.id.Cmp(end) > 0 {
-				return true, true
-			}
-		} else {
-			if e.id.Cmp(end) > 0 {
-				return false, false
-			}
-			if e.id.Less(start) {
-				return true, true
-			}
-		}
 		out.ID, out.FV = e.id, e.fv
-		return !fn(&out), false
+		return fn(&out)
 	}
-	visit := func(n *streamNode) bool {
+	skip := func(flags int64) bool { return skipTombstones && flags&streamFlagDeleted != 0 }
+	forward := func(n *streamNode) bool {
 		h := readHead(n.lp)
-		if !rev {
-			for p := h.firstPos; p >= 0; p = e.next {
-				if stop, _ := emit(n, &h, p); stop {
-					return false
-				}
-			}
-			return true
-		}
-		ps := entryPositions(n, &h)
-		for i := len(ps) - 1; i >= 0; i-- {
-			if stop, _ := emit(n, &h, ps[i]); stop {
+		for p := h.firstPos; p >= 0; {
+			flags, id, next := peekEntry(n, &h, p)
+			if id.Cmp(end) > 0 {
 				return false
 			}
+			if !id.Less(start) && !skip(flags) && !emit(n, &h, p) {
+				return false
+			}
+			p = next
 		}
 		return true
 	}
+	backward := func(n *streamNode) bool {
+		h := readHead(n.lp)
+		lp := n.lp
+		for p := listpack.Last(lp); ; {
+			cnt := lpInt(lp, p)
+			if cnt == 0 {
+				return true // the master entry's terminator
+			}
+			q := p
+			for ; cnt > 0; cnt-- {
+				q = listpack.Prev(lp, q)
+			}
+			flags, id, _ := peekEntry(n, &h, q)
+			if id.Less(start) {
+				return false
+			}
+			if id.Cmp(end) <= 0 && !skip(flags) && !emit(n, &h, q) {
+				return false
+			}
+			p = listpack.Prev(lp, q) // the previous entry's lp-count
+		}
+	}
 	if !rev {
 		// The node holding start is the last whose master is <= start.
-		pivot := &streamNode{master: start}
 		var from *streamNode
-		s.nodes.Descend(pivot, func(n *streamNode) bool {
+		s.nodes.Descend(&streamNode{master: start}, func(n *streamNode) bool {
 			from = n
 			return false
 		})
@@ -473,14 +492,33 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *
 			}
 		}
 		s.nodes.Ascend(from, func(n *streamNode) bool {
-			if n.master.Cmp(end) > 0 {
-				return false
-			}
-			return visit(n)
+			return n.master.Cmp(end) <= 0 && forward(n)
 		})
 		return
 	}
-	s.nodes.Descend(&streamNode{master: end}, visit)
+	s.nodes.Descend(&streamNode{master: end}, backward)
+}
+
+// peekEntry reads the flags and ID of the entry at p of node n, and
+// returns them with the position of the next entry (-1 after the last),
+// without decoding its fields and values.
+func peekEntry(n *streamNode, h *nodeHead, p int) (flags int64, id StreamID, next int) {
+	lp := n.lp
+	flags = lpInt(lp, p)
+	p = listpack.Next(lp, p)
+	id = n.master
+	id.Ms += uint64(lpInt(lp, p))
+	p = listpack.Next(lp, p)
+	id.Seq += uint64(lpInt(lp, p))
+	p = listpack.Next(lp, p)
+	elems := h.nfields // values, then the lp-count
+	if flags&streamFlagSameFields == 0 {
+		elems = lpInt(lp, p)*2 + 1 // num-fields, fields and values
+	}
+	for ; elems > 0; elems-- {
+		p = listpack.Next(lp, p)
+	}
+	return flags, id, listpack.Next(lp, p)
 }
 
 // FirstEntry and LastEntry call fn with the first (last) live entry, if

@@ -375,10 +375,52 @@ func At(lp []byte, p int) (Entry, int) {
 	return e, next
 }
 
-// Next is the position of the element after the one at p, or -1.
+// Next is the position of the element after the one at p, or -1. It
+// reads only the element's encoding, not its value.
 func Next(lp []byte, p int) int {
-	_, next := At(lp, p)
+	n := encodedSize(lp[p:])
+	next := p + n + BacklenSize(n)
+	if lp[next] == EOF {
+		return -1
+	}
 	return next
+}
+
+// encodedSize is the size, without backlen, of the element b starts
+// with (in a valid listpack).
+func encodedSize(b []byte) int {
+	c := b[0]
+	switch {
+	case c&0x80 == 0:
+		return 1
+	case c&0xC0 == 0x80:
+		return 1 + int(c&0x3f)
+	case c&0xE0 == 0xC0:
+		return 2
+	case c&0xF0 == 0xE0:
+		return 2 + (int(c&0xf)<<8 | int(b[1]))
+	}
+	switch c {
+	case 0xF0:
+		return 5 + int(binary.LittleEndian.Uint32(b[1:]))
+	case 0xF1:
+		return 3
+	case 0xF2:
+		return 4
+	case 0xF3:
+		return 5
+	}
+	return 9 // 0xF4
+}
+
+// IntAt is the element at p read as an integer (IntValue), with a fast
+// path for the small non-negative integers stream nodes are made of.
+func IntAt(lp []byte, p int) (int64, bool) {
+	if c := lp[p]; c&0x80 == 0 {
+		return int64(c), true
+	}
+	e, _ := At(lp, p)
+	return e.IntValue()
 }
 
 // Prev is the position of the element before the one at p (p may be
