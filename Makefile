@@ -16,7 +16,7 @@ INSTALL   ?= install
 # One program per directory of cmd/ with a main.go: what `go build ./cmd/...` writes to $(BIN).
 PROGRAMS  := $(sort $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go))))
 # Packages whose state is shared between goroutines run under the race detector.
-RACE_PKGS := ./resp/... ./scripting/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./replication/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/...
+RACE_PKGS := ./resp/... ./scripting/... ./sds/... ./redisconv/... ./config/... ./keyspace/... ./expiry/... ./engine/... ./commands/... ./replication/... ./server/... ./zmqpub/... ./persistence/... ./cmd/... ./internal/... ./docs/...
 
 .PHONY: all build run install uninstall test test-serial deps vet unit integration perl fuzz bench clean
 

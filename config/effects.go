@@ -8,8 +8,9 @@ import (
 
 // Effect is what zredis does with a directive, measured against what Redis
 // 7.0 does with it. Every directive has one (TestEveryDirectiveHasAnEffect);
-// README's lists of directives that have no effect, that are refused and
-// that are still to be built are generated from them (ReadmeBlocks).
+// The lists in docs/configuration.md of directives that have no effect,
+// that are refused and that are still to be built are generated from them
+// (DocBlocks).
 type Effect int
 
 const (
@@ -45,9 +46,10 @@ func (e Effect) String() string {
 }
 
 // effectSpec is one directive's classification: its Effect, a Note that
-// says why (shown in README for every class but EffectWorks), and for
-// EffectRefuses the function that refuses the values zredis does not
-// honour (returning the message, or "" when the value is accepted).
+// says why (shown in docs/configuration.md for every class but
+// EffectWorks), and for EffectRefuses the function that refuses the
+// values zredis does not honour (returning the message, or "" when the
+// value is accepted).
 type effectSpec struct {
 	effect Effect
 	note   string
@@ -377,10 +379,10 @@ func CheckExpiryCycleDBs(dbs, main, loop int64) string {
 	return ""
 }
 
-// ReadmeBlocks renders the README's generated lists, by block name:
-// "no-effect", "refused" and "pending". README.md holds each between
-// <!-- name:begin --> and <!-- name:end --> (checked by a test).
-func ReadmeBlocks() map[string]string {
+// DocBlocks renders the generated lists of docs/configuration.md, by
+// block name: "no-effect", "refused" and "pending". The page holds each
+// between <!-- name:begin --> and <!-- name:end --> (checked by a test).
+func DocBlocks() map[string]string {
 	var none, ref, pend []string
 	sorted := Directives()
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })

@@ -99,7 +99,7 @@ type Directive struct {
 	// It must agree with Effect (EffectNone), which says why.
 	NoEffect bool
 	// Effect is what zredis does with the directive compared with Redis
-	// (effects.go), and EffectNote why, as README shows it.
+	// (effects.go), and EffectNote why, as docs/configuration.md shows it.
 	Effect     Effect
 	EffectNote string
 	// ZRedis marks directives that exist only in zredis.

@@ -32,8 +32,7 @@ func makeEnv() []string {
 
 // make install honours DESTDIR and PREFIX as redis-server's and GNU's do,
 // make uninstall takes the programs away again, and the systemd units in
-// packaging/ pass systemd-analyze verify (README: "Installing in place of
-// redis-server").
+// packaging/ pass systemd-analyze verify (docs/install.md).
 func TestInstall(t *testing.T) {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)

@@ -1,10 +1,10 @@
 package tests
 
-// Migration with no downtime, as README "Migrating from redis-server"
-// describes it: zredis replicates a running redis-server, is promoted
-// while the old master becomes its replica, and the same steps in the
-// other direction bring the data back, with a client writing all along
-// and no acknowledged write lost.
+// Migration with no downtime, as docs/replication.md "Migrating from
+// redis-server" describes it: zredis replicates a running redis-server,
+// is promoted while the old master becomes its replica, and the same
+// steps in the other direction bring the data back, with a client
+// writing all along and no acknowledged write lost.
 
 import (
 	"context"

@@ -14,11 +14,11 @@ import (
 // all three; the master is killed (kill -9) a second into the deadlines,
 // Sentinel promotes a replica, and the old master, whose AOF holds the
 // keys, is restarted before Sentinel converts it. The counts are logged
-// for README ("The expiry stream across an unplanned failover"); the
-// test asserts only what holds in every run: the replicas send nothing
-// while they are replicas, the promoted one sends every key due after
-// its promotion, and no key is lost but for those the dead master had
-// produced and not yet handed to its listener.
+// for docs/replication.md ("The expiry stream across an unplanned
+// failover"); the test asserts only what holds in every run: the
+// replicas send nothing while they are replicas, the promoted one sends
+// every key due after its promotion, and no key is lost but for those
+// the dead master had produced and not yet handed to its listener.
 func TestSentinelExpiryStreamKilledMaster(t *testing.T) {
 	requirePythonZMQ(t)
 	const n = 10000

@@ -12,8 +12,8 @@ package tests
 //     it leads;
 //   - the killed master restarted while the failover is under way.
 //
-// The counts and times are logged (README, "The expiry stream across an
-// unplanned failover"); the tests assert only what holds in every run.
+// The counts and times are logged (docs/replication.md, "The expiry
+// stream across an unplanned failover"); the tests assert only what holds in every run.
 
 import (
 	"bufio"
@@ -809,8 +809,8 @@ func roleOf(addr string) string {
 // expiry stream of keys due from the kill on: the new master sends each
 // once, the restarted old master each once at most and none due after
 // its conversion, the other replica none, and no key goes without a
-// message (README, "The old master restarted before Sentinel converts
-// it"). The same with redis-server nodes, but for the stream.
+// message (docs/replication.md, "The old master restarted before
+// Sentinel converts it"). The same with redis-server nodes, but for the stream.
 func TestSentinelMasterReturnsMidFailover(t *testing.T) {
 	t.Parallel()
 	if RedisServerPath() == "" {

@@ -47,7 +47,7 @@ Examples:
        ./zredis-server /etc/redis/6379.conf --expiry-zmq-endpoints tcp://127.0.0.1:5556
 
 Options are redis.conf directives, as redis-server 7.0 takes them. The
-expiry stream adds its own (README.md has the whole story):
+expiry stream adds its own (docs/expiry-stream.md has the whole story):
 `)
 	for _, d := range config.Directives() {
 		if d.ZRedis {

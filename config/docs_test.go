@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,26 +34,54 @@ func TestRefusingDirectivesAcceptTheirDefault(t *testing.T) {
 	}
 }
 
-// README's generated lists (no effect, refused, pending) match the table.
-// ZREDIS_UPDATE_README=1 go test -run TestReadmeDirectiveLists ./config/
+// The generated lists of docs/configuration.md (no effect, refused,
+// pending) match the table.
+// ZREDIS_UPDATE_DOCS=1 go test -run TestDocsDirectiveLists ./config/
 // rewrites them.
-func TestReadmeDirectiveLists(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+func TestDocsDirectiveLists(t *testing.T) {
+	const page = "../docs/configuration.md"
+	raw, err := os.ReadFile(page)
 	require.NoError(t, err)
 	text := string(raw)
-	for name, want := range ReadmeBlocks() {
+	for name, want := range DocBlocks() {
 		re := regexp.MustCompile(`(?s)(<!-- ` + name + `:begin -->)(.*?)(<!-- ` + name + `:end -->)`)
 		m := re.FindStringSubmatch(text)
-		require.NotNil(t, m, "README.md lacks the %s block", name)
-		if os.Getenv("ZREDIS_UPDATE_README") != "" {
+		require.NotNil(t, m, "%s lacks the %s block", page, name)
+		if os.Getenv("ZREDIS_UPDATE_DOCS") != "" {
 			text = re.ReplaceAllLiteralString(text, m[1]+want+m[3])
 			continue
 		}
-		assert.Equal(t, want, m[2], "README.md %s block (ZREDIS_UPDATE_README=1 regenerates it)", name)
+		assert.Equal(t, want, m[2], "%s %s block (ZREDIS_UPDATE_DOCS=1 regenerates it)", page, name)
 	}
-	if os.Getenv("ZREDIS_UPDATE_README") != "" {
-		require.NoError(t, os.WriteFile("../README.md", []byte(text), 0o644))
+	if os.Getenv("ZREDIS_UPDATE_DOCS") != "" {
+		require.NoError(t, os.WriteFile(page, []byte(text), 0o644))
 	}
+}
+
+// The table of zredis's own directives in docs/configuration.md names
+// each of them, and no other.
+func TestDocsOwnDirectives(t *testing.T) {
+	const page = "../docs/configuration.md"
+	raw, err := os.ReadFile(page)
+	require.NoError(t, err)
+	text := string(raw)
+	start := strings.Index(text, "## zredis's own directives")
+	require.NotEqual(t, -1, start, "%s lacks the section of zredis's own directives", page)
+	section := text[start:]
+	if end := strings.Index(section[1:], "\n## "); end != -1 {
+		section = section[:end+1]
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)").FindAllStringSubmatch(section, -1) {
+		listed = append(listed, m[1])
+	}
+	var own []string
+	for _, d := range Directives() {
+		if d.ZRedis {
+			own = append(own, d.Name)
+		}
+	}
+	assert.ElementsMatch(t, own, listed, "%s: the table of zredis's own directives", page)
 }
 
 // A value zredis refuses stops the load, naming the line that set it
