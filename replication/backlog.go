@@ -1,8 +1,3 @@
-// Package replication holds the pure parts of a master's replication
-// (Redis 7.0 replication.c): the replication IDs and offsets, the
-// backlog of the stream's last bytes, and the encoding of the stream
-// itself. It does no I/O and keeps no global state; the server wires it
-// to the propagation stream and to the replica connections.
 package replication
 
 // Backlog is the replication backlog: the last Size bytes of the

@@ -86,10 +86,6 @@ type conn struct {
 	overLimit   atomic.Bool
 	softSince   int64
 	readPending bool
-
-	// repl is what the connection declared with REPLCONF and, once it
-	// sent SYNC or PSYNC, its state as a replica (replmaster.go); lock.
-	repl *replica
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {

@@ -86,7 +86,7 @@ func (s *Server) cron(ctx context.Context) {
 			}
 			s.checkSavePoints(now)
 			s.checkAOFRewrite()
-			s.repl.cron(now, tick%10 == 0)
+			s.repl.Cron(now, tick%10 == 0)
 		})
 		gc.tick()
 		if idle {

@@ -96,7 +96,7 @@ func (s *Server) infoClients(b []byte) []byte {
 	}
 	maxIn, maxOut := s.peaks.max()
 	// Replicas are not counted, as in Redis (connected_slaves counts them).
-	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)-len(s.repl.replicas)))
+	b = engine.InfoInt(b, "connected_clients", int64(len(s.clients)-s.repl.Count()))
 	b = engine.InfoInt(b, "cluster_connections", 0)
 	b = engine.InfoInt(b, "maxclients", s.cfg.Int("maxclients"))
 	b = engine.InfoInt(b, "client_recent_max_input_buffer", maxIn)
@@ -235,7 +235,7 @@ func (s *Server) infoReplication(b []byte) []byte {
 	if l := s.replica; l != nil {
 		b = s.infoReplicaLink(b, l)
 	}
-	return s.repl.info(b)
+	return s.repl.Info(b)
 }
 
 // infoCPU reports the process's CPU time. Go runs commands on many

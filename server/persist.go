@@ -286,7 +286,7 @@ func (s *Server) loadRDB() error {
 // has no stream to continue (a master without a backlog, a replica
 // that never synchronised). Under the lock, with the snapshot.
 func (s *Server) replSaveInfo() [][2]string {
-	st := s.repl.stream
+	st := s.repl.Stream()
 	var db int
 	switch l := s.replica; {
 	case l == nil && st.Backlog() != nil:
@@ -331,10 +331,10 @@ func (s *Server) restoreReplInfo(aux [][2]string) {
 		return
 	}
 	if _, _, replica := s.cfg.ReplicaOf(); !replica {
-		s.repl.resume(id, off)
+		s.repl.Resume(id, off)
 		return
 	}
-	s.repl.stream.Resume(id, off)
+	s.repl.Stream().Resume(id, off)
 	s.cachedMaster, s.cachedMasterDB = true, db
 	s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 }

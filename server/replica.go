@@ -83,7 +83,7 @@ func (s *Server) startReplication(host string, port int) {
 	// commands (a writable replica's) are not propagated. Its replicas
 	// stay: they may continue once this server continues its master's
 	// stream, or are dropped when it cannot (a new ID, a full sync).
-	s.disp.Detach(&s.repl)
+	s.repl.Detach()
 	s.links.Add(1)
 	go func() {
 		defer s.links.Done()
@@ -121,22 +121,10 @@ func (s *Server) unsetMaster() {
 	if s.cachedMaster {
 		s.log.Noticef("Discarding previously cached master state.")
 	}
-	// A master now, whose history continues the one it followed
-	// (shiftReplicationId): its replicas and its old master's other
-	// replicas continue with it through ID2 and the backlog. Its
-	// replicas are told of the new ID by a reconnection
-	// (disconnectSlaves), and the next command it propagates selects
-	// its database.
-	st := s.repl.stream
-	st.Shift()
-	s.log.Warningf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", st.ID2, st.SecondOff, st.ID)
+	// A master now, whose history continues the one it followed.
+	s.repl.Promote()
 	s.cachedMaster = true
 	s.replDownSince = 0 // ready for a next time as a replica
-	s.repl.disconnectReplicas()
-	s.repl.noReplicasSince = time.Now()
-	if st.Backlog() != nil {
-		s.repl.attach()
-	}
 	s.ks.SetReplica(false)
 	s.updateReplicaRules()
 	s.cfg.SetReplicaOf("", 0)
@@ -346,9 +334,9 @@ func (l *replicaLink) session() error {
 	failover := false
 	l.s.ks.Exec(func() {
 		if l.s.cachedMaster {
-			replid, offset = l.s.repl.stream.ID, l.s.repl.stream.Offset()
+			replid, offset = l.s.repl.Stream().ID, l.s.repl.Stream().Offset()
 		}
-		failover = l.owned() && l.s.repl.failover.state == failoverInProgress
+		failover = l.owned() && l.s.repl.FailoverInProgress()
 	})
 	psync := []string{"PSYNC", "?", "-1"}
 	if replid != "" {
@@ -366,8 +354,8 @@ func (l *replicaLink) session() error {
 		if failover {
 			l.s.log.Warningf("Unable to send PSYNC to master: %v", err)
 			l.s.ks.Exec(func() {
-				if l.owned() && l.s.repl.failover.state == failoverInProgress {
-					l.s.repl.abortFailover("Write error to failover target")
+				if l.owned() {
+					l.s.repl.EndFailover("Write error to failover target")
 				}
 			})
 		}
@@ -416,14 +404,14 @@ func (l *replicaLink) session() error {
 				return
 			}
 			l.s.log.Noticef("Successful partial resynchronization with master.")
-			st := l.s.repl.stream
+			st := l.s.repl.Stream()
 			if len(f) == 2 && len(f[1]) == 40 && f[1] != st.ID {
 				// The master continues the stream under a new ID (it was
 				// promoted): this server's replicas continue through ID2,
 				// once told by a reconnection.
 				l.s.log.Warningf("Master replication ID changed to %s", f[1])
 				st.Rename(f[1])
-				l.s.repl.disconnectReplicas()
+				l.s.repl.DisconnectReplicas()
 			}
 			// Restarted, a replica has the history but no backlog yet.
 			st.EnsureBacklog(int(l.s.cfg.Int("repl-backlog-size")))
@@ -444,6 +432,32 @@ func (l *replicaLink) session() error {
 		return linkError("Unexpected reply to PSYNC from master: " + reply)
 	}
 	return l.stream(conn, br, timeout)
+}
+
+// failoverAnswered settles a failover in progress once its target
+// answered PSYNC ... FAILOVER (err: it did not): +CONTINUE or
+// +FULLRESYNC completes it, anything else ends it with this server a
+// master again, and the session then ends (false).
+func (l *replicaLink) failoverAnswered(reply string, err error) bool {
+	ok := err == nil && (strings.HasPrefix(reply, "+CONTINUE") || strings.HasPrefix(reply, "+FULLRESYNC"))
+	switch {
+	case ok:
+	case err != nil:
+		l.s.log.Warningf("Master did not reply to PSYNC, will try later")
+	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
+		l.s.log.Noticef("Master is currently unable to PSYNC but should be in the future: %s", reply)
+	case strings.HasPrefix(reply, "-ERR"):
+		l.s.log.Noticef("Master does not support PSYNC or is in error state (reply: %s)", reply)
+	default:
+		l.s.log.Warningf("Unexpected reply to PSYNC from master: %s", reply)
+	}
+	owned := true
+	l.s.ks.Exec(func() {
+		if owned = l.owned(); owned {
+			l.s.repl.FailoverAnswered(ok)
+		}
+	})
+	return ok && owned
 }
 
 // fullSync reads the RDB payload ("$<len>" or "$EOF:<mark>", after any
@@ -517,8 +531,8 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 			// A new history (replicationAttachToNewMaster): this server's
 			// replicas sync again, and cannot continue the old one.
 			l.s.cachedMaster = false
-			l.s.repl.disconnectReplicas()
-			l.s.repl.stream.DropBacklog()
+			l.s.repl.DisconnectReplicas()
+			l.s.repl.Stream().DropBacklog()
 			l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 			l.s.disp.Loading.Store(true)
 			l.s.ks.FlushAll()
@@ -559,7 +573,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 			return
 		}
 		// The master's history, from its offset on.
-		l.s.repl.stream.Follow(replid, offset, int(l.s.cfg.Int("repl-backlog-size")))
+		l.s.repl.Stream().Follow(replid, offset, int(l.s.cfg.Int("repl-backlog-size")))
 		l.s.cachedMaster = true
 		l.state = "connected"
 		l.s.replDownSince = 0
@@ -687,7 +701,7 @@ func (l *replicaLink) apply(batch [][][]byte) {
 		if cl == nil || !l.owned() {
 			return
 		}
-		m := &l.s.repl
+		m := l.s.repl
 		l.lastIOms = time.Now().UnixMilli()
 		cl.LastInteraction.Store(l.lastIOms)
 		l.s.disp.BeginBatch(cl)
@@ -703,8 +717,8 @@ func (l *replicaLink) apply(batch [][][]byte) {
 			if len(args) >= 2 && engine.EqualFold(args[0], "replconf") && engine.EqualFold(args[1], "getack") && !cl.InMulti {
 				// Answered with the offset before it, which it then
 				// advances, as any command of the stream.
-				acks = append(acks, m.stream.Offset())
-				m.proxy(l.scratch)
+				acks = append(acks, m.Stream().Offset())
+				m.Proxy(l.scratch)
 				continue
 			}
 			inMulti := cl.InMulti
@@ -722,10 +736,10 @@ func (l *replicaLink) apply(batch [][][]byte) {
 				}
 			case inMulti:
 				// EXEC or DISCARD: the transaction is applied.
-				m.proxy(l.pendingMulti)
+				m.Proxy(l.pendingMulti)
 				l.pendingMulti = l.pendingMulti[:0]
 			default:
-				m.proxy(l.scratch)
+				m.Proxy(l.scratch)
 			}
 		}
 		if cap(l.scratch) > 64<<10 {
@@ -775,7 +789,7 @@ func (s *Server) cacheMaster(l *replicaLink) {
 func (l *replicaLink) replyError(cl *engine.Client, args [][]byte, reply []byte) {
 	s := l.s
 	name := s.unexpectedError(cl, args, reply, "replica", "master")
-	if bl := s.repl.stream.Backlog(); bl != nil && bl.HistLen() > 0 {
+	if bl := s.repl.Stream().Backlog(); bl != nil && bl.HistLen() > 0 {
 		from := max(bl.First(), bl.End()-255)
 		s.log.Warningf("Latest backlog is: '%s'", config.Repr(string(bl.AppendFrom(nil, from))))
 	}
@@ -794,7 +808,7 @@ func (l *replicaLink) ackLoop(done chan struct{}) {
 			return
 		case <-t.C:
 			var off int64
-			l.s.ks.Exec(func() { off = l.s.repl.stream.Offset() })
+			l.s.ks.Exec(func() { off = l.s.repl.Stream().Offset() })
 			l.sendAck(off)
 		}
 	}
@@ -837,7 +851,7 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	b = engine.InfoInt(b, "master_sync_in_progress", boolInt(syncing))
 	off := int64(1)
 	if l.master != nil || s.cachedMaster {
-		off = s.repl.stream.Offset()
+		off = s.repl.Stream().Offset()
 	}
 	b = engine.InfoInt(b, "slave_read_repl_offset", off)
 	b = engine.InfoInt(b, "slave_repl_offset", off)

@@ -58,19 +58,6 @@ func (st *shutdownState) answer(outcome string) {
 	st.results = nil
 }
 
-// readyToShutdown is isReadyToShutdown: true when no replica lags, each
-// having acknowledged the whole stream (whatever its state: one still
-// synchronising has not). Under the lock.
-func (s *Server) readyToShutdown() bool {
-	off := s.repl.stream.Offset()
-	for _, r := range s.repl.replicas {
-		if r.ackOff != off {
-			return false
-		}
-	}
-	return true
-}
-
 // startShutdownWait initiates the wait for the replicas, timeout from
 // now. Under the lock.
 func (s *Server) startShutdownWait(timeout time.Duration) {
@@ -79,7 +66,7 @@ func (s *Server) startShutdownWait(timeout time.Duration) {
 	st.deadline = time.Now().Add(timeout)
 	st.wake = make(chan struct{}, 1)
 	if !s.pause.active(s.ks.Clock().NowMs()) {
-		s.repl.feedCommand([]byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+		s.repl.AskAcks()
 	}
 	s.pauseWritesFor(pauseShutdown, true)
 	s.log.Noticef("Waiting for replicas before shutting down.")
@@ -126,7 +113,7 @@ func (s *Server) waitReplicas(ctx context.Context) (finish, forced bool) {
 				done = true // cancelled
 				return
 			}
-			if forced || !time.Now().Before(s.shut.deadline) || s.readyToShutdown() {
+			if forced || !time.Now().Before(s.shut.deadline) || s.repl.AllAcked() {
 				s.shut.waiting = false
 				s.pause.hold()
 				done, finish = true, true
@@ -136,29 +123,6 @@ func (s *Server) waitReplicas(ctx context.Context) (finish, forced bool) {
 			return finish, forced
 		}
 	}
-}
-
-// logReplicasAtShutdown is finishShutdown's report: a line for each
-// replica that lags, then how many are in sync. Under the lock.
-func (s *Server) logReplicasAtShutdown() {
-	rs := s.repl.replicas
-	if len(rs) == 0 {
-		return
-	}
-	off, now, lagging := s.repl.stream.Offset(), time.Now().Unix(), 0
-	for _, r := range rs {
-		if r.ackOff == off {
-			continue
-		}
-		lagging++
-		var lag int64
-		if r.state == replOnline {
-			lag = now - r.ackTime
-		}
-		s.log.Warningf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.",
-			r.name(), off-r.ackOff, lag, r.stateName())
-	}
-	s.log.Noticef("%d of %d replicas are in sync when shutting down.", len(rs)-lagging, len(rs))
 }
 
 // cancelShutdown is Redis's cancelShutdown: the blocked SHUTDOWN commands

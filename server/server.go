@@ -22,6 +22,7 @@ import (
 	"github.com/zredis/zredis/expiry"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/netloop"
+	"github.com/zredis/zredis/replication"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/sds"
 )
@@ -55,7 +56,7 @@ type Server struct {
 	// shutdown waits for them.
 	links sync.WaitGroup
 	// cachedMaster reports whether the data set holds the replication
-	// stream's history up to its offset (s.repl.stream), so that a master
+	// stream's history up to its offset (s.repl.Stream()), so that a master
 	// may let this server continue it: PSYNC with its ID and offset, as
 	// Redis's cached master. Only a server started as a replica without
 	// that history, and one whose full synchronisation failed, has none.
@@ -106,9 +107,11 @@ type Server struct {
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
 
-	rdb  rdbState   // RDB saves; lock
-	aof  aofState   // the append only file; lock
-	repl replMaster // replication as a master (replmaster.go); lock
+	rdb rdbState // RDB saves; lock
+	aof aofState // the append only file; lock
+	// repl is replication's master side (package replication), which
+	// reaches the server through replHost (replhost.go); lock.
+	repl *replication.Master
 
 	// TLS clients (tls.go): the configuration new handshakes use, the
 	// goroutines of the TLS connections, and what ends their handshakes
@@ -184,7 +187,8 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	// keeps their codes as of its instant.
 	s.disp.Functions = commands.NewFunctions(s)
 	s.ks.SetSnapshotExtra(func() any { return s.disp.Functions.Codes() })
-	s.repl.init(s)
+	s.repl = replication.NewMaster(replHost{s}, s.ks, cfg, log, &s.stats)
+	s.disp.StreamOffset = s.repl.Stream().Offset
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
 		// A replica leaves its keys to its master's DELs
@@ -290,7 +294,7 @@ func (s *Server) watchConfig() {
 	s.updateMinReplicas()
 	cfg.OnChange("min-replicas-to-write", func(string) error { s.updateMinReplicas(); return nil })
 	cfg.OnChange("min-replicas-max-lag", func(string) error { s.updateMinReplicas(); return nil })
-	cfg.OnChange("repl-backlog-size", func(string) error { s.repl.resizeBacklog(); return nil })
+	cfg.OnChange("repl-backlog-size", func(string) error { s.repl.ResizeBacklog(); return nil })
 	s.idleTimeout.Store(cfg.Int("timeout"))
 	cfg.OnChange("timeout", func(string) error {
 		s.idleTimeout.Store(cfg.Int("timeout"))
@@ -307,7 +311,7 @@ func (s *Server) updateMinReplicas() {
 		n = 0
 	}
 	s.disp.MinReplicas.Store(n)
-	s.repl.refreshGood()
+	s.repl.RefreshGood()
 }
 
 func (s *Server) updateLimits() {
@@ -433,8 +437,8 @@ func (s *Server) Run(ctx context.Context) error {
 		<-done
 	}
 	s.workers.Wait()
-	s.repl.syncs.Wait() // RDB payloads for replicas: their connections are closed
-	s.tlsConns.Wait()   // their connections are closed: the pumps end
+	s.repl.WaitTransfers() // RDB payloads for replicas: their connections are closed
+	s.tlsConns.Wait()      // their connections are closed: the pumps end
 	for _, l := range s.loops {
 		l.Stop()
 	}
@@ -561,8 +565,8 @@ func (s *Server) drop(c *conn) {
 		delete(s.clients, c.cl.ID)
 	}
 	engine.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
-	s.repl.removeReplica(c)    // a replica leaves the replicas
-	s.repl.releaseWaiter(c.cl) // a client in WAIT stops waiting
+	s.repl.RemoveReplica(c.cl) // a replica leaves the replicas
+	s.repl.ReleaseWaiter(c.cl) // a client in WAIT stops waiting
 	s.pubsub.Release(c.cl)     // its subscriptions
 	c.closeNow()
 }

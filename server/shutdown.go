@@ -132,7 +132,7 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 		// file (Redis forces NOSAVE while loading).
 		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
 		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
-		if !req.opts.Now && timeout > 0 && !s.readyToShutdown() {
+		if !req.opts.Now && timeout > 0 && !s.repl.AllAcked() {
 			s.startShutdownWait(timeout)
 			wait = true
 		}
@@ -160,7 +160,7 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 func (s *Server) finishShutdown(opts engine.ShutdownOptions, bg *background) bool {
 	loading := false
 	s.ks.Exec(func() {
-		s.logReplicasAtShutdown()
+		s.repl.LogAtShutdown()
 		s.pause.hold()
 		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
 	})

@@ -1,4 +1,4 @@
-package server
+package replication
 
 import (
 	"math"
@@ -47,16 +47,20 @@ func (f *failoverState) name() string {
 }
 
 // FailingOver implements engine.Replication.
-func (m *replMaster) FailingOver() bool { return m.failover.state != noFailover }
+func (m *Master) FailingOver() bool { return m.failover.state != noFailover }
+
+// FailoverInProgress reports whether this server, failing over, became
+// its target's replica: its PSYNC asks the target to take the role.
+// Under the lock.
+func (m *Master) FailoverInProgress() bool { return m.failover.state == failoverInProgress }
 
 // Failover implements engine.Replication (failoverCommand).
-func (m *replMaster) Failover(c *engine.Ctx, o engine.FailoverOptions) {
-	s := m.s
+func (m *Master) Failover(c *engine.Ctx, o engine.FailoverOptions) {
 	switch {
 	case m.failover.state != noFailover:
 		c.Error("ERR FAILOVER already in progress.")
 		return
-	case s.replica != nil:
+	case m.replicating():
 		c.Error("ERR FAILOVER is not valid when server is a replica.")
 		return
 	case len(m.replicas) == 0:
@@ -78,21 +82,21 @@ func (m *replMaster) Failover(c *engine.Ctx, o engine.FailoverOptions) {
 			return
 		}
 		f.host, f.port = o.Host, o.Port
-		s.log.Noticef("FAILOVER requested to %s:%d.", o.Host, o.Port)
+		m.log.Noticef("FAILOVER requested to %s:%d.", o.Host, o.Port)
 	} else {
-		s.log.Noticef("FAILOVER requested to any replica.")
+		m.log.Noticef("FAILOVER requested to any replica.")
 	}
 	if o.TimeoutMs > 0 {
 		f.endMs = time.Now().UnixMilli() + min(o.TimeoutMs, math.MaxInt64/2)
 	}
 	f.force = o.Force
 	f.state = failoverWaitForSync
-	s.pauseWritesFor(pauseFailover, true)
+	m.host.HoldWritesForFailover(true)
 	c.W.OK()
 }
 
 // AbortFailover implements engine.Replication (FAILOVER ABORT).
-func (m *replMaster) AbortFailover(c *engine.Ctx) {
+func (m *Master) AbortFailover(c *engine.Ctx) {
 	if m.failover.state == noFailover {
 		c.Error("ERR No failover in progress.")
 		return
@@ -103,7 +107,7 @@ func (m *replMaster) AbortFailover(c *engine.Ctx) {
 
 // findReplica is the replica host:port names (findReplica): its
 // announced or peer address and its listening port.
-func (m *replMaster) findReplica(host string, port int) *replica {
+func (m *Master) findReplica(host string, port int) *replica {
 	for _, r := range m.replicas {
 		if strings.EqualFold(host, r.ip()) && int64(port) == r.port {
 			return r
@@ -116,17 +120,16 @@ func (m *replMaster) findReplica(host string, port int) *replica {
 // goes on (FORCE) or ends; once the target, or any replica when none was
 // named, acknowledged the whole stream, this server becomes its replica.
 // Under the lock, from the cron and after each ACK.
-func (m *replMaster) updateFailover() {
+func (m *Master) updateFailover() {
 	f := &m.failover
 	if f.state != failoverWaitForSync {
 		return
 	}
-	s := m.s
 	if f.endMs != 0 && f.endMs <= time.Now().UnixMilli() {
 		if f.force {
-			s.log.Noticef("FAILOVER to %s:%d time out exceeded, failing over.", f.host, f.port)
+			m.log.Noticef("FAILOVER to %s:%d time out exceeded, failing over.", f.host, f.port)
 			f.state = failoverInProgress
-			s.setMaster(f.host, f.port)
+			m.host.SetMaster(f.host, f.port)
 			return
 		}
 		m.abortFailover("Replica never caught up before timeout")
@@ -146,74 +149,65 @@ func (m *replMaster) updateFailover() {
 	}
 	if target != nil && target.ackOff == off {
 		f.state = failoverInProgress
-		s.log.Noticef("Failover target %s:%d is synced, failing over.", f.host, f.port)
-		s.setMaster(f.host, f.port)
+		m.log.Noticef("Failover target %s:%d is synced, failing over.", f.host, f.port)
+		m.host.SetMaster(f.host, f.port)
+	}
+}
+
+// EndFailover ends a failover in progress that went wrong on the way to
+// its target (a PSYNC that could not be written): this server is a
+// master again. Under the lock.
+func (m *Master) EndFailover(why string) {
+	if m.failover.state == failoverInProgress {
+		m.abortFailover(why)
+	}
+}
+
+// FailoverAnswered settles a failover in progress once its target
+// answered PSYNC ... FAILOVER: ok (+CONTINUE or +FULLRESYNC) completes
+// it, anything else ends it with this server a master again. Under the
+// lock.
+func (m *Master) FailoverAnswered(ok bool) {
+	if m.failover.state != failoverInProgress {
+		return
+	}
+	if ok {
+		m.clearFailover()
+	} else {
+		m.abortFailover("Failover target rejected psync request")
 	}
 }
 
 // abortFailover ends a failover (abortFailover): a server that already
 // became its target's replica is a master again. Under the lock.
-func (m *replMaster) abortFailover(why string) {
+func (m *Master) abortFailover(why string) {
 	f := &m.failover
 	if f.state == noFailover {
 		return
 	}
 	if f.host != "" {
-		m.s.log.Noticef("FAILOVER to %s:%d aborted: %s", f.host, f.port, why)
+		m.log.Noticef("FAILOVER to %s:%d aborted: %s", f.host, f.port, why)
 	} else {
-		m.s.log.Noticef("FAILOVER to any replica aborted: %s", why)
+		m.log.Noticef("FAILOVER to any replica aborted: %s", why)
 	}
 	if f.state == failoverInProgress {
-		m.s.unsetMaster()
+		m.host.UnsetMaster()
 	}
 	m.clearFailover()
 }
 
 // clearFailover forgets the failover and lets the writes it held run
 // (clearFailoverState). Under the lock.
-func (m *replMaster) clearFailover() {
+func (m *Master) clearFailover() {
 	m.failover = failoverState{}
-	m.s.pauseWritesFor(pauseFailover, false)
-}
-
-// failoverAnswered settles a failover in progress once its target
-// answered PSYNC ... FAILOVER (err: it did not): +CONTINUE or
-// +FULLRESYNC completes it, anything else ends it with this server a
-// master again, and the session then ends (false).
-func (l *replicaLink) failoverAnswered(reply string, err error) bool {
-	ok := err == nil && (strings.HasPrefix(reply, "+CONTINUE") || strings.HasPrefix(reply, "+FULLRESYNC"))
-	switch {
-	case ok:
-	case err != nil:
-		l.s.log.Warningf("Master did not reply to PSYNC, will try later")
-	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
-		l.s.log.Noticef("Master is currently unable to PSYNC but should be in the future: %s", reply)
-	case strings.HasPrefix(reply, "-ERR"):
-		l.s.log.Noticef("Master does not support PSYNC or is in error state (reply: %s)", reply)
-	default:
-		l.s.log.Warningf("Unexpected reply to PSYNC from master: %s", reply)
-	}
-	owned := true
-	l.s.ks.Exec(func() {
-		m := &l.s.repl
-		if owned = l.owned(); !owned || m.failover.state != failoverInProgress {
-			return
-		}
-		if ok {
-			m.clearFailover()
-		} else {
-			m.abortFailover("Failover target rejected psync request")
-		}
-	})
-	return ok && owned
+	m.host.HoldWritesForFailover(false)
 }
 
 // FailoverRequest implements engine.Replication: the PSYNC ... FAILOVER
 // of a master handing its role to this replica.
-func (m *replMaster) FailoverRequest(c *engine.Ctx, replid string) bool {
-	s := m.s
-	s.log.Warningf("Failover request received for replid %s.", replid)
-	if s.replica == nil {
+func (m *Master) FailoverRequest(c *engine.Ctx, replid string) bool {
+	m.log.Warningf("Failover request received for replid %s.", replid)
+	if !m.replicating() {
 		c.Error("ERR PSYNC FAILOVER can't be sent to a master.")
 		return false
 	}
@@ -221,8 +215,8 @@ func (m *replMaster) FailoverRequest(c *engine.Ctx, replid string) bool {
 		c.Error("ERR PSYNC FAILOVER replid must match my replid.")
 		return false
 	}
-	s.unsetMaster()
+	m.host.UnsetMaster()
 	who := string(engine.AppendClientInfo(nil, c, c.Client, c.KS.Now(), 0))
-	s.log.Noticef("MASTER MODE enabled (failover request from '%s')", who)
+	m.log.Noticef("MASTER MODE enabled (failover request from '%s')", who)
 	return true
 }

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/replication"
+)
+
+// replHost is the server as the host of its replication's master side
+// (replication.Host): the replica connections, the dispatcher's
+// propagation stream, RDB writing, pauses, and the link to this
+// server's own master (replica.go).
+type replHost struct{ s *Server }
+
+// Replication implements engine.Server.
+func (s *Server) Replication() engine.Replication { return s.repl }
+
+// Conn implements replication.Host.
+func (h replHost) Conn(cl *engine.Client) replication.Conn {
+	c := h.s.clients[cl.ID]
+	if c == nil || c.killed {
+		return nil
+	}
+	return replConn{c}
+}
+
+// Link implements replication.Host.
+func (h replHost) Link() (replication.Link, bool) {
+	l := h.s.replica
+	if l == nil {
+		return replication.Link{}, false
+	}
+	return replication.Link{Host: l.host, Port: l.port, State: l.state, Up: l.up(), Streaming: l.master != nil}, true
+}
+
+// SetMaster implements replication.Host.
+func (h replHost) SetMaster(host string, port int) { h.s.setMaster(host, port) }
+
+// UnsetMaster implements replication.Host.
+func (h replHost) UnsetMaster() { h.s.unsetMaster() }
+
+// AttachReplicas implements replication.Host.
+func (h replHost) AttachReplicas(p engine.Propagator) { h.s.disp.AttachReplicas(p) }
+
+// Detach implements replication.Host.
+func (h replHost) Detach(p engine.Propagator) { h.s.disp.Detach(p) }
+
+// SetGoodReplicas implements replication.Host.
+func (h replHost) SetGoodReplicas(n int64) { h.s.disp.GoodReplicas.Store(n) }
+
+// GoodReplicas implements replication.Host.
+func (h replHost) GoodReplicas() int64 { return h.s.disp.GoodReplicas.Load() }
+
+// SaveInfo implements replication.Host.
+func (h replHost) SaveInfo() [][2]string { return h.s.replSaveInfo() }
+
+// FunctionCodes implements replication.Host.
+func (h replHost) FunctionCodes() []string { return h.s.disp.Functions.Codes() }
+
+// WriteRDB implements replication.Host.
+func (h replHost) WriteRDB(w io.Writer, snap *keyspace.Snapshot, functions []string, aux [][2]string) error {
+	return h.s.encodeSnapshot(w, snap, functions, false, aux)
+}
+
+// Paused implements replication.Host.
+func (h replHost) Paused(nowMs int64) bool { return h.s.pause.active(nowMs) }
+
+// HoldWritesForFailover implements replication.Host.
+func (h replHost) HoldWritesForFailover(on bool) { h.s.pauseWritesFor(pauseFailover, on) }
+
+// ReplicaOutputLimitReached implements replication.Host.
+func (h replHost) ReplicaOutputLimitReached(used uint64, softSince *int64) bool {
+	l := &h.s.outLimits.Load()[config.ClientReplica]
+	return limited(l) && reached(l, used, softSince, time.Now)
+}
+
+// Acked implements replication.Host.
+func (h replHost) Acked() { h.s.shutdownAcked() }
+
+// replConn is a client connection as a replica's (replication.Conn).
+type replConn struct{ c *conn }
+
+// Client implements replication.Conn.
+func (r replConn) Client() *engine.Client { return r.c.cl }
+
+// Closing implements replication.Conn.
+func (r replConn) Closing() bool { return r.c.killed || r.c.overLimit.Load() }
+
+// Done implements replication.Conn.
+func (r replConn) Done() <-chan struct{} { return r.c.gone }
+
+// OverLimit implements replication.Conn.
+func (r replConn) OverLimit() bool { return r.c.overLimit.Load() }
+
+// Push implements replication.Conn.
+func (r replConn) Push(frame []byte) { r.c.pushOut(frame) }
+
+// CloseOverLimit implements replication.Conn.
+func (r replConn) CloseOverLimit() { r.c.closeOverLimit(0, true) }
+
+// Drop implements replication.Conn.
+func (r replConn) Drop() { r.c.s.drop(r.c) }
+
+// DisableNoDelay implements replication.Conn; not critical if it fails
+// (a unix socket).
+func (r replConn) DisableNoDelay() {
+	syscall.SetsockoptInt(r.c.fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 0)
+}
+
+// WriteLater implements replication.Conn: b goes to the socket from the
+// connection's loop, after what the loop is doing now (the replies of
+// the running batch).
+func (r replConn) WriteLater(b []byte) {
+	c := r.c
+	c.loop.Submit(func() {
+		if c.lc != nil && !c.lc.IsClosed() {
+			c.lc.Write(b)
+		}
+	})
+}
+
+// Send implements replication.Conn: b goes to the socket from the
+// connection's loop, and the channel is closed once the socket took all
+// of it, or the connection closed. b is copied before the channel is
+// closed.
+func (r replConn) Send(b []byte) <-chan struct{} {
+	c := r.c
+	done := make(chan struct{})
+	c.loop.Submit(func() {
+		if c.lc == nil || c.lc.IsClosed() {
+			close(done)
+			return
+		}
+		c.lc.Write(b)
+		c.countOut(int64(len(b)))
+		c.lc.OnDrained(func() { close(done) })
+	})
+	return done
+}
+
+// CloseAfterFlush implements replication.Conn: the connection closes
+// once its output is written.
+func (r replConn) CloseAfterFlush() {
+	c := r.c
+	c.loop.Submit(func() {
+		if c.lc != nil && !c.lc.IsClosed() {
+			c.flushPubSub()
+			c.lc.CloseAfterFlush()
+		}
+	})
+}
