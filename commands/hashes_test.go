@@ -176,17 +176,9 @@ func TestHashLarge(t *testing.T) {
 	assert.Equal(t, replyBulk("v777"), e.run("HGET", "h", "f777"))
 	// A full HSCAN returns every field once at least.
 	seen := map[string]bool{}
-	cursor := "0"
-	for {
-		r := e.run("HSCAN", "h", cursor, "COUNT", "25")
-		lines := strings.Split(r, "\r\n")
-		cursor = lines[2]
-		for i := 4; i+3 < len(lines); i += 4 {
-			seen[lines[i+1]] = true
-		}
-		if cursor == "0" {
-			break
-		}
+	elems := scanWalk(t, e, []string{"HSCAN", "h"}, "COUNT", "25")
+	for i := 0; i < len(elems); i += 2 {
+		seen[elems[i]] = true
 	}
 	assert.Len(t, seen, 1000)
 	r := e.run("MEMORY", "USAGE", "h")

@@ -446,21 +446,7 @@ func TestScanCommand(t *testing.T) {
 	e.run("SET", "dying", "v", "PX", "10")
 	e.advance(10 * time.Millisecond)
 
-	scanAll := func(opts ...string) []string {
-		var got []string
-		cursor := "0"
-		for n := 0; ; n++ {
-			require.Less(t, n, 10000)
-			out := e.run(append([]string{"SCAN", cursor}, opts...)...)
-			elems := keysParseArray(t, out)
-			require.Len(t, elems, 2)
-			cursor = keysParseBulks(t, elems[0])[0]
-			got = append(got, keysParseBulks(t, elems[1])...)
-			if cursor == "0" {
-				return got
-			}
-		}
-	}
+	scanAll := func(opts ...string) []string { return scanWalk(t, e, []string{"SCAN"}, opts...) }
 	got := scanAll()
 	sort.Strings(got)
 	want := append(append([]string{}, all...), "list:1")
@@ -578,5 +564,27 @@ func keysElement(t *testing.T, raw string) (string, string) {
 	default:
 		i := strings.Index(raw, "\r\n")
 		return raw[:i+2], raw[i+2:]
+	}
+}
+
+// scanWalk runs a complete SCAN, HSCAN, SSCAN or ZSCAN on e: cmd is the
+// command up to the cursor ("SCAN", or "HSCAN", key), opts follow the
+// cursor. It returns the elements of every page in order (a field and its
+// value, a member and its score, for HSCAN and ZSCAN): the one SCAN page
+// collector of the package's tests.
+func scanWalk(t *testing.T, e *testEnv, cmd []string, opts ...string) []string {
+	t.Helper()
+	var got []string
+	cursor := "0"
+	for n := 0; ; n++ {
+		require.Less(t, n, 10000, "%s does not terminate", cmd[0])
+		out := e.run(append(append(append([]string{}, cmd...), cursor), opts...)...)
+		elems := keysParseArray(t, out)
+		require.Len(t, elems, 2, "%s reply %q", cmd[0], out)
+		cursor = keysParseBulks(t, elems[0])[0]
+		got = append(got, keysParseBulks(t, elems[1])...)
+		if cursor == "0" {
+			return got
+		}
 	}
 }

@@ -635,39 +635,8 @@ func TestPropagateMatchesRedis(t *testing.T) {
 		}
 		rec.ops = nil
 		rProp := rs.appended()
-		require.True(t, propSame(rProp, zProp), "%s:\nredis-server AOF: %q\nzredis:           %q", name, rProp, zProp)
+		require.True(t, testsupport.SamePropagation(rProp, zProp), "%s:\nredis-server AOF: %q\nzredis:           %q", name, rProp, zProp)
 	}
-}
-
-// propSame compares propagated commands: exactly, but for absolute
-// deadlines (after PXAT, the time of PEXPIREAT), which may differ by the
-// time between the two executions, and the member of an SREM that a
-// SPOP made (upper-case SREM: the scripts type commands in lower case).
-func propSame(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := strings.Split(a[i], " "), strings.Split(b[i], " ")
-		if len(x) != len(y) {
-			return false
-		}
-		for j := range x {
-			switch {
-			case x[j] == y[j]:
-			case x[0] == "SREM" && j == 2:
-			case (j > 0 && x[j-1] == "PXAT") || (x[0] == "PEXPIREAT" && j == 2):
-				m, err1 := strconv.ParseInt(x[j], 10, 64)
-				n, err2 := strconv.ParseInt(y[j], 10, 64)
-				if err1 != nil || err2 != nil || m-n > 2000 || n-m > 2000 {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // propRedis is a redis-server 7.0 with an AOF written with appendfsync
@@ -795,20 +764,15 @@ func (r *propRedis) appended() []string {
 }
 
 // propStartRedis starts redis-server 7.0 with an AOF in a temporary
-// directory, active expiry off, or skips the test when none is installed.
+// directory, active expiry off, or ends the test as
+// testsupport.RequireRedis does.
 func propStartRedis(t *testing.T) *propRedis {
 	t.Helper()
-	if testsupport.RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: propagation not compared with its AOF")
-	}
 	p := testsupport.StartRedis(t, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "yes")
 	dir := p.Dir
 	r := &propRedis{t: t}
 	addr := p.Addr
 	r.main, r.blocker = r.dial(addr), r.dial(addr)
-	if v := r.do([]string{"INFO", "server"}); !strings.Contains(v, "redis_version:7.0.") {
-		t.Skipf("redis-server is not 7.0: %.60q", v)
-	}
 	require.Equal(t, "+OK\r\n", r.do([]string{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}))
 	manifest, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
 	require.NoError(t, err)

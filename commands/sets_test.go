@@ -286,18 +286,8 @@ func TestSscanHashtable(t *testing.T) {
 	}
 	e.run(args...)
 	seen := map[string]int{}
-	cursor := "0"
-	for calls := 0; ; calls++ {
-		require.Less(t, calls, 10000)
-		raw := e.run("SSCAN", "s", cursor, "COUNT", "25")
-		lines := strings.Split(raw, "\r\n")
-		cursor = lines[2]
-		for _, m := range decodeBulks(t, strings.Join(lines[3:], "\r\n")) {
-			seen[m]++
-		}
-		if cursor == "0" {
-			break
-		}
+	for _, m := range scanWalk(t, e, []string{"SSCAN", "s"}, "COUNT", "25") {
+		seen[m]++
 	}
 	assert.Len(t, seen, 3000)
 	for m, n := range seen {

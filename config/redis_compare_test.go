@@ -25,22 +25,15 @@ import (
 	"github.com/zredis/zredis/internal/testsupport"
 )
 
-// redisBinary returns the redis-server path and its version, skipping the
-// test when there is no Redis 7.0 server to compare with.
+// redisBinary returns the path and the version of the Redis 7.0 server
+// to compare with, or ends the test as testsupport.RequireRedis does.
 func redisBinary(t *testing.T) (string, string) {
 	t.Helper()
-	path := testsupport.RedisServerPath()
-	if path == "" {
-		t.Skip("redis-server not found in PATH: skipping comparison with real Redis 7.0")
-	}
+	path := testsupport.RequireRedis(t)
 	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Skipf("redis-server --version failed (%v): skipping comparison with real Redis", err)
-	}
+	require.NoError(t, err)
 	m := regexp.MustCompile(`v=(\d+\.\d+\.\d+)`).FindStringSubmatch(string(out))
-	if m == nil || !strings.HasPrefix(m[1], "7.0.") {
-		t.Skipf("redis-server is not Redis 7.0 (%s): skipping comparison", strings.TrimSpace(string(out)))
-	}
+	require.NotNil(t, m, "%s --version: %s", path, out)
 	return path, m[1]
 }
 

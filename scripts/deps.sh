@@ -3,7 +3,12 @@
 # redis-server and redis-tools (differential tests, redis-cli, redis-benchmark),
 # python3-zmq and libzmq-ffi-perl (libzmq listeners: the interop tests and the
 # Perl client), python3-redis (redis-py's Lock against the scripting family),
-# nodejs and npm (BullMQ against the scripting family and streams).
+# nodejs and npm (BullMQ against the scripting family and streams), and
+# the tools single tests run: redis-check-rdb/-aof (redis-tools), openssl
+# (TLS certificates), script (bsdutils: interactive redis-cli), stdbuf
+# (coreutils), ss (iproute2: socket marks), systemd-analyze (systemd: the
+# units of packaging/). make test sets ZREDIS_TEST_REQUIRE_ALL, so a test
+# whose tool is missing fails rather than skips.
 # Debian's python modules load into /usr/bin/python3 only.
 # Then BullMQ itself: npm ci of tests/testdata/bullmq's package-lock.json
 # into tests/testdata/bullmq/node_modules (git-ignored), when that lock
@@ -13,6 +18,13 @@ need=()
 command -v redis-server    >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli       >/dev/null 2>&1 || need+=(redis-tools)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
+command -v redis-check-rdb >/dev/null 2>&1 || need+=(redis-tools)
+command -v redis-check-aof >/dev/null 2>&1 || need+=(redis-tools)
+command -v openssl         >/dev/null 2>&1 || need+=(openssl)
+command -v script          >/dev/null 2>&1 || need+=(bsdutils)
+command -v stdbuf          >/dev/null 2>&1 || need+=(coreutils)
+command -v ss              >/dev/null 2>&1 || need+=(iproute2)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 /usr/bin/python3 -c 'import zmq' >/dev/null 2>&1 || need+=(python3-zmq)
 /usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need+=(python3-redis)
 perl -MZMQ::FFI -e1 >/dev/null 2>&1 || need+=(libzmq-ffi-perl)

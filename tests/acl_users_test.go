@@ -54,9 +54,7 @@ type aclSide struct {
 // with servers of its own, and compares the two runs step by step.
 func aclDiff(t *testing.T, scenario func(s *aclSide)) {
 	t.Helper()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	ref := &aclSide{name: "redis", ref: true}
 	other := &aclSide{name: "zredis"}
 	if aclRedisOnly {
@@ -246,32 +244,36 @@ func (s *aclSide) aclAuth(p *Proc, user, pass string) *Conn {
 	return c
 }
 
-// aclRESP3 reports whether zredis speaks RESP3: the RESP3 steps of the
-// scenarios (HELLO 3 AUTH, ACL GETUSER's map) run, on both servers, only
-// then.
-func aclRESP3(t *testing.T) bool {
+// aclRequireRESP3 skips the test unless zredis speaks RESP3: the
+// scenarios' RESP3 variants (HELLO 3 AUTH, ACL GETUSER's map) run, on
+// both servers, only then.
+func aclRequireRESP3(t *testing.T) {
+	t.Helper()
+	if aclRedisOnly {
+		return
+	}
 	aclResp3.once.Do(func() {
-		if aclRedisOnly {
-			aclResp3.yes = true
-			return
-		}
 		p, err := testsupport.Launch(t, testsupport.Options{Name: "zredis", Bin: zredisBin})
 		if err != nil {
+			aclResp3.err = err.Error()
 			return
 		}
 		defer p.Close()
 		c := Dial(t, p.Addr)
 		aclResp3.yes = strings.HasPrefix(c.Do("HELLO", "3"), "%")
 	})
-	if !aclResp3.yes {
-		t.Log("zredis does not speak RESP3 yet (HELLO 3): the RESP3 steps are left out")
+	if aclResp3.err != "" {
+		t.Fatal(aclResp3.err)
 	}
-	return aclResp3.yes
+	if !aclResp3.yes {
+		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
+	}
 }
 
 var aclResp3 struct {
 	once sync.Once
 	yes  bool
+	err  string
 }
 
 func sha256Hex(s string) string {
@@ -305,7 +307,15 @@ func aclModifierErr(mod, why string) string {
 // depend on categories zredis has wholly (string, hash, list, pubsub,
 // transaction, or a category taken whole); the others are compared by what
 // the user may run.
-func TestACLUsersSetUserRoundTrip(t *testing.T) {
+func TestACLUsersSetUserRoundTrip(t *testing.T) { aclSetUserRoundTrip(t, false) }
+
+// TestACLUsersSetUserRoundTripResp3 adds ACL GETUSER's RESP3 map.
+func TestACLUsersSetUserRoundTripResp3(t *testing.T) {
+	aclRequireRESP3(t)
+	aclSetUserRoundTrip(t, true)
+}
+
+func aclSetUserRoundTrip(t *testing.T, resp3 bool) {
 	hash := sha256Hex("pw2")
 	modifiers := [][]string{
 		{},
@@ -442,7 +452,7 @@ func TestACLUsersSetUserRoundTrip(t *testing.T) {
 		s.do(c, "ACL", "USERS")
 		s.do(c, "ACL", "WHOAMI")
 		// RESP3 GETUSER: a map, selectors included.
-		if aclRESP3(s.t) {
+		if resp3 {
 			s.doN(c, aclHelloShape, "HELLO", "3")
 			s.do(c, "ACL", "SETUSER", "r3", "on", "#"+hash, "~k", "&c", "-@all", "+@string", "(%W~w +@hash)")
 			s.doN(c, aclRules, "ACL", "GETUSER", "r3")
@@ -499,7 +509,15 @@ func TestACLUsersCommandRulesEnforced(t *testing.T) {
 
 // AUTH and HELLO AUTH with user names, the WRONGPASS and NOAUTH texts, the
 // current user as ACL WHOAMI and CLIENT LIST/INFO show it.
-func TestACLUsersAuth(t *testing.T) {
+func TestACLUsersAuth(t *testing.T) { aclAuth(t, false) }
+
+// TestACLUsersAuthResp3 adds HELLO 3 AUTH.
+func TestACLUsersAuthResp3(t *testing.T) {
+	aclRequireRESP3(t)
+	aclAuth(t, true)
+}
+
+func aclAuth(t *testing.T, resp3 bool) {
 	aclDiff(t, func(s *aclSide) {
 		p := s.start()
 		admin := s.dial(p)
@@ -525,7 +543,7 @@ func TestACLUsersAuth(t *testing.T) {
 		s.doN(admin, aclUserFields, "CLIENT", "LIST")
 
 		for _, proto := range []string{"2", "3"} {
-			if proto == "3" && !aclRESP3(s.t) {
+			if proto == "3" && !resp3 {
 				continue
 			}
 			h := s.dial(p)

@@ -26,6 +26,8 @@ import (
 // make bench (its large-value rounds), not asserted here: on a busy
 // machine such a ratio fails by chance.
 func TestLargeValuesRSS(t *testing.T) {
+	// The RSS is read from /proc: without it (not Linux) this is a
+	// machine condition, and stays a skip under ZREDIS_TEST_REQUIRE_ALL.
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skipf("no /proc: %v", err)
 	}
@@ -44,9 +46,12 @@ func TestLargeValuesRSS(t *testing.T) {
 			zs := runBigValueRounds(t, z, val, tc.hash)
 			t.Logf("zredis: %s", zs)
 			// Memory freed by DEL comes back: after the last DEL zredis is
-			// back near where it started.
-			require.LessOrEqualf(t, zs.afterDel, zs.start+int64(size)/2,
-				"RSS after the last DEL of a %d MB value: %d MB (started at %d MB)", size>>20, zs.afterDel>>20, zs.start>>20)
+			// back near where it started, within half the value plus what
+			// the runtime's own footprint (heap target, stacks of the
+			// goroutines of a busy moment) may have grown meanwhile.
+			const runtimeSlack = 4 << 20
+			require.LessOrEqualf(t, zs.afterDel, zs.start+int64(size)/2+runtimeSlack,
+				"RSS after the last DEL of a %d MB value: %d MB (with it: %d MB; started at %d MB)", size>>20, zs.afterDel>>20, zs.afterSet>>20, zs.start>>20)
 		})
 	}
 }

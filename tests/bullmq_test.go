@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 const bullmqDir = "testdata/bullmq"
@@ -31,22 +34,20 @@ const bullmqDir = "testdata/bullmq"
 // (its sections run side by side): only a hang reaches it.
 const bullmqTimeout = 50 * time.Second
 
-// requireBullMQ returns the node executable, or skips the test when node
-// (18 or later) or the pinned BullMQ is not installed (make test
-// installs both).
+// requireBullMQ returns the node executable, or ends the test
+// (testsupport.Require) when node 18 or later or the pinned BullMQ is not
+// installed (make deps installs both).
 func requireBullMQ(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: BullMQ test skipped (make test installs it)")
-	}
+	node := RequireTool(t, "node")
 	out, err := exec.Command(node, "--version").Output()
 	m := regexp.MustCompile(`^v(\d+)\.`).FindSubmatch(out)
-	if err != nil || m == nil {
-		t.Skipf("node --version: %v %q: BullMQ test skipped", err, out)
+	if err == nil && m == nil {
+		err = fmt.Errorf("node --version printed %q", out)
 	}
+	testsupport.Require(t, "node 18 or later", err)
 	if major, _ := strconv.Atoi(string(m[1])); major < 18 {
-		t.Skipf("node %s is older than 18: BullMQ test skipped", strings.TrimSpace(string(out)))
+		testsupport.Require(t, "node 18 or later", fmt.Errorf("node is %s", strings.TrimSpace(string(out))))
 	}
 	var pinned, installed struct {
 		Version      string
@@ -56,10 +57,13 @@ func requireBullMQ(t *testing.T) string {
 		t.Fatalf("reading %s/package.json: %v", bullmqDir, err)
 	}
 	b, err := os.ReadFile(filepath.Join(bullmqDir, "node_modules", "bullmq", "package.json"))
-	if err != nil || json.Unmarshal(b, &installed) != nil || installed.Version != pinned.Dependencies["bullmq"] {
-		t.Skipf("bullmq %s is not installed in %s/node_modules (found %q): BullMQ test skipped (make test installs it: npm ci)",
-			pinned.Dependencies["bullmq"], bullmqDir, installed.Version)
+	if err == nil {
+		err = json.Unmarshal(b, &installed)
 	}
+	if err == nil && installed.Version != pinned.Dependencies["bullmq"] {
+		err = fmt.Errorf("found version %q", installed.Version)
+	}
+	testsupport.Require(t, fmt.Sprintf("bullmq %s in %s/node_modules", pinned.Dependencies["bullmq"], bullmqDir), err)
 	return node
 }
 

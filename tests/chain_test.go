@@ -31,9 +31,7 @@ func replicaOf(t *testing.T, c *Conn, master *Proc) {
 // without disturbing them.
 func TestChainedReplicas(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	m := StartRedis(t)
 	mc := Dial(t, m.Addr)
 	fillReplData(t, mc, "pre") // the stream ends in db 9
@@ -103,9 +101,7 @@ func TestChainedReplicas(t *testing.T) {
 // promoted redis-server's history with its own.
 func TestPromotionContinues(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	m := StartRedis(t)
 	mc := Dial(t, m.Addr)
 	fillReplData(t, mc, "pre")
@@ -169,9 +165,7 @@ func TestPromotionContinuesZredis(t *testing.T) {
 // continue, as redis-server does.
 func TestReplicaRestartContinues(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	m := StartRedis(t)
 	mc := Dial(t, m.Addr)
 	fillReplData(t, mc, "pre")
@@ -201,9 +195,7 @@ func TestReplicaRestartContinues(t *testing.T) {
 // blocked clients' commands with an error and closes them, as
 // redis-server does: a replica must not pop what its master pushes.
 func TestReplicaOfUnblocksClients(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	m := StartRedis(t)
 	for name, p := range map[string]*Proc{"redis": StartRedis(t), "zredis": StartZredis(t)} {
 		t.Run(name, func(t *testing.T) {
@@ -301,9 +293,7 @@ func TestMasterRestartContinues(t *testing.T) {
 // replica aborts instead of going on. As redis-server.
 func TestReplicaErrorFromMaster(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, name := range []string{"redis", "zredis"} {
 		for _, behavior := range []string{"ignore", "panic-on-replicas"} {
 			t.Run(name+"/"+behavior, func(t *testing.T) {
@@ -340,9 +330,7 @@ func TestReplicaErrorFromMaster(t *testing.T) {
 // and sends no expiry message: the stream is its master's. The
 // master's keys still wait for the master's DEL.
 func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	requirePythonZMQ(t)
 	for _, name := range []string{"redis", "zredis"} {
 		t.Run(name, func(t *testing.T) {
@@ -386,9 +374,7 @@ func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
 // (Sentinel reads it to choose the replica to promote).
 func TestMasterLinkDownSince(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, name := range []string{"redis", "zredis"} {
 		t.Run(name, func(t *testing.T) {
 			r := StartServer(t, name)

@@ -212,13 +212,11 @@ func goRedisScenario(t *testing.T, addr string, proto int) {
 
 // ---- redis-cli --------------------------------------------------------------
 
+// requireRedisCLI returns redis-cli (Debian package redis-tools), or
+// ends the test as RequireTool does.
 func requireRedisCLI(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli is not installed: redis-cli tests skipped (make test installs redis-tools)")
-	}
-	return p
+	return RequireTool(t, "redis-cli")
 }
 
 // cli runs redis-cli against p with args, stdin as its input, and returns

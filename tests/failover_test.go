@@ -43,9 +43,7 @@ func waitOnline(t *testing.T, c *Conn, n int) {
 
 // TestFailoverRefusals compares FAILOVER's errors with redis-server's.
 func TestFailoverRefusals(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	replies := map[string][]string{}
 	for _, name := range []string{"redis", "zredis"} {
 		m := StartServer(t, name, "--repl-diskless-sync-delay", "0")
@@ -106,9 +104,7 @@ func TestFailover(t *testing.T) {
 		{"zredis", "redis", "zredis"},
 	} {
 		t.Run(kinds[0]+"-"+kinds[1]+"-"+kinds[2], func(t *testing.T) {
-			if RedisServerPath() == "" {
-				t.Skip("redis-server is not installed (make test installs it)")
-			}
+			RequireRedis(t)
 			var n [3]*Proc
 			var c [3]*Conn
 			for i, k := range kinds {
@@ -207,9 +203,7 @@ func TestFailoverTargetRefuses(t *testing.T) {
 	parallelReplication(t)
 	for _, name := range []string{"redis", "zredis"} {
 		t.Run(name, func(t *testing.T) {
-			if RedisServerPath() == "" {
-				t.Skip("redis-server is not installed (make test installs it)")
-			}
+			RequireRedis(t)
 			m := StartServer(t, name, "--repl-diskless-sync-delay", "0")
 			mc := Dial(t, m.Addr)
 			r1 := StartServer(t, name, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))

@@ -183,9 +183,7 @@ func TestFunctionDifferential(t *testing.T) {
 // propagated, and a rewritten base of either kind) brings them back after
 // a restart.
 func TestFunctionPersistence(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, pair := range [][2]string{{"redis", "zredis"}, {"zredis", "redis"}, {"zredis", "zredis"}} {
 		t.Run("rdb "+pair[0]+" to "+pair[1], func(t *testing.T) {
 			dir := t.TempDir()
@@ -237,9 +235,7 @@ func TestFunctionPersistence(t *testing.T) {
 // FCALL_RO of a no-writes function runs on a read-only replica.
 func TestFunctionReplication(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kinds := range [][2]string{{"zredis", "redis"}, {"redis", "zredis"}} {
 		t.Run(kinds[0]+" master, "+kinds[1]+" replica", func(t *testing.T) {
 			m := StartServer(t, kinds[0], "--repl-diskless-sync-delay", "0")
@@ -275,9 +271,7 @@ func TestFunctionReplication(t *testing.T) {
 // A function past busy-reply-threshold, as Redis 7.0 runs it: FUNCTION
 // STATS shows it, SCRIPT KILL refuses it, FUNCTION KILL stops it.
 func TestFunctionBusy(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	const lib = "#!lua name=slow\nredis.register_function{function_name='spin', callback=function() local i = 0 while true do i = i + 1 end end, flags={'no-writes'}}"
 	replies := map[string][]string{}
 	for _, name := range []string{"redis", "zredis"} {

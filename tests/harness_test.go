@@ -80,16 +80,24 @@ func StartZredis(t testing.TB, args ...string) *Proc {
 	return testsupport.StartZredis(t, zredisBin, args...)
 }
 
-// RedisServerPath is the real redis-server, or "" when not installed.
-func RedisServerPath() string { return testsupport.RedisServerPath() }
+// RequireRedis returns the real redis-server 7.0, or ends the test (a
+// skip, a failure under ZREDIS_TEST_REQUIRE_ALL) when there is none.
+func RequireRedis(t testing.TB) string {
+	t.Helper()
+	return testsupport.RequireRedis(t)
+}
 
-// StartRedis starts a real redis-server for this test, or skips the test
-// when none is installed (make test installs it).
+// RequireTool returns the executable name from $PATH, or ends the test
+// as RequireRedis does.
+func RequireTool(t testing.TB, name string) string {
+	t.Helper()
+	return testsupport.RequireTool(t, name)
+}
+
+// StartRedis starts a real redis-server for this test, or ends the test
+// as RequireRedis does.
 func StartRedis(t testing.TB, args ...string) *Proc {
 	t.Helper()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
 	return testsupport.StartRedis(t, args...)
 }
 
@@ -233,9 +241,7 @@ type Diff struct {
 // NewDiff connects to the shared pair of servers (started on first use).
 func NewDiff(t *testing.T) *Diff {
 	t.Helper()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	redisBin := RequireRedis(t)
 	shared.once.Do(func() {
 		var err error
 		shared.z, err = testsupport.Launch(t, testsupport.Options{Name: "zredis", Bin: zredisBin})
@@ -243,7 +249,7 @@ func NewDiff(t *testing.T) *Diff {
 			shared.failed = err.Error()
 			return
 		}
-		shared.r, err = testsupport.Launch(t, testsupport.Options{Name: "redis", Bin: RedisServerPath()})
+		shared.r, err = testsupport.Launch(t, testsupport.Options{Name: "redis", Bin: redisBin})
 		if err != nil {
 			shared.failed = err.Error()
 		}
@@ -331,17 +337,13 @@ func StartServer(t testing.TB, name string, args ...string) *Proc {
 
 // serverBin is the binary of zredis or, for name "redis", of the real
 // redis-server, for a test that runs it itself; it skips the test when
-// redis-server is not installed.
+// redis-server is not installed (RequireRedis).
 func serverBin(t testing.TB, name string) string {
 	t.Helper()
 	if name != "redis" {
 		return zredisBin
 	}
-	bin := RedisServerPath()
-	if bin == "" {
-		t.Skip("redis-server is not installed")
-	}
-	return bin
+	return RequireRedis(t)
 }
 
 // waitLog waits for a line of p's log that matches pattern: a live

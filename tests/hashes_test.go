@@ -397,33 +397,7 @@ func TestHashesScan(t *testing.T) {
 // sorted and deduplicated.
 func hscanAll(t *testing.T, c *Conn, key string, opts ...string) []string {
 	t.Helper()
-	seen := map[string]bool{}
-	cursor := "0"
-	for n := 0; ; n++ {
-		if n > 100000 {
-			t.Fatal("HSCAN does not end")
-		}
-		raw := c.Do(append([]string{"HSCAN", key, cursor}, opts...)...)
-		rd := bufio.NewReader(strings.NewReader(raw))
-		rd.ReadString('\n')
-		rd.ReadString('\n')
-		next, _ := rd.ReadString('\n')
-		cursor = strings.TrimSpace(next)
-		rest, _ := rd.ReadString(0)
-		elems := bulksAll(t, rest)
-		for i := 0; i+1 < len(elems); i += 2 {
-			seen[elems[i]+"="+elems[i+1]] = true
-		}
-		if cursor == "0" {
-			break
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return scanCollect(t, c, []string{"HSCAN", key}, opts, 2)
 }
 
 // TestHashesScanGuarantee grows and shrinks a hashtable between HSCAN
@@ -436,21 +410,9 @@ func TestHashesScanGuarantee(t *testing.T) {
 	}
 	z.Do(args...)
 	seen := map[string]bool{}
-	cursor := "0"
-	for step := 0; ; step++ {
-		raw := z.Do("HSCAN", "h", cursor, "COUNT", "20")
-		rd := bufio.NewReader(strings.NewReader(raw))
-		rd.ReadString('\n')
-		rd.ReadString('\n')
-		next, _ := rd.ReadString('\n')
-		cursor = strings.TrimSpace(next)
-		rest, _ := rd.ReadString(0)
-		elems := bulksAll(t, rest)
+	scanPages(t, z, []string{"HSCAN", "h"}, []string{"COUNT", "20"}, func(step int, elems []string) {
 		for i := 0; i < len(elems); i += 2 {
 			seen[elems[i]] = true
-		}
-		if cursor == "0" {
-			break
 		}
 		// Grow by many fields (forcing resizes), then shrink them away.
 		if step%10 == 0 {
@@ -469,7 +431,7 @@ func TestHashesScanGuarantee(t *testing.T) {
 			}
 			z.Do(del...)
 		}
-	}
+	})
 	for i := 0; i < 3000; i++ {
 		if !seen[fmt.Sprintf("stable%d", i)] {
 			t.Fatalf("stable%d never returned", i)

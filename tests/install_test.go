@@ -61,10 +61,7 @@ func TestInstall(t *testing.T) {
 	require.Contains(t, string(out), "zredis")
 
 	t.Run("systemd-analyze verify", func(t *testing.T) {
-		analyze, err := exec.LookPath("systemd-analyze")
-		if err != nil {
-			t.Skip("systemd-analyze is not installed (Debian package systemd): the units in packaging/ are not verified")
-		}
+		analyze := RequireTool(t, "systemd-analyze")
 		// The units start /usr/local/bin/zredis-server, where make install
 		// puts it by default; verify checks that ExecStart exists, so the
 		// copies point at the one just installed.

@@ -438,7 +438,7 @@ func TestMemoryUsageCollectionsNearRedis(t *testing.T) {
 	z, r := usage["zredis"], usage["redis"]
 	for i, key := range []string{"list", "set", "zset"} {
 		if r[i] == 0 {
-			continue // redis-server not installed: skipped above
+			continue // the redis subtest was skipped (RequireRedis)
 		}
 		assert.InDelta(t, 1, z[i]/r[i], 0.5, "%s: zredis %v, redis %v", key, z[i], r[i])
 	}

@@ -11,9 +11,7 @@ import (
 // the replies of the source are the same either way, and the keys arrive
 // with their values and deadlines.
 func TestMigrateDifferential(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	replies := map[string][]string{}
 	for _, pair := range [][2]string{{"redis", "zredis"}, {"zredis", "redis"}} {
 		src, dst := StartServer(t, pair[0]), StartServer(t, pair[1])

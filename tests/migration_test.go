@@ -224,9 +224,7 @@ func dbSize(t *testing.T, c *Conn, db int) string {
 // Z's expiry stream once each; then the same steps back to M.
 func TestMigrationFromRedisAndBack(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: migration test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	requirePythonZMQ(t)
 	const ttlKeys = 20
 

@@ -32,9 +32,7 @@ func TestModuleAndRestoreAskingDifferential(t *testing.T) {
 // With enable-module-command yes, MODULE LOAD of a file that is no
 // module fails as in Redis (zredis loads none), and UNLOAD finds none.
 func TestModuleEnabled(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	var got [2][]string
 	for i, name := range []string{"redis", "zredis"} {
 		c := Dial(t, StartServer(t, name, "--enable-module-command", "yes").Addr)

@@ -561,6 +561,8 @@ func TestConfigSetAppendfsync(t *testing.T) {
 // startOnFullDisk starts zredis with the AOF on under policy, its
 // incremental file a link to /dev/full: every write to it fails (ENOSPC).
 func startOnFullDisk(t *testing.T, policy string) *Proc {
+	// A device of the machine (Linux has it), not a missing install: it
+	// stays a skip under ZREDIS_TEST_REQUIRE_ALL.
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}

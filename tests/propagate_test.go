@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // End-to-end write propagation: the same commands sent to zredis and to
@@ -73,7 +75,7 @@ func TestAOFPropagationMatchesRedis(t *testing.T) {
 			t.Fatalf("%s: replies differ: redis %q, zredis %q", name, rr, zr)
 		}
 		ra, za := r.appended(), z.appended()
-		if !aofPropSame(ra, za) {
+		if !testsupport.SamePropagation(ra, za) {
 			t.Fatalf("%s:\nredis-server AOF: %q\nzredis AOF:       %q", name, ra, za)
 		}
 	}
@@ -172,35 +174,4 @@ func aofPropRead(rd *bufio.Reader) ([]string, error) {
 		args[i] = string(buf[:size])
 	}
 	return args, nil
-}
-
-// aofPropSame compares two runs of propagated commands: exactly, but for
-// absolute deadlines (after PXAT, the time of PEXPIREAT), which differ by
-// the time between the two executions, and the members of the SREMs a
-// SPOP made (upper-case SREM: the script types commands in lower case).
-func aofPropSame(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := strings.Split(a[i], " "), strings.Split(b[i], " ")
-		if len(x) != len(y) {
-			return false
-		}
-		for j := range x {
-			switch {
-			case x[j] == y[j]:
-			case x[0] == "SREM" && j == 2:
-			case (j > 0 && x[j-1] == "PXAT") || (x[0] == "PEXPIREAT" && j == 2):
-				m, err1 := strconv.ParseInt(x[j], 10, 64)
-				n, err2 := strconv.ParseInt(y[j], 10, 64)
-				if err1 != nil || err2 != nil || m-n > 2000 || n-m > 2000 {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-	}
-	return true
 }

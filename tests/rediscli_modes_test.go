@@ -205,12 +205,10 @@ func TestRedisCliFunctionsRDB(t *testing.T) {
 		for _, kv := range info.Aux {
 			aux = append(aux, kv[0])
 		}
-		if _, err := exec.LookPath("redis-check-rdb"); err == nil {
-			check, err := exec.Command("redis-check-rdb", file).CombinedOutput()
-			require.NoError(t, err, "%s", check)
-			assert.Contains(t, string(check), "RDB looks OK")
-			assert.Contains(t, string(check), "[info] 0 keys read")
-		}
+		check, err := exec.Command(RequireTool(t, "redis-check-rdb"), file).CombinedOutput()
+		require.NoError(t, err, "%s", check)
+		assert.Contains(t, string(check), "RDB looks OK")
+		assert.Contains(t, string(check), "[info] 0 keys read")
 		// The server still has its keys, and the connection is gone.
 		assert.Equal(t, ":6\r\n", c.Do("DBSIZE"))
 		waitFor(t, func() bool { return infoField(t, c, "replication", "connected_slaves") == "0" })

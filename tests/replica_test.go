@@ -335,7 +335,7 @@ func TestReplicaFaultyMaster(t *testing.T) {
 
 // A wrong masterauth: the link stays down, the log says why.
 func TestReplicaWrongMasterauth(t *testing.T) {
-	m := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: RedisServerPath(), Args: []string{"--requirepass", "right"}, Password: "right"})
+	m := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: RequireRedis(t), Args: []string{"--requirepass", "right"}, Password: "right"})
 	z := StartZredis(t, "--masterauth", "wrong", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
 	zc := Dial(t, z.Addr)
 	require.Eventually(t, func() bool { return strings.Contains(z.Output(), "Unable to AUTH to MASTER") }, 20*time.Second, 50*time.Millisecond)

@@ -120,9 +120,7 @@ func publishScenario(t *testing.T, master *Proc, replicas ...*Proc) (aofLines []
 // the master's, which counted the PUBLISHes into its stream. The same
 // scenario on a redis-server master gives the same AOF and messages.
 func TestReplicationPublish(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	masterArgs := []string{"--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0"}
 	results := map[string][]string{}
 	messages := map[string][][]string{}
@@ -166,9 +164,7 @@ func TestReplicationPublish(t *testing.T) {
 // bytes (the offsets' growth); the instantaneous repl rates move; CONFIG
 // RESETSTAT zeroes them.
 func TestReplicationNetStats(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	// Values the RDB does not compress.
 	rnd := rand.New(rand.NewPCG(1, 2))
 	b := make([]byte, 50_000)
@@ -235,9 +231,7 @@ func TestReplicationNetStats(t *testing.T) {
 // and logs "Replica is applying a command even though it is unable to
 // write to disk.". redis-server does the same.
 func TestReplicaIgnoreDiskWriteErrors(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kind := range []string{"zredis", "redis"} {
 		for _, ignore := range []string{"no", "yes"} {
 			t.Run(kind+" replica, "+ignore, func(t *testing.T) {

@@ -232,9 +232,7 @@ func bulkElems(raw string) []string {
 // partial resynchronisation after the links are killed.
 func TestReplicationMaster(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z := StartZredis(t, "--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
 	c := Dial(t, z.Addr)
 	assert.Equal(t, "0", infoField(t, c, "replication", "master_repl_offset"))
@@ -329,9 +327,7 @@ func TestReplicationMaster(t *testing.T) {
 // TestReplicationDiskBased synchronises a replica with an RDB file written
 // to dir and sent with its length (repl-diskless-sync no).
 func TestReplicationDiskBased(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z := StartZredis(t, "--repl-diskless-sync", "no")
 	c := Dial(t, z.Addr)
 	fillReplData(t, c, "disk")
@@ -351,9 +347,7 @@ func TestReplicationDiskBased(t *testing.T) {
 // accepts and redis-server loads; redis-cli --replica shows the stream.
 func TestReplicationRedisCLI(t *testing.T) {
 	requireRedisCLI(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z := StartZredis(t, "--repl-diskless-sync-delay", "0")
 	c := Dial(t, z.Addr)
 	fillReplData(t, c, "cli")
@@ -435,9 +429,7 @@ func TestReplicationOutputLimit(t *testing.T) {
 // backlog is freed after repl-backlog-ttl, with a new replication ID.
 func TestReplicationDelayedDiskless(t *testing.T) {
 	parallelReplication(t)
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z := StartZredis(t, "--repl-diskless-sync-delay", "1", "--repl-backlog-ttl", "1")
 	c := Dial(t, z.Addr)
 	fillReplData(t, c, "delayed")
@@ -468,9 +460,7 @@ func TestReplicationDelayedDiskless(t *testing.T) {
 // replica synchronising at the same time finishes, and clients are
 // served throughout. Disk-based and diskless.
 func TestReplicaGoneDuringSync(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, diskless := range []string{"no", "yes"} {
 		t.Run("diskless="+diskless, func(t *testing.T) {
 			z := StartZredis(t, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "1")

@@ -327,10 +327,8 @@ func TestProtectedMode(t *testing.T) {
 // redis-server enforces them; an aclfile that cannot be read stops the
 // start with Redis's message.
 func TestConfiguredUsersEnforced(t *testing.T) {
-	for _, bin := range []string{zredisBin, testsupport.RedisServerPath()} {
-		if bin == "" {
-			continue
-		}
+	for _, name := range []string{"zredis", "redis"} {
+		bin := serverBin(t, name)
 		path := filepath.Join(t.TempDir(), "z.conf")
 		require.NoError(t, os.WriteFile(path, []byte("user admin on >s3cret ~* &* +@all\nuser default off\n"), 0o644))
 		p := testsupport.Start(t, testsupport.Options{Name: filepath.Base(bin), Bin: bin, Args: []string{path}, Password: "s3cret", User: "admin"})

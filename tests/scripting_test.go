@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // Differential tests of Lua scripting (eval.c, script_lua.c, script.c):
@@ -496,9 +498,7 @@ func libErrorText(reply string) string {
 // server gives the same sequence as a fresh redis-server, across scripts,
 // and math.randomseed restarts it.
 func TestScriptRandomSequence(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z, r := Dial(t, StartZredis(t).Addr), Dial(t, StartRedis(t).Addr)
 	for _, src := range []string{
 		"return {tostring(math.random()), math.random(100), math.random(5, 10)}",
@@ -553,9 +553,7 @@ func monitorTail(line string) string {
 // shebang declares (evalGetCommandFlags), and a script without shebang
 // is refused at its first deny-oom command.
 func TestScriptOOM(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z, r := Dial(t, StartZredis(t).Addr), Dial(t, StartRedis(t).Addr)
 	for _, c := range []*Conn{z, r} {
 		c.Do("SET", "big", strings.Repeat("x", 100000))
@@ -588,9 +586,7 @@ func TestScriptOOM(t *testing.T) {
 // replica-serve-stale-data no and the link down, only allow-stale
 // scripts run.
 func TestScriptOnReadOnlyReplica(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z, r := Dial(t, StartZredis(t).Addr), Dial(t, StartRedis(t).Addr)
 	nowhere := strconv.Itoa(FreePort(t))
 	for _, c := range []*Conn{z, r} {
@@ -671,9 +667,7 @@ func TestScriptACL(t *testing.T) {
 // A script's writes reach the AOF as their effects, wrapped in MULTI ...
 // EXEC when more than one; EVAL, SCRIPT LOAD and SCRIPT FLUSH never do.
 func TestScriptPropagationAOF(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	args := []string{"--appendonly", "yes", "--appendfsync", "always"}
 	r := newAOFProp(t, StartRedis(t, args...))
 	z := newAOFProp(t, StartZredis(t, args...))
@@ -701,7 +695,7 @@ func TestScriptPropagationAOF(t *testing.T) {
 			t.Fatalf("%s: replies differ: redis %q, zredis %q", name, rr, zr)
 		}
 		ra, za := r.appended(), z.appended()
-		if !aofPropSame(ra, za) {
+		if !testsupport.SamePropagation(ra, za) {
 			t.Fatalf("%s:\nredis-server AOF: %q\nzredis AOF:       %q", name, ra, za)
 		}
 	}
@@ -711,9 +705,7 @@ func TestScriptPropagationAOF(t *testing.T) {
 // is the same on both sides, and the replica never sees EVAL (its own
 // script cache stays empty).
 func TestScriptReplicatedToRedisServer(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: replication test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	zp := StartZredis(t)
 	rp := StartRedis(t)
 	m, rep := Dial(t, zp.Addr), Dial(t, rp.Addr)
@@ -852,9 +844,7 @@ func waitBusy(t *testing.T, c *Conn) {
 // stops the server without keeping what the script wrote (the AOF does
 // not have it after a restart). The replies are redis-server's.
 func TestScriptBusy(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	const loop = "local i = 0 while true do i = i + 1 end"
 	replies := map[string][]string{}
 	// With four event loops, the clients of the other loops are served
@@ -911,9 +901,7 @@ func TestScriptBusy(t *testing.T) {
 // a script run on the connection's worker (after a pipelined KEYS), a
 // write sent while CLIENT PAUSE WRITE holds writes (-BUSY first).
 func TestScriptBusyEdges(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	const loop = "local i = 0 while true do i = i + 1 end"
 	replies := map[string][]string{}
 	for _, name := range []string{"redis", "zredis"} {
@@ -960,9 +948,7 @@ func TestScriptLoopForeverStoppedBySIGTERM(t *testing.T) {
 // redis-py's Lock (acquire, extend, release: EVALSHA of its scripts, with
 // EVAL after NOSCRIPT) works against zredis.
 func TestScriptRedisPyLock(t *testing.T) {
-	if err := exec.Command(pythonBin, "-c", "import redis").Run(); err != nil {
-		t.Skip("python3-redis is not installed: redis-py Lock test skipped (make test installs it)")
-	}
+	python := testsupport.RequirePython(t, "redis")
 	p := StartZredis(t)
 	prog := `
 import sys, redis
@@ -1001,7 +987,7 @@ print("ok")
 	}
 	f.WriteString(prog)
 	f.Close()
-	out, err := exec.Command(pythonBin, f.Name(), strconv.Itoa(p.Port)).CombinedOutput()
+	out, err := exec.Command(python, f.Name(), strconv.Itoa(p.Port)).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok") {
 		t.Fatalf("redis-py Lock: %v\n%s", err, out)
 	}

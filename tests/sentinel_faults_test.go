@@ -472,9 +472,7 @@ const sbMaxLag = 3
 // old. zredis and redis-server masters, the same way.
 func TestSentinelSplitBrain(t *testing.T) {
 	t.Parallel()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kind := range []string{"zredis", "redis"} {
 		for _, minReplicas := range []bool{false, true} {
 			name := kind + " master"
@@ -694,9 +692,7 @@ const leaderFailoverTimeout = 4000
 // following it, as in a redis-server group run the same way.
 func TestSentinelLeaderKilledMidFailover(t *testing.T) {
 	t.Parallel()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kind := range []string{"zredis", "redis"} {
 		for _, at := range []string{"+elected-leader", "promoted"} {
 			t.Run(kind+" at "+at, func(t *testing.T) {
@@ -813,9 +809,7 @@ func roleOf(addr string) string {
 // Sentinel converts it"). The same with redis-server nodes, but for the stream.
 func TestSentinelMasterReturnsMidFailover(t *testing.T) {
 	t.Parallel()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kind := range []string{"zredis", "redis"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()

@@ -111,10 +111,7 @@ func startSentinels(t *testing.T, master *groupNode) []*sentinelProc {
 // (a proxy's port), with failover-timeout failoverTimeout ms.
 func startSentinelsOn(t *testing.T, port, failoverTimeout int) []*sentinelProc {
 	t.Helper()
-	bin := RedisServerPath()
-	if bin == "" {
-		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
-	}
+	bin := RequireRedis(t)
 	var ss []*sentinelProc
 	for range 3 {
 		dir := t.TempDir()
@@ -516,9 +513,7 @@ func TestSentinelFailoverCommand(t *testing.T) {
 // reference, the same with redis-server only.
 func TestSentinelMixedGroups(t *testing.T) {
 	t.Parallel()
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: Sentinel tests skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	for _, kinds := range [][3]string{{"redis", "zredis", "redis"}, {"zredis", "redis", "zredis"}, {"redis", "redis", "redis"}} {
 		t.Run(fmt.Sprintf("%s master, %s promoted, %s follows", kinds[0], kinds[1], kinds[2]), func(t *testing.T) {
 			t.Parallel()

@@ -447,10 +447,7 @@ func TestInfoRedisCliStat(t *testing.T) {
 	// redis-cli buffers its output when it is not a terminal, and --stat
 	// never ends: unbuffer it so that what it printed before the timeout
 	// is there.
-	stdbuf, err := exec.LookPath("stdbuf")
-	if err != nil {
-		t.Skip("stdbuf is not installed")
-	}
+	stdbuf := RequireTool(t, "stdbuf")
 	out, _ := exec.CommandContext(ctx, stdbuf, "-oL", bin, "-p", strconv.Itoa(p.Port), "--stat", "-i", "0.2").Output()
 	s := string(out)
 	assert.Contains(t, s, "------- data ------")

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -433,31 +432,7 @@ func TestSetUnionDiffDiff(t *testing.T) {
 // sorted and deduplicated.
 func setScanAll(t *testing.T, c *Conn, key string, opts ...string) []string {
 	t.Helper()
-	seen := map[string]bool{}
-	cursor := "0"
-	for calls := 0; ; calls++ {
-		if calls > 100000 {
-			t.Fatal("SSCAN does not terminate")
-		}
-		raw := c.Do(append([]string{"SSCAN", key, cursor}, opts...)...)
-		lines := strings.Split(raw, "\r\n")
-		if lines[0] != "*2" {
-			t.Fatalf("SSCAN reply %q", raw)
-		}
-		cursor = lines[2]
-		for _, m := range setBulks(t, strings.Join(lines[3:], "\r\n")) {
-			seen[m] = true
-		}
-		if cursor == "0" {
-			break
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return scanCollect(t, c, []string{"SSCAN", key}, opts, 1)
 }
 
 func TestSetSscanDiff(t *testing.T) {
@@ -502,16 +477,9 @@ func TestSetSscanGuarantee(t *testing.T) {
 	}
 	z.Do(args...)
 	seen := map[string]bool{}
-	cursor := "0"
-	for step := 0; ; step++ {
-		raw := z.Do("SSCAN", "s", cursor, "COUNT", "20")
-		lines := strings.Split(raw, "\r\n")
-		cursor = lines[2]
-		for _, m := range setBulks(t, strings.Join(lines[3:], "\r\n")) {
+	scanPages(t, z, []string{"SSCAN", "s"}, []string{"COUNT", "20"}, func(step int, elems []string) {
+		for _, m := range elems {
 			seen[m] = true
-		}
-		if cursor == "0" {
-			break
 		}
 		// Grow a lot (splits), then shrink (rebuilds).
 		add := []string{"SADD", "s"}
@@ -528,7 +496,7 @@ func TestSetSscanGuarantee(t *testing.T) {
 			}
 			z.Do(rem...)
 		}
-	}
+	})
 	for i := 0; i < 3000; i++ {
 		if !seen["keep"+strconv.Itoa(i)] {
 			t.Fatalf("keep%d missed by SSCAN", i)

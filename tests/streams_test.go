@@ -1712,9 +1712,7 @@ func streamReplState(t *testing.T, c *Conn, noReadCounters bool) []string {
 // loosely; the delivery times the replicas get are the masters',
 // through XCLAIM ... TIME).
 func TestStreamReplication(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed")
-	}
+	RequireRedis(t)
 	past := strconv.FormatInt(time.Now().UnixMilli()-1000*1000, 10)
 	var states [3][2][]string
 	// The third pair: redis-server's stream applied by a zredis replica.

@@ -573,9 +573,7 @@ func TestStringExpiredKeys(t *testing.T) {
 // The size limit follows proto-max-bulk-len; LCS's transient table is
 // bounded by it too.
 func TestStringProtoMaxBulkLen(t *testing.T) {
-	if RedisServerPath() == "" {
-		t.Skip("redis-server is not installed: differential test skipped (make test installs it)")
-	}
+	RequireRedis(t)
 	z := StartZredis(t, "--proto-max-bulk-len", "1mb")
 	r := StartRedis(t, "--proto-max-bulk-len", "1mb")
 	d := &Diff{t: t, Z: Dial(t, z.Addr), R: Dial(t, r.Addr)}

@@ -262,10 +262,8 @@ func TestTLSReplicationConfig(t *testing.T) {
 			assert.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "tls-replication", "no"))
 		})
 	}
-	for _, bin := range []string{zredisBin, RedisServerPath()} {
-		if bin == "" {
-			continue
-		}
+	for _, name := range []string{"zredis", "redis"} {
+		bin := serverBin(t, name)
 		stdout, stderr, code := runToExit(t, bin, "--port", strconv.Itoa(FreePort(t)), "--tls-replication", "yes")
 		assert.Equal(t, 1, code, bin)
 		assert.Contains(t, stdout+stderr, "Failed to configure TLS. Check logs for more info.", bin)

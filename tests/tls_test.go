@@ -23,12 +23,10 @@ import (
 // certificate in a new directory.
 func tlsFiles(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl is not installed (make test installs it)")
-	}
+	openssl := RequireTool(t, "openssl")
 	dir := t.TempDir()
 	run := func(args ...string) {
-		cmd := exec.Command("openssl", args...)
+		cmd := exec.Command(openssl, args...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "openssl %v: %s", args, out)
@@ -49,10 +47,7 @@ func tlsFiles(t *testing.T) string {
 // certificate when withCert; it returns the output and whether it worked.
 func tlsCLI(t *testing.T, dir string, port int, withCert bool, args ...string) (string, bool) {
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli is not installed (make test installs it)")
-	}
+	cli := RequireTool(t, "redis-cli")
 	all := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "--tls", "--cacert", filepath.Join(dir, "ca.crt")}
 	if withCert {
 		all = append(all, "--cert", filepath.Join(dir, "client.crt"), "--key", filepath.Join(dir, "client.key"))
@@ -113,10 +108,8 @@ func TestTLSClients(t *testing.T) {
 		{[]string{"--tls-cert-file", f("server.crt"), "--tls-key-file", f("server.key")}, "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!"},
 	} {
 		args := append([]string{"--port", "0", "--tls-port", strconv.Itoa(FreePort(t))}, tc.args...)
-		for _, bin := range []string{zredisBin, RedisServerPath()} {
-			if bin == "" {
-				continue
-			}
+		for _, name := range []string{"zredis", "redis"} {
+			bin := serverBin(t, name)
 			stdout, stderr, code := runToExit(t, bin, args...)
 			assert.Equal(t, 1, code, "%s %q", bin, args)
 			assert.Contains(t, stdout+stderr, tc.want, bin)

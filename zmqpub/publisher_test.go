@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // memSource is a Source over an in-memory queue.
@@ -159,12 +160,11 @@ type pyListener struct {
 	stderr bytes.Buffer
 }
 
-// requirePython skips the test when Debian's python3-zmq is missing.
+// requirePython ends the test (testsupport.Require) when Debian's
+// python3-zmq is missing.
 func requirePython(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import zmq").Run(); err != nil {
-		t.Skip("libzmq peer tests need /usr/bin/python3 with python3-zmq (apt-get install python3-zmq): ", err)
-	}
+	testsupport.RequirePython(t, "zmq")
 }
 
 // startPyPull starts a python PULL listener connected to endpoint;

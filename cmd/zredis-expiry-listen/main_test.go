@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/zmqpub"
 	"github.com/zredis/zredis/zmqpub/z85"
 )
@@ -83,9 +84,7 @@ type pusher struct {
 // startPusher starts pushScript with msgs; the test's cleanup stops it.
 func startPusher(t *testing.T, ctx context.Context, msgs [][][]byte, wait bool) *pusher {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import zmq").Run(); err != nil {
-		t.Skip("/usr/bin/python3 with zmq (Debian package python3-zmq) is not installed")
-	}
+	testsupport.RequirePython(t, "zmq")
 	hexMsgs := make([][]string, len(msgs))
 	for i, m := range msgs {
 		for _, f := range m {

@@ -190,15 +190,6 @@ func ephemeralLow() int {
 	return low
 }
 
-// RedisServerPath is the real redis-server, or "" when not installed.
-func RedisServerPath() string {
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		return ""
-	}
-	return p
-}
-
 // Start starts a server as o describes and, unless o.NoWait, waits until
 // it answers PING; the test fails when it does not. The process is
 // closed (stopped, its temporary directory removed) when the test ends.
@@ -212,15 +203,11 @@ func Start(t testing.TB, o Options) *Proc {
 	return p
 }
 
-// StartRedis starts a real redis-server with args (persistence off unless
-// args set it), or skips the test when none is installed.
+// StartRedis starts a real redis-server 7.0 with args (persistence off
+// unless args set it); without one, it ends the test as RequireRedis does.
 func StartRedis(t testing.TB, args ...string) *Proc {
 	t.Helper()
-	bin := RedisServerPath()
-	if bin == "" {
-		t.Skip("redis-server is not installed")
-	}
-	return Start(t, Options{Name: "redis", Bin: bin, Args: args})
+	return Start(t, Options{Name: "redis", Bin: RequireRedis(t), Args: args})
 }
 
 // StartZredis starts the zredis-server binary bin with args.

@@ -124,12 +124,13 @@ type redisServer struct {
 	proc *testsupport.Proc
 }
 
+// needRedis ends the test (testsupport.Require) unless redis-server 7.0
+// and the tools bins (redis-cli, redis-check-aof) are installed.
 func needRedis(t testing.TB, bins ...string) {
 	t.Helper()
-	for _, b := range append([]string{"redis-server"}, bins...) {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s is not installed: skipping the comparison with Redis", b)
-		}
+	testsupport.RequireRedis(t)
+	for _, b := range bins {
+		testsupport.RequireTool(t, b)
 	}
 }
 
@@ -137,9 +138,8 @@ func needRedis(t testing.TB, bins ...string) {
 // until it answers PING. The test's cleanup stops it.
 func startRedis(t testing.TB, dir string, args ...string) *redisServer {
 	t.Helper()
-	needRedis(t)
 	all := append([]string{"--dir", dir, "--save", "", "--daemonize", "no", "--logfile", ""}, args...)
-	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: testsupport.RedisServerPath(), Args: all})
+	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: testsupport.RequireRedis(t), Args: all})
 	s := &redisServer{dir: dir, port: p.Port, proc: p}
 	t.Cleanup(s.stop)
 	return s

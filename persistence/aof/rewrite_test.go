@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // rewriteSteps are the points of StartRewrite and Commit a crash can hit.
@@ -152,14 +153,11 @@ func TestRewriteAbortAndErrors(t *testing.T) {
 	require.Equal(t, mod.data, got.data)
 }
 
-// checkWithRedis runs the real redis-check-aof on a manifest, when
-// installed, and requires it to accept it.
+// checkWithRedis runs the real redis-check-aof on a manifest and
+// requires it to accept it.
 func checkWithRedis(t *testing.T, manifest string) {
 	t.Helper()
-	if _, err := exec.LookPath("redis-check-aof"); err != nil {
-		return
-	}
-	out, err := exec.Command("redis-check-aof", manifest).CombinedOutput()
+	out, err := exec.Command(testsupport.RequireTool(t, "redis-check-aof"), manifest).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "All AOF files and manifest are valid")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -140,11 +141,10 @@ func TestRedisLoadsOurFile(t *testing.T) {
 			r := startRedis(t, dir, "--dbfilename", "ours.rdb")
 			checkRedis(t, r.client, ds, encs)
 
-			if check, err := exec.LookPath("redis-check-rdb"); err == nil {
-				out, err := exec.Command(check, filepath.Join(dir, "ours.rdb")).CombinedOutput()
-				assert.NoError(t, err, "redis-check-rdb: %s", out)
-				assert.Contains(t, string(out), "RDB looks OK")
-			}
+			check := testsupport.RequireTool(t, "redis-check-rdb")
+			out, err := exec.Command(check, filepath.Join(dir, "ours.rdb")).CombinedOutput()
+			assert.NoError(t, err, "redis-check-rdb: %s", out)
+			assert.Contains(t, string(out), "RDB looks OK")
 			// And we load our own file back.
 			_, got := loadAll(t, filepath.Join(dir, "ours.rdb"), DefaultLoadOptions())
 			for db, keys := range ds {

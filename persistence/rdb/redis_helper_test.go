@@ -1,9 +1,7 @@
 package rdb
 
 import (
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,19 +17,11 @@ type realRedis struct {
 	proc   *testsupport.Proc
 }
 
-// redisPath returns redis-server's path, skipping the test when it is
-// not installed.
+// redisPath returns the path of redis-server 7.0, or ends the test as
+// testsupport.RequireRedis does.
 func redisPath(t testing.TB) string {
 	t.Helper()
-	path := testsupport.RedisServerPath()
-	if path == "" {
-		t.Skip("redis-server not installed: skipping comparison with Redis 7.0")
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil || !strings.Contains(string(out), "v=7.0.") {
-		t.Skipf("redis-server is not Redis 7.0 (%q): skipping", strings.TrimSpace(string(out)))
-	}
-	return path
+	return testsupport.RequireRedis(t)
 }
 
 // startRedis starts redis-server in dir (which may hold its dump.rdb)

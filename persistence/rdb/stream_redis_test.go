@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -341,14 +342,11 @@ func writeLoaded(t *testing.T, path string, entries map[int]map[string]*keyspace
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 }
 
-// checkWithRedisCheckRDB runs redis-check-rdb on path when it is
-// installed: the file must be accepted.
+// checkWithRedisCheckRDB runs redis-check-rdb on path: the file must be
+// accepted.
 func checkWithRedisCheckRDB(t *testing.T, path string) {
 	t.Helper()
-	check, err := exec.LookPath("redis-check-rdb")
-	if err != nil {
-		return
-	}
+	check := testsupport.RequireTool(t, "redis-check-rdb")
 	out, err := exec.Command(check, path).CombinedOutput()
 	assert.NoError(t, err, "redis-check-rdb: %s", out)
 	assert.Contains(t, string(out), "RDB looks OK")

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/zmqpub"
 	"github.com/zredis/zredis/zmqpub/z85"
 )
@@ -351,10 +352,8 @@ func startPyPush(t *testing.T, n, size int) *pyPush {
 // makes the PUSH socket a CURVE server with that secret key.
 func startPyPushEnv(t *testing.T, n, size int, env []string) *pyPush {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import zmq").Run(); err != nil {
-		t.Skip("libzmq peer tests need /usr/bin/python3 with python3-zmq (apt-get install python3-zmq): ", err)
-	}
-	cmd := exec.Command("/usr/bin/python3", "-c", pythonPush, strconv.Itoa(n), strconv.Itoa(size))
+	python := testsupport.RequirePython(t, "zmq")
+	cmd := exec.Command(python, "-c", pythonPush, strconv.Itoa(n), strconv.Itoa(size))
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
