@@ -245,7 +245,7 @@ var effects = map[string]effectSpec{
 	// stock master.
 	"min-replicas-to-write":            works("counts the online replicas that acknowledged within min-replicas-max-lag seconds; with fewer, writes are refused with -NOREPLICAS"),
 	"min-replicas-max-lag":             works("read with min-replicas-to-write"),
-	"replicaof":                        works("zredis replicates a stock master (the link: server/replica.go)"),
+	"replicaof":                        works("zredis replicates a stock master (the link: replication/link.go)"),
 	"masterauth":                       works(""),
 	"masteruser":                       works(""),
 	"repl-diskless-sync":               works("for replicas that declare `capa eof`; the others get a disk-based payload"),

@@ -8,10 +8,14 @@
 // backlog and the replicas, REPLCONF ACK and WAIT, min-replicas-to-write's
 // good replicas, ROLE and INFO replication's master fields, FAILOVER,
 // and what a shutdown asks of the replicas (are they caught up, who
-// lags).
+// lags); and the replica side (Link, link.go): REPLICAOF, the link to a
+// master (the handshake, PSYNC, the full sync's RDB received and
+// loaded, the master's stream applied and acknowledged), the cached
+// master, INFO replication's replica fields and the replication aux
+// fields of an RDB file.
 //
 // The package keeps no global state. A Master reaches its server only
-// through Host (host.go): the replica connections, the propagation
-// stream, RDB writing, pauses, and this server's own link to a master,
-// which is still kept by package server (the replica side).
+// through Host, and a Link through LinkHost (host.go): the replica
+// connections, the propagation stream, RDB writing and loading, pauses,
+// the TLS client configuration, blocked clients.
 package replication

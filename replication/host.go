@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"crypto/tls"
 	"io"
 
 	"github.com/zredis/zredis/engine"
@@ -15,7 +16,7 @@ type Host interface {
 	Conn(cl *engine.Client) Conn
 	// Link is this server's own link to a master, ok false while this
 	// server is a master.
-	Link() (l Link, ok bool)
+	Link() (l LinkStatus, ok bool)
 	// SetMaster makes this server a replica of host:port (a FAILOVER
 	// handing its role over); UnsetMaster makes it a master again.
 	SetMaster(host string, port int)
@@ -56,8 +57,9 @@ type Host interface {
 	Acked()
 }
 
-// Link is what ROLE and INFO show of this server's link to its master.
-type Link struct {
+// LinkStatus is what ROLE and INFO show of this server's link to its
+// master.
+type LinkStatus struct {
 	Host  string
 	Port  int
 	State string // connect, connecting, handshake, sync, connected
@@ -66,6 +68,44 @@ type Link struct {
 	// Streaming: the master's stream is being applied (a master client
 	// exists): the offset is the stream's.
 	Streaming bool
+}
+
+// LinkHost is what a Link (the replica side) needs of the server that
+// runs it, beyond the keyspace, the dispatcher and the configuration it
+// is given. Every method is called with the keyspace lock held, except
+// LoadRDB and TLSClientConfig.
+type LinkHost interface {
+	// SetRole sets the role the log lines show: 'M' master, 'S' replica.
+	SetRole(role byte)
+	// Closing reports whether the server is shutting down: no new link.
+	Closing() bool
+	// DisconnectBlockedClients ends every blocking command with an error
+	// and closes its connection (a server becoming a replica).
+	DisconnectBlockedClients()
+	// NewClientID is the ID of a new client (the master's).
+	NewClientID() int64
+	// TLSClientConfig is the TLS configuration of the link to a master
+	// with tls-replication yes, nil when TLS is not configured.
+	TLSClientConfig() *tls.Config
+	// RDBPath is the RDB file (dir and dbfilename) that a full
+	// synchronisation's payload replaces.
+	RDBPath() string
+	// LoadRDB loads an RDB stream into the keyspace, stopping when
+	// aborted reports true; it returns the keys loaded and the file's
+	// aux fields. Without the lock.
+	LoadRDB(r io.Reader, aborted func() bool) (keys int, aux [][2]string, err error)
+	// LoadedExpired is the keys the last load found expired.
+	LoadedExpired() int64
+	// RewriteAOFAfterSync rewrites the AOF, which does not hold the
+	// data set a full synchronisation loaded (restartAOFAfterSYNC), or
+	// schedules it after a rewrite running.
+	RewriteAOFAfterSync()
+	// UnexpectedError logs and counts an error reply that a command of
+	// the master's stream got, and returns the command's name.
+	UnexpectedError(cl *engine.Client, args [][]byte, reply []byte, from, to string) (name string)
+	// Panic ends the process at once, as Redis's serverPanic, reporting
+	// its caller's place.
+	Panic(msg string)
 }
 
 // Conn is a replica's connection, as its host serves it.

@@ -27,7 +27,7 @@ func (h *fakeHost) Conn(cl *engine.Client) Conn {
 	}
 	return nil
 }
-func (h *fakeHost) Link() (Link, bool)                            { return Link{}, false }
+func (h *fakeHost) Link() (LinkStatus, bool)                      { return LinkStatus{}, false }
 func (h *fakeHost) SetMaster(string, int)                         {}
 func (h *fakeHost) UnsetMaster()                                  {}
 func (h *fakeHost) AttachReplicas(p engine.Propagator)            { h.attached = append(h.attached, p) }

@@ -232,8 +232,8 @@ func (s *Server) infoReplication(b []byte) []byte {
 		role = "slave"
 	}
 	b = engine.InfoStr(b, "role", role)
-	if l := s.replica; l != nil {
-		b = s.infoReplicaLink(b, l)
+	if s.link.IsReplica() {
+		b = s.link.AppendInfo(b)
 	}
 	return s.repl.Info(b)
 }

@@ -1,7 +1,5 @@
 package server
 
-import "io"
-
 // Network counters (INFO stats): Redis 7.0 counts the replication
 // traffic apart from the rest (networking.c, replication.c), and so do
 // these helpers. A master counts as replication output what it writes to
@@ -16,7 +14,8 @@ import "io"
 // reply to PSYNC (+FULLRESYNC, +CONTINUE), which Redis writes past its
 // counters, counts here as replication output (it goes out with the
 // replica's other output); the newlines that keep a replica waiting for
-// its RDB count nowhere, as in Redis.
+// its RDB count nowhere, as in Redis. The replica's side is counted by
+// replication.Link.
 
 // countOut counts n bytes handed to the connection's socket: in its own
 // counter, and in the server's, replication output for a replica's
@@ -28,31 +27,5 @@ func (c *conn) countOut(n int64) {
 		c.s.stats.ReplNetOut.Add(n)
 	} else {
 		c.s.stats.NetOut.Add(n)
-	}
-}
-
-// replInput is the reader under a replica's link to its master: it
-// counts what it reads as replication input once started, from the end
-// of the master's reply to PSYNC on.
-type replInput struct {
-	r       io.Reader
-	s       *Server
-	counted bool
-}
-
-func (in *replInput) Read(p []byte) (int, error) {
-	n, err := in.r.Read(p)
-	if in.counted && n > 0 {
-		in.s.stats.ReplNetIn.Add(int64(n))
-	}
-	return n, err
-}
-
-// start counts from now on; buffered is what the reader above already
-// read past the point where counting starts.
-func (in *replInput) start(buffered int) {
-	if !in.counted {
-		in.counted = true
-		in.s.stats.ReplNetIn.Add(int64(buffered))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +62,7 @@ func (p persister) Save(snap *keyspace.Snapshot) (func() error, string) {
 		return nil, engine.ErrBGSaveInProgress
 	}
 	dirty := s.stats.Dirty
-	aux := s.replSaveInfo()
+	aux := s.link.SaveInfo()
 	s.rdb.fgRunning = true
 	s.rdb.saving.Add(1) // a shutdown's final save waits for it
 	return func() error {
@@ -121,7 +120,7 @@ func (p persister) WritesRefused() string {
 func (s *Server) startBGSave() {
 	s.rdb.scheduled = false
 	snap := s.ks.Snapshot()
-	aux := s.replSaveInfo()
+	aux := s.link.SaveInfo()
 	s.rdb.bgRunning = true
 	s.rdb.bgStart = time.Now()
 	s.rdb.bgDirty = s.stats.Dirty
@@ -276,67 +275,8 @@ func (s *Server) loadRDB() error {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
 	s.log.Noticef("DB loaded from disk: %.3f seconds (%d keys)", time.Since(start).Seconds(), info.Keys)
-	s.restoreReplInfo(info.Aux)
+	s.link.RestoreInfo(info.Aux)
 	return nil
-}
-
-// replSaveInfo is rdbPopulateSaveInfo: the aux fields with which a file
-// written now lets a replica restarted from it continue its master's
-// stream (repl-stream-db, repl-id, repl-offset), or nil when this server
-// has no stream to continue (a master without a backlog, a replica
-// that never synchronised). Under the lock, with the snapshot.
-func (s *Server) replSaveInfo() [][2]string {
-	st := s.repl.Stream()
-	var db int
-	switch l := s.replica; {
-	case l == nil && st.Backlog() != nil:
-		db = max(st.SelectedDB(), 0)
-	case l != nil && l.master != nil:
-		db = l.master.DB
-	case l != nil && s.cachedMaster:
-		db = s.cachedMasterDB
-	default:
-		return nil
-	}
-	return [][2]string{
-		{"repl-stream-db", strconv.Itoa(db)},
-		{"repl-id", st.ID},
-		{"repl-offset", strconv.FormatInt(st.Offset(), 10)},
-	}
-}
-
-// restoreReplInfo continues, after a restart from an RDB file written
-// with replSaveInfo's fields, the stream it records (loadDataFromDisk):
-// a replica offers it to its master, a master keeps it as its previous
-// history (ID2) with a backlog from there, so that neither costs its
-// replicas or itself a full sync. Before clients are served.
-func (s *Server) restoreReplInfo(aux [][2]string) {
-	var id string
-	off, db := int64(-1), -1
-	for _, kv := range aux {
-		switch kv[0] {
-		case "repl-id":
-			id = kv[1]
-		case "repl-offset":
-			if n, err := strconv.ParseInt(kv[1], 10, 64); err == nil {
-				off = n
-			}
-		case "repl-stream-db":
-			if n, err := strconv.Atoi(kv[1]); err == nil {
-				db = n
-			}
-		}
-	}
-	if len(id) != 40 || off < 0 || db < 0 || db >= s.ks.NumDBs() {
-		return
-	}
-	if _, _, replica := s.cfg.ReplicaOf(); !replica {
-		s.repl.Resume(id, off)
-		return
-	}
-	s.repl.Stream().Resume(id, off)
-	s.cachedMaster, s.cachedMasterDB = true, db
-	s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 }
 
 // loadRDBFrom loads an RDB stream into the keyspace: a file (given as
@@ -468,7 +408,7 @@ func (s *Server) shutdownSave(opts engine.ShutdownOptions) error {
 	s.notify("STATUS=Saving the final RDB snapshot\n")
 	var snap *keyspace.Snapshot
 	var aux [][2]string
-	s.ks.Exec(func() { snap, aux = s.ks.Snapshot(), s.replSaveInfo() })
+	s.ks.Exec(func() { snap, aux = s.ks.Snapshot(), s.link.SaveInfo() })
 	err := s.writeRDB(snap, aux)
 	snap.Release()
 	if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"io"
 	"syscall"
 	"time"
@@ -14,7 +15,7 @@ import (
 // replHost is the server as the host of its replication's master side
 // (replication.Host): the replica connections, the dispatcher's
 // propagation stream, RDB writing, pauses, and the link to this
-// server's own master (replica.go).
+// server's own master (s.link).
 type replHost struct{ s *Server }
 
 // Replication implements engine.Server.
@@ -30,19 +31,13 @@ func (h replHost) Conn(cl *engine.Client) replication.Conn {
 }
 
 // Link implements replication.Host.
-func (h replHost) Link() (replication.Link, bool) {
-	l := h.s.replica
-	if l == nil {
-		return replication.Link{}, false
-	}
-	return replication.Link{Host: l.host, Port: l.port, State: l.state, Up: l.up(), Streaming: l.master != nil}, true
-}
+func (h replHost) Link() (replication.LinkStatus, bool) { return h.s.link.Status() }
 
 // SetMaster implements replication.Host.
-func (h replHost) SetMaster(host string, port int) { h.s.setMaster(host, port) }
+func (h replHost) SetMaster(host string, port int) { h.s.link.SetMaster(host, port) }
 
 // UnsetMaster implements replication.Host.
-func (h replHost) UnsetMaster() { h.s.unsetMaster() }
+func (h replHost) UnsetMaster() { h.s.link.UnsetMaster() }
 
 // AttachReplicas implements replication.Host.
 func (h replHost) AttachReplicas(p engine.Propagator) { h.s.disp.AttachReplicas(p) }
@@ -57,7 +52,7 @@ func (h replHost) SetGoodReplicas(n int64) { h.s.disp.GoodReplicas.Store(n) }
 func (h replHost) GoodReplicas() int64 { return h.s.disp.GoodReplicas.Load() }
 
 // SaveInfo implements replication.Host.
-func (h replHost) SaveInfo() [][2]string { return h.s.replSaveInfo() }
+func (h replHost) SaveInfo() [][2]string { return h.s.link.SaveInfo() }
 
 // FunctionCodes implements replication.Host.
 func (h replHost) FunctionCodes() []string { return h.s.disp.Functions.Codes() }
@@ -153,4 +148,78 @@ func (r replConn) CloseAfterFlush() {
 			c.lc.CloseAfterFlush()
 		}
 	})
+}
+
+// ReplicaOf implements engine.Server.
+func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
+	return s.link.ReplicaOf(host, port, who)
+}
+
+// linkHost is the server as the host of its replication's replica side
+// (replication.LinkHost).
+type linkHost struct{ s *Server }
+
+// SetRole implements replication.LinkHost.
+func (h linkHost) SetRole(role byte) { h.s.log.SetRole(role) }
+
+// Closing implements replication.LinkHost.
+func (h linkHost) Closing() bool { return h.s.closing }
+
+// DisconnectBlockedClients implements replication.LinkHost.
+func (h linkHost) DisconnectBlockedClients() { h.s.disconnectBlockedClients() }
+
+// NewClientID implements replication.LinkHost.
+func (h linkHost) NewClientID() int64 {
+	h.s.nextID++
+	return h.s.nextID
+}
+
+// TLSClientConfig implements replication.LinkHost.
+func (h linkHost) TLSClientConfig() *tls.Config { return h.s.tlsClientConf.Load() }
+
+// RDBPath implements replication.LinkHost.
+func (h linkHost) RDBPath() string { return h.s.rdbPath() }
+
+// LoadRDB implements replication.LinkHost.
+func (h linkHost) LoadRDB(r io.Reader, aborted func() bool) (int, [][2]string, error) {
+	info, err := h.s.loadRDBAbortable(r, aborted)
+	return info.Keys, info.Aux, err
+}
+
+// LoadedExpired implements replication.LinkHost.
+func (h linkHost) LoadedExpired() int64 { return h.s.rdb.loadedExpired }
+
+// RewriteAOFAfterSync implements replication.LinkHost.
+func (h linkHost) RewriteAOFAfterSync() {
+	if h.s.aof.rewriting {
+		h.s.aof.scheduled = true
+	} else {
+		h.s.startAOFRewrite()
+	}
+}
+
+// UnexpectedError implements replication.LinkHost.
+func (h linkHost) UnexpectedError(cl *engine.Client, args [][]byte, reply []byte, from, to string) string {
+	return h.s.unexpectedError(cl, args, reply, from, to)
+}
+
+// Panic implements replication.LinkHost: the place reported is Panic's
+// caller's.
+func (h linkHost) Panic(msg string) { h.s.panicFrom(msg, 2) }
+
+// errStateChanged is the reply of a client blocked on a server that
+// becomes a replica.
+const errStateChanged = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
+// disconnectBlockedClients ends every blocking command with an error and
+// closes its connection (disconnectAllBlockedClients): a replica must not
+// serve a BLPOP with what its master pushes, nor a WAIT it cannot count.
+// Under the lock.
+func (s *Server) disconnectBlockedClients() {
+	for _, c := range s.clients {
+		cl := c.cl
+		if cl.Blocked && cl.Unblock != nil && cl.Unblock(errStateChanged) {
+			cl.CloseAfterReply = true
+		}
+	}
 }

@@ -47,32 +47,11 @@ type Server struct {
 	start time.Time
 
 	// Guarded by the keyspace lock.
-	clients map[int64]*conn
-	nextID  int64
-	// replica is the link to the master while this server replicates
-	// one (replica.go), nil otherwise. Under the lock.
-	replica *replicaLink
-	// links counts the link goroutines still running, dropped or not:
-	// shutdown waits for them.
-	links sync.WaitGroup
-	// cachedMaster reports whether the data set holds the replication
-	// stream's history up to its offset (s.repl.Stream()), so that a master
-	// may let this server continue it: PSYNC with its ID and offset, as
-	// Redis's cached master. Only a server started as a replica without
-	// that history, and one whose full synchronisation failed, has none.
-	cachedMaster bool
-	// cachedMasterDB is the database the master's stream was in where the
-	// last link stopped: a partial resync continues there, without a
-	// SELECT.
-	cachedMasterDB int
-	// replDownSince is when (Unix s) a replica's link to its master last
-	// went down after being up, 0 when it never was since this server
-	// became a replica (master_link_down_since_seconds -1), as Redis's
-	// repl_down_since.
-	replDownSince int64
-	closing       bool
-	monitors      []*conn
-	pause         pauseState
+	clients  map[int64]*conn
+	nextID   int64
+	closing  bool
+	monitors []*conn
+	pause    pauseState
 
 	// listening holds the TCP listeners and their accept loops
 	// (listen.go).
@@ -112,6 +91,9 @@ type Server struct {
 	// repl is replication's master side (package replication), which
 	// reaches the server through replHost (replhost.go); lock.
 	repl *replication.Master
+	// link is replication's replica side: REPLICAOF, the link to this
+	// server's master, the cached master.
+	link *replication.Link
 
 	// TLS clients (tls.go): the configuration new handshakes use, the
 	// goroutines of the TLS connections, and what ends their handshakes
@@ -194,7 +176,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 		// A replica leaves its keys to its master's DELs
 		// (replica-ignore-maxmemory yes, the default), or it would drift.
 		return s.pause.shutdown || !s.pause.none() && s.pause.active(s.ks.Clock().NowMs()) ||
-			s.replica != nil && s.cfg.Bool("replica-ignore-maxmemory")
+			s.link.IsReplica() && s.cfg.Bool("replica-ignore-maxmemory")
 	}
 	s.disp.OnPanic = func(cmd string, r any, stack []byte) {
 		s.log.Warningf("Panic running the '%s' command (recovered: the client gets an error and serving goes on; what it changed before the panic stays in memory and is not propagated to the AOF): %v\n%s", cmd, r, stack)
@@ -229,9 +211,9 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.ks.SetReplica(replica)
 	// A master's data set is its own history; a replica's is not one a
 	// master knows until it synchronised.
-	s.cachedMaster = !replica
+	s.link = replication.NewLink(linkHost{s}, s.repl, s.ks, s.disp, cfg, log, &s.stats, replica)
 	s.watchConfig()
-	s.watchReplicaConfig()
+	s.link.WatchConfig()
 	s.watchAOFConfig()
 	commands.TrackLFU(cfg, s.ks)
 	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
@@ -389,7 +371,7 @@ func (s *Server) Run(ctx context.Context) error {
 	} else if loadErr == nil {
 		bg.start(s)
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
-			s.ks.Exec(func() { s.startReplication(host, port) })
+			s.ks.Exec(func() { s.link.Start(host, port) })
 		}
 		if s.Addr() != nil {
 			s.log.Noticef("Ready to accept connections tcp")
@@ -409,9 +391,9 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.exiting)
 	s.ks.Exec(func() {
 		s.closing = true // no new link (REPLICAOF) from now on
-		s.stopReplication()
+		s.link.Stop()
 	})
-	s.links.Wait()
+	s.link.Wait()
 
 	// Stop accepting, let every connection finish the batch it is running
 	// and write its replies, then close them.
@@ -585,8 +567,8 @@ func (s *Server) Clients() []*engine.Client {
 	for _, c := range s.clients {
 		out = append(out, c.cl)
 	}
-	if s.replica != nil && s.replica.master != nil {
-		out = append(out, s.replica.master) // the link's client, flag M
+	if m := s.link.MasterClient(); m != nil {
+		out = append(out, m) // the link's client, flag M
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -130,7 +130,7 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 		s.notify("STOPPING=1\n")
 		// A data set being loaded is not saved over the last good
 		// file (Redis forces NOSAVE while loading).
-		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
+		loading = s.disp.Loading.Load() || s.link.Syncing()
 		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
 		if !req.opts.Now && timeout > 0 && !s.repl.AllAcked() {
 			s.startShutdownWait(timeout)
@@ -162,7 +162,7 @@ func (s *Server) finishShutdown(opts engine.ShutdownOptions, bg *background) boo
 	s.ks.Exec(func() {
 		s.repl.LogAtShutdown()
 		s.pause.hold()
-		loading = s.disp.Loading.Load() || s.replica != nil && s.replica.state == "sync"
+		loading = s.disp.Loading.Load() || s.link.Syncing()
 	})
 	if loading {
 		opts.Save, opts.NoSave = false, true
@@ -272,8 +272,12 @@ func (s *Server) fatalf(format string, args ...any) {
 // does ("Guru Meditation: <msg> #<file>:<line>", the place that called
 // for it), the goroutine's stack, and aborts the process at once: no
 // save, no shutdown, no reply that is still held.
-func (s *Server) serverPanic(msg string) {
-	_, file, line, _ := runtime.Caller(1)
+func (s *Server) serverPanic(msg string) { s.panicFrom(msg, 2) }
+
+// panicFrom is serverPanic reporting the place skip frames up: 2 is the
+// caller of panicFrom's caller.
+func (s *Server) panicFrom(msg string, skip int) {
+	_, file, line, _ := runtime.Caller(skip)
 	s.log.Raw(LevelWarning, "\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===\n")
 	s.log.Warningf("------------------------------------------------")
 	s.log.Warningf("!!! Software Failure. Press left mouse button to continue")

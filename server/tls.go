@@ -17,7 +17,7 @@ import (
 )
 
 // TLS (Redis tls.c) with Go's crypto/tls: for clients on tls-port, and
-// for the link to a master with tls-replication yes (dialMaster).
+// for the link to a master with tls-replication yes (replication.Link).
 //
 // A client connection on the TLS port is handshaken on a goroutine of its
 // own, then bridged to the event loops through a socket pair: the loops
@@ -245,53 +245,6 @@ func (s *Server) reconfigureTLS() error {
 	s.tlsConf.Store(server)
 	s.tlsClientConf.Store(client)
 	return nil
-}
-
-// dialMaster connects a replica's link to the master at addr: a TCP
-// connection from dialer, and with tls-replication yes (read at each
-// connection, as Redis's connectWithMaster chooses connCreateTLS) a TLS
-// client connection over it, handshaken within the dialer's timeout or
-// until the link is stopped. A failed handshake is returned as the error,
-// which the link logs and retries as any failure to connect.
-func (l *replicaLink) dialMaster(dialer *net.Dialer, addr string) (net.Conn, error) {
-	raw, err := dialer.Dial("tcp", addr)
-	if err != nil || !l.s.cfg.Bool("tls-replication") {
-		return raw, err
-	}
-	conf := l.s.tlsClientConf.Load()
-	if conf == nil {
-		raw.Close()
-		return nil, errors.New("TLS is not configured")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), dialer.Timeout)
-	defer cancel()
-	go func() {
-		select {
-		case <-l.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	tc := tls.Client(raw, conf)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		raw.Close()
-		return nil, err
-	}
-	return tc, nil
-}
-
-// replicaListeningPort is the port a replica announces to its master
-// (REPLCONF listening-port): replica-announce-port, else the TLS port
-// when the link is TLS and there is one, else the port (Redis's
-// syncWithMaster).
-func (s *Server) replicaListeningPort() int {
-	if p := s.cfg.Int("replica-announce-port"); p != 0 {
-		return int(p)
-	}
-	if p := s.cfg.Int("tls-port"); p != 0 && s.cfg.Bool("tls-replication") {
-		return int(p)
-	}
-	return int(s.cfg.Int("port"))
 }
 
 // bridgedConn is the inner end of a TLS client's socket pair, named by

@@ -1,8 +1,10 @@
-package server
+package replication
 
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,21 +19,68 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/resp"
 )
 
-// The replica side of replication (replication.c: replicationSetMaster,
-// connectWithMaster, syncWithMaster, readSyncBulkPayload,
-// replicationSendAck). One goroutine, owned by the server through
-// replicaLink.stop/done, keeps the link to the master: it connects, runs
-// the handshake in Redis's order, full-syncs or continues, and applies
-// the master's command stream, counting its bytes as the replication
-// offset. The keyspace's replica rule (SetReplica) keeps keys past their
-// deadline until the master's DEL: a replica sends no expiry message.
+// Link is the replica side of replication (replication.c:
+// replicationSetMaster, connectWithMaster, syncWithMaster,
+// readSyncBulkPayload, replicationSendAck, replicationCacheMaster):
+// REPLICAOF, this server's link to its master, and the cached master.
+// One goroutine per link, owned by the Link (started by SetMaster,
+// stopped by UnsetMaster or Stop, waited for by Wait), keeps the link to
+// the master: it connects, runs the handshake in Redis's order,
+// full-syncs or continues, and applies the master's command stream,
+// counting its bytes as the replication offset. The keyspace's replica
+// rule (SetReplica) keeps keys past their deadline until the master's
+// DEL: a replica sends no expiry message.
+type Link struct {
+	host  LinkHost
+	m     *Master
+	ks    *keyspace.Keyspace
+	disp  *engine.Dispatcher
+	cfg   *config.Config
+	log   Logger
+	stats *engine.ServerStats
 
-// replicaLink is the link to the master.
-type replicaLink struct {
-	s    *Server
+	// Under the keyspace lock.
+	//
+	// cur is the link to the master while this server replicates one,
+	// nil otherwise.
+	cur *link
+	// cachedMaster reports whether the data set holds the replication
+	// stream's history up to its offset (the Master's Stream), so that a
+	// master may let this server continue it: PSYNC with its ID and
+	// offset, as Redis's cached master. Only a server started as a
+	// replica without that history, and one whose full synchronisation
+	// failed, has none.
+	cachedMaster bool
+	// cachedMasterDB is the database the master's stream was in where the
+	// last link stopped: a partial resync continues there, without a
+	// SELECT.
+	cachedMasterDB int
+	// downSince is when (Unix s) the link to the master last went down
+	// after being up, 0 when it never was since this server became a
+	// replica (master_link_down_since_seconds -1), as Redis's
+	// repl_down_since.
+	downSince int64
+
+	// links counts the link goroutines still running, dropped or not:
+	// Wait waits for them.
+	links sync.WaitGroup
+}
+
+// NewLink returns the replica side of a server whose master side is m.
+// replica tells whether the server starts as a replica (replicaof): a
+// master's data set is its own history, a replica's is not one a master
+// knows until it synchronised.
+func NewLink(host LinkHost, m *Master, ks *keyspace.Keyspace, disp *engine.Dispatcher, cfg *config.Config, log Logger, stats *engine.ServerStats, replica bool) *Link {
+	return &Link{host: host, m: m, ks: ks, disp: disp, cfg: cfg, log: log, stats: stats, cachedMaster: !replica}
+}
+
+// link is the link to one master.
+type link struct {
+	r    *Link
 	host string
 	port int
 	stop chan struct{}
@@ -61,132 +110,130 @@ type replicaLink struct {
 
 // owned reports whether the link is still the server's, under the lock:
 // a stopped link's goroutine touches neither the data nor the state.
-func (l *replicaLink) owned() bool { return !l.stopped.Load() && l.s.replica == l }
+func (l *link) owned() bool { return !l.stopped.Load() && l.r.cur == l }
 
 // masterLinkUp reports whether the link is up (master_link_status:up).
 // Under the lock.
-func (l *replicaLink) up() bool { return l.state == "connected" }
+func (l *link) up() bool { return l.state == "connected" }
 
-// startReplication makes the server a replica of host:port: writes are
-// refused to normal clients, keys stop expiring here, and the link
-// goroutine starts. Under the keyspace lock; a previous link must have
-// been stopped.
-func (s *Server) startReplication(host string, port int) {
-	l := &replicaLink{s: s, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}),
+// Start makes the server a replica of host:port: writes are refused to
+// normal clients, keys stop expiring here, and the link goroutine
+// starts. Under the keyspace lock; a previous link must have been
+// stopped.
+func (r *Link) Start(host string, port int) {
+	l := &link{r: r, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}),
 		state: "connect"}
-	s.replica = l
-	s.log.SetRole('S')
-	s.ks.SetReplica(true)
-	s.updateReplicaRules()
-	s.disconnectBlockedClients()
+	r.cur = l
+	r.host.SetRole('S')
+	r.ks.SetReplica(true)
+	r.updateRules()
+	r.host.DisconnectBlockedClients()
 	// A replica's stream is its master's, proxied by the link: its own
 	// commands (a writable replica's) are not propagated. Its replicas
 	// stay: they may continue once this server continues its master's
 	// stream, or are dropped when it cannot (a new ID, a full sync).
-	s.repl.Detach()
-	s.links.Add(1)
+	r.m.Detach()
+	r.links.Add(1)
 	go func() {
-		defer s.links.Done()
+		defer r.links.Done()
 		l.run()
 	}()
 }
 
 // ReplicaOf is REPLICAOF host port, or REPLICAOF NO ONE with host "".
 // It never waits: a dropped link's goroutine ends on its own, changing
-// nothing once dropped (owned), and shutdown waits for it. So REPLICAOF
+// nothing once dropped (owned), and Wait waits for it. So REPLICAOF
 // also runs inside MULTI. Under the lock.
-func (s *Server) ReplicaOf(host string, port int, who string) (reply string) {
+func (r *Link) ReplicaOf(host string, port int, who string) (reply string) {
 	if host == "" {
-		if s.replica == nil {
+		if r.cur == nil {
 			return "OK"
 		}
-		s.unsetMaster()
-		s.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
+		r.UnsetMaster()
+		r.log.Noticef("MASTER MODE enabled (user request from '%s')", who)
 		return "OK"
 	}
-	if l := s.replica; l != nil && strings.EqualFold(l.host, host) && l.port == port {
-		s.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
+	if l := r.cur; l != nil && strings.EqualFold(l.host, host) && l.port == port {
+		r.log.Noticef("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
 		return "OK Already connected to specified master"
 	}
-	s.setMaster(host, port)
-	s.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
+	r.SetMaster(host, port)
+	r.log.Noticef("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who)
 	return "OK"
 }
 
-// unsetMaster makes a replica a master (replicationUnsetMaster). Under
+// UnsetMaster makes a replica a master (replicationUnsetMaster). Under
 // the lock.
-func (s *Server) unsetMaster() {
-	s.log.SetRole('M')
-	s.stopReplication()
-	if s.cachedMaster {
-		s.log.Noticef("Discarding previously cached master state.")
+func (r *Link) UnsetMaster() {
+	r.host.SetRole('M')
+	r.Stop()
+	if r.cachedMaster {
+		r.log.Noticef("Discarding previously cached master state.")
 	}
 	// A master now, whose history continues the one it followed.
-	s.repl.Promote()
-	s.cachedMaster = true
-	s.replDownSince = 0 // ready for a next time as a replica
-	s.ks.SetReplica(false)
-	s.updateReplicaRules()
-	s.cfg.SetReplicaOf("", 0)
+	r.m.Promote()
+	r.cachedMaster = true
+	r.downSince = 0 // ready for a next time as a replica
+	r.ks.SetReplica(false)
+	r.updateRules()
+	r.cfg.SetReplicaOf("", 0)
 }
 
-// setMaster makes the server a replica of host:port, or of another
+// SetMaster makes the server a replica of host:port, or of another
 // master (replicationSetMaster). Under the lock.
-func (s *Server) setMaster(host string, port int) {
-	if s.replica == nil {
+func (r *Link) SetMaster(host string, port int) {
+	if r.cur == nil {
 		// A master's data set is its own history, which a master that
 		// was its replica can continue (replicationCacheMasterUsingMyself);
 		// that master's stream starts with a SELECT.
-		s.log.SetRole('S')
-		s.cachedMaster, s.cachedMasterDB = true, 0
-		s.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
+		r.host.SetRole('S')
+		r.cachedMaster, r.cachedMasterDB = true, 0
+		r.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
 	}
-	s.stopReplication()
-	s.cfg.SetReplicaOf(host, port)
-	if !s.closing {
-		s.startReplication(host, port)
+	r.Stop()
+	r.cfg.SetReplicaOf(host, port)
+	if !r.host.Closing() {
+		r.Start(host, port)
 	}
 }
 
-// watchReplicaConfig follows the directives a replica's refusals depend
-// on.
-func (s *Server) watchReplicaConfig() {
+// WatchConfig follows the directives a replica's refusals depend on.
+func (r *Link) WatchConfig() {
 	for _, name := range []string{"replica-read-only", "replica-serve-stale-data"} {
-		s.cfg.OnChange(name, func(string) error { s.updateReplicaRules(); return nil })
+		r.cfg.OnChange(name, func(string) error { r.updateRules(); return nil })
 	}
 }
 
-// updateReplicaRules tells the dispatcher what a replica refuses to
+// updateRules tells the dispatcher what a replica refuses to
 // normal clients: writes while replica-read-only is yes (-READONLY), and
 // commands not flagged stale while the link is down and
 // replica-serve-stale-data is no (-MASTERDOWN). Under the lock.
-func (s *Server) updateReplicaRules() {
-	l := s.replica
-	s.disp.ReadOnlyReplica.Store(l != nil && s.cfg.Bool("replica-read-only"))
-	s.disp.StaleRefused.Store(l != nil && !l.up() && !s.cfg.Bool("replica-serve-stale-data"))
+func (r *Link) updateRules() {
+	l := r.cur
+	r.disp.ReadOnlyReplica.Store(l != nil && r.cfg.Bool("replica-read-only"))
+	r.disp.StaleRefused.Store(l != nil && !l.up() && !r.cfg.Bool("replica-serve-stale-data"))
 }
 
-// stopReplication drops the link: from now on its goroutine changes
-// nothing and ends (shutdown waits for it, s.links); where the stream
-// stopped is kept for a partial resync with the next master. Under the
-// lock.
-func (s *Server) stopReplication() {
-	l := s.replica
+// Stop drops the link: from now on its goroutine changes nothing and
+// ends (Wait waits for it); where the stream stopped is kept for a
+// partial resync with the next master. Under the lock.
+func (r *Link) Stop() {
+	l := r.cur
 	if l == nil {
 		return
 	}
-	s.replica = nil
+	r.cur = nil
 	l.stopped.Store(true)
 	if l.master != nil {
-		s.cacheMaster(l)
-		s.replDownSince = time.Now().Unix()
+		r.cacheMaster(l)
+		r.downSince = time.Now().Unix()
 	}
 	l.master = nil
 	l.pendingMulti = nil
 	if l.state == "sync" {
-		s.disp.Loading.Store(false)
+		r.disp.Loading.Store(false)
 	}
-	s.updateReplicaRules()
+	r.updateRules()
 	close(l.stop)
 	l.wmu.Lock()
 	if l.conn != nil {
@@ -197,30 +244,30 @@ func (s *Server) stopReplication() {
 
 // run keeps the link up until stopped: a failed or broken session is
 // retried after a second, as Redis's replicationCron reconnects.
-func (l *replicaLink) run() {
+func (l *link) run() {
 	defer close(l.done)
-	log := l.s.log
+	log := l.r.log
 	for {
 		log.Noticef("Connecting to MASTER %s:%d", l.host, l.port)
 		err := l.session()
-		l.s.ks.Exec(func() {
+		l.r.ks.Exec(func() {
 			if !l.owned() {
 				return
 			}
 			if l.state == "connected" {
 				// A failed sync leaves it as it was, as Redis's.
-				l.s.replDownSince = time.Now().Unix()
+				l.r.downSince = time.Now().Unix()
 			}
 			if l.state == "sync" {
-				l.s.disp.Loading.Store(false)
+				l.r.disp.Loading.Store(false)
 			}
 			if l.master != nil {
-				l.s.cacheMaster(l)
+				l.r.cacheMaster(l)
 			}
 			l.state = "connect"
 			l.master = nil
 			l.pendingMulti = nil
-			l.s.updateReplicaRules()
+			l.r.updateRules()
 		})
 		select {
 		case <-l.stop:
@@ -244,10 +291,10 @@ type linkError string
 func (e linkError) Error() string { return string(e) }
 
 // session is one connection to the master: handshake, sync, stream.
-func (l *replicaLink) session() error {
-	cfg := l.s.cfg
+func (l *link) session() error {
+	cfg := l.r.cfg
 	timeout := time.Duration(cfg.Int("repl-timeout")) * time.Second
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		if l.owned() {
 			l.state = "connecting"
 		}
@@ -276,13 +323,13 @@ func (l *replicaLink) session() error {
 		l.conn = nil
 		l.wmu.Unlock()
 	}()
-	l.s.log.Noticef("MASTER <-> REPLICA sync started")
-	l.s.ks.Exec(func() {
+	l.r.log.Noticef("MASTER <-> REPLICA sync started")
+	l.r.ks.Exec(func() {
 		if l.owned() {
 			l.state = "handshake" // as ROLE shows it
 		}
 	})
-	in := &replInput{r: conn, s: l.s} // replication input once PSYNC is answered
+	in := &replInput{r: conn, stats: l.r.stats} // replication input once PSYNC is answered
 	br := bufio.NewReaderSize(in, 64<<10)
 	ask := func(args ...string) (string, error) {
 		conn.SetDeadline(time.Now().Add(timeout))
@@ -302,7 +349,7 @@ func (l *replicaLink) session() error {
 		!strings.HasPrefix(reply, "-ERR operation not permitted") {
 		return linkError("Error reply to PING from master: '" + reply + "'")
 	}
-	l.s.log.Noticef("Master replied to PING, replication can continue...")
+	l.r.log.Noticef("Master replied to PING, replication can continue...")
 	if pass := cfg.String("masterauth"); pass != "" {
 		args := []string{"AUTH", pass}
 		if user := cfg.String("masteruser"); user != "" {
@@ -312,38 +359,38 @@ func (l *replicaLink) session() error {
 			return linkError("Unable to AUTH to MASTER: " + reply)
 		}
 	}
-	port := l.s.replicaListeningPort()
+	port := l.r.listeningPort()
 	if reply, err = ask("REPLCONF", "listening-port", strconv.Itoa(port)); err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	} else if strings.HasPrefix(reply, "-") {
-		l.s.log.Noticef("(Non critical) Master does not understand REPLCONF listening-port: %s", reply)
+		l.r.log.Noticef("(Non critical) Master does not understand REPLCONF listening-port: %s", reply)
 	}
 	if ip := cfg.String("replica-announce-ip"); ip != "" {
 		if reply, err = ask("REPLCONF", "ip-address", ip); err == nil && strings.HasPrefix(reply, "-") {
-			l.s.log.Noticef("(Non critical) Master does not understand REPLCONF ip-address: %s", reply)
+			l.r.log.Noticef("(Non critical) Master does not understand REPLCONF ip-address: %s", reply)
 		}
 	}
 	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	} else if strings.HasPrefix(reply, "-") {
-		l.s.log.Noticef("(Non critical) Master does not understand REPLCONF capa: %s", reply)
+		l.r.log.Noticef("(Non critical) Master does not understand REPLCONF capa: %s", reply)
 	}
 
 	var replid string
 	var offset int64
 	failover := false
-	l.s.ks.Exec(func() {
-		if l.s.cachedMaster {
-			replid, offset = l.s.repl.Stream().ID, l.s.repl.Stream().Offset()
+	l.r.ks.Exec(func() {
+		if l.r.cachedMaster {
+			replid, offset = l.r.m.Stream().ID, l.r.m.Stream().Offset()
 		}
-		failover = l.owned() && l.s.repl.FailoverInProgress()
+		failover = l.owned() && l.r.m.FailoverInProgress()
 	})
 	psync := []string{"PSYNC", "?", "-1"}
 	if replid != "" {
 		psync = []string{"PSYNC", replid, strconv.FormatInt(offset+1, 10)}
-		l.s.log.Noticef("Trying a partial resynchronization (request %s:%d).", replid, offset+1)
+		l.r.log.Noticef("Trying a partial resynchronization (request %s:%d).", replid, offset+1)
 	} else {
-		l.s.log.Noticef("Partial resynchronization not possible (no cached master)")
+		l.r.log.Noticef("Partial resynchronization not possible (no cached master)")
 	}
 	if failover {
 		// This master hands its role to the replica it connects to.
@@ -352,10 +399,10 @@ func (l *replicaLink) session() error {
 	conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write(encodeCommand(psync...)); err != nil {
 		if failover {
-			l.s.log.Warningf("Unable to send PSYNC to master: %v", err)
-			l.s.ks.Exec(func() {
+			l.r.log.Warningf("Unable to send PSYNC to master: %v", err)
+			l.r.ks.Exec(func() {
 				if l.owned() {
-					l.s.repl.EndFailover("Write error to failover target")
+					l.r.m.EndFailover("Write error to failover target")
 				}
 			})
 		}
@@ -385,12 +432,12 @@ func (l *replicaLink) session() error {
 		if err != nil {
 			return linkError("Master replied with wrong +FULLRESYNC syntax.")
 		}
-		l.s.log.Noticef("Full resync from master: %s:%d", f[1], off)
-		l.s.ks.Exec(func() {
-			if l.owned() && l.s.cachedMaster {
+		l.r.log.Noticef("Full resync from master: %s:%d", f[1], off)
+		l.r.ks.Exec(func() {
+			if l.owned() && l.r.cachedMaster {
 				// The data set is no longer a history a master knows.
-				l.s.cachedMaster = false
-				l.s.log.Noticef("Discarding previously cached master state.")
+				l.r.cachedMaster = false
+				l.r.log.Noticef("Discarding previously cached master state.")
 			}
 		})
 		if err := l.fullSync(conn, br, f[1], off, timeout); err != nil {
@@ -399,33 +446,33 @@ func (l *replicaLink) session() error {
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		f := strings.Fields(reply)
 		owned := true
-		l.s.ks.Exec(func() {
+		l.r.ks.Exec(func() {
 			if owned = l.owned(); !owned {
 				return
 			}
-			l.s.log.Noticef("Successful partial resynchronization with master.")
-			st := l.s.repl.Stream()
+			l.r.log.Noticef("Successful partial resynchronization with master.")
+			st := l.r.m.Stream()
 			if len(f) == 2 && len(f[1]) == 40 && f[1] != st.ID {
 				// The master continues the stream under a new ID (it was
 				// promoted): this server's replicas continue through ID2,
 				// once told by a reconnection.
-				l.s.log.Warningf("Master replication ID changed to %s", f[1])
+				l.r.log.Warningf("Master replication ID changed to %s", f[1])
 				st.Rename(f[1])
-				l.s.repl.DisconnectReplicas()
+				l.r.m.DisconnectReplicas()
 			}
 			// Restarted, a replica has the history but no backlog yet.
-			st.EnsureBacklog(int(l.s.cfg.Int("repl-backlog-size")))
+			st.EnsureBacklog(int(l.r.cfg.Int("repl-backlog-size")))
 			l.state = "connected"
-			l.s.replDownSince = 0
+			l.r.downSince = 0
 			l.lastIOms = time.Now().UnixMilli()
 			l.master = l.newMasterClient()
-			l.master.DB = l.s.cachedMasterDB
-			l.s.updateReplicaRules()
+			l.master.DB = l.r.cachedMasterDB
+			l.r.updateRules()
 		})
 		if !owned {
 			return nil
 		}
-		l.s.log.Noticef("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+		l.r.log.Noticef("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
 	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
 		return linkError("Master is currently unable to PSYNC but should be in the future: " + reply)
 	default:
@@ -438,23 +485,23 @@ func (l *replicaLink) session() error {
 // answered PSYNC ... FAILOVER (err: it did not): +CONTINUE or
 // +FULLRESYNC completes it, anything else ends it with this server a
 // master again, and the session then ends (false).
-func (l *replicaLink) failoverAnswered(reply string, err error) bool {
+func (l *link) failoverAnswered(reply string, err error) bool {
 	ok := err == nil && (strings.HasPrefix(reply, "+CONTINUE") || strings.HasPrefix(reply, "+FULLRESYNC"))
 	switch {
 	case ok:
 	case err != nil:
-		l.s.log.Warningf("Master did not reply to PSYNC, will try later")
+		l.r.log.Warningf("Master did not reply to PSYNC, will try later")
 	case strings.HasPrefix(reply, "-NOMASTERLINK") || strings.HasPrefix(reply, "-LOADING"):
-		l.s.log.Noticef("Master is currently unable to PSYNC but should be in the future: %s", reply)
+		l.r.log.Noticef("Master is currently unable to PSYNC but should be in the future: %s", reply)
 	case strings.HasPrefix(reply, "-ERR"):
-		l.s.log.Noticef("Master does not support PSYNC or is in error state (reply: %s)", reply)
+		l.r.log.Noticef("Master does not support PSYNC or is in error state (reply: %s)", reply)
 	default:
-		l.s.log.Warningf("Unexpected reply to PSYNC from master: %s", reply)
+		l.r.log.Warningf("Unexpected reply to PSYNC from master: %s", reply)
 	}
 	owned := true
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		if owned = l.owned(); owned {
-			l.s.repl.FailoverAnswered(ok)
+			l.r.m.FailoverAnswered(ok)
 		}
 	})
 	return ok && owned
@@ -464,7 +511,7 @@ func (l *replicaLink) failoverAnswered(reply string, err error) bool {
 // newlines the master sends while it prepares), writes it to a temporary
 // file in dir, and loads it in place of the data set: the old data goes
 // without expiry messages, clients get -LOADING meanwhile.
-func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset int64, timeout time.Duration) error {
+func (l *link) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset int64, timeout time.Duration) error {
 	var header string
 	for header == "" {
 		// Newlines first: the master is alive, preparing the payload.
@@ -488,17 +535,17 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 			return linkError("Bad EOF mark from MASTER")
 		}
 		mark = []byte(m)
-		l.s.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
+		l.r.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
 	} else {
 		n, err := strconv.ParseInt(header[1:], 10, 64)
 		if err != nil || n < 0 {
 			return linkError("Bad protocol from MASTER: bulk length '" + header + "'")
 		}
 		size = n
-		l.s.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to disk", size)
+		l.r.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to disk", size)
 	}
 	owned := true
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		if owned = l.owned(); owned {
 			l.state = "sync"
 			l.syncSize, l.syncRead, l.syncLastMs = size, 0, time.Now().UnixMilli()
@@ -508,7 +555,7 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 	if !owned {
 		return nil
 	}
-	tmp := filepath.Join(l.s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
+	tmp := filepath.Join(l.r.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return linkError(fmt.Sprintf("Opening the temp file needed for MASTER <-> REPLICA synchronization: %v", err))
@@ -523,81 +570,77 @@ func (l *replicaLink) fullSync(conn net.Conn, br *bufio.Reader, replid string, o
 	}
 	// The payload becomes the RDB file, as Redis renames it: a restart
 	// loads this data set, not the one from before the sync.
-	if err := os.Rename(tmp, l.s.rdbPath()); err != nil {
-		return linkError(fmt.Sprintf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", filepath.Base(l.s.rdbPath()), err))
+	if err := os.Rename(tmp, l.r.host.RDBPath()); err != nil {
+		return linkError(fmt.Sprintf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", filepath.Base(l.r.host.RDBPath()), err))
 	}
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		if owned = l.owned(); owned {
 			// A new history (replicationAttachToNewMaster): this server's
 			// replicas sync again, and cannot continue the old one.
-			l.s.cachedMaster = false
-			l.s.repl.DisconnectReplicas()
-			l.s.repl.Stream().DropBacklog()
-			l.s.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
-			l.s.disp.Loading.Store(true)
-			l.s.ks.FlushAll()
-			l.s.disp.Functions.Flush()
+			l.r.cachedMaster = false
+			l.r.m.DisconnectReplicas()
+			l.r.m.Stream().DropBacklog()
+			l.r.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
+			l.r.disp.Loading.Store(true)
+			l.r.ks.FlushAll()
+			l.r.disp.Functions.Flush()
 		}
 	})
 	if !owned {
 		return nil
 	}
-	l.s.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
-	info, err := l.s.loadRDBAbortable(f, l.stopped.Load)
+	l.r.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
+	keys, aux, err := l.r.host.LoadRDB(f, l.stopped.Load)
 	var expired int64
-	l.s.ks.Exec(func() {
-		expired = l.s.rdb.loadedExpired
-		if owned = l.owned(); owned || l.s.replica == nil {
-			l.s.disp.Loading.Store(false)
+	l.r.ks.Exec(func() {
+		expired = l.r.host.LoadedExpired()
+		if owned = l.owned(); owned || l.r.cur == nil {
+			l.r.disp.Loading.Store(false)
 		}
 		if err != nil || !owned {
 			// What was loaded is part of a data set: gone.
-			l.s.ks.FlushAll()
-			l.s.disp.Functions.Flush()
+			l.r.ks.FlushAll()
+			l.r.disp.Functions.Flush()
 		}
 	})
 	if !owned {
-		l.s.log.Noticef("MASTER <-> REPLICA sync: the link was dropped while loading; the partial data set was discarded")
+		l.r.log.Noticef("MASTER <-> REPLICA sync: the link was dropped while loading; the partial data set was discarded")
 		return nil
 	}
 	if err != nil {
 		return linkError(fmt.Sprintf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", err))
 	}
-	l.s.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", info.Keys, expired)
+	l.r.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", keys, expired)
 	if mark != nil {
 		// The master learns at once that this replica is online.
 		l.sendAck(offset)
 	}
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		if !l.owned() {
 			return
 		}
 		// The master's history, from its offset on.
-		l.s.repl.Stream().Follow(replid, offset, int(l.s.cfg.Int("repl-backlog-size")))
-		l.s.cachedMaster = true
+		l.r.m.Stream().Follow(replid, offset, int(l.r.cfg.Int("repl-backlog-size")))
+		l.r.cachedMaster = true
 		l.state = "connected"
-		l.s.replDownSince = 0
+		l.r.downSince = 0
 		l.lastIOms = time.Now().UnixMilli()
 		l.master = l.newMasterClient()
-		l.master.DB = streamDB(info.Aux, l.s.ks.NumDBs())
-		l.s.updateReplicaRules()
-		if l.s.cfg.Bool("appendonly") {
+		l.master.DB = streamDB(aux, l.r.ks.NumDBs())
+		l.r.updateRules()
+		if l.r.cfg.Bool("appendonly") {
 			// The AOF does not hold the new data set: rewrite it
 			// (restartAOFAfterSYNC), or schedule it after one running.
-			if l.s.aof.rewriting {
-				l.s.aof.scheduled = true
-			} else {
-				l.s.startAOFRewrite()
-			}
+			l.r.host.RewriteAOFAfterSync()
 		}
 	})
-	l.s.log.Noticef("MASTER <-> REPLICA sync: Finished with success")
+	l.r.log.Noticef("MASTER <-> REPLICA sync: Finished with success")
 	return nil
 }
 
 // readPayload copies the RDB payload to f: size bytes, or up to the EOF
 // mark, which is cut off.
-func (l *replicaLink) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, size int64, mark []byte, timeout time.Duration) error {
+func (l *link) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, size int64, mark []byte, timeout time.Duration) error {
 	buf := make([]byte, 64<<10)
 	var read int64
 	var tail []byte // the last bytes written, to find the mark
@@ -625,7 +668,7 @@ func (l *replicaLink) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, s
 					break
 				}
 			}
-			l.s.ks.Exec(func() {
+			l.r.ks.Exec(func() {
 				l.syncRead, l.syncLastMs = read, time.Now().UnixMilli()
 				l.lastIOms = l.syncLastMs
 			})
@@ -639,11 +682,9 @@ func (l *replicaLink) readPayload(conn net.Conn, br *bufio.Reader, f *os.File, s
 
 // newMasterClient is the client the master's commands run as: flag M,
 // never refused as a replica's other clients are, replies dropped.
-func (l *replicaLink) newMasterClient() *engine.Client {
-	s := l.s
-	s.nextID++
+func (l *link) newMasterClient() *engine.Client {
 	now := time.Now().UnixMilli()
-	cl := &engine.Client{ID: s.nextID, Addr: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Created: now,
+	cl := &engine.Client{ID: l.r.host.NewClientID(), Addr: net.JoinHostPort(l.host, strconv.Itoa(l.port)), Created: now,
 		Authed: true, Master: true, W: resp.NewWriter()}
 	cl.LastInteraction.Store(now)
 	// CLIENT KILL of the master client drops the link, which is then
@@ -662,9 +703,9 @@ func (l *replicaLink) newMasterClient() *engine.Client {
 // client's, and counts their bytes into the offset. The master's PINGs
 // keep the link alive; no byte for repl-timeout drops it. REPLCONF GETACK
 // is answered with the offset before it, as Redis answers it.
-func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
+func (l *link) stream(conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
 	// The master's stream is not a client's query: no buffer limit.
-	rd := resp.NewReader(br, resp.Limits{MaxBulkLen: l.s.cfg.Int("proto-max-bulk-len"), MaxQueryBuf: 1 << 62})
+	rd := resp.NewReader(br, resp.Limits{MaxBulkLen: l.r.cfg.Int("proto-max-bulk-len"), MaxQueryBuf: 1 << 62})
 	rd.SetAuthenticated(true)
 	ackDone := make(chan struct{})
 	defer close(ackDone)
@@ -693,18 +734,18 @@ func (l *replicaLink) stream(conn net.Conn, br *bufio.Reader, timeout time.Durat
 // ran (Redis advances the applied offset outside MULTI only); with the
 // offset, they go verbatim to the backlog and to this server's own
 // replicas. Work a command leaves for after the lock runs after it.
-func (l *replicaLink) apply(batch [][][]byte) {
+func (l *link) apply(batch [][][]byte) {
 	var acks []int64
 	var offloads []func()
-	l.s.ks.Exec(func() {
+	l.r.ks.Exec(func() {
 		cl := l.master
 		if cl == nil || !l.owned() {
 			return
 		}
-		m := l.s.repl
+		m := l.r.m
 		l.lastIOms = time.Now().UnixMilli()
 		cl.LastInteraction.Store(l.lastIOms)
-		l.s.disp.BeginBatch(cl)
+		l.r.disp.BeginBatch(cl)
 		for _, args := range batch {
 			// The bytes as the master wrote them, taken before the
 			// command runs: running may redact its arguments.
@@ -722,7 +763,7 @@ func (l *replicaLink) apply(batch [][][]byte) {
 				continue
 			}
 			inMulti := cl.InMulti
-			if offload := l.s.disp.Exec(cl, args); offload != nil {
+			if offload := l.r.disp.Exec(cl, args); offload != nil {
 				offloads = append(offloads, offload)
 			}
 			if reply := cl.W.Bytes(); len(reply) > 0 && reply[0] == '-' {
@@ -775,10 +816,10 @@ func streamDB(aux [][2]string, dbs int) int {
 // when the link to a master it was streaming from goes
 // (replicationCacheMaster): the stream's history is the server's, the
 // database the stream was in is the master client's. Under the lock.
-func (s *Server) cacheMaster(l *replicaLink) {
-	s.log.Noticef("Connection with master lost.")
-	s.log.Noticef("Caching the disconnected master state.")
-	s.cachedMasterDB = l.master.DB
+func (r *Link) cacheMaster(l *link) {
+	r.log.Noticef("Connection with master lost.")
+	r.log.Noticef("Caching the disconnected master state.")
+	r.cachedMasterDB = l.master.DB
 }
 
 // replyError handles an error the master's stream got here, as Redis's
@@ -786,20 +827,20 @@ func (s *Server) cacheMaster(l *replicaLink) {
 // backlog, counted, and, on a read-only replica with
 // propagation-error-behavior panic or panic-on-replicas, the end of the
 // process: its data set is no longer its master's. Under the lock.
-func (l *replicaLink) replyError(cl *engine.Client, args [][]byte, reply []byte) {
-	s := l.s
-	name := s.unexpectedError(cl, args, reply, "replica", "master")
-	if bl := s.repl.Stream().Backlog(); bl != nil && bl.HistLen() > 0 {
+func (l *link) replyError(cl *engine.Client, args [][]byte, reply []byte) {
+	r := l.r
+	name := r.host.UnexpectedError(cl, args, reply, "replica", "master")
+	if bl := r.m.Stream().Backlog(); bl != nil && bl.HistLen() > 0 {
 		from := max(bl.First(), bl.End()-255)
-		s.log.Warningf("Latest backlog is: '%s'", config.Repr(string(bl.AppendFrom(nil, from))))
+		r.log.Warningf("Latest backlog is: '%s'", config.Repr(string(bl.AppendFrom(nil, from))))
 	}
-	if s.cfg.Bool("replica-read-only") && s.cfg.Int("propagation-error-behavior") != 0 {
-		s.serverPanic(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", name))
+	if r.cfg.Bool("replica-read-only") && r.cfg.Int("propagation-error-behavior") != 0 {
+		r.host.Panic(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", name))
 	}
 }
 
 // ackLoop sends REPLCONF ACK every second (replicationCron) until done.
-func (l *replicaLink) ackLoop(done chan struct{}) {
+func (l *link) ackLoop(done chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -808,14 +849,14 @@ func (l *replicaLink) ackLoop(done chan struct{}) {
 			return
 		case <-t.C:
 			var off int64
-			l.s.ks.Exec(func() { off = l.s.repl.Stream().Offset() })
+			l.r.ks.Exec(func() { off = l.r.m.Stream().Offset() })
 			l.sendAck(off)
 		}
 	}
 }
 
 // sendAck tells the master how far the stream was applied.
-func (l *replicaLink) sendAck(offset int64) {
+func (l *link) sendAck(offset int64) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.conn == nil {
@@ -823,7 +864,7 @@ func (l *replicaLink) sendAck(offset int64) {
 	}
 	l.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	n, _ := l.conn.Write(encodeCommand("REPLCONF", "ACK", strconv.FormatInt(offset, 10)))
-	l.s.stats.NetOut.Add(int64(n)) // the master's client is not a replica: ordinary output
+	l.r.stats.NetOut.Add(int64(n)) // the master's client is not a replica: ordinary output
 }
 
 // encodeCommand writes args as a RESP multibulk.
@@ -835,9 +876,13 @@ func encodeCommand(args ...string) []byte {
 	return resp.AppendCommand(nil, argv...)
 }
 
-// infoReplicaLink writes INFO replication's fields of a replica, as 7.0
-// lists them. Under the lock.
-func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
+// AppendInfo writes INFO replication's fields of a replica, as 7.0
+// lists them, nothing while this server is a master. Under the lock.
+func (r *Link) AppendInfo(b []byte) []byte {
+	l := r.cur
+	if l == nil {
+		return b
+	}
 	now := time.Now().UnixMilli()
 	b = engine.InfoStr(b, "master_host", l.host)
 	b = engine.InfoInt(b, "master_port", int64(l.port))
@@ -850,8 +895,8 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	syncing := l.state == "sync"
 	b = engine.InfoInt(b, "master_sync_in_progress", boolInt(syncing))
 	off := int64(1)
-	if l.master != nil || s.cachedMaster {
-		off = s.repl.Stream().Offset()
+	if l.master != nil || r.cachedMaster {
+		off = r.m.Stream().Offset()
 	}
 	b = engine.InfoInt(b, "slave_read_repl_offset", off)
 	b = engine.InfoInt(b, "slave_repl_offset", off)
@@ -871,14 +916,14 @@ func (s *Server) infoReplicaLink(b []byte, l *replicaLink) []byte {
 	}
 	if !l.up() {
 		down := int64(-1)
-		if s.replDownSince != 0 {
-			down = time.Now().Unix() - s.replDownSince
+		if r.downSince != 0 {
+			down = time.Now().Unix() - r.downSince
 		}
 		b = engine.InfoInt(b, "master_link_down_since_seconds", down)
 	}
-	b = engine.InfoInt(b, "slave_priority", s.cfg.Int("replica-priority"))
-	b = engine.InfoInt(b, "slave_read_only", boolInt(s.cfg.Bool("replica-read-only")))
-	b = engine.InfoInt(b, "replica_announced", boolInt(s.cfg.Bool("replica-announced")))
+	b = engine.InfoInt(b, "slave_priority", r.cfg.Int("replica-priority"))
+	b = engine.InfoInt(b, "slave_read_only", boolInt(r.cfg.Bool("replica-read-only")))
+	b = engine.InfoInt(b, "replica_announced", boolInt(r.cfg.Bool("replica-announced")))
 	return b
 }
 
@@ -907,19 +952,172 @@ func readLine(br *bufio.Reader) (string, error) {
 	}
 }
 
-// errStateChanged is the reply of a client blocked on a server that
-// becomes a replica.
-const errStateChanged = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+// Wait waits for the link goroutines, dropped or not, to end: after
+// Stop, with no SetMaster since.
+func (r *Link) Wait() { r.links.Wait() }
 
-// disconnectBlockedClients ends every blocking command with an error and
-// closes its connection (disconnectAllBlockedClients): a replica must not
-// serve a BLPOP with what its master pushes, nor a WAIT it cannot count.
+// Status is what ROLE and INFO show of the link, ok false while this
+// server is a master. Under the lock.
+func (r *Link) Status() (st LinkStatus, ok bool) {
+	l := r.cur
+	if l == nil {
+		return LinkStatus{}, false
+	}
+	return LinkStatus{Host: l.host, Port: l.port, State: l.state, Up: l.up(), Streaming: l.master != nil}, true
+}
+
+// IsReplica reports whether this server replicates a master. Under the
+// lock.
+func (r *Link) IsReplica() bool { return r.cur != nil }
+
+// Syncing reports whether a full synchronisation is loading its RDB.
 // Under the lock.
-func (s *Server) disconnectBlockedClients() {
-	for _, c := range s.clients {
-		cl := c.cl
-		if cl.Blocked && cl.Unblock != nil && cl.Unblock(errStateChanged) {
-			cl.CloseAfterReply = true
+func (r *Link) Syncing() bool { return r.cur != nil && r.cur.state == "sync" }
+
+// MasterClient is the client the master's stream runs as, nil while
+// none is applied. Under the lock.
+func (r *Link) MasterClient() *engine.Client {
+	if r.cur == nil {
+		return nil
+	}
+	return r.cur.master
+}
+
+// SaveInfo is rdbPopulateSaveInfo: the aux fields with which a file
+// written now lets a replica restarted from it continue its master's
+// stream (repl-stream-db, repl-id, repl-offset), or nil when this server
+// has no stream to continue (a master without a backlog, a replica
+// that never synchronised). Under the lock, with the snapshot.
+func (r *Link) SaveInfo() [][2]string {
+	st := r.m.Stream()
+	var db int
+	switch l := r.cur; {
+	case l == nil && st.Backlog() != nil:
+		db = max(st.SelectedDB(), 0)
+	case l != nil && l.master != nil:
+		db = l.master.DB
+	case l != nil && r.cachedMaster:
+		db = r.cachedMasterDB
+	default:
+		return nil
+	}
+	return [][2]string{
+		{"repl-stream-db", strconv.Itoa(db)},
+		{"repl-id", st.ID},
+		{"repl-offset", strconv.FormatInt(st.Offset(), 10)},
+	}
+}
+
+// RestoreInfo continues, after a restart from an RDB file written with
+// SaveInfo's fields, the stream it records (loadDataFromDisk): a replica
+// offers it to its master, a master keeps it as its previous history
+// (ID2) with a backlog from there, so that neither costs its replicas or
+// itself a full sync. Before clients are served.
+func (r *Link) RestoreInfo(aux [][2]string) {
+	var id string
+	off, db := int64(-1), -1
+	for _, kv := range aux {
+		switch kv[0] {
+		case "repl-id":
+			id = kv[1]
+		case "repl-offset":
+			if n, err := strconv.ParseInt(kv[1], 10, 64); err == nil {
+				off = n
+			}
+		case "repl-stream-db":
+			if n, err := strconv.Atoi(kv[1]); err == nil {
+				db = n
+			}
 		}
 	}
+	if len(id) != 40 || off < 0 || db < 0 || db >= r.ks.NumDBs() {
+		return
+	}
+	if _, _, replica := r.cfg.ReplicaOf(); !replica {
+		r.m.Resume(id, off)
+		return
+	}
+	r.m.Stream().Resume(id, off)
+	r.cachedMaster, r.cachedMasterDB = true, db
+	r.log.Noticef("Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
+}
+
+// dialMaster connects the link to the master at addr: a TCP connection
+// from dialer, and with tls-replication yes (read at each connection, as
+// Redis's connectWithMaster chooses connCreateTLS) a TLS client
+// connection over it, handshaken within the dialer's timeout or until
+// the link is stopped. A failed handshake is returned as the error,
+// which the link logs and retries as any failure to connect.
+func (l *link) dialMaster(dialer *net.Dialer, addr string) (net.Conn, error) {
+	raw, err := dialer.Dial("tcp", addr)
+	if err != nil || !l.r.cfg.Bool("tls-replication") {
+		return raw, err
+	}
+	conf := l.r.host.TLSClientConfig()
+	if conf == nil {
+		raw.Close()
+		return nil, errors.New("TLS is not configured")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialer.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tc := tls.Client(raw, conf)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// listeningPort is the port a replica announces to its master (REPLCONF
+// listening-port): replica-announce-port, else the TLS port when the
+// link is TLS and there is one, else the port (Redis's syncWithMaster).
+func (r *Link) listeningPort() int {
+	if p := r.cfg.Int("replica-announce-port"); p != 0 {
+		return int(p)
+	}
+	if p := r.cfg.Int("tls-port"); p != 0 && r.cfg.Bool("tls-replication") {
+		return int(p)
+	}
+	return int(r.cfg.Int("port"))
+}
+
+// replInput is the reader under the link to the master: it counts what
+// it reads as replication input (INFO stats' total_net_repl_input_bytes)
+// once started, from the end of the master's reply to PSYNC on; the
+// handshake is counted nowhere, as in Redis.
+type replInput struct {
+	r       io.Reader
+	stats   *engine.ServerStats
+	counted bool
+}
+
+func (in *replInput) Read(p []byte) (int, error) {
+	n, err := in.r.Read(p)
+	if in.counted && n > 0 {
+		in.stats.ReplNetIn.Add(int64(n))
+	}
+	return n, err
+}
+
+// start counts from now on; buffered is what the reader above already
+// read past the point where counting starts.
+func (in *replInput) start(buffered int) {
+	if !in.counted {
+		in.counted = true
+		in.stats.ReplNetIn.Add(int64(buffered))
+	}
+}
+
+func boolInt(v bool) int64 {
+	if v {
+		return 1
+	}
+	return 0
 }
