@@ -1839,21 +1839,7 @@ func xinfoStreamCommand(c *engine.Ctx) {
 		c.W.BulkString("pel-count")
 		c.W.Int(int64(g.PendingCount()))
 		c.W.BulkString("pending")
-		mark := c.W.DeferArray()
-		n := int64(0)
-		g.PendingRange(keyspace.StreamID{}, func(nk *keyspace.StreamNACK) bool {
-			if count != 0 && n >= count {
-				return false
-			}
-			c.W.Array(4)
-			replyStreamID(c, nk.ID)
-			c.W.BulkString(nk.Consumer.Name)
-			c.W.Int(nk.DeliveryTime)
-			c.W.Int(int64(nk.DeliveryCount))
-			n++
-			return true
-		})
-		c.W.FillArray(mark, int(n))
+		replyPendingFull(c, g.PendingRange, count, true)
 		c.W.BulkString("consumers")
 		c.W.Array(g.ConsumerCount())
 		g.Consumers(func(cons *keyspace.StreamConsumer) bool {
@@ -1865,24 +1851,37 @@ func xinfoStreamCommand(c *engine.Ctx) {
 			c.W.BulkString("pel-count")
 			c.W.Int(int64(cons.PendingCount()))
 			c.W.BulkString("pending")
-			mark := c.W.DeferArray()
-			n := int64(0)
-			cons.PendingRange(keyspace.StreamID{}, func(nk *keyspace.StreamNACK) bool {
-				if count != 0 && n >= count {
-					return false
-				}
-				c.W.Array(3)
-				replyStreamID(c, nk.ID)
-				c.W.Int(nk.DeliveryTime)
-				c.W.Int(int64(nk.DeliveryCount))
-				n++
-				return true
-			})
-			c.W.FillArray(mark, int(n))
+			replyPendingFull(c, cons.PendingRange, count, false)
 			return true
 		})
 		return true
 	})
+}
+
+// replyPendingFull writes XINFO STREAM FULL's pending list of a group
+// (withConsumer: [id, consumer, delivery time, count]) or of a consumer
+// ([id, delivery time, count]), at most count entries (0: all).
+func replyPendingFull(c *engine.Ctx, pending func(keyspace.StreamID, func(*keyspace.StreamNACK) bool), count int64, withConsumer bool) {
+	mark := c.W.DeferArray()
+	n := int64(0)
+	pending(keyspace.StreamID{}, func(nk *keyspace.StreamNACK) bool {
+		if count != 0 && n >= count {
+			return false
+		}
+		if withConsumer {
+			c.W.Array(4)
+			replyStreamID(c, nk.ID)
+			c.W.BulkString(nk.Consumer.Name)
+		} else {
+			c.W.Array(3)
+			replyStreamID(c, nk.ID)
+		}
+		c.W.Int(nk.DeliveryTime)
+		c.W.Int(int64(nk.DeliveryCount))
+		n++
+		return true
+	})
+	c.W.FillArray(mark, int(n))
 }
 
 // XINFO GROUPS key
