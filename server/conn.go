@@ -354,7 +354,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	cl := c.cl
 	for i < len(batch) {
 		locked := c.lock(!mayBlock)
-		aofW, aofBefore := s.aof.w, s.aof.last
+		aofW, aofBefore := s.persist.AOFTicket()
 		s.disp.BeginBatch(cl)
 		for n := 0; i < len(batch) && n < maxBatchUnderLock; n++ {
 			// A script past busy-reply-threshold answers -BUSY first,
@@ -426,16 +426,12 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 // has them, as Redis writes the AOF before replying — written to the file
 // (everysec, no: a crash of the process loses no acknowledged write), and
 // fsynced under always. Under the lock.
+// A batch that turned the AOF off (CONFIG SET appendonly no) after
+// writing waits for the old writer's final flush, as Redis's
+// stopAppendOnly fsyncs before replying (persistence.Service.AOFWait).
 func (c *conn) noteAOF(w *aof.Writer, before aof.Ticket) {
-	a := &c.s.aof
-	switch {
-	case w != nil && w != a.w && w == a.stopped && a.stoppedLast != before:
-		// The batch turned the AOF off (CONFIG SET appendonly no) after
-		// writing: those writes wait for the old writer's final flush,
-		// as Redis's stopAppendOnly fsyncs before replying.
-		c.aofWait, c.aofW = a.stoppedLast, w
-	case a.w != nil && a.last != before && (w == a.w || w == nil):
-		c.aofWait, c.aofW = a.last, a.w
+	if w, t, ok := c.s.persist.AOFWait(w, before); ok {
+		c.aofWait, c.aofW = t, w
 	}
 }
 

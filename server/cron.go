@@ -84,8 +84,7 @@ func (s *Server) cron(ctx context.Context) {
 				s.peaks.track(now.Unix(), s.clients)
 				s.checkOutputLimits()
 			}
-			s.checkSavePoints(now)
-			s.checkAOFRewrite()
+			s.persist.Cron(now)
 			s.repl.Cron(now, tick%10 == 0)
 		})
 		gc.tick()

@@ -36,20 +36,6 @@ func (s *Server) Info(section string, b []byte) []byte {
 	return b
 }
 
-func boolInt(v bool) int64 {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-func okErr(ok bool) string {
-	if ok {
-		return "ok"
-	}
-	return "err"
-}
-
 func (s *Server) infoServer(b []byte) []byte {
 	exe, _ := os.Executable()
 	up := time.Since(s.start)
@@ -198,33 +184,7 @@ func (s *Server) infoMemory(b []byte) []byte {
 	return b
 }
 
-func (s *Server) infoPersistence(b []byte) []byte {
-	b = engine.InfoInt(b, "loading", boolInt(s.disp.Loading.Load()))
-	b = engine.InfoInt(b, "async_loading", 0)
-	b = engine.InfoInt(b, "current_cow_peak", 0)
-	b = engine.InfoInt(b, "current_cow_size", 0)
-	b = engine.InfoInt(b, "current_cow_size_age", 0)
-	b = engine.InfoStr(b, "current_fork_perc", "0.00")
-	b = engine.InfoInt(b, "current_save_keys_processed", 0)
-	b = engine.InfoInt(b, "current_save_keys_total", 0)
-	b = engine.InfoInt(b, "rdb_changes_since_last_save", s.stats.Dirty)
-	r := &s.rdb
-	b = engine.InfoInt(b, "rdb_bgsave_in_progress", boolInt(r.bgRunning))
-	b = engine.InfoInt(b, "rdb_last_save_time", r.lastSave)
-	b = engine.InfoStr(b, "rdb_last_bgsave_status", okErr(r.lastOK))
-	b = engine.InfoInt(b, "rdb_last_bgsave_time_sec", r.lastBgSeconds)
-	current := int64(-1)
-	if r.bgRunning {
-		current = int64(time.Since(r.bgStart).Seconds())
-	}
-	b = engine.InfoInt(b, "rdb_current_bgsave_time_sec", current)
-	b = engine.InfoInt(b, "rdb_saves", r.saves)
-	b = engine.InfoInt(b, "rdb_last_cow_size", 0)
-	b = engine.InfoInt(b, "rdb_last_load_keys_expired", r.loadedExpired)
-	b = engine.InfoInt(b, "rdb_last_load_keys_loaded", r.loadedKeys)
-	b = s.infoAOF(b)
-	return b
-}
+func (s *Server) infoPersistence(b []byte) []byte { return s.persist.Info(b) }
 
 func (s *Server) infoReplication(b []byte) []byte {
 	role := "master"

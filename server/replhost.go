@@ -59,7 +59,7 @@ func (h replHost) FunctionCodes() []string { return h.s.disp.Functions.Codes() }
 
 // WriteRDB implements replication.Host.
 func (h replHost) WriteRDB(w io.Writer, snap *keyspace.Snapshot, functions []string, aux [][2]string) error {
-	return h.s.encodeSnapshot(w, snap, functions, false, aux)
+	return h.s.persist.EncodeRDB(w, snap, functions, aux)
 }
 
 // Paused implements replication.Host.
@@ -178,25 +178,19 @@ func (h linkHost) NewClientID() int64 {
 func (h linkHost) TLSClientConfig() *tls.Config { return h.s.tlsClientConf.Load() }
 
 // RDBPath implements replication.LinkHost.
-func (h linkHost) RDBPath() string { return h.s.rdbPath() }
+func (h linkHost) RDBPath() string { return h.s.persist.RDBPath() }
 
 // LoadRDB implements replication.LinkHost.
 func (h linkHost) LoadRDB(r io.Reader, aborted func() bool) (int, [][2]string, error) {
-	info, err := h.s.loadRDBAbortable(r, aborted)
+	info, err := h.s.persist.LoadRDB(r, aborted)
 	return info.Keys, info.Aux, err
 }
 
 // LoadedExpired implements replication.LinkHost.
-func (h linkHost) LoadedExpired() int64 { return h.s.rdb.loadedExpired }
+func (h linkHost) LoadedExpired() int64 { return h.s.persist.LoadedExpired() }
 
 // RewriteAOFAfterSync implements replication.LinkHost.
-func (h linkHost) RewriteAOFAfterSync() {
-	if h.s.aof.rewriting {
-		h.s.aof.scheduled = true
-	} else {
-		h.s.startAOFRewrite()
-	}
-}
+func (h linkHost) RewriteAOFAfterSync() { h.s.persist.RewriteAOFAfterSync() }
 
 // UnexpectedError implements replication.LinkHost.
 func (h linkHost) UnexpectedError(cl *engine.Client, args [][]byte, reply []byte, from, to string) string {

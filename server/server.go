@@ -22,6 +22,7 @@ import (
 	"github.com/zredis/zredis/expiry"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/netloop"
+	"github.com/zredis/zredis/persistence"
 	"github.com/zredis/zredis/replication"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/sds"
@@ -70,7 +71,6 @@ type Server struct {
 	exiting     chan struct{}        // closed once Run stops taking shutdown requests
 	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
 	shut        shutdownState        // the SHUTDOWN clients, the wait for replicas (replshutdown.go); lock
-	loadAborted atomic.Bool          // a shutdown came while the dataset loaded (shutdown.go)
 
 	pubsub    *engine.Subscriptions        // lock
 	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit
@@ -86,8 +86,10 @@ type Server struct {
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
 
-	rdb rdbState // RDB saves; lock
-	aof aofState // the append only file; lock
+	// persist is the persistence orchestration (package persistence):
+	// RDB saves, the AOF, loading, INFO persistence; it reaches the
+	// server through persistHost (persisthost.go).
+	persist *persistence.Service
 	// repl is replication's master side (package replication), which
 	// reaches the server through replHost (replhost.go); lock.
 	repl *replication.Master
@@ -161,8 +163,6 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	}
 	s.pause.wake = make(chan struct{})
 	s.tlsStop, s.tlsStopNow = context.WithCancel(context.Background())
-	s.rdb.lastSave, s.rdb.lastOK, s.rdb.lastBgSeconds = s.start.Unix(), true, -1
-	s.aof.lastRewriteSec, s.aof.lastRewriteOK = -1, true
 	s.stats.StartMs = s.start.UnixMilli()
 	s.disp = engine.NewDispatcher(s.ks, s, renamedTable(cfg))
 	// Function libraries are saved with the dataset: every snapshot
@@ -214,7 +214,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.link = replication.NewLink(linkHost{s}, s.repl, s.ks, s.disp, cfg, log, &s.stats, replica)
 	s.watchConfig()
 	s.link.WatchConfig()
-	s.watchAOFConfig()
+	s.persist = persistence.New(persistHost{s}, s.ks, s.disp, cfg, log, &s.stats, s.start)
 	commands.TrackLFU(cfg, s.ks)
 	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
 	return s
@@ -426,8 +426,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	looping.Wait()
 	bg.stop()
-	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
-	s.closeAOF()
+	s.persist.Wait() // a background save or AOF rewrite in progress
+	s.persist.CloseAOF()
 	if err := s.expiry.Close(); err != nil {
 		s.log.Warningf("Closing the expiry stream: %v", err)
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,17 +81,14 @@ func (s *Server) nextShutdown(ctx context.Context) shutdownRequest {
 	}
 }
 
-// errLoadAborted ends a load that a shutdown interrupted.
-var errLoadAborted = errors.New("loading aborted by a shutdown")
-
-// loadOrShutdown loads the dataset (loadData) and, meanwhile, takes a
+// loadOrShutdown loads the dataset (persistence.Service.Load) and, meanwhile, takes a
 // shutdown request: SHUTDOWN or a signal while loading stops the load and
 // the server without a final save, as Redis forces NOSAVE while loading
 // (a save then would overwrite the files with half of them). aborted
 // reports that case; the request is answered with success.
 func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
 	loaded := make(chan error, 1)
-	go func() { loaded <- s.loadData() }()
+	go func() { loaded <- s.persist.Load() }()
 	select {
 	case err := <-loaded:
 		return err, false
@@ -101,7 +97,7 @@ func (s *Server) loadOrShutdown(ctx context.Context) (err error, aborted bool) {
 	}
 	s.log.Warningf("User requested shutdown...")
 	s.notify("STOPPING=1\n")
-	s.loadAborted.Store(true)
+	s.persist.AbortLoad()
 	<-loaded
 	s.ks.Exec(func() { s.shut.answer("") })
 	return nil, true
@@ -168,8 +164,8 @@ func (s *Server) finishShutdown(opts engine.ShutdownOptions, bg *background) boo
 		opts.Save, opts.NoSave = false, true
 	}
 	bg.stop()
-	s.rdb.saving.Wait() // a background save or AOF rewrite in progress
-	err := s.shutdownSave(opts)
+	s.persist.Wait() // a background save or AOF rewrite in progress
+	err := s.persist.ShutdownSave(opts)
 	if err != nil && opts.Force {
 		s.log.Warningf("Error trying to save the DB. Exit anyway.")
 		err = nil
