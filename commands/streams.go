@@ -312,9 +312,8 @@ func parseAddTrim(c *engine.Ctx, a *addTrimArgs, xadd bool) int {
 				i++
 			}
 			if maxlen {
-				n, ok := engine.ParseInt(args[i+1])
+				n, ok := c.IntArg(i + 1)
 				if !ok {
-					c.Error(engine.ErrNotInteger)
 					return -1
 				}
 				if n < 0 {
@@ -334,9 +333,8 @@ func parseAddTrim(c *engine.Ctx, a *addTrimArgs, xadd bool) int {
 			i++
 			a.trimArgIdx = i
 		case engine.EqualFold(opt, "limit") && more > 0:
-			n, ok := engine.ParseInt(args[i+1])
+			n, ok := c.IntArg(i + 1)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return -1
 			}
 			if n < 0 {
@@ -550,9 +548,8 @@ func xrangeGeneric(c *engine.Ctx, rev bool) {
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {
 		if engine.EqualFold(c.Args[j], "count") && j+1 < len(c.Args) {
-			n, ok := engine.ParseInt(c.Args[j+1])
+			n, ok := c.IntArg(j + 1)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return
 			}
 			count = max(n, 0)
@@ -756,9 +753,8 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 			timeout = n
 		case engine.EqualFold(opt, "count") && more > 0:
 			i++
-			n, ok := engine.ParseInt(args[i])
+			n, ok := c.IntArg(i)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return
 			}
 			o.count = max(n, 0)
@@ -1103,9 +1099,8 @@ func xgroupCommand(c *engine.Ctx) {
 			mkstream = true
 			i++
 		case (create || setid) && engine.EqualFold(args[i], "entriesread") && i+1 < len(args):
-			n, ok := engine.ParseInt(args[i+1])
+			n, ok := c.IntArg(i + 1)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return
 			}
 			if n < 0 && n != keyspace.InvalidEntriesRead {
@@ -1219,9 +1214,8 @@ func xsetidCommand(c *engine.Ctx) {
 		more := len(args) - 1 - i
 		switch {
 		case engine.EqualFold(args[i], "entriesadded") && more > 0:
-			n, ok := engine.ParseInt(args[i+1])
+			n, ok := c.IntArg(i + 1)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return
 			}
 			if n < 0 {
@@ -1320,9 +1314,8 @@ func xpendingCommand(c *engine.Ctx) {
 	if len(args) >= 6 {
 		si := 3
 		if engine.EqualFold(args[3], "idle") {
-			n, ok := engine.ParseInt(args[4])
+			n, ok := c.IntArg(4)
 			if !ok {
-				c.Error(engine.ErrNotInteger)
 				return
 			}
 			minIdle = n
@@ -1332,9 +1325,8 @@ func xpendingCommand(c *engine.Ctx) {
 			}
 			si += 2
 		}
-		n, ok := engine.ParseInt(args[si+2])
+		n, ok := c.IntArg(si + 2)
 		if !ok {
-			c.Error(engine.ErrNotInteger)
 			return
 		}
 		count = max(n, 0)
@@ -1522,7 +1514,7 @@ func xclaimCommand(c *engine.Ctx) {
 		if !s.Exists(id) {
 			if nk != nil {
 				// Gone from the stream: dropped from the PEL, and that is propagated.
-				propagateClaimOf(c, key, g, id, nk)
+				propagateClaim(c, key, g, id, nk) // a replica drops it too, finding no entry
 				propagateLast = false
 				c.Dirty(1)
 				g.Ack(id)
@@ -1563,12 +1555,6 @@ func xclaimCommand(c *engine.Ctx) {
 		c.Dirty(1)
 	}
 	c.W.FillArray(mark, n)
-}
-
-// propagateClaimOf is propagateClaim for an entry about to leave the
-// PEL: a replica drops it too, finding no entry to claim.
-func propagateClaimOf(c *engine.Ctx, key []byte, g *keyspace.StreamGroup, id keyspace.StreamID, nk *keyspace.StreamNACK) {
-	propagateClaim(c, key, g, id, nk)
 }
 
 // claimConsumer looks the claiming consumer up (refreshing its seen
@@ -1660,7 +1646,7 @@ func xautoclaimCommand(c *engine.Ctx) {
 		attempts--
 		nk := visit[i]
 		if !s.Exists(nk.ID) {
-			propagateClaimOf(c, key, g, nk.ID, nk)
+			propagateClaim(c, key, g, nk.ID, nk) // a replica drops it too, finding no entry
 			c.Dirty(1)
 			g.Ack(nk.ID)
 			deleted = append(deleted, nk.ID)
