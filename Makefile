@@ -20,7 +20,7 @@ PROGRAMS  := $(sort $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go))))
 # nothing here; leaving one out would mean its tests never run.
 RACE_PKGS := ./cmd/... ./commands/... ./config/... ./docs/... ./engine/... ./expiry/... \
 	./internal/... ./keyspace/... ./listpack/... ./netloop/... ./persistence/... ./redisconv/... \
-	./replication/... ./resp/... ./scripting/... ./scripts/... ./sds/... ./server/... ./zmqpub/...
+	./replication/... ./resp/... ./scripting/... ./scripts/... ./sds/... ./server/... ./tlsconfig/... ./zmqpub/...
 # A test that needs a tool make deps installs fails, instead of skipping,
 # when it is missing (internal/testsupport.RequireAllEnv; the Perl client's
 # tests read it too). ZREDIS_TEST_REQUIRE_ALL=0 on the command line: skips.

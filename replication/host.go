@@ -52,9 +52,6 @@ type Host interface {
 	// client-output-buffer-limit to used bytes held for a replica,
 	// softSince being when it went past the soft limit (0: not past it).
 	ReplicaOutputLimitReached(used uint64, softSince *int64) bool
-	// Acked tells the host that a replica acknowledged an offset (a
-	// shutdown waiting for its replicas checks again).
-	Acked()
 }
 
 // LinkStatus is what ROLE and INFO show of this server's link to its

@@ -121,6 +121,7 @@ type Master struct {
 	waiters         []*ackWaiter // WAIT clients
 	failover        failoverState
 	getAckPending   bool // a WAIT's GETACK waits for the end of a pause
+	shutdown        shutdownWait
 	cronLoops       int64
 	syncs           sync.WaitGroup // the goroutines sending RDB payloads
 }
@@ -529,5 +530,7 @@ func (m *Master) Ack(cl *engine.Client, offset, aofOffset int64) {
 	m.refreshGood()
 	m.serveWaiters()
 	m.updateFailover()
-	m.host.Acked()
+	if m.shutdown.waiting {
+		m.shutdown.wakeUp()
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/zredis/zredis/tlsconfig"
 )
 
 // listening is the server's TCP listeners (bind, port) and the goroutines
@@ -71,7 +73,7 @@ func (s *Server) listenTLS() ([]net.Listener, error) {
 		return nil, nil
 	}
 	// Built anew: the files may have changed while TLS was off.
-	server, client, err := s.tlsConfigure()
+	server, client, err := tlsconfig.Build(s.cfg)
 	if err != nil {
 		s.log.Warningf("%v", err)
 		return nil, errors.New("Failed to configure TLS. Check logs for more info.")

@@ -30,7 +30,7 @@ type pauseState struct {
 // The purposes of writesHeld.
 const (
 	pauseFailover uint8 = 1 << iota // FAILOVER, until it ends
-	pauseShutdown                   // a shutdown waiting for its replicas (replshutdown.go), until cancelled
+	pauseShutdown                   // a shutdown waiting for its replicas (replication.Master.StartShutdownWait), until cancelled
 )
 
 // holdWrites sets or clears one purpose of writesHeld; clearing wakes

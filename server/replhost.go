@@ -74,9 +74,6 @@ func (h replHost) ReplicaOutputLimitReached(used uint64, softSince *int64) bool 
 	return limited(l) && reached(l, used, softSince, time.Now)
 }
 
-// Acked implements replication.Host.
-func (h replHost) Acked() { h.s.shutdownAcked() }
-
 // replConn is a client connection as a replica's (replication.Conn).
 type replConn struct{ c *conn }
 

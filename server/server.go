@@ -70,7 +70,7 @@ type Server struct {
 	shutdown    chan shutdownRequest // SHUTDOWN and signals, to Run (shutdown.go)
 	exiting     chan struct{}        // closed once Run stops taking shutdown requests
 	signalled   atomic.Bool          // a signal's shutdown is pending or running (Signal)
-	shut        shutdownState        // the SHUTDOWN clients, the wait for replicas (replshutdown.go); lock
+	shut        shutdownState        // the SHUTDOWN clients blocked on its outcome (shutdown.go); lock
 
 	pubsub    *engine.Subscriptions        // lock
 	outLimits atomic.Pointer[outputLimits] // client-output-buffer-limit

@@ -15,8 +15,9 @@ import (
 )
 
 // A shutdown, as Redis 7.0's prepareForShutdown/finishShutdown: after
-// waiting for lagging replicas when there are some (replshutdown.go),
-// the clients are held, the final save is made, and only if it succeeds
+// waiting for lagging replicas when there are some (the wait is
+// replication.Master's; writes are paused meanwhile, with a pause of the
+// shutdown's own that CLIENT UNPAUSE does not lift), the clients are held, the final save is made, and only if it succeeds
 // (or FORCE was given) does the server stop serving and exit. A save
 // that fails cancels the shutdown: SHUTDOWN answers "Errors trying to
 // SHUTDOWN. Check logs.", a signal is logged, and everything — clients,
@@ -31,6 +32,38 @@ type shutdownRequest struct {
 	result chan string
 	// stop: the program embedding the server stopped it (Run's ctx).
 	stop bool
+}
+
+// shutdownState is the SHUTDOWN commands blocked until the outcome of
+// the shutdown requested or under way, as replyToClientsBlockedOnShutdown
+// answers them: on exit they get no reply, on SHUTDOWN ABORT (or a
+// failed final save) "Errors trying to SHUTDOWN. Check logs.". A
+// SHUTDOWN sent during the wait for replicas, whatever its modifiers,
+// joins the one under way, and a signal changes nothing, as Redis's
+// prepareForShutdown returns at once while a shutdown is initiated.
+// Under the keyspace lock.
+type shutdownState struct {
+	// results receive "" when the server exits, else the error to reply.
+	results []chan string
+}
+
+// awaits reports whether result is one of the SHUTDOWN commands still
+// waiting for an outcome. Under the lock.
+func (st *shutdownState) awaits(result chan string) bool {
+	for _, r := range st.results {
+		if r == result {
+			return true
+		}
+	}
+	return false
+}
+
+// answer gives every blocked SHUTDOWN command its outcome. Under the lock.
+func (st *shutdownState) answer(outcome string) {
+	for _, r := range st.results {
+		r <- outcome
+	}
+	st.results = nil
 }
 
 // background is what runs beside the clients and must not touch the
@@ -129,7 +162,8 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 		loading = s.disp.Loading.Load() || s.link.Syncing()
 		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
 		if !req.opts.Now && timeout > 0 && !s.repl.AllAcked() {
-			s.startShutdownWait(timeout)
+			s.repl.StartShutdownWait(timeout, s.pause.active(s.ks.Clock().NowMs()))
+			s.pauseWritesFor(pauseShutdown, true)
 			wait = true
 		}
 	})
@@ -137,7 +171,7 @@ func (s *Server) prepareShutdown(ctx context.Context, req shutdownRequest, bg *b
 		return false
 	}
 	if wait {
-		finish, forced := s.waitReplicas(ctx)
+		finish, forced := s.repl.WaitForShutdown(ctx, cronPeriod, s.pause.hold)
 		if !finish {
 			return false
 		}
@@ -236,7 +270,7 @@ func (s *Server) Signal(sig os.Signal) {
 func (s *Server) Shutdown(opts engine.ShutdownOptions) (wait func() string) {
 	req := shutdownRequest{opts: opts, result: make(chan string, 1)}
 	s.shut.results = append(s.shut.results, req.result)
-	joined := s.shut.waiting
+	joined := s.repl.ShutdownWaiting()
 	return func() string {
 		if !joined {
 			select {
@@ -252,6 +286,34 @@ func (s *Server) Shutdown(opts engine.ShutdownOptions) (wait func() string) {
 			return ""
 		}
 	}
+}
+
+// cancelShutdown is Redis's cancelShutdown: the blocked SHUTDOWN commands
+// get their error, writes resume, a signal's request is forgotten, and a
+// wait in progress ends. Under the lock.
+func (s *Server) cancelShutdown() {
+	s.signalled.Store(false) // shutdown_asap
+	s.shut.answer(engine.ErrShutdownFailed)
+	s.repl.CancelShutdownWait()
+	if s.pause.writesHeld&pauseShutdown != 0 {
+		s.pauseWritesFor(pauseShutdown, false)
+	}
+}
+
+// AbortShutdown implements engine.Server (abortShutdown): it cancels a
+// shutdown waiting for its replicas, or a signal's shutdown not started
+// yet, and reports whether there was one.
+func (s *Server) AbortShutdown() bool {
+	switch {
+	case s.repl.ShutdownWaiting():
+		s.cancelShutdown()
+	case s.signalled.CompareAndSwap(true, false):
+		// Run skips the signal's request when it comes to it.
+	default:
+		return false
+	}
+	s.log.Noticef("Shutdown manually aborted.")
+	return true
 }
 
 // fatalf logs a reason the server cannot go on without breaking a
