@@ -158,31 +158,28 @@ func authCommand(c *engine.Ctx) {
 	c.W.OK()
 }
 
-// helloCommand is HELLO [protover [AUTH user pass] [SETNAME name]]. zredis
-// speaks RESP2 only, so protocol 3 is refused as Redis refuses a version
-// it does not know; clients then fall back to RESP2. For protocol 3 the
-// options are still read (and an AUTH password redacted, as Redis, which
-// accepts 3, redacts it) before the refusal.
+// helloCommand is HELLO [protover [AUTH user pass] [SETNAME name]]: it
+// switches the connection to RESP2 or RESP3 and answers with the
+// server's description in the new protocol.
 func helloCommand(c *engine.Ctx) {
 	next := 1
-	resp3 := false
+	ver := 0
 	if len(c.Args) >= 2 {
-		ver, ok := engine.ParseInt(c.Args[1])
+		v, ok := engine.ParseInt(c.Args[1])
 		if !ok {
 			c.Error(engine.ErrProtoVersion)
 			return
 		}
-		if ver != 2 && ver != 3 {
+		if v != 2 && v != 3 {
 			c.Error(engine.ErrNoProto)
 			return
 		}
-		resp3 = ver == 3
+		ver = int(v)
 		next = 2
 	}
 	// Each option takes effect as it is read, as in Redis: an AUTH
 	// authenticates (or answers WRONGPASS) and a SETNAME names the client
-	// before a later option can fail. For protocol 3, which zredis
-	// refuses, the options are only checked (and AUTH redacted).
+	// before a later option can fail.
 	for j := next; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
 		switch {
@@ -191,9 +188,6 @@ func helloCommand(c *engine.Ctx) {
 			c.Redact(j + 1)
 			c.Redact(j + 2)
 			j += 2
-			if resp3 {
-				continue
-			}
 			if !authenticate(c, user, pass) {
 				c.Error(engine.ErrWrongPass)
 				return
@@ -202,13 +196,6 @@ func helloCommand(c *engine.Ctx) {
 		case engine.EqualFold(c.Args[j], "setname") && more >= 1:
 			name := c.Args[j+1]
 			j++
-			if resp3 {
-				if !validClientAttr(name) {
-					c.Error(engine.ErrClientName)
-					return
-				}
-				continue
-			}
 			if !setClientName(c, name) {
 				return
 			}
@@ -217,13 +204,12 @@ func helloCommand(c *engine.Ctx) {
 			return
 		}
 	}
-	if resp3 {
-		c.Error(engine.ErrNoProto)
-		return
-	}
 	if !c.Client.Authed {
 		c.Error(engine.ErrHelloNoAuth)
 		return
+	}
+	if ver != 0 {
+		c.W.SetProto(ver)
 	}
 	role := "master"
 	if c.KS.IsReplica() {

@@ -38,7 +38,7 @@ func TestConnectionCommands(t *testing.T) {
 			{argv("AUTH", "a", "b", "c"), replyErr(engine.ErrSyntax)},
 		}},
 		{"hello", []step{
-			{argv("HELLO", "3"), replyErr(engine.ErrNoProto)},
+			{argv("HELLO", "4"), replyErr(engine.ErrNoProto)},
 			{argv("HELLO", "1"), replyErr(engine.ErrNoProto)},
 			{argv("HELLO", "x"), replyErr(engine.ErrProtoVersion)},
 			{argv("HELLO", "2", "foo"), replyErr("ERR Syntax error in HELLO option 'foo'")},

@@ -632,8 +632,8 @@ func geoposCommand(c *engine.Ctx) {
 			continue
 		}
 		c.W.Array(2)
-		c.W.Bulk(formatCoord(xy[0]))
-		c.W.Bulk(formatCoord(xy[1]))
+		c.W.DoubleText(formatCoord(xy[0]))
+		c.W.DoubleText(formatCoord(xy[1]))
 	}
 }
 
@@ -856,8 +856,8 @@ func geoSearchGeneric(c *engine.Ctx, srcIdx int, flags int) {
 			}
 			if withCoord {
 				c.W.Array(2)
-				c.W.Bulk(formatCoord(p.xy[0]))
-				c.W.Bulk(formatCoord(p.xy[1]))
+				c.W.DoubleText(formatCoord(p.xy[0]))
+				c.W.DoubleText(formatCoord(p.xy[1]))
 			}
 		}
 		return

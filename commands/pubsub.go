@@ -32,13 +32,13 @@ func init() {
 
 // ---- SUBSCRIBE UNSUBSCRIBE PSUBSCRIBE PUNSUBSCRIBE ------------------------
 
-// replySubscription writes one confirmation [kind, name, count]; with
-// null, name is the null bulk string (an unsubscribe from everything when
-// there was nothing to leave).
+// replySubscription writes one confirmation [kind, name, count], a push
+// in RESP3; with null, name is the null bulk string (an unsubscribe from
+// everything when there was nothing to leave).
 func replySubscription(c *engine.Ctx, kind string, name []byte, null bool, count int) {
 	w := c.W
 	start := w.Len()
-	w.Array(3)
+	w.Push(3)
 	w.BulkString(kind)
 	if null {
 		w.Null()

@@ -865,13 +865,16 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		if served == 1 {
 			mark = c.W.DeferArray()
 		}
-		c.W.Array(2)
-		c.W.Bulk(key)
+		xreadKey(c, key)
 		start, _ := gt.Incr()
 		xreadServe(c, s, key, start, &o, history)
 	}
 	if served > 0 {
-		c.W.FillArray(mark, served)
+		if c.W.Proto() == 2 {
+			c.W.FillArray(mark, served) // of [key, entries] pairs
+		} else {
+			c.W.FillMap(mark, served)
+		}
 		return
 	}
 	if timeout < 0 {
@@ -944,9 +947,12 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 			s, _ = streamWrite(c, key, true)
 			c.Dirty(1)
 		}
-		c.W.Array(1)
-		c.W.Array(2)
-		c.W.Bulk(key)
+		if c.W.Proto() == 2 {
+			c.W.Array(1)
+		} else {
+			c.W.Map(1)
+		}
+		xreadKey(c, key)
 		start, _ := gt.Incr()
 		xreadServe(c, s, key, start, &o, false)
 	}
@@ -961,6 +967,15 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 
 // xreadServe writes the entries of s from start on (at most o.count; 0:
 // all), for a group the consumer's history (history) or new entries,
+// xreadKey starts a stream's part of XREAD's reply, which is a map from
+// key to entries: the key, in a [key, entries] pair in RESP2.
+func xreadKey(c *engine.Ctx, key []byte) {
+	if c.W.Proto() == 2 {
+		c.W.Array(2)
+	}
+	c.W.Bulk(key)
+}
+
 // which it records as pending, propagating what it changed.
 func xreadServe(c *engine.Ctx, s *keyspace.Stream, key []byte, start keyspace.StreamID, o *xreadOpts, history bool) {
 	if o.group == nil {

@@ -84,6 +84,14 @@ func (r *ScriptRun) Caller() *Ctx { return r.caller }
 // propagated (redis.set_repl): ReplAll, ReplAOF, ReplReplica or ReplNone.
 func (r *ScriptRun) SetRepl(flags int) { r.repl = flags }
 
+// SetResp is redis.setresp: the protocol (2 or 3) in which the script's
+// redis.call replies come to it, and which decides how its booleans
+// reach the caller. Every run starts with 2.
+func (r *ScriptRun) SetResp(proto int) { r.w.SetProto(proto) }
+
+// Resp is the protocol SetResp set.
+func (r *ScriptRun) Resp() int { return r.w.Proto() }
+
 // Errors of scriptPrepareForRun and scriptCall, with 7.0's texts.
 const (
 	ErrScriptUnknownCommand = "ERR Unknown Redis command called from script"
@@ -149,6 +157,7 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 	if run.w == nil {
 		run.w = resp.NewWriter()
 	}
+	run.w.SetProto(2)
 	run.caller = c
 	run.client = Client{
 		Addr: "lua", User: cl.User, Authed: true, DB: cl.DB, Master: cl.Master, Replaying: cl.Replaying,

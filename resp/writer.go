@@ -247,17 +247,63 @@ func (w *Writer) Double(f float64) {
 	w.Bulk(s)
 }
 
+// DoubleText writes a double already formatted (addReplyHumanLongDouble:
+// GEOPOS's coordinates): a RESP3 double, a bulk string in RESP2.
+func (w *Writer) DoubleText(text []byte) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, ',')
+		w.buf = append(w.buf, text...)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Bulk(text)
+}
+
 // Verbatim writes a verbatim string (txt) in RESP3, a bulk string in RESP2.
-func (w *Writer) Verbatim(s string) {
+func (w *Writer) Verbatim(s string) { w.VerbatimFormat("txt", s) }
+
+// VerbatimFormat writes a verbatim string of the given three-letter
+// format in RESP3, a bulk string in RESP2 (addReplyVerbatim).
+func (w *Writer) VerbatimFormat(format, s string) {
 	if w.proto == 3 {
 		w.buf = append(w.buf, '=')
 		w.buf = strconv.AppendInt(w.buf, int64(len(s)+4), 10)
-		w.buf = append(w.buf, "\r\ntxt:"...)
+		w.buf = append(w.buf, '\r', '\n')
+		// Exactly three bytes, as Redis copies them from a C string.
+		var f [3]byte
+		copy(f[:], format)
+		w.buf = append(w.buf, f[:]...)
+		w.buf = append(w.buf, ':')
 		w.buf = append(w.buf, s...)
 		w.buf = append(w.buf, '\r', '\n')
 		return
 	}
 	w.BulkString(s)
+}
+
+// BigNumber writes a big number, given as its decimal digits: ( in
+// RESP3, a bulk string in RESP2 (addReplyBigNum).
+func (w *Writer) BigNumber(digits string) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, '(')
+		w.buf = append(w.buf, digits...)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.BulkString(digits)
+}
+
+// Push writes the header of an out-of-band message of n elements
+// (pub/sub messages and confirmations, invalidations): >n in RESP3, an
+// array in RESP2 (addReplyPushLen).
+func (w *Writer) Push(n int) {
+	if w.proto == 3 {
+		w.buf = append(w.buf, '>')
+		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+		w.buf = append(w.buf, '\r', '\n')
+		return
+	}
+	w.Array(n)
 }
 
 // DeferArray reserves room for an array header whose length is not known
@@ -272,7 +318,38 @@ func (w *Writer) DeferArray() int {
 // FillArray completes a header reserved by DeferArray with n elements.
 func (w *Writer) FillArray(mark, n int) {
 	var tmp [24]byte
-	hdr := redcon.AppendArray(tmp[:0], n)
+	w.fill(mark, redcon.AppendArray(tmp[:0], n))
+}
+
+// FillMap is FillArray for a map of n pairs (a header DeferArray
+// reserved): %n in RESP3, *2n in RESP2.
+func (w *Writer) FillMap(mark, n int) {
+	if w.proto != 3 {
+		w.FillArray(mark, 2*n)
+		return
+	}
+	var tmp [24]byte
+	w.fill(mark, aggregateHeader(tmp[:0], '%', n))
+}
+
+// FillSet is FillArray for a set of n elements: ~n in RESP3, *n in RESP2.
+func (w *Writer) FillSet(mark, n int) {
+	if w.proto != 3 {
+		w.FillArray(mark, n)
+		return
+	}
+	var tmp [24]byte
+	w.fill(mark, aggregateHeader(tmp[:0], '~', n))
+}
+
+func aggregateHeader(b []byte, kind byte, n int) []byte {
+	b = append(b, kind)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
+}
+
+// fill moves hdr into the room DeferArray reserved at mark.
+func (w *Writer) fill(mark int, hdr []byte) {
 	const reserved = 23
 	body := len(w.buf) - mark - reserved
 	copy(w.buf[mark:], hdr)

@@ -13,13 +13,17 @@ import (
 )
 
 // Conversions between RESP and Lua, as Redis 7.0's script_lua.c
-// (redisProtocolToLuaType, luaReplyToRedisReply), RESP2.
+// (redisProtocolToLuaType, luaReplyToRedisReply).
 
-// respToLua converts one RESP2 reply at the start of b into a Lua value
-// and returns it with the bytes it took: integer -> number, bulk ->
-// string, null bulk and null array -> false, array -> table, status ->
+// respToLua converts one reply at the start of b into a Lua value and
+// returns it with the bytes it took: integer -> number, bulk -> string,
+// null bulk and null array -> false, array -> table, status ->
 // {ok=...}, error -> {err=...} (the error was counted by the command
-// that answered it: ignore_error_stats_update).
+// that answered it: ignore_error_stats_update). The RESP3 types, which
+// come after redis.setresp(3): null -> nil, boolean -> boolean, double
+// -> {double=n}, big number -> {big_number=s}, verbatim string ->
+// {verbatim_string={format=f, string=s}}, map -> {map={k=v...}}, set ->
+// {set={member=true...}}; an attribute is skipped, its reply kept.
 func respToLua(L *lua.LState, b []byte) (lua.LValue, int) {
 	if len(b) == 0 {
 		return lua.LNil, 0
@@ -60,8 +64,88 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, int) {
 			t.RawSetInt(i, v)
 		}
 		return t, n
+	case '_':
+		return lua.LNil, n
+	case '#':
+		return lua.LBool(len(line) > 0 && line[0] == 't'), n
+	case ',':
+		f, _ := str2d(string(line))
+		return singleField(L, "double", lua.LNumber(f)), n
+	case '(':
+		return singleField(L, "big_number", lua.LString(line)), n
+	case '=':
+		l, _ := strconv.Atoi(string(line))
+		body := b[n : n+l]
+		v := L.CreateTable(0, 2)
+		if len(body) >= 4 {
+			v.RawSetString("string", lua.LString(body[4:]))
+			v.RawSetString("format", lua.LString(body[:3]))
+		}
+		return singleField(L, "verbatim_string", v), n + l + 2
+	case '%', '~':
+		cnt, _ := strconv.Atoi(string(line))
+		m := L.CreateTable(0, cnt)
+		for i := 0; i < cnt; i++ {
+			k, used := respToLua(L, b[n:])
+			n += used
+			val := lua.LValue(lua.LTrue)
+			if b[0] == '%' {
+				val, used = respToLua(L, b[n:])
+				n += used
+			}
+			// A nil key (a RESP3 null member) cannot index a table.
+			if k != lua.LNil {
+				m.RawSet(k, val)
+			}
+		}
+		if b[0] == '%' {
+			return singleField(L, "map", m), n
+		}
+		return singleField(L, "set", m), n
+	case '|':
+		cnt, _ := strconv.Atoi(string(line))
+		for i := 0; i < 2*cnt; i++ {
+			n += skipReply(b[n:])
+		}
+		v, used := respToLua(L, b[n:])
+		return v, n + used
 	}
 	return lua.LNil, len(b)
+}
+
+// singleField is the table {name=v}.
+func singleField(L *lua.LState, name string, v lua.LValue) *lua.LTable {
+	t := L.CreateTable(0, 1)
+	t.RawSetString(name, v)
+	return t
+}
+
+// skipReply is the length of the reply at the start of b, which the
+// server wrote itself and is therefore well formed.
+func skipReply(b []byte) int {
+	end := strings.Index(string(b), "\r\n")
+	if end < 0 {
+		return len(b)
+	}
+	line := b[1:end]
+	n := end + 2
+	cnt, _ := strconv.Atoi(string(line))
+	switch b[0] {
+	case '$', '=', '!':
+		if cnt < 0 {
+			return n
+		}
+		return n + cnt + 2
+	case '*', '~', '>':
+	case '%', '|':
+		cnt *= 2
+	default:
+		return n
+	}
+	for i := 0; i < cnt; i++ {
+		n += skipReply(b[n:])
+	}
+	return n
 }
 
 // reply writes a script's result to the caller as Redis converts it
@@ -79,9 +163,14 @@ func (e *Engine) reply(c *engine.Ctx, v lua.LValue, depth int) {
 	case lua.LString:
 		w.Bulk([]byte(v))
 	case lua.LBool:
-		if v {
+		// A script in RESP3 (redis.setresp(3)) returns booleans; in
+		// RESP2, true is 1 and false the caller's null.
+		switch {
+		case e.run.Resp() == 3:
+			w.Bool(bool(v))
+		case bool(v):
 			w.Int(1)
-		} else {
+		default:
 			w.Null()
 		}
 	case lua.LNumber:
@@ -108,13 +197,13 @@ func (e *Engine) reply(c *engine.Ctx, v lua.LValue, depth int) {
 			return
 		}
 		if m := v.RawGetString("big_number"); m.Type() == lua.LTString {
-			w.Bulk([]byte(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(m.(lua.LString)))))
+			w.BigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(m.(lua.LString))))
 			return
 		}
 		if m, ok := v.RawGetString("verbatim_string").(*lua.LTable); ok {
 			f, s := m.RawGetString("format"), m.RawGetString("string")
 			if f.Type() == lua.LTString && s.Type() == lua.LTString {
-				w.Bulk([]byte(s.(lua.LString)))
+				w.VerbatimFormat(cString(string(f.(lua.LString))), string(s.(lua.LString)))
 				return
 			}
 		}

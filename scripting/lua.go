@@ -728,9 +728,13 @@ func (e *Engine) redisLog(L *lua.LState) int {
 	return 0
 }
 
-// redisSetResp is redis.setresp: RESP2 only for now (RESP3 comes with
-// the RESP3 issue), so 3 is refused with an error that says so.
+// redisSetResp is redis.setresp(2|3): the protocol of the replies
+// redis.call hands the script (RESP3's types become the tables
+// respToLua describes), for the rest of this run.
 func (e *Engine) redisSetResp(L *lua.LState) int {
+	if !e.running {
+		L.Error(newErrorTable(L, "redis.setresp can only be called inside a script invocation"), 1)
+	}
 	if L.GetTop() != 1 {
 		L.Error(newErrorTable(L, "redis.setresp() requires one argument."), 1)
 	}
@@ -738,9 +742,7 @@ func (e *Engine) redisSetResp(L *lua.LState) int {
 	if n != 2 && n != 3 {
 		L.Error(newErrorTable(L, "RESP version must be 2 or 3."), 1)
 	}
-	if n == 3 {
-		L.Error(newErrorTable(L, "RESP3 is not supported by this server's scripts yet, only redis.setresp(2)"), 1)
-	}
+	e.run.SetResp(n)
 	return 0
 }
 

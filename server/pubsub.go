@@ -47,24 +47,30 @@ func (s *Server) PubSub() *engine.Subscriptions { return s.pubsub }
 //
 // A message is pushed (Redis's CLIENT_PUSHING): a client with CLIENT
 // REPLY OFF gets it too, as pubsub.tcl's keyspace notification tests
-// check.
+// check. The registry encodes a frame once, as the RESP2 array; a RESP3
+// subscriber gets it as a push, which differs in the first byte only.
 func (s *Server) deliverPubSub(cl *engine.Client, frame []byte) {
 	if c := s.clients[cl.ID]; c != nil && !c.killed {
-		c.pushOut(frame)
+		c.pushOut(frame, cl.W.Proto() == 3)
 	}
 }
 
 // pushOut appends frame (a message, a MONITOR line) to the outbox, asks
 // the loop to write it and applies the output limits to what the
-// connection now holds. Under the keyspace lock.
-func (c *conn) pushOut(frame []byte) {
+// connection now holds. With push, frame is an array sent as a RESP3
+// push ('>' for '*'). Under the keyspace lock.
+func (c *conn) pushOut(frame []byte, push bool) {
 	o := &c.ps
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
 		return
 	}
+	at := len(o.buf)
 	o.buf = append(o.buf, frame...)
+	if push {
+		o.buf[at] = '>'
+	}
 	queued := len(o.buf)
 	submit := !o.scheduled
 	o.scheduled = true

@@ -90,7 +90,7 @@ func (r replConn) Done() <-chan struct{} { return r.c.gone }
 func (r replConn) OverLimit() bool { return r.c.overLimit.Load() }
 
 // Push implements replication.Conn.
-func (r replConn) Push(frame []byte) { r.c.pushOut(frame) }
+func (r replConn) Push(frame []byte) { r.c.pushOut(frame, false) }
 
 // CloseOverLimit implements replication.Conn.
 func (r replConn) CloseOverLimit() { r.c.closeOverLimit(0, true) }

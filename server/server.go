@@ -626,7 +626,7 @@ func (s *Server) Feed(cl *engine.Client, args [][]byte) {
 	for _, m := range s.monitors {
 		// A MONITOR line is a reply, which CLIENT REPLY OFF drops.
 		if !m.cl.ReplyOff {
-			m.pushOut(line)
+			m.pushOut(line, false)
 		}
 	}
 }

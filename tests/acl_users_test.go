@@ -23,7 +23,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -244,38 +243,6 @@ func (s *aclSide) aclAuth(p *Proc, user, pass string) *Conn {
 	return c
 }
 
-// aclRequireRESP3 skips the test unless zredis speaks RESP3: the
-// scenarios' RESP3 variants (HELLO 3 AUTH, ACL GETUSER's map) run, on
-// both servers, only then.
-func aclRequireRESP3(t *testing.T) {
-	t.Helper()
-	if aclRedisOnly {
-		return
-	}
-	aclResp3.once.Do(func() {
-		p, err := testsupport.Launch(t, testsupport.Options{Name: "zredis", Bin: zredisBin})
-		if err != nil {
-			aclResp3.err = err.Error()
-			return
-		}
-		defer p.Close()
-		c := Dial(t, p.Addr)
-		aclResp3.yes = strings.HasPrefix(c.Do("HELLO", "3"), "%")
-	})
-	if aclResp3.err != "" {
-		t.Fatal(aclResp3.err)
-	}
-	if !aclResp3.yes {
-		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
-	}
-}
-
-var aclResp3 struct {
-	once sync.Once
-	yes  bool
-	err  string
-}
-
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
@@ -311,7 +278,6 @@ func TestACLUsersSetUserRoundTrip(t *testing.T) { aclSetUserRoundTrip(t, false) 
 
 // TestACLUsersSetUserRoundTripResp3 adds ACL GETUSER's RESP3 map.
 func TestACLUsersSetUserRoundTripResp3(t *testing.T) {
-	aclRequireRESP3(t)
 	aclSetUserRoundTrip(t, true)
 }
 
@@ -513,7 +479,6 @@ func TestACLUsersAuth(t *testing.T) { aclAuth(t, false) }
 
 // TestACLUsersAuthResp3 adds HELLO 3 AUTH.
 func TestACLUsersAuthResp3(t *testing.T) {
-	aclRequireRESP3(t)
 	aclAuth(t, true)
 }
 

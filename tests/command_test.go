@@ -251,10 +251,7 @@ func TestCommandDocsDiff(t *testing.T) {
 // The RESP3 forms: maps and sets where RESP2 has arrays.
 func TestCommandRESP3Diff(t *testing.T) {
 	d := NewDiff(t)
-	if !strings.HasPrefix(d.Z.Do("HELLO", "3"), "%") {
-		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
-	}
-	d.R.Do("HELLO", "3")
+	d.Resp3()
 	d.Do("COMMAND", "INFO", "get", "nosuchcommand")
 	d.Do("COMMAND", "DOCS", "get", "nosuchcommand")
 	d.Do("COMMAND", "INFO", "command|count")

@@ -60,14 +60,61 @@ func TestConnHelloDiff(t *testing.T) {
 	d.Do("CLIENT", "GETNAME")
 }
 
-// zredis speaks RESP2 only: HELLO 3 is refused as Redis refuses a protocol
-// version it does not know, and clients fall back to RESP2.
-func TestConnHello3Refused(t *testing.T) {
+// HELLO 3 switches the connection to RESP3 and HELLO 2 back; HELLO
+// without a version keeps the protocol; bad versions and options answer
+// Redis's errors. The replies differ in the client ID only.
+func TestConnHello3Diff(t *testing.T) {
 	d := NewDiff(t)
-	assert.Equal(t, "-NOPROTO unsupported protocol version\r\n", d.Z.Do("HELLO", "3"))
-	assert.Equal(t, "-NOPROTO unsupported protocol version\r\n", d.Z.Do("HELLO", "3", "AUTH", "default", "x", "SETNAME", "n"))
-	assert.Equal(t, "+PONG\r\n", d.Z.Do("PING"), "still RESP2")
-	d.Do("HELLO", "4")
+	withoutID := func(s string) string {
+		i := strings.Index(s, "$2\r\nid\r\n:")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i+9:], "\r\n")
+		return s[:i+9] + "N" + s[i+9+j:]
+	}
+	same := func(args ...string) {
+		t.Helper()
+		z, r := d.Z.Do(args...), d.R.Do(args...)
+		assert.Equal(t, withoutID(r), withoutID(z), "%q", args)
+	}
+	same("HELLO", "3")
+	d.Do("HGETALL", "nokey")
+	d.Do("GET", "nokey")
+	same("HELLO")
+	same("HELLO", "3", "AUTH", "default", "x", "SETNAME", "n")
+	d.Do("CLIENT", "GETNAME")
+	same("HELLO", "2", "SETNAME", "m")
+	d.Do("GET", "nokey")
+	for _, bad := range [][]string{{"HELLO", "4"}, {"HELLO", "1"}, {"HELLO", "x"}, {"HELLO", "3", "foo"},
+		{"HELLO", "3", "AUTH", "a"}, {"HELLO", "3", "SETNAME", "a b"}, {"HELLO", "3", "AUTH", "nobody", "x"}} {
+		d.Do(bad...)
+	}
+	d.Do("PING")
+}
+
+// A RESP3 client may run any command while subscribed, and its messages
+// and confirmations come as pushes.
+func TestConnResp3SubscribedDiff(t *testing.T) {
+	d := NewDiff(t)
+	d.Resp3()
+	pub := NewDiff(t)
+	d.Do("SUBSCRIBE", "ch")
+	d.Do("PSUBSCRIBE", "c*")
+	d.Do("SET", "k", "v")
+	d.Do("GET", "k")
+	d.Do("PING")
+	d.Do("PING", "x")
+	pub.Do("PUBLISH", "ch", "hello")
+	for _, c := range []*Conn{d.Z, d.R} {
+		c.Send(Encode("PING"))
+	}
+	for i := 0; i < 3; i++ {
+		assert.Equal(t, d.R.Read(), d.Z.Read(), "a message, a pmessage, then PONG: %d", i)
+	}
+	d.Do("UNSUBSCRIBE")
+	d.Do("PUNSUBSCRIBE")
+	d.Do("UNSUBSCRIBE")
 }
 
 func TestConnAuthNoPasswordDiff(t *testing.T) {
@@ -189,8 +236,11 @@ func TestClientIDAndInfo(t *testing.T) {
 // clientListNames returns the field names of each CLIENT LIST line.
 func clientListNames(t *testing.T, reply string) [][]string {
 	t.Helper()
-	require.True(t, strings.HasPrefix(reply, "$"), reply)
+	require.True(t, strings.HasPrefix(reply, "$") || strings.HasPrefix(reply, "="), reply)
 	body := reply[strings.Index(reply, "\r\n")+2 : len(reply)-2]
+	if reply[0] == '=' {
+		body = strings.TrimPrefix(body, "txt:")
+	}
 	var out [][]string
 	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
 		var names []string
@@ -226,7 +276,11 @@ func TestClientListFieldsLikeRedis(t *testing.T) {
 	assert.Len(t, clientListNames(t, byID), 1)
 	assert.Contains(t, byID, "id="+self+" ")
 	assert.Contains(t, d.Z.Do("CLIENT", "LIST", "TYPE", "normal"), "id="+self+" ")
-	assert.Equal(t, "$0\r\n\r\n", d.Z.Do("CLIENT", "LIST", "TYPE", "pubsub"))
+	empty := "$0\r\n\r\n"
+	if diffResp3 {
+		empty = "=4\r\ntxt:\r\n"
+	}
+	assert.Equal(t, empty, d.Z.Do("CLIENT", "LIST", "TYPE", "pubsub"))
 }
 
 func TestClientKillDiff(t *testing.T) {

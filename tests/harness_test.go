@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/internal/testsupport"
 )
@@ -29,7 +30,9 @@ import (
 var (
 	zredisBin string // built by TestMain
 	listenBin string // bin/zredis-expiry-listen, built by TestMain
-	diffCases atomic.Int64
+	// testBinDir holds both, for a pass of the suite in a subprocess.
+	testBinDir string
+	diffCases  atomic.Int64
 
 	shared struct {
 		once   sync.Once
@@ -43,9 +46,19 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	zredisBin = filepath.Join(dir, "zredis-server")
-	listenBin = filepath.Join(dir, "zredis-expiry-listen")
+	// A pass of this binary run by another (TestDiffSuitesOverResp3)
+	// uses the programs its parent built.
+	binDir := dir
+	if parent := os.Getenv("ZREDIS_TEST_BINDIR"); parent != "" {
+		binDir = parent
+	}
+	testBinDir = binDir
+	zredisBin = filepath.Join(binDir, "zredis-server")
+	listenBin = filepath.Join(binDir, "zredis-expiry-listen")
 	for bin, pkg := range map[string]string{zredisBin: "../cmd/zredis-server", listenBin: "../cmd/zredis-expiry-listen"} {
+		if binDir != dir {
+			break
+		}
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stdout, os.Stderr
 		if err := build.Run(); err != nil {
@@ -260,6 +273,9 @@ func NewDiff(t *testing.T) *Diff {
 	d := &Diff{t: t, Z: Dial(t, shared.z.Addr), R: Dial(t, shared.r.Addr)}
 	d.Z.Do("FLUSHALL")
 	d.R.Do("FLUSHALL")
+	if diffResp3 {
+		d.Resp3()
+	}
 	return d
 }
 
@@ -297,6 +313,20 @@ func (d *Diff) DoLen(args ...string) {
 	}
 }
 
+// diffResp3: every Diff speaks RESP3 (ZREDIS_TEST_RESP=3), for the
+// differential suites' second pass (TestDiffSuitesOverResp3).
+var diffResp3 = os.Getenv("ZREDIS_TEST_RESP") == "3"
+
+// Resp3 switches both connections to RESP3 with HELLO 3 (whose replies
+// differ in the client ID only).
+func (d *Diff) Resp3() {
+	d.t.Helper()
+	for _, c := range []*Conn{d.Z, d.R} {
+		reply := c.Do("HELLO", "3")
+		require.Truef(d.t, strings.HasPrefix(reply, "%7\r\n"), "HELLO 3: %q", reply)
+	}
+}
+
 // DoBoth runs a command on both servers without comparing (set-up steps
 // whose replies legitimately differ).
 func (d *Diff) DoBoth(args ...string) {
@@ -305,12 +335,13 @@ func (d *Diff) DoBoth(args ...string) {
 	d.R.Do(args...)
 }
 
-// sortedElems splits a raw array reply into its top-level elements and
-// sorts them.
+// sortedElems splits a raw array (or RESP3 set) reply into its top-level
+// elements and sorts them; a RESP3 map's pairs are sorted, each kept
+// whole.
 func sortedElems(raw string) string {
 	rd := bufio.NewReader(strings.NewReader(raw))
 	head, err := rd.ReadString('\n')
-	if err != nil || len(head) == 0 || head[0] != '*' {
+	if err != nil || len(head) == 0 || !strings.ContainsRune("*~%", rune(head[0])) {
 		return raw
 	}
 	var elems []string
@@ -319,10 +350,23 @@ func sortedElems(raw string) string {
 		if err := readRaw(rd, &b); err != nil {
 			break
 		}
+		if head[0] == '%' {
+			if err := readRaw(rd, &b); err != nil {
+				break
+			}
+		}
 		elems = append(elems, b.String())
 	}
 	sort.Strings(elems)
 	return head + strings.Join(elems, "")
+}
+
+// nullArray is the null multi-bulk of the protocol the Diffs speak.
+func nullArray() string {
+	if diffResp3 {
+		return "_\r\n"
+	}
+	return "*-1\r\n"
 }
 
 // StartServer starts zredis or, for name "redis", a real redis-server

@@ -323,10 +323,7 @@ func TestListMPop(t *testing.T) {
 // TestListResp3 checks the null replies under RESP3.
 func TestListResp3(t *testing.T) {
 	d := NewDiff(t)
-	if !strings.HasPrefix(d.Z.Do("HELLO", "3"), "%") {
-		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
-	}
-	d.R.Do("HELLO", "3")
+	d.Resp3()
 	d.Do("RPUSH", "l", "a", "b")
 	listScript(d, [][]string{
 		{"LPOP", "nokey"}, {"LPOP", "nokey", "1"}, {"LPOP", "l", "0"}, {"LINDEX", "l", "5"},
@@ -334,7 +331,6 @@ func TestListResp3(t *testing.T) {
 		{"LMOVE", "nokey", "l", "LEFT", "LEFT"}, {"RPOPLPUSH", "nokey", "l"},
 		{"LMPOP", "1", "nokey", "LEFT"}, {"LMPOP", "1", "l", "LEFT"}, {"LRANGE", "l", "0", "-1"},
 	})
-	d.Do("HELLO", "2")
 }
 
 // TestListExpiry: a list key with a TTL keeps it across pushes and pops;

@@ -1001,3 +1001,45 @@ func bulkText(raw string) string {
 	}
 	return parts[1]
 }
+
+// redis.setresp(3): redis.call's RESP3 replies as Lua sees them (map,
+// set, double, null, boolean tables and values), what a script returns
+// of each RESP3 form, and booleans by the script's protocol; the same in
+// the RESP3 pass, where the caller speaks RESP3. Maps and sets hold one
+// element: Lua's iteration order is its own.
+func TestScriptSetRespDiff(t *testing.T) {
+	d := NewDiff(t)
+	d.DoBoth("HSET", "h", "a", "1")
+	d.DoBoth("SADD", "s", "x")
+	d.DoBoth("ZADD", "z", "1.5", "m")
+	for _, script := range []string{
+		"redis.setresp(3); return redis.call('HGETALL', 'h')",
+		"redis.setresp(3); return redis.call('SMEMBERS', 's')",
+		"redis.setresp(3); return redis.call('ZSCORE', 'z', 'm')",
+		"redis.setresp(3); return redis.call('GET', 'nokey')",
+		"redis.setresp(3); return type(redis.call('GET', 'nokey'))",
+		"redis.setresp(3); return redis.call('HGETALL', 'h').map.a",
+		"redis.setresp(3); return tostring(redis.call('SMEMBERS', 's').set.x)",
+		"redis.setresp(3); return tostring(redis.call('ZSCORE', 'z', 'm').double)",
+		"redis.setresp(3); return redis.call('ZADD', 'z', 'INCR', '1', 'm')",
+		"redis.setresp(3); return redis.pcall('LPUSH', 'h', 'x')",
+		"redis.setresp(3); return redis.call('PING')",
+		"redis.setresp(3); return redis.call('EXISTS', 'h') == 1",
+		"redis.setresp(2); return redis.call('HGETALL', 'h')",
+		"redis.setresp(2); return redis.call('GET', 'nokey')",
+		"return {double=3.25}",
+		"return {big_number='123456789012345678901234567890'}",
+		"return {verbatim_string={format='txt', string='hi'}}",
+		"return {map={a=1}}",
+		"return {set={a=true}}",
+		"return true", "return false",
+		"redis.setresp(3); return true", "redis.setresp(3); return false",
+		"redis.setresp(3); return {true, false, {map={k=false}}}",
+		"redis.setresp(4)", "redis.setresp()", "redis.setresp('3'); return redis.call('HGETALL', 'h')",
+	} {
+		d.Do("EVAL", script, "0")
+	}
+	d.Do("FUNCTION", "LOAD", "#!lua name=resplib\nredis.register_function('r3', function() redis.setresp(3); return redis.call('HGETALL', 'h') end)")
+	d.Do("FCALL", "r3", "0")
+	d.DoBoth("FUNCTION", "DELETE", "resplib")
+}

@@ -507,10 +507,7 @@ func TestSetSscanGuarantee(t *testing.T) {
 // The RESP3 forms: set replies (~) where RESP2 has arrays, null (_).
 func TestSetResp3Diff(t *testing.T) {
 	d := NewDiff(t)
-	if !strings.HasPrefix(d.Z.Do("HELLO", "3"), "%") {
-		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
-	}
-	d.R.Do("HELLO", "3")
+	d.Resp3()
 	defer d.DoBoth("HELLO", "2")
 	d.Do("SADD", "a", "1", "2", "3")
 	d.Do("SADD", "b", "3", "4")

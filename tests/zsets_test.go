@@ -3,7 +3,6 @@ package tests
 import (
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -197,10 +196,7 @@ func TestZSetPop(t *testing.T) {
 // The RESP3 shapes of the pops and of the scored replies.
 func TestZSetResp3Diff(t *testing.T) {
 	d := NewDiff(t)
-	if !strings.HasPrefix(d.Z.Do("HELLO", "3"), "%") {
-		t.Skip("zredis does not speak RESP3 yet (HELLO 3)")
-	}
-	d.R.Do("HELLO", "3")
+	d.Resp3()
 	doScript(d, [][]string{
 		zc("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e", "6", "f"),
 		zc("ZPOPMIN", "z"), zc("ZPOPMIN", "z", "1"), zc("ZPOPMAX", "z", "2"),
