@@ -38,6 +38,7 @@ func init() {
 		&engine.Command{Name: "client|pause", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientPauseCommand},
 		&engine.Command{Name: "client|reply", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientReplyCommand},
 		&engine.Command{Name: "client|setname", Arity: 3, Flags: clientSub, ACL: "@connection", Run: clientSetnameCommand},
+		&engine.Command{Name: "client|tracking", Arity: -3, Flags: clientSub, ACL: "@connection", Run: clientTrackingCommand},
 		&engine.Command{Name: "client|trackinginfo", Arity: 2, Flags: clientSub, ACL: "@connection", Run: clientTrackinginfoCommand},
 		&engine.Command{Name: "client|unblock", Arity: -3, Flags: clientAdmin, ACL: "@connection", Run: clientUnblockCommand},
 		&engine.Command{Name: "client|unpause", Arity: 2, Flags: clientAdmin, ACL: "@connection", Run: clientUnpauseCommand},
@@ -99,7 +100,7 @@ func selectCommand(c *engine.Ctx) {
 
 // resetCommand returns the connection to the state of a new one
 // (clearClientConnectionState): database 0, RESP2, no name, replies on,
-// no MONITOR, authenticated only if the default user needs no password,
+// no MONITOR, no tracking, authenticated only if the default user needs no password,
 // and the engine's per-client state (MULTI queue, WATCHed keys,
 // subscriptions) cleared.
 func resetCommand(c *engine.Ctx) {
@@ -112,6 +113,7 @@ func resetCommand(c *engine.Ctx) {
 	cl.NoTouch = false
 	cl.ReplyOff, cl.ReplySkip, cl.ReplySkipNext = false, false, false
 	cl.Monitor = false
+	c.D.Tracking.Disable(cl)
 	c.D.ResetClient(cl)
 	c.W.Simple("RESET")
 }
@@ -427,23 +429,6 @@ func clientUnpauseCommand(c *engine.Ctx) {
 	c.Srv.Unpause()
 	c.W.OK()
 }
-
-func clientGetredirCommand(c *engine.Ctx) { c.W.Int(-1) }
-
-// clientTrackinginfoCommand reports tracking off: zredis does not offer
-// client-side caching.
-func clientTrackinginfoCommand(c *engine.Ctx) {
-	c.W.Map(3)
-	c.W.BulkString("flags")
-	c.W.Set(1)
-	c.W.BulkString("off")
-	c.W.BulkString("redirect")
-	c.W.Int(-1)
-	c.W.BulkString("prefixes")
-	c.W.Array(0)
-}
-
-func clientCachingCommand(c *engine.Ctx) { c.Error(engine.ErrCachingNoTrack) }
 
 // clientUnblockCommand is CLIENT UNBLOCK id [TIMEOUT|ERROR]: the reason is
 // checked before the id, as in Redis.

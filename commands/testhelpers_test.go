@@ -57,6 +57,14 @@ func newTestEnvWith(t testing.TB, tbl *engine.Table) *testEnv {
 	}
 	srv.clients = []*engine.Client{cl}
 	d := engine.NewDispatcher(ks, srv, tbl)
+	d.Tracking = engine.NewTracking(srv.Config(), func(id int64) *engine.Client {
+		for _, c := range srv.clients {
+			if c.ID == id {
+				return c
+			}
+		}
+		return nil
+	}, func(*engine.Client, []byte) {}, func() { ks.SetTracker(d.Tracking) })
 	cl.User = d.ACL.Default
 	ks.AddExpiredSink(d.PropagateExpired) // as the server wires it
 	return &testEnv{t: t, Clock: clock, KS: ks, Srv: srv, D: d, Client: cl}

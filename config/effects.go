@@ -184,7 +184,6 @@ var effects = map[string]effectSpec{
 	"shutdown-on-sigint":                    works(""),
 	"shutdown-on-sigterm":                   works(""),
 	"shutdown-timeout":                      works(""),
-	"tracking-table-max-keys":               none("zredis has no client-side caching (CLIENT TRACKING)"),
 	"hll-sparse-max-bytes":                  works(""),
 	"key-load-delay":                        none(noteTesting),
 	"rdb-key-save-delay":                    none(noteTesting),
@@ -200,6 +199,7 @@ var effects = map[string]effectSpec{
 	"list-max-listpack-size":    none(noteEncoding),
 	"list-compress-depth":       none(noteEncoding),
 	"stream-node-max-bytes":     works("a stream node (a listpack, as Redis's) starts anew once it would reach this many bytes"),
+	"tracking-table-max-keys":   works("the tracking table of client-side caching holds at most this many keys: past it, keys picked at random are invalidated (0: no limit)"),
 	"stream-node-max-entries":   works("a stream node starts anew once it holds this many entries, deleted ones included"),
 
 	// Memory limits and eviction.

@@ -405,7 +405,7 @@ var directives = []Directive{
 	memD("stream-node-max-bytes", "", 0, longMax, "4096", fUnsigned),
 	memD("zset-max-listpack-value", "zset-max-ziplist-value", 0, longMax, "64", fUnsigned),
 	memD("hll-sparse-max-bytes", "", 0, longMax, "3000", fUnsigned),
-	intD("tracking-table-max-keys", "", 0, longMax, "1000000", fUnsigned|fNoEff),
+	intD("tracking-table-max-keys", "", 0, longMax, "1000000", fUnsigned),
 	memD("client-query-buffer-limit", "", 1024*1024, longMax, "1073741824", fUnsigned),
 	memD("maxmemory-clients", "", -100, llongMax, "0", fPercent),
 	intD("repl-backlog-ttl", "", 0, longMax, "3600", 0),

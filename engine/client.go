@@ -97,6 +97,8 @@ type Client struct {
 	// inside MULTI (CLIENT_DENY_BLOCKING): the client scripts run their
 	// commands as.
 	DenyBlocking bool
+	// Tracking is CLIENT TRACKING's state; nil until first turned on.
+	Tracking *ClientTracking
 	// Script marks the client a script's commands run as (Redis's
 	// CLIENT_SCRIPT): SORT orders a set it would otherwise leave unsorted.
 	Script bool

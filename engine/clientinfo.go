@@ -22,6 +22,15 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	if cl.Blocked {
 		dst = append(dst, 'b')
 	}
+	if ct := cl.Tracking; ct != nil && ct.On {
+		dst = append(dst, 't')
+		if ct.BrokenRedir {
+			dst = append(dst, 'R')
+		}
+		if ct.BCast {
+			dst = append(dst, 'B')
+		}
+	}
 	if cl.UnixSocket {
 		dst = append(dst, 'U')
 	}
@@ -151,7 +160,11 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 		user = "(superuser)" // the master's client has no user, as in Redis
 	}
 	str("user", user)
-	num("redir", -1)
+	redir := int64(-1)
+	if ct := cl.Tracking; ct != nil && ct.On {
+		redir = ct.Redirect
+	}
+	num("redir", redir)
 	num("resp", int64(cl.W.Proto()))
 	return b
 }

@@ -62,6 +62,10 @@ type Dispatcher struct {
 	// is unable to write to disk." was last logged (Unix ms).
 	diskErrLogMs int64
 
+	// Tracking is client-side caching's registry (tracking.go); nil in
+	// tests that do not need it.
+	Tracking *Tracking
+
 	// OnEvicted, when set, receives every evicted key, removed and
 	// detached, after its keyspace event and propagation (the expiry
 	// stream sends it). Under the keyspace lock.
@@ -130,6 +134,9 @@ func (d *Dispatcher) ResetCommandStats() { clear(d.cmdStats) }
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, D: d, ownArgs: cl.OwnsArgs}
+	if t := d.Tracking; t != nil && t.maxKeys != 0 && int64(len(t.keys)) > t.maxKeys {
+		t.LimitKeys()
+	}
 	cmd, rejected, denial, pos := d.resolve(cl, args)
 	if cmd == nil {
 		flagTransaction(cl)
@@ -220,6 +227,9 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		sent = p.sent
 		p.beginUnit()
 	}
+	if d.Tracking != nil {
+		d.Tracking.current = cl
+	}
 	offload := d.call(c, startOff)
 	if p != nil {
 		p.endUnit()
@@ -227,7 +237,17 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 			cl.WOff = d.StreamOffset()
 		}
 	}
+	if ct := cl.Tracking; ct != nil {
+		// CLIENT CACHING holds for the next command or transaction
+		// (resetClient).
+		if ct.Caching && !cl.InMulti && !strings.HasPrefix(cmd.Name, "client|") {
+			ct.Caching = false
+		}
+	}
 	d.serveReady()
+	if d.Tracking != nil {
+		d.Tracking.current = nil
+	}
 	return offload
 }
 
@@ -360,6 +380,13 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 		p.afterCall(c)
 	}
 	d.KS.EndCommand(c.dirty > 0)
+	if t := d.Tracking; t != nil && len(t.clients) != 0 {
+		caller := c
+		if cl.Script && d.script != nil {
+			caller = d.script.caller
+		}
+		t.AfterCommand(c, caller)
+	}
 	endOff := time.Since(cl.batchStart)
 	cl.batchOff = endOff
 	dur := endOff - startOff

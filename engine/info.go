@@ -194,9 +194,13 @@ func appendInfoStats(b []byte, c *Ctx) []byte {
 	b = InfoInt(b, "active_defrag_key_misses", 0)
 	b = InfoInt(b, "total_active_defrag_time", 0)
 	b = InfoInt(b, "current_active_defrag_time", 0)
-	b = InfoInt(b, "tracking_total_keys", 0)
-	b = InfoInt(b, "tracking_total_items", 0)
-	b = InfoInt(b, "tracking_total_prefixes", 0)
+	var tkeys, titems, tprefixes int
+	if t := c.D.Tracking; t != nil {
+		tkeys, titems, tprefixes = t.Keys(), t.Items(), t.Prefixes()
+	}
+	b = InfoInt(b, "tracking_total_keys", int64(tkeys))
+	b = InfoInt(b, "tracking_total_items", int64(titems))
+	b = InfoInt(b, "tracking_total_prefixes", int64(tprefixes))
 	b = InfoInt(b, "unexpected_error_replies", st.UnexpectedErrors)
 	b = InfoInt(b, "total_error_replies", st.TotalErrorReplies)
 	b = InfoInt(b, "dump_payload_sanitizations", 0)

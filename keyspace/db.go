@@ -764,6 +764,11 @@ func (db *DB) Reserve(n int) {
 
 // Flush removes every key. Snapshots keep what they pinned.
 func (db *DB) Flush() {
+	db.flush()
+	db.ks.flushed()
+}
+
+func (db *DB) flush() {
 	db.ks.watch.flushing(db, nil)
 	if len(db.ks.dirty) != 0 {
 		db.ks.settle()

@@ -107,6 +107,9 @@ type Keyspace struct {
 	stats Stats
 
 	watch watchRegistry // WATCHed keys, see watch.go
+	// tracker hears of every change WATCH hears of (client-side
+	// caching); nil until a client first turns tracking on.
+	tracker Tracker
 
 	scanBuf []scanItem // scratch of DB.Scan, used under the lock
 
@@ -459,6 +462,7 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.watch.flushing(ks.dbs[a], ks.dbs[b])
 	ks.watch.flushing(ks.dbs[b], ks.dbs[a])
 	ks.dbs[a].swap(ks.dbs[b])
+	ks.flushed()
 	// The keys written here move with their databases.
 	var moved []localKey
 	for k := range ks.localVolatile {
@@ -475,9 +479,10 @@ func (ks *Keyspace) SwapDB(a, b int) {
 // FlushAll empties every database.
 func (ks *Keyspace) FlushAll() {
 	for _, db := range ks.dbs {
-		db.Flush()
+		db.flush()
 	}
 	ks.localVolatile = nil
+	ks.flushed()
 }
 
 // bigStringValue is the length from which a string value that leaves the

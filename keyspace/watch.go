@@ -157,17 +157,40 @@ func (db *DB) logicallyExpired(key []byte) bool {
 	return e != nil && e.expireAt != 0 && e.expireAt <= db.ks.now
 }
 
+// Tracker is what client-side caching needs of the keyspace (Redis's
+// trackingInvalidateKey and trackingInvalidateKeysOnFlush, called where
+// signalModifiedKey and signalFlushedDb touch the WATCHed keys): every
+// change of a key, by name whatever its database, and every flush or
+// swap of databases. Called under the lock, after the change.
+type Tracker interface {
+	KeyModified(key []byte)
+	Flushed()
+}
+
+// SetTracker makes t hear of every change from now on.
+func (ks *Keyspace) SetTracker(t Tracker) { ks.tracker = t }
+
+// flushed tells the tracker that databases were emptied or swapped.
+func (ks *Keyspace) flushed() {
+	if ks.tracker != nil {
+		ks.tracker.Flushed()
+	}
+}
+
 // touched signals a change of key in db, after the change.
 func (db *DB) touched(key []byte) {
 	if db.ks.watch.n != 0 {
 		db.ks.watch.touch(db, key)
 	}
+	if db.ks.tracker != nil {
+		db.ks.tracker.KeyModified(key)
+	}
 }
 
 // touchedString is touched for a key held as a string.
 func (db *DB) touchedString(key string) {
-	if db.ks.watch.n != 0 {
-		db.ks.watch.touch(db, []byte(key))
+	if db.ks.watch.n != 0 || db.ks.tracker != nil {
+		db.touched([]byte(key))
 	}
 }
 
@@ -175,7 +198,7 @@ func (db *DB) touchedString(key string) {
 // change key's entry in place: the signal fires at EndCommand if the
 // command changed the dataset.
 func (db *DB) mayChange(key []byte, write bool) {
-	if write && db.ks.watch.n != 0 {
+	if write && (db.ks.watch.n != 0 || db.ks.tracker != nil) {
 		db.ks.watch.later(db, key)
 	}
 }
@@ -194,7 +217,7 @@ func (ks *Keyspace) EndCommand(changed bool) {
 }
 
 func (r *watchRegistry) later(db *DB, key []byte) {
-	if r.dbs[db.id][string(key)] == nil {
+	if db.ks.tracker == nil && (r.dbs == nil || r.dbs[db.id][string(key)] == nil) {
 		return
 	}
 	r.pending = append(r.pending, pendingTouch{db, string(key)})
@@ -204,7 +227,7 @@ func (r *watchRegistry) flushPending(changed bool) {
 	p := r.pending
 	if changed {
 		for _, t := range p {
-			r.touch(t.db, []byte(t.key))
+			t.db.touched([]byte(t.key))
 		}
 	}
 	clear(p)

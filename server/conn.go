@@ -230,6 +230,9 @@ func (c *conn) lock(onLoop bool) bool {
 // unlock releases what lock took.
 func (c *conn) unlock(locked bool) {
 	if locked {
+		// The keys changed under BCAST prefixes go out once per hold of
+		// the lock, as Redis sends them once per event loop cycle.
+		c.s.disp.Tracking.Broadcast()
 		c.s.ks.Unlock()
 	}
 }
@@ -382,7 +385,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			if cl.CloseAfterReply {
 				break
 			}
-			if cl.Subs+cl.PSubs+cl.SSubs > 0 || cl.Monitor {
+			if cl.Subs+cl.PSubs+cl.SSubs > 0 || cl.Monitor || cl.Tracking != nil {
 				c.takePubSub() // messages published so far precede this reply
 			}
 			if n%prefetchWindow == 0 && len(batch)-i > 1 {

@@ -77,6 +77,8 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstReplInputKbps = replIn.value() / 1024
 			s.stats.InstReplOutputKbps = replOut.value() / 1024
 			s.accountClients(now)
+			s.disp.Tracking.LimitKeys()
+			s.disp.Tracking.Broadcast() // what expiry and eviction changed
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			if tick%10 == 0 {

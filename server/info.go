@@ -88,7 +88,7 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = engine.InfoInt(b, "client_recent_max_input_buffer", maxIn)
 	b = engine.InfoInt(b, "client_recent_max_output_buffer", maxOut)
 	b = engine.InfoInt(b, "blocked_clients", blocked)
-	b = engine.InfoInt(b, "tracking_clients", 0)
+	b = engine.InfoInt(b, "tracking_clients", int64(s.disp.Tracking.Clients()))
 	b = engine.InfoInt(b, "clients_in_timeout_table", blocked)
 	return b
 }

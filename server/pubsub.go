@@ -55,6 +55,15 @@ func (s *Server) deliverPubSub(cl *engine.Client, frame []byte) {
 	}
 }
 
+// clientByID is the client of a connection by its ID, nil when there is
+// none (lookupClientByID). Under the keyspace lock.
+func (s *Server) clientByID(id int64) *engine.Client {
+	if c := s.clients[id]; c != nil && !c.killed {
+		return c.cl
+	}
+	return nil
+}
+
 // pushOut appends frame (a message, a MONITOR line) to the outbox, asks
 // the loop to write it and applies the output limits to what the
 // connection now holds. With push, frame is an array sent as a RESP3

@@ -184,6 +184,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.disp.Abort = s.serverPanic
 	s.expiry = expiry.New(s.ks, cfg, log, s.disp)
 	s.pubsub = engine.NewPubSub(cfg, &s.stats, s.deliverPubSub)
+	s.disp.Tracking = engine.NewTracking(cfg, s.clientByID, s.deliverPubSub, func() { s.ks.SetTracker(s.disp.Tracking) })
 	s.watchOutputLimits()
 	s.rel = newReleaser()
 	s.ks.SetFreedHook(s.rel.freed)
@@ -546,10 +547,11 @@ func (s *Server) drop(c *conn) {
 	if s.clients[c.cl.ID] == c {
 		delete(s.clients, c.cl.ID)
 	}
-	engine.ReleaseClient(c.cl) // its MULTI queue and WATCHed keys
-	s.repl.RemoveReplica(c.cl) // a replica leaves the replicas
-	s.repl.ReleaseWaiter(c.cl) // a client in WAIT stops waiting
-	s.pubsub.Release(c.cl)     // its subscriptions
+	engine.ReleaseClient(c.cl)    // its MULTI queue and WATCHed keys
+	s.disp.Tracking.Disable(c.cl) // its client-side caching
+	s.repl.RemoveReplica(c.cl)    // a replica leaves the replicas
+	s.repl.ReleaseWaiter(c.cl)    // a client in WAIT stops waiting
+	s.pubsub.Release(c.cl)        // its subscriptions
 	c.closeNow()
 }
 

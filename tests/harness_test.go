@@ -405,3 +405,6 @@ func waitOutput(t *testing.T, p *Proc, text string) {
 	t.Helper()
 	waitLog(t, p, regexp.QuoteMeta(text))
 }
+
+// Close closes the connection (the test's cleanup closes it too).
+func (c *Conn) Close() { c.nc.Close() }
