@@ -115,7 +115,9 @@ func restoreCommand(c *engine.Ctx) {
 		c.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	e, err := rdb.Restore(c.Args[3], RDBLoadOptions(c.Config()))
+	opt := RDBLoadOptions(c.Config())
+	opt.SkipChecksum = c.D.Debug.SkipChecksum.Load()
+	e, err := rdb.Restore(c.Args[3], opt)
 	if errors.Is(err, rdb.ErrDumpPayload) {
 		c.Error(engine.ErrBadDump)
 		return

@@ -260,7 +260,7 @@ func functionRestoreCommand(c *engine.Ctx) {
 			return
 		}
 	}
-	codes, err := rdb.RestoreFunctions(c.Args[2])
+	codes, err := rdb.RestoreFunctions(c.Args[2], c.D.Debug.SkipChecksum.Load())
 	if err != nil {
 		if !errors.Is(err, rdb.ErrDumpPayload) && !errors.Is(err, rdb.ErrFunctionType) &&
 			!errors.Is(err, rdb.ErrFunctionRead) && !errors.Is(err, rdb.ErrDataType) {

@@ -649,10 +649,16 @@ func objectRefcountCommand(c *engine.Ctx) {
 	if e == nil {
 		return
 	}
+	c.W.Int(e.Refcount(sharesIntegers(c)))
+}
+
+// sharesIntegers reports whether Redis would hold small integer strings
+// as its shared objects: not when maxmemory is set with an LRU or LFU
+// policy (OBJECT REFCOUNT, DEBUG OBJECT).
+func sharesIntegers(c *engine.Ctx) bool {
 	policy := c.Config().String("maxmemory-policy")
-	shared := c.Config().Int("maxmemory") == 0 ||
+	return c.Config().Int("maxmemory") == 0 ||
 		!(strings.HasSuffix(policy, "-lru") || strings.HasSuffix(policy, "-lfu"))
-	c.W.Int(e.Refcount(shared))
 }
 
 func objectIdletimeCommand(c *engine.Ctx) {

@@ -178,7 +178,7 @@ var effects = map[string]effectSpec{
 	"lazyfree-lazy-eviction":                works("an evicted key is propagated to the AOF as UNLINK with yes, DEL with no, as in Redis; memory is freed by the garbage collector either way"),
 	"busy-reply-threshold":                  works("past it a script's other clients get -BUSY and SCRIPT KILL or SHUTDOWN NOSAVE reach it, as in Redis; SIGTERM and SIGINT also stop a running script and shut down"),
 	"enable-protected-configs":              works(""),
-	"enable-debug-command":                  none("zredis has no DEBUG command"),
+	"enable-debug-command":                  works("DEBUG is refused unless it allows it (`local`: from the unix socket, 127.0.0.1 or ::1), with Redis's error, as in Redis"),
 	"enable-module-command":                 works("MODULE LOAD, LOADEX and UNLOAD are refused unless it allows them, as in Redis; when it does, they fail: zredis loads no modules"),
 	"sanitize-dump-payload":                 none("RESTORE and RDB loading always validate a payload fully (lengths, encodings, ordering, duplicates), as `yes` does, whatever the value"),
 	"shutdown-on-sigint":                    works(""),

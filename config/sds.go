@@ -108,6 +108,11 @@ func strtoullDigits(s string) uint64 {
 	return u
 }
 
+// Memtoull is Redis's memtoull (see memtoull), for a command that reads
+// a memory size (DEBUG QUICKLIST-PACKED-THRESHOLD): ok is false where
+// Redis sets *err.
+func Memtoull(s string) (n uint64, ok bool) { return memtoull(s) }
+
 // memtoull mirrors Redis's memtoull: digits followed by an optional unit
 // (b, k=1000, kb=1024, m, mb, g, gb; case-insensitive). A leading '-' or any
 // other suffix is an error. Overflow of the digits saturates and the unit

@@ -336,7 +336,7 @@ var directives = []Directive{
 	enumD("acl-pubsub-default", "resetchannels", 0, "allchannels", "resetchannels"),
 	enumD("sanitize-dump-payload", "no", fNoEff, "no", "yes", "clients"),
 	enumD("enable-protected-configs", "no", fImm, protectedActionEnum...),
-	enumD("enable-debug-command", "no", fImm|fNoEff, protectedActionEnum...),
+	enumD("enable-debug-command", "no", fImm, protectedActionEnum...),
 	enumD("enable-module-command", "no", fImm, protectedActionEnum...),
 	enumD("cluster-preferred-endpoint-type", "ip", fNoEff, "ip", "hostname", "unknown-endpoint"),
 	enumD("propagation-error-behavior", "ignore", 0, "ignore", "panic", "panic-on-replicas"),

@@ -99,6 +99,12 @@ type Command struct {
 	// its script declares. nil: Flags.
 	FlagsFor func(d *Dispatcher, cmd *Command, args [][]byte) Flag
 
+	// Protected names the directive (enable-debug-command) that must
+	// allow the command before it runs, as server.c's CMD_PROTECTED: the
+	// dispatcher refuses it otherwise, right after the arity check (see
+	// ProtectedAllowed). COMMAND does not show it, as Redis hides it.
+	Protected string
+
 	// Extension marks a subcommand of a later Redis that zredis accepts
 	// for the sake of newer clients (CLIENT SETINFO). It runs, but
 	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.

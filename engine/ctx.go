@@ -52,6 +52,9 @@ type Server interface {
 	Persistence() Persistence
 	// Replication serves the replication commands (replication.go).
 	Replication() Replication
+	// Debug serves the DEBUG subcommands that reach into the server
+	// (debug.go).
+	Debug() Debug
 	// Warning writes a line to the server's log at the warning level.
 	Warning(msg string)
 	// ReplicaOf makes the server a replica of host:port, or a master

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"net"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -86,6 +87,11 @@ type Dispatcher struct {
 	// cmdStats are the per-command counters (INFO commandstats), indexed
 	// by Command.id.
 	cmdStats []CommandStats
+
+	// Debug holds the switches DEBUG sets that the engine and the
+	// commands read (SET-DISABLE-DENY-SCRIPTS,
+	// SET-SKIP-CHECKSUM-VALIDATION).
+	Debug DebugSwitches
 
 	// Scripts is the server's Lua scripting (package scripting), made by
 	// the scripting family when a script is first loaded; nil until then.
@@ -464,6 +470,10 @@ func (d *Dispatcher) resolve(cl *Client, args [][]byte) (cmd *Command, rejected 
 		}
 		cmd = sub
 	}
+	// Before authentication, as processCommand checks CMD_PROTECTED.
+	if cmd.Protected != "" && !cl.Replaying && !ProtectedAllowed(d.Srv.Config().String(cmd.Protected), cl) {
+		return cmd, ErrProtectedCommand(cmd.Name, cmd.Protected), Allowed, 0
+	}
 	if cmd.Flags&NoAuth == 0 && d.AuthRequired(cl) {
 		return cmd, ErrNoAuth, Allowed, 0
 	}
@@ -479,6 +489,24 @@ func (d *Dispatcher) resolve(cl *Client, args [][]byte) (cmd *Command, rejected 
 		return cmd, ErrSubscribedContext(cmd.Name), Allowed, 0
 	}
 	return cmd, "", Allowed, 0
+}
+
+// ProtectedAllowed is server.c's allowProtectedAction: whether a
+// directive of enable-debug-command's kind, set to value (no, yes,
+// local), lets cl run what it protects. "local" allows the unix socket
+// and the loopback addresses 127.0.0.1 and ::1 (islocalClient), no other.
+func ProtectedAllowed(value string, cl *Client) bool {
+	switch value {
+	case "yes":
+		return true
+	case "local":
+		if cl.UnixSocket {
+			return true
+		}
+		host, _, err := net.SplitHostPort(cl.Addr)
+		return err == nil && (host == "127.0.0.1" || host == "::1")
+	}
+	return false
 }
 
 // AuthRequired reports whether cl must authenticate before running

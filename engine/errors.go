@@ -174,6 +174,16 @@ const (
 	ErrMonitorDenied   = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 )
 
+// ErrProtectedCommand refuses a command its directive does not allow
+// (processCommand's CMD_PROTECTED check): "DEBUG command not allowed. If
+// the enable-debug-command option is set ...", a subcommand named by its
+// container as Redis names it.
+func ErrProtectedCommand(cmd, directive string) string {
+	cmd, _, _ = strings.Cut(cmd, "|")
+	return "ERR " + strings.ToUpper(cmd) + " command not allowed. If the " + directive +
+		" option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+}
+
 // ErrSubcommandSyntax answers a known subcommand given arguments it does
 // not accept (addReplySubcommandSyntaxError): sub as the client sent it,
 // container upper-cased.

@@ -137,6 +137,17 @@ func (d *Dispatcher) Detach(p Propagator) {
 	}
 }
 
+// SuspendPropagation detaches every consumer of the propagation stream
+// until resume is called, which attaches them again: DEBUG LOADAOF
+// replays commands through the dispatcher that the AOF and the replicas
+// already have. Under the keyspace lock, inside the command that resumes
+// it before it returns.
+func (d *Dispatcher) SuspendPropagation() (resume func()) {
+	to, replicas := d.prop.to, d.prop.replicas
+	d.prop.to, d.prop.replicas = nil, 0
+	return func() { d.prop.to, d.prop.replicas = to, replicas }
+}
+
 // propagating returns the propagation stream, nil when it has no
 // consumer.
 func (d *Dispatcher) propagating() *propagation {

@@ -237,6 +237,24 @@ func (d *Dispatcher) ScriptCall(run *ScriptRun, args [][]byte) (reply []byte, re
 	return run.w.Bytes(), ""
 }
 
+// mayRunDenied reports whether a script may call cmd, flagged noscript,
+// once DEBUG SET-DISABLE-DENY-SCRIPTS allows those (Redis's tests call
+// CLIENT LIST or DEBUG from scripts that way). Redis then lets any run,
+// and crashes on some (a script calling EVAL); here the ones that cannot
+// run in the middle of a script stay refused: those that cannot run
+// inside EXEC either (SAVE, SHUTDOWN, SYNC: no-multi; MULTI, EXEC, WATCH
+// and the other commands of the transaction itself), that block or wait
+// (BLPOP, WAIT), that turn the connection into a subscriber or a
+// monitor, that act on a script while it runs (allow-busy: SCRIPT KILL,
+// FUNCTION KILL), and the scripting commands themselves (EVAL, FCALL,
+// SCRIPT, FUNCTION).
+func mayRunDenied(cmd *Command) bool {
+	if cmd.Flags&(NoMulti|Blocking|PubSub|AllowBusy) != 0 || runsInMulti(cmd) || cmd.Group == "scripting" {
+		return false
+	}
+	return cmd.Name != "monitor" && cmd.Name != "wait"
+}
+
 // scriptRefuses applies scriptCall's checks to cmd (nil: unknown) and
 // returns the refusal, or "".
 func (d *Dispatcher) scriptRefuses(run *ScriptRun, cmd *Command, args [][]byte) string {
@@ -246,7 +264,7 @@ func (d *Dispatcher) scriptRefuses(run *ScriptRun, cmd *Command, args [][]byte) 
 	if !cmd.ArityOK(len(args)) {
 		return ErrScriptArity
 	}
-	if cmd.Flags&NoScript != 0 {
+	if cmd.Flags&NoScript != 0 && !(d.Debug.DenyScriptsDisabled && mayRunDenied(cmd)) {
 		return ErrScriptNoScript
 	}
 	if d.StaleRefused.Load() && cmd.Flags&Stale == 0 {

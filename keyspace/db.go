@@ -834,6 +834,26 @@ func (db *DB) randomEntry() (string, *Entry) {
 	}
 }
 
+// EachEntry calls fn for every key of the database, those past their
+// deadline that expiry has not removed yet included, in no particular
+// order, until fn returns false: what Redis's dictionary iterator sees
+// (DEBUG DIGEST). It changes nothing; fn must not modify the database.
+func (db *DB) EachEntry(fn func(key string, e *Entry) bool) {
+	for _, t := range db.shards {
+		if t == nil {
+			continue
+		}
+		more := true
+		t.all(func(e *Entry) bool {
+			more = fn(e.key, e)
+			return more
+		})
+		if !more {
+			return
+		}
+	}
+}
+
 // ScanShard calls fn for each key of shard i whose deadline has not
 // passed. It changes nothing: keys past their deadline are skipped, not
 // expired (INFO's sampling must not expire keys, as Redis's does not).

@@ -86,6 +86,8 @@ type Keyspace struct {
 	// expires; a key past its deadline reads as gone but stays.
 	expiryPausedUntil int64
 	loading           bool // replaying AOF or loading RDB, see SetLoading
+	// noActiveExpiry: DEBUG SET-ACTIVE-EXPIRE 0, see SetActiveExpiry.
+	noActiveExpiry bool
 
 	// LFU tracking (maxmemory-policy *-lfu), see SetLFU.
 	lfu          bool
@@ -429,10 +431,20 @@ func (ks *Keyspace) NextDeadline() int64 {
 	return next
 }
 
+// SetActiveExpiry turns the expiry timer's work (ExpireDue) off or on,
+// as DEBUG SET-ACTIVE-EXPIRE sets Redis's active_expire_enabled: while
+// it is off a key past its deadline stays until a command meets it (and
+// expires it then) or the switch is turned on again. Under the lock.
+func (ks *Keyspace) SetActiveExpiry(on bool) { ks.noActiveExpiry = !on }
+
 // ExpireDue expires at most max keys whose deadline has passed, over all
 // databases, using the current clock. It returns how many it expired.
-// A replica expires nothing.
+// A replica expires nothing, and nothing expires while active expiry is
+// off (SetActiveExpiry).
 func (ks *Keyspace) ExpireDue(max int) int {
+	if ks.noActiveExpiry {
+		return 0
+	}
 	if ks.replica {
 		if len(ks.localVolatile) == 0 {
 			return 0

@@ -66,6 +66,23 @@ func (ks *Keyspace) SnapshotDB(i int) *Snapshot {
 	return s
 }
 
+// FrozenSnapshot takes a frozen snapshot of every database: SnapshotDB's
+// kind, for all of them and with Extra, O(databases × shards) under the
+// lock. It may be read by a caller that holds the lock, as DEBUG RELOAD
+// writes its file without letting go of it (Redis blocks the server for
+// that save); that caller then releases it with ReleaseLocked.
+func (ks *Keyspace) FrozenSnapshot() *Snapshot {
+	s := ks.newSnapshot(true)
+	for i, db := range ks.dbs {
+		s.tables[i] = db.pin()
+		s.keys[i], s.volatile[i] = db.keys, db.expires.len()
+	}
+	if ks.snapExtra != nil {
+		s.Extra = ks.snapExtra()
+	}
+	return s
+}
+
 func (ks *Keyspace) newSnapshot(frozen bool) *Snapshot {
 	n := len(ks.dbs)
 	s := &Snapshot{ks: ks, gen: ks.gen, now: ks.now, frozen: frozen, tables: make([][]*table, n), keys: make([]int, n), volatile: make([]int, n)}

@@ -52,7 +52,7 @@ func (p *Service) Load() error {
 		if err := p.loadRDB(); err != nil {
 			return err
 		}
-	} else if err := p.replayAOF(dir, m); err != nil {
+	} else if err := p.replayAOF(dir, m, false); err != nil {
 		return err
 	}
 	return p.openAOF(dir, prefix, m)
@@ -60,14 +60,25 @@ func (p *Service) Load() error {
 
 // replayAOF loads the AOF directory: its base (RDB or commands) and its
 // incremental files, each command run as a client would run it, with
-// nothing propagated.
-func (p *Service) replayAOF(dir string, m *aof.Manifest) error {
+// nothing propagated. At start-up (locked false) it takes the lock for
+// each command, before there is anything to propagate to; DEBUG LOADAOF
+// (locked true) runs it with the lock held and the propagation stream
+// muted by the caller.
+func (p *Service) replayAOF(dir string, m *aof.Manifest, locked bool) error {
 	start := time.Now()
+	exec := p.ks.Exec
+	if locked {
+		exec = func(fn func()) { fn() }
+	}
 	cl := &engine.Client{W: resp.NewWriter(), Authed: true, Replaying: true}
 	stats, err := aof.LoadManifest(dir, m, aof.LoadOptions{
 		LoadTruncated: p.cfg.Bool("aof-load-truncated"),
 		Logf:          p.log.Warningf,
 		LoadRDB: func(r io.Reader) (int64, error) {
+			if locked {
+				info, err := p.loadRDBLocked(r, true, false)
+				return info.Size, err
+			}
 			info, err := p.loadRDBFrom(r)
 			return info.Size, err
 		},
@@ -79,7 +90,7 @@ func (p *Service) replayAOF(dir string, m *aof.Manifest) error {
 				return fmt.Errorf("%w '%s'", aof.ErrUnknownCommand, argv[0])
 			}
 			var panicked error
-			p.ks.Exec(func() {
+			exec(func() {
 				p.ks.SetLoading(true)
 				p.disp.BeginBatch(cl)
 				cl.LastCmd = ""
@@ -94,7 +105,7 @@ func (p *Service) replayAOF(dir string, m *aof.Manifest) error {
 	if err != nil {
 		return err
 	}
-	p.ks.Exec(func() { p.aof.baseSize = stats.BaseSize })
+	exec(func() { p.aof.baseSize = stats.BaseSize })
 	p.log.Noticef("DB loaded from append only file: %.3f seconds (%d commands)", time.Since(start).Seconds(), stats.Commands)
 	return nil
 }
@@ -220,17 +231,71 @@ func (p *Service) LoadRDB(r io.Reader, aborted func() bool) (rdb.Info, error) {
 	}
 	p.ks.Exec(func() {
 		p.rdb.loadedKeys, p.rdb.loadedExpired = loaded, expired
-		err = p.loadFunctions(info.Functions)
+		err = p.loadFunctions(info.Functions, false)
 	})
 	return info, err
 }
 
+// errDuplicateKey is a key of an RDB file already in memory, which Redis
+// treats as fatal unless the load allows duplicates (DEBUG RELOAD MERGE).
+type errDuplicateKey struct {
+	db  int
+	key string
+}
+
+func (e errDuplicateKey) Error() string {
+	return fmt.Sprintf("RDB has duplicated key '%s' in DB %d", e.key, e.db)
+}
+
+// loadRDBLocked is LoadRDB for a caller that holds the lock (DEBUG
+// RELOAD, the RDB preamble of DEBUG LOADAOF): each key goes into the
+// keyspace as it is decoded, with no goroutine to hand it to. A key
+// already in memory is replaced when merge is set (RDBFLAGS_ALLOW_DUP;
+// a function library too), else it stops the load with errDuplicateKey.
+// The function libraries are loaded after the keys, unless noFunctions
+// (the caller loaded them).
+func (p *Service) loadRDBLocked(r io.Reader, merge, noFunctions bool) (rdb.Info, error) {
+	var loaded, expired int64
+	now := time.Now().UnixMilli()
+	opt := p.host.RDBLoadOptions()
+	opt.OnResize = func(db, keys, _ int) {
+		if db >= 0 && db < p.ks.NumDBs() {
+			p.ks.DB(db).Reserve(keys)
+		}
+	}
+	p.ks.SetLoading(true)
+	info, err := rdb.Load(r, opt, func(db int, key string, e *keyspace.Entry) error {
+		if db < 0 || db >= p.ks.NumDBs() {
+			return fmt.Errorf("database %d out of range (databases %d)", db, p.ks.NumDBs())
+		}
+		d := p.ks.DB(db)
+		if !merge && d.Peek([]byte(key)) != nil {
+			return errDuplicateKey{db, key}
+		}
+		if at := e.ExpireAt(); at != 0 && at <= now {
+			expired++
+		}
+		loaded++
+		d.Insert(key, e)
+		return nil
+	})
+	p.ks.SetLoading(false)
+	if err != nil {
+		return info, err
+	}
+	p.rdb.loadedKeys, p.rdb.loadedExpired = loaded, expired
+	if noFunctions {
+		return info, nil
+	}
+	return info, p.loadFunctions(info.Functions, merge)
+}
+
 // loadFunctions loads the function libraries an RDB file held, as
-// rdbFunctionLoad: one that does not load fails the whole load. Under
-// the lock.
-func (p *Service) loadFunctions(codes []string) error {
+// rdbFunctionLoad: one that does not load fails the whole load; with
+// replace a library of the same name is replaced. Under the lock.
+func (p *Service) loadFunctions(codes []string, replace bool) error {
 	for _, code := range codes {
-		if _, msg := p.disp.Functions.Load(code, false, 0); msg != "" {
+		if _, msg := p.disp.Functions.Load(code, replace, 0); msg != "" {
 			return fmt.Errorf("Failed loading library, %s", strings.TrimPrefix(msg, "ERR "))
 		}
 	}

@@ -141,11 +141,20 @@ func (p *Service) RDBPath() string {
 // dir, fsyncs it and renames it over dbfilename (rdbSave): a crash
 // leaves the previous file whole. It runs without the lock.
 func (p *Service) writeRDB(snap *keyspace.Snapshot, aux [][2]string) error {
+	_, err := p.writeRDBFile(snap, aux, false)
+	return err
+}
+
+// writeRDBFile is writeRDB; with reopen it also returns the file written,
+// opened for reading before it was renamed: what DEBUG RELOAD reads back
+// is what it wrote, whatever another save renames over dbfilename
+// meanwhile.
+func (p *Service) writeRDBFile(snap *keyspace.Snapshot, aux [][2]string, reopen bool) (*os.File, error) {
 	dir := p.cfg.String("dir")
 	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
 	f, err := os.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", tmp, err)
+		return nil, fmt.Errorf("opening %s: %w", tmp, err)
 	}
 	err = p.encodeRDB(f, snap, snapFunctions(snap), aux)
 	if serr := f.Sync(); err == nil {
@@ -154,15 +163,22 @@ func (p *Service) writeRDB(snap *keyspace.Snapshot, aux [][2]string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	var written *os.File
+	if err == nil && reopen {
+		written, err = os.Open(tmp)
+	}
 	if err == nil {
 		err = os.Rename(tmp, p.RDBPath())
 	}
 	if err != nil {
+		if written != nil {
+			written.Close()
+		}
 		os.Remove(tmp)
-		return err
+		return nil, err
 	}
 	syncDir(dir)
-	return nil
+	return written, nil
 }
 
 func (p *Service) encodeRDB(f *os.File, snap *keyspace.Snapshot, functions []string, aux [][2]string) error {

@@ -293,6 +293,19 @@ func (w *Writer) BigNumber(digits string) {
 	w.BulkString(digits)
 }
 
+// Attribute writes the header of an attribute of n pairs, the RESP3 map
+// that comes before the reply it describes ("|"). RESP2 has no
+// attributes: the caller writes one only to a RESP3 connection (Redis
+// asserts it), and nothing is written in RESP2.
+func (w *Writer) Attribute(n int) {
+	if w.proto != 3 {
+		return
+	}
+	w.buf = append(w.buf, '|')
+	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
+	w.buf = append(w.buf, '\r', '\n')
+}
+
 // Push writes the header of an out-of-band message of n elements
 // (pub/sub messages and confirmations, invalidations): >n in RESP3, an
 // array in RESP2 (addReplyPushLen).

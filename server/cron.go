@@ -62,6 +62,9 @@ func (s *Server) cron(ctx context.Context) {
 			return
 		case now = <-t.C:
 		}
+		if s.cronPaused.Load() {
+			continue // DEBUG PAUSE-CRON 1
+		}
 		ri, ro := s.stats.ReplNetIn.Load(), s.stats.ReplNetOut.Load()
 		received := s.stats.NetIn.Load() + ri
 		in.track(now, received)

@@ -25,8 +25,14 @@ func (h persistHost) ReplInfo() [][2]string { return h.s.link.SaveInfo() }
 // RestoreReplInfo implements persistence.Host.
 func (h persistHost) RestoreReplInfo(aux [][2]string) { h.s.link.RestoreInfo(aux) }
 
-// RDBLoadOptions implements persistence.Host.
-func (h persistHost) RDBLoadOptions() rdb.LoadOptions { return commands.RDBLoadOptions(h.s.cfg) }
+// RDBLoadOptions implements persistence.Host: the encoding thresholds,
+// and whether DEBUG SET-SKIP-CHECKSUM-VALIDATION turned the CRC check
+// off.
+func (h persistHost) RDBLoadOptions() rdb.LoadOptions {
+	opt := commands.RDBLoadOptions(h.s.cfg)
+	opt.SkipChecksum = h.s.disp.Debug.SkipChecksum.Load()
+	return opt
+}
 
 // Closing implements persistence.Host.
 func (h persistHost) Closing() bool { return h.s.closing }

@@ -80,6 +80,8 @@ type Server struct {
 
 	limits      atomic.Pointer[resp.Limits]
 	idleTimeout atomic.Int64 // the timeout directive, seconds; 0 = never
+	// cronPaused is DEBUG PAUSE-CRON: the cron skips its work.
+	cronPaused atomic.Bool
 
 	// held are, per event loop, the connections whose replies wait for
 	// the AOF (held.go). Set in Run.

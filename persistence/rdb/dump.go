@@ -30,7 +30,7 @@ func Dump(e *keyspace.Entry) []byte {
 // wrong checksum gives ErrDumpPayload; a value that does not decode, or
 // one without elements, gives ErrBadDataFormat, as Redis replies.
 func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
-	if !footerOK(payload) {
+	if !footerOK(payload, opt.SkipChecksum) {
 		return nil, ErrDumpPayload
 	}
 	d := &decoder{src: newBytesSource(payload[:len(payload)-10]), opt: opt}
@@ -49,14 +49,18 @@ func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
 }
 
 // footerOK is verifyDumpPayload: a payload ends with an RDB version this
-// server reads and the CRC-64 of what precedes the CRC.
-func footerOK(payload []byte) bool {
+// server reads and the CRC-64 of what precedes the CRC, which is not
+// verified when skipCRC is set (skip_checksum_validation).
+func footerOK(payload []byte, skipCRC bool) bool {
 	n := len(payload)
 	if n < 10 {
 		return false
 	}
 	footer := payload[n-10:]
-	return binary.LittleEndian.Uint16(footer) <= Version && binary.LittleEndian.Uint64(footer[2:]) == CRC64(payload[:n-8])
+	if binary.LittleEndian.Uint16(footer) > Version {
+		return false
+	}
+	return skipCRC || binary.LittleEndian.Uint64(footer[2:]) == CRC64(payload[:n-8])
 }
 
 // isObjectType is rdbIsObjectType of Redis 7.0.
@@ -85,9 +89,10 @@ func DumpFunctions(codes []string) []byte {
 // RestoreFunctions decodes a FUNCTION DUMP payload into the libraries'
 // codes: ErrDumpPayload for a bad footer (as Restore), ErrFunctionType
 // for a record other than a function, ErrFunctionRead for one that does
-// not decode.
-func RestoreFunctions(payload []byte) ([]string, error) {
-	if !footerOK(payload) {
+// not decode. The CRC-64 is not verified with skipCRC (DEBUG
+// SET-SKIP-CHECKSUM-VALIDATION 1).
+func RestoreFunctions(payload []byte, skipCRC bool) ([]string, error) {
+	if !footerOK(payload, skipCRC) {
 		return nil, ErrDumpPayload
 	}
 	n := len(payload)
