@@ -332,3 +332,28 @@ func TestGoRedisConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, strconv.Itoa(workers*each), rdb.Get(ctx, "shared").Val())
 }
+
+// redis-cli -3 speaks RESP3 and prints its types (maps, sets, doubles,
+// nulls, booleans, verbatim strings) as it does for redis-server.
+func TestRedisCLIResp3Diff(t *testing.T) {
+	requireRedisCLI(t)
+	z, r := StartZredis(t), StartRedis(t)
+	for _, p := range []*Proc{z, r} {
+		c := Dial(t, p.Addr)
+		c.Do("HSET", "h", "a", "1")
+		c.Do("SADD", "s", "x")
+		c.Do("ZADD", "z", "1.5", "m")
+		c.Do("SET", "k", "v")
+	}
+	for _, args := range [][]string{
+		{"HGETALL", "h"}, {"SMEMBERS", "s"}, {"ZSCORE", "z", "m"}, {"ZRANGE", "z", "0", "-1", "WITHSCORES"},
+		{"GET", "nokey"}, {"GET", "k"}, {"CONFIG", "GET", "maxmemory"}, {"COMMAND", "INFO", "get"},
+		{"EVAL", "return redis.setresp(3) or redis.call('EXISTS', 'k') == 1", "0"},
+		{"DEBUG", "PROTOCOL", "true"}, {"CLIENT", "TRACKINGINFO"}, {"XINFO", "HELP"},
+	} {
+		for _, mode := range [][]string{{"-3"}, {"-3", "--no-raw"}} {
+			a := append(append([]string{}, mode...), args...)
+			assert.Equal(t, cli(t, r, nil, a...), cli(t, z, nil, a...), "redis-cli %q", a)
+		}
+	}
+}
