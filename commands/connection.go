@@ -98,23 +98,37 @@ func selectCommand(c *engine.Ctx) {
 
 // ---- RESET ----------------------------------------------------------------
 
-// resetCommand returns the connection to the state of a new one
-// (clearClientConnectionState): database 0, RESP2, no name, replies on,
-// no MONITOR, no tracking, authenticated only if the default user needs no password,
-// and the engine's per-client state (MULTI queue, WATCHed keys,
-// subscriptions) cleared.
+// resetCommand returns the connection to the state of a new one, as
+// resetCommand and clearClientConnectionState do in Redis 7.0: no
+// MONITOR, no tracking, RESP2, database 0, the default user (authenticated only if it needs
+// no password, so AUTH is required again otherwise), the MULTI queue
+// discarded and every key unwatched, no subscription left (channels,
+// patterns, shard channels), no name, replies on (CLIENT REPLY OFF and
+// SKIP's next skip cleared). A replica's or a master's connection cannot
+// be reset.
+//
+// What 7.0 leaves alone stays: CLIENT NO-EVICT (7.0 does not clear
+// CLIENT_NO_EVICT; 7.2 does), and the skip of RESET's own reply that
+// CLIENT REPLY SKIP asked for (Redis clears CLIENT_REPLY_SKIP_NEXT, not
+// CLIENT_REPLY_SKIP), so that reply is dropped. CLIENT NO-TOUCH, a 7.2
+// command, is cleared as 7.2 does. ASKING and READONLY are cluster
+// states this server never enters.
 func resetCommand(c *engine.Ctx) {
 	cl := c.Client
+	if cl.Master || (cl.Replica && !cl.Monitor) {
+		c.Error("ERR can only reset normal client connections")
+		return
+	}
+	cl.Monitor = false
 	cl.DB = 0
+	// Redis turns tracking off (disableTracking) and goes back to RESP2.
+	c.D.Tracking.Disable(cl)
 	c.W.SetProto(2)
 	c.D.NewClientAuth(cl)
+	c.D.ResetClient(cl) // discardTransaction (and UNWATCH), the unsubscriptions
 	cl.Name = ""
-	cl.NoEvict = false
 	cl.NoTouch = false
-	cl.ReplyOff, cl.ReplySkip, cl.ReplySkipNext = false, false, false
-	cl.Monitor = false
-	c.D.Tracking.Disable(cl)
-	c.D.ResetClient(cl)
+	cl.ReplyOff, cl.ReplySkipNext = false, false
 	c.W.Simple("RESET")
 }
 

@@ -184,9 +184,21 @@ func TestResetClearsConnectionState(t *testing.T) {
 	cl := e.Client
 	assert.Equal(t, 0, cl.DB)
 	assert.Equal(t, "", cl.Name)
-	assert.False(t, cl.NoEvict)
+	assert.True(t, cl.NoEvict, "7.0's RESET keeps CLIENT NO-EVICT")
 	assert.False(t, cl.Monitor)
 	assert.True(t, cl.Authed)
+}
+
+// A replica's or a master's connection cannot be reset (resetCommand).
+func TestResetRefusesReplicationClients(t *testing.T) {
+	e := newTestEnv(t)
+	e.run("SELECT", "3")
+	e.Client.Replica = true
+	assert.Equal(t, "-ERR can only reset normal client connections\r\n", e.run("RESET"))
+	assert.Equal(t, 3, e.Client.DB, "nothing was reset")
+	e.Client.Replica = false
+	e.Client.Master = true
+	assert.Equal(t, "-ERR can only reset normal client connections\r\n", e.run("RESET"))
 }
 
 func TestClientReplyFlags(t *testing.T) {

@@ -184,19 +184,24 @@ func sremCommand(c *engine.Ctx) {
 // "new" if the destination is created, "sadd" if member was not in it.
 func smoveCommand(c *engine.Ctx) {
 	srcKey, dstKey, m := c.Args[1], c.Args[2], c.Args[3]
-	src, ok := lookupSetWrite(c, srcKey)
-	if !ok {
-		return
-	}
-	if src == nil {
+	// Both keys are looked up first, as lookupKeyWrite does: lazy expiry
+	// of either, no keyspace hit or miss, no keymiss event. The
+	// destination is only read here: it is changed (and its WATCHers
+	// told) only if the member is not in it already.
+	srcE := c.DB.LookupWrite(srcKey)
+	dstE := c.DB.LookupWriteRead(dstKey)
+	if srcE == nil {
 		c.W.Int(0)
 		return
 	}
-	// Read first: the destination is changed (and its WATCHers told)
-	// only if the member is not in it already.
-	dst, ok := lookupSet(c, dstKey)
-	if !ok {
+	if srcE.Type() != keyspace.TypeSet || (dstE != nil && dstE.Type() != keyspace.TypeSet) {
+		c.Error(engine.ErrWrongType)
 		return
+	}
+	src := srcE.Obj().(*keyspace.Set)
+	var dst *keyspace.Set
+	if dstE != nil {
+		dst = dstE.Obj().(*keyspace.Set)
 	}
 	if string(srcKey) == string(dstKey) {
 		if src.Has(m) {

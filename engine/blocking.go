@@ -224,7 +224,7 @@ func (r *blockReg) finish(w *waiter) {
 		w.watch.Clear()
 	}
 	r.waiting--
-	w.cl.Blocked = false
+	w.cl.Blocked, w.cl.BlockedTimeout = false, false
 	w.cl.Unblock = nil
 	w.cl.blockWait = nil
 	close(w.done)
@@ -324,7 +324,7 @@ func Block(c *Ctx, keys [][]byte, timeout time.Duration, nullBulk bool, replaced
 		r.queues[bk] = append(r.queues[bk], w)
 	}
 	r.waiting++
-	cl.Blocked = true
+	cl.Blocked, cl.BlockedTimeout = true, timeout > 0
 	cl.blockWait = w
 	kspace, d := c.KS, c.D
 	cl.Unblock = func(errMsg string) bool {

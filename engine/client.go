@@ -93,6 +93,17 @@ type Client struct {
 	InMulti            bool // inside MULTI (flag x)
 	MultiLen           int  // commands queued in MULTI (multi=)
 	Blocked            bool // waiting in a blocking command (flag b)
+	// BlockedTimeout: the blocking command waits with a timeout. Redis
+	// puts only those clients in its timeout table (INFO's
+	// clients_in_timeout_table), not one waiting forever.
+	BlockedTimeout bool
+	// Paused marks a client whose next command CLIENT PAUSE holds back:
+	// Redis blocks it (BLOCKED_POSTPONE), so it shows flag b and counts
+	// in blocked_clients, not in the timeout table. PausedArgs is that
+	// command, whose arguments CLIENT LIST's argv-mem counts. Set by the
+	// server, under the lock.
+	Paused     bool
+	PausedArgs [][]byte
 	// DenyBlocking makes a blocking command answer at once, as it does
 	// inside MULTI (CLIENT_DENY_BLOCKING): the client scripts run their
 	// commands as.
@@ -139,6 +150,7 @@ type Client struct {
 
 	LastInteraction atomic.Int64 // Unix ms of the last read or command
 	QueryBuf        atomic.Int64 // bytes read and not yet parsed
+	QueryBufAlloc   atomic.Int64 // bytes the query buffer has allocated (0: released)
 	NetIn           atomic.Int64
 	NetOut          atomic.Int64
 	Commands        atomic.Int64

@@ -1,6 +1,9 @@
 package engine
 
-import "strconv"
+import (
+	"math/bits"
+	"strconv"
+)
 
 // clientFlags is the flags= field of CLIENT LIST, letters in Redis's order.
 func clientFlags(dst []byte, cl *Client) []byte {
@@ -19,7 +22,7 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	if cl.InMulti {
 		dst = append(dst, 'x')
 	}
-	if cl.Blocked {
+	if cl.Blocked || cl.Paused {
 		dst = append(dst, 'b')
 	}
 	if ct := cl.Tracking; ct != nil && ct.On {
@@ -53,8 +56,62 @@ func clientFlags(dst []byte, cl *Client) []byte {
 const readBufSize = 16 << 10
 
 // clientStructBytes is what CLIENT LIST's tot-mem counts for the client
-// itself, besides its buffers.
-const clientStructBytes = 1024
+// itself, besides its buffers: zmalloc_size(client) in redis-server 7.0
+// (jemalloc's size class for its client struct).
+const clientStructBytes = 768
+
+// Redis's query buffer is an sds that its first read sizes for 16 KiB
+// (PROTO_IOBUF_LEN, sdsMakeRoomForNonGreedy): jemalloc rounds the
+// allocation up to 20480 bytes, which tot-mem counts (sdsZmallocSize),
+// of which 20474 follow the sds header, the buffer's capacity (qbuf +
+// qbuf-free). The reader's initial buffer stands for it. Once Redis
+// released it, the empty sds left takes 8 bytes.
+const (
+	redisQueryBufCap   = 20474
+	redisQueryBufMem   = 20480
+	redisEmptySDSBytes = 8
+)
+
+// QueryBufFigures is the capacity and the memory of a query buffer whose
+// allocations take alloc bytes, as Redis would hold it (see
+// redisQueryBufCap): the reader's initial buffer as Redis's 16 KiB one,
+// a larger allocation (a pipeline, a big argument arriving) at its
+// size, counted in memory as jemalloc's size class for it.
+func QueryBufFigures(alloc int64) (capacity, mem int64) {
+	switch alloc {
+	case 0:
+		return 0, redisEmptySDSBytes
+	case readBufSize:
+		return redisQueryBufCap, redisQueryBufMem
+	default:
+		return alloc, jemallocSize(alloc)
+	}
+}
+
+// queryBufFigures is QueryBufFigures for cl's query buffer.
+func queryBufFigures(cl *Client) (capacity, mem int64) {
+	return QueryBufFigures(cl.QueryBufAlloc.Load())
+}
+
+// jemallocSize rounds n up to jemalloc's size class, as zmalloc_size
+// reports an allocation; above 4 KiB there are four classes per
+// doubling (20480, 24576, 28672, 32768, 40960 ...).
+func jemallocSize(n int64) int64 {
+	if n <= 4096 {
+		return n
+	}
+	step := int64(1) << (bits.Len64(uint64(n-1)) - 3)
+	return (n + step - 1) / step * step
+}
+
+// argvFigures is what argv-mem counts of args (their bytes) and what
+// tot-mem adds for the argument vector itself (a pointer each).
+func argvFigures(args [][]byte) (argvMem, vecMem int64) {
+	for _, a := range args {
+		argvMem += int64(len(a))
+	}
+	return argvMem, 8 * int64(len(args))
+}
 
 // ClientInfoString is the CLIENT LIST line of cl (without the newline),
 // as Redis logs a client (catClientInfoString); writer is the length of
@@ -70,13 +127,16 @@ func ClientInfoString(cl *Client, now int64, writer int) string {
 // command, and writer then the length of cl's reply writer.
 //
 // The buffers map to Redis's as follows. qbuf is what the request reader
-// holds unparsed (during a batch: the batch and the rest), qbuf-free the
-// rest of its 16 KB initial buffer. Output (replies of the batch being
-// run, messages and MONITOR lines queued, and what the socket has not
-// taken) is shown as Redis would hold it: the first 16 KB in its static
-// reply buffer (obl, of size rbs), the rest in its reply list (omem, one
-// block here: oll). tot-mem adds those buffers, argv-mem and the client
-// itself.
+// holds unparsed (during a batch: the batch and the rest; behind a
+// command that blocked: what follows it), qbuf-free the rest of the
+// buffer's capacity as Redis would have allocated it (queryBufFigures);
+// the server releases the buffer of a client idle for more than 2
+// seconds, or after a large request, as Redis's cron does. Output
+// (replies of the batch being run, messages and MONITOR lines queued,
+// and what the socket has not taken) is shown as Redis would hold it:
+// the first 16 KB in its static reply buffer (obl, of size rbs), the
+// rest in its reply list (omem, one block here: oll). tot-mem adds those
+// buffers, argv-mem with the argument vector, and the client itself.
 func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byte {
 	num := func(name string, v int64) {
 		b = append(b, ' ')
@@ -92,13 +152,18 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 	}
 	self := c != nil && cl == c.Client
 	cmd := cl.LastCmd
-	var argvMem int64
-	if self {
+	// Redis keeps a command's arguments while it runs, blocks or is held
+	// by CLIENT PAUSE, and frees them once it is done.
+	var argvMem, vecMem int64
+	switch {
+	case self:
 		cmd = c.Cmd.Name
-		for _, a := range c.Args {
-			argvMem += int64(len(a))
-		}
+		argvMem, vecMem = argvFigures(c.Args)
 		writer = c.W.Len()
+	case cl.Paused:
+		argvMem, vecMem = argvFigures(cl.PausedArgs)
+	case cl.Blocked:
+		argvMem, vecMem = argvFigures(cl.ctx.Args)
 	}
 	if cmd == "" {
 		cmd = "NULL"
@@ -108,10 +173,8 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 		out = cl.Output(writer)
 	}
 	qbuf := cl.QueryBuf.Load()
-	qbufFree := int64(0)
-	if qbuf > 0 && qbuf < readBufSize {
-		qbufFree = readBufSize - qbuf
-	}
+	qcap, qmem := queryBufFigures(cl)
+	qbufFree := max(0, qcap-qbuf)
 	multi := int64(-1)
 	if cl.InMulti {
 		multi = int64(cl.MultiLen)
@@ -145,7 +208,7 @@ func AppendClientInfo(b []byte, c *Ctx, cl *Client, now int64, writer int) []byt
 	num("obl", out.Buf)
 	num("oll", out.Blocks)
 	num("omem", out.Mem)
-	num("tot-mem", clientStructBytes+max(readBufSize, qbuf)+readBufSize+out.Mem+argvMem)
+	num("tot-mem", clientStructBytes+max(qmem, qbuf)+readBufSize+out.Mem+argvMem+vecMem)
 	if out.Writing {
 		str("events", "rw")
 	} else {

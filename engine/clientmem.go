@@ -10,5 +10,6 @@ func (cl *Client) MemoryUsage() int64 {
 	if cl.Output != nil {
 		out = cl.Output(0)
 	}
-	return clientStructBytes + max(readBufSize, cl.QueryBuf.Load()) + readBufSize + out.Mem
+	_, qmem := queryBufFigures(cl)
+	return clientStructBytes + max(qmem, cl.QueryBuf.Load()) + readBufSize + out.Mem
 }

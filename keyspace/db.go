@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/rand/v2"
+	"time"
 )
 
 // numShards splits each database's map so that a snapshot can take it in
@@ -183,6 +184,23 @@ func (db *DB) lookupCounted(key []byte, notify bool) *Entry {
 // first if a snapshot may read it), so the caller may modify it. Write
 // lookups count no keyspace hit or miss.
 func (db *DB) LookupWrite(key []byte) *Entry { return db.lookupPrivate(key, true) }
+
+// LookupWriteRead is a write command's lookup of a key it may leave
+// unchanged (SMOVE's destination when the member is already in it), as
+// Redis's lookupKeyWrite: lazy expiry and the access recorded, but no
+// keyspace hit or miss counted and no keymiss event. Nothing is copied
+// or signalled to WATCH: the caller must not modify the entry, and goes
+// through LookupWrite once it decides to.
+func (db *DB) LookupWriteRead(key []byte) *Entry {
+	e := db.peek(key)
+	if e != nil {
+		e = db.live(key, e)
+	}
+	if e != nil && !db.ks.noTouch && !db.ks.shared(e) {
+		db.ks.touch(e)
+	}
+	return e
+}
 
 // LookupWriteQuiet is LookupWrite for a change that Redis does not signal
 // to WATCH (signalModifiedKey): a stream's consumer-group state, which
@@ -735,12 +753,20 @@ func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 			return true
 		}
 	}
+	var start time.Time // the latency monitor's (SetLatencyMonitor)
+	timed := db.ks.latencyMs > 0
+	if timed {
+		start = time.Now()
+	}
 	db.remove(keyHash(key), e)
 	db.ks.dropped(e)
 	db.ks.stats.ExpiredKeys++
 	ev := Expired{DB: db.id, Key: key, Entry: e, Replica: db.ks.replica}
 	for _, sink := range db.ks.sinks {
 		sink(ev)
+	}
+	if timed {
+		db.ks.latencySince("expire-del", start)
 	}
 	return false
 }

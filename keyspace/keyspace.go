@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Expired describes a key removed because its deadline passed. Entry is
@@ -103,6 +104,10 @@ type Keyspace struct {
 	wake func(at int64) // the expiry timer's hook, see SetWakeup
 
 	onMiss func(db int, key []byte) // see SetMissHook
+
+	// The latency monitor's view of expiry (SetLatencyMonitor).
+	latencyMs int64
+	onLatency func(event string, ms int64)
 
 	snapExtra func() any // see SetSnapshotExtra
 
@@ -407,6 +412,32 @@ func (ks *Keyspace) Freq(e *Entry) int64 { return int64(ks.lfuDecr(e)) }
 // call back into the keyspace. Set it before serving clients.
 func (ks *Keyspace) SetMissHook(fn func(db int, key []byte)) { ks.onMiss = fn }
 
+// SetLatencyMonitor makes expiry report its latency spikes, as Redis's
+// latency monitor records them with latency-monitor-threshold at
+// thresholdMs (0: not timed, no clock read): "expire-cycle" for a pass
+// of ExpireDue (the timer's slice, Redis's active expire cycle) of at
+// least thresholdMs, "expire-del" for one expired key whose removal took
+// that long (Redis times deleteExpiredKeyAndPropagate's deletion, which
+// frees the value; here the value is the collector's to free, and what
+// an expiry costs under the lock is its removal and its sinks: the
+// keyspace event, the DEL propagated, the expiry stream's message that
+// encodes the value). report runs under the lock and must not call back
+// into the keyspace. Under the lock.
+func (ks *Keyspace) SetLatencyMonitor(thresholdMs int64, report func(event string, ms int64)) {
+	ks.latencyMs, ks.onLatency = thresholdMs, report
+	if report == nil {
+		ks.latencyMs = 0
+	}
+}
+
+// latencySince reports event when the time since start reaches the
+// latency monitor's threshold (SetLatencyMonitor).
+func (ks *Keyspace) latencySince(event string, start time.Time) {
+	if ms := time.Since(start).Milliseconds(); ms >= ks.latencyMs {
+		ks.onLatency(event, ms)
+	}
+}
+
 // SetWakeup registers the expiry timer's hook, called (under the lock)
 // with every new deadline so the timer can wake earlier than planned.
 func (ks *Keyspace) SetWakeup(fn func(at int64)) { ks.wake = fn }
@@ -455,6 +486,9 @@ func (ks *Keyspace) ExpireDue(max int) int {
 	ks.setNow(ks.clock.NowMs())
 	if ks.expiryPaused(ks.now) {
 		return 0
+	}
+	if ks.latencyMs > 0 {
+		defer ks.latencySince("expire-cycle", time.Now())
 	}
 	n := 0
 	for _, db := range ks.dbs {

@@ -682,3 +682,50 @@ func TestInsert(t *testing.T) {
 	v, _ := e.get("k")
 	assert.Equal(t, "second", v)
 }
+
+// The latency monitor's expiry events: with a threshold, an expired key
+// whose removal and sinks take that long is "expire-del" (lazy expiry
+// too), and an ExpireDue pass that long is "expire-cycle"; below the
+// threshold, or with none, nothing is reported.
+func TestExpiryLatencyEvents(t *testing.T) {
+	e := newEnv(t)
+	slow := time.Duration(0)
+	e.ks.AddExpiredSink(func(Expired) { time.Sleep(slow) })
+	type sample struct {
+		event string
+		ms    int64
+	}
+	var got []sample
+	e.ks.Exec(func() {
+		e.ks.SetLatencyMonitor(5, func(event string, ms int64) { got = append(got, sample{event, ms}) })
+	})
+	e.set("fast", "v", epoch+10)
+	e.clock.Advance(20 * time.Millisecond)
+	e.ks.Exec(func() { require.Equal(t, 1, e.ks.ExpireDue(100)) })
+	assert.Empty(t, got, "below the threshold")
+
+	slow = 6 * time.Millisecond
+	e.set("slow", "v", e.clock.NowMs()+10)
+	e.clock.Advance(20 * time.Millisecond)
+	e.ks.Exec(func() { require.Equal(t, 1, e.ks.ExpireDue(100)) })
+	require.Len(t, got, 2)
+	assert.Equal(t, "expire-del", got[0].event)
+	assert.Equal(t, "expire-cycle", got[1].event, "the pass, after its key")
+	for _, s := range got {
+		assert.GreaterOrEqual(t, s.ms, int64(5), s.event)
+	}
+
+	got = nil
+	e.set("lazy", "v", e.clock.NowMs()+10)
+	e.clock.Advance(20 * time.Millisecond)
+	_, ok := e.get("lazy")
+	require.False(t, ok)
+	require.Len(t, got, 1)
+	assert.Equal(t, "expire-del", got[0].event, "a lazy expiry is timed too")
+
+	got = nil
+	e.ks.Exec(func() { e.ks.SetLatencyMonitor(0, func(string, int64) { t.Error("reported with no threshold") }) })
+	e.set("off", "v", e.clock.NowMs()+10)
+	e.clock.Advance(20 * time.Millisecond)
+	e.ks.Exec(func() { require.Equal(t, 1, e.ks.ExpireDue(100)) })
+}

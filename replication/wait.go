@@ -61,7 +61,7 @@ func (m *Master) Wait(c *engine.Ctx, numReplicas int64, timeout time.Duration) {
 	}
 	w := &ackWaiter{cl: cl, offset: cl.WOff, n: numReplicas, done: make(chan struct{})}
 	m.waiters = append(m.waiters, w)
-	cl.Blocked = true
+	cl.Blocked, cl.BlockedTimeout = true, timeout > 0
 	cl.Unblock = func(errMsg string) bool {
 		if w.finished {
 			return false
@@ -134,7 +134,7 @@ func (m *Master) finishWaiter(w *ackWaiter) {
 			break
 		}
 	}
-	w.cl.Blocked = false
+	w.cl.Blocked, w.cl.BlockedTimeout = false, false
 	w.cl.Unblock = nil
 	close(w.done)
 }

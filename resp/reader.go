@@ -152,6 +152,13 @@ type Reader struct {
 	ioErr      error // read error held back until the commands read with it are returned
 	emptyReads int
 	qbuf       atomic.Int64
+	// alloc is the query buffer's allocation as Redis's would be (see
+	// Allocated), large whether it outgrew the initial buffer or took a
+	// big argument since the last Release: CLIENT LIST and the server's
+	// cron read them from other goroutines (see Allocated, Large).
+	alloc atomic.Int64
+	large atomic.Bool
+	peak  atomic.Int64 // the largest alloc since TakePeak
 }
 
 // NewReader returns a Reader that reads requests from rd.
@@ -191,6 +198,82 @@ func (r *Reader) Unparsed() int { return r.w - r.pos }
 // after running what it read; while waiting for input, the unparsed bytes. It
 // may be called from any goroutine.
 func (r *Reader) Buffered() int { return int(r.qbuf.Load()) }
+
+// BatchDone tells the reader that the batch ReadBatch returned last has
+// run: the query buffer then holds only the input not parsed yet (and
+// what arrived of a big argument), as Redis's does once it trimmed what
+// it processed, so that an idle client shows qbuf=0. It returns
+// Buffered's new value. On the reading goroutine.
+func (r *Reader) BatchDone() int {
+	n := r.Waiting()
+	r.qbuf.Store(int64(n))
+	return n
+}
+
+// Waiting is what the query buffer holds besides the commands ReadBatch
+// returned: the input not parsed yet and what arrived of a big argument.
+// On the reading goroutine.
+func (r *Reader) Waiting() int { return r.w - r.pos + int(r.bigN) }
+
+// Allocated is the size of the query buffer's allocation as Redis's
+// would be: the read buffer (its initial 16 KiB, or the larger one a
+// pipeline needed), or while a big argument arrives its allocation, if
+// larger (Redis reads a big argument into a query buffer of its size);
+// 0 before the first read and after Release. It may be called from any
+// goroutine.
+func (r *Reader) Allocated() int64 { return r.alloc.Load() }
+
+// Large reports whether the query buffer outgrew its initial size or
+// took a big argument since the last Release: Redis's query buffer is
+// then past PROTO_RESIZE_THRESHOLD, which its cron trims back without
+// waiting for the client to go idle. It may be called from any
+// goroutine.
+func (r *Reader) Large() bool { return r.large.Load() }
+
+// noteAlloc records the allocations' size after a change (Allocated).
+func (r *Reader) noteAlloc() {
+	n := int64(max(len(r.buf), len(r.big)))
+	r.alloc.Store(n)
+	if n > r.peak.Load() {
+		r.peak.Store(n)
+	}
+}
+
+// TakePeak returns the largest Allocated since the last call, and starts
+// the next period from the current size: a big argument's allocation,
+// gone once its command took it, still shows in the period it arrived,
+// as Redis's cron samples a query buffer that it trims only later. It
+// may be called from any goroutine.
+func (r *Reader) TakePeak() int64 {
+	cur := r.alloc.Load()
+	return max(r.peak.Swap(cur), cur)
+}
+
+// Release frees the query buffer when it holds nothing (no input left to
+// parse, no command half received), as Redis's clientsCronResizeQueryBuffer
+// gives back the buffer of an idle client, or of one whose buffer grew
+// for a large request: the next read allocates the initial buffer again.
+// batch is the last batch ReadBatch returned, which the caller is done
+// with: its argument lists, kept for reuse, would otherwise keep the
+// buffer alive. It reports whether the buffer was released. On the
+// reading goroutine, between batches.
+func (r *Reader) Release(batch [][][]byte) bool {
+	if r.buf == nil || r.multi > 0 || r.big != nil || r.w != r.pos || r.err != nil {
+		return false
+	}
+	for _, cmd := range batch[:cap(batch)] {
+		clear(cmd[:cap(cmd)])
+	}
+	if len(r.buf) > initialBufSize {
+		putBuf(r.buf)
+	}
+	r.buf, r.small = nil, nil
+	r.r, r.pos, r.w, r.cmdStart = 0, 0, 0, 0
+	r.large.Store(false)
+	r.alloc.Store(0)
+	r.qbuf.Store(0)
+	return true
+}
 
 // ReadBatch blocks until at least one complete command is buffered, then parses
 // and returns every complete command already in the buffer (a pipeline read in
@@ -295,6 +378,7 @@ func (r *Reader) fill() error {
 		return r.fillBig()
 	}
 	r.makeRoom()
+	r.noteAlloc()
 	// While waiting, Redis's query buffer holds only unparsed bytes.
 	r.qbuf.Store(int64(r.w - r.pos))
 	// Like Redis, read at most PROTO_IOBUF_LEN at a time unless the rest of a
@@ -360,6 +444,7 @@ func (r *Reader) fillBig() error {
 	if r.bigN == int64(len(r.big)) {
 		r.grown += int64(len(r.big))
 		r.big = growBig(r.big, want, r.bigMin)
+		r.noteAlloc()
 	}
 	n, readErr, err := r.readSome(r.big[r.bigN:])
 	if err != nil {
@@ -437,6 +522,7 @@ func (r *Reader) makeRoom() {
 		r.moveTo(r.buf)
 	}
 	if r.w == len(r.buf) {
+		r.large.Store(true)
 		nb := getBuf(2 * len(r.buf))
 		old := r.buf
 		r.moveTo(nb)
@@ -552,6 +638,7 @@ func (r *Reader) parse(dst [][][]byte) ([][][]byte, error) {
 // complete.
 func (r *Reader) bigArg(buf []byte) bool {
 	want := r.bulkLen + 2
+	r.large.Store(true)
 	if r.big == nil {
 		have := int64(len(buf) - r.pos)
 		if have >= want {
@@ -566,6 +653,7 @@ func (r *Reader) bigArg(buf []byte) bool {
 		r.big = growBig(buf[r.pos:len(buf):len(buf)], want, r.bigMin)
 		r.bigN = have
 		r.pos = len(buf)
+		r.noteAlloc()
 	}
 	if r.bigN < want {
 		return false
@@ -573,6 +661,7 @@ func (r *Reader) bigArg(buf []byte) bool {
 	// Like Redis, the two bytes after the bulk are skipped unchecked.
 	r.addExt(r.big[:r.bulkLen:r.bulkLen])
 	r.big, r.bigN = nil, 0
+	r.noteAlloc()
 	r.bulkLen = -1
 	r.multi--
 	return true

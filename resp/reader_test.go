@@ -641,3 +641,78 @@ func TestSkippedInputIsReleased(t *testing.T) {
 		require.Equal(t, initialBufSize, len(rd.buf), "%q", junk)
 	}
 }
+
+// BatchDone: once the batch ran, only what was not parsed counts in
+// qbuf (Redis trims what it processed), so an idle client shows 0.
+func TestBatchDoneLeavesUnparsed(t *testing.T) {
+	rd := NewReader(&chunkReader{data: []byte(mb("client", "list") + "*1\r\n$4\r\nPI")}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Equal(t, 26+10, rd.Buffered(), "the batch runs: its bytes count")
+	// The next command's headers are parsed already, as Redis parses
+	// them into its argument count and bulk length: "PI" is left.
+	require.Equal(t, 2, rd.BatchDone())
+	require.Equal(t, 2, rd.Buffered())
+	require.Equal(t, int64(initialBufSize), rd.Allocated())
+	require.False(t, rd.Large())
+
+	rd = NewReader(&chunkReader{data: []byte(mb("PING"))}, Limits{})
+	dst, err = rd.ReadBatch(dst)
+	require.NoError(t, err)
+	require.Equal(t, 0, rd.BatchDone(), "idle: nothing held")
+}
+
+// Release gives the buffer back only when it holds nothing, clears the
+// argument lists kept for reuse (they point into it), and the next read
+// allocates a buffer again.
+func TestReleaseBuffer(t *testing.T) {
+	cr := &countingReader{chunks: [][]byte{[]byte(mb("SET", "k", "v") + "*2\r\n$3\r\nGET"), []byte("\r\n$1\r\nk\r\n"), []byte(mb("PING"))}}
+	rd := NewReader(cr, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Equal(t, "SET", string(dst[0][0]))
+	rd.BatchDone()
+	require.False(t, rd.Release(dst), "a command half received holds the buffer")
+	dst, err = rd.ReadBatch(dst)
+	require.NoError(t, err)
+	require.Equal(t, []string{"GET", "k"}, strs(dst[0]))
+	rd.BatchDone()
+	require.True(t, rd.Release(dst))
+	require.Nil(t, rd.buf)
+	require.Equal(t, int64(0), rd.Allocated())
+	require.Equal(t, 0, rd.Buffered())
+	for _, a := range dst[0][:cap(dst[0])] {
+		require.Nil(t, a, "the kept argument lists no longer point into the buffer")
+	}
+	require.False(t, rd.Release(dst), "nothing left to release")
+	dst, err = rd.ReadBatch(dst)
+	require.NoError(t, err)
+	require.Equal(t, []string{"PING"}, strs(dst[0]))
+	require.Equal(t, int64(initialBufSize), rd.Allocated())
+}
+
+// Large: the buffer outgrew its initial size, or a big argument came;
+// the allocation Redis would have made for it shows in TakePeak until
+// the next call.
+func TestLargeAndPeak(t *testing.T) {
+	args := []string{"MSET"}
+	for i := 0; i < 8; i++ {
+		args = append(args, fmt.Sprint("k", i), strings.Repeat("v", 16<<10))
+	}
+	rd := NewReader(&chunkReader{data: []byte(mb(args...) + mb("PING")), n: 4096}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.True(t, rd.Large())
+	require.Greater(t, rd.TakePeak(), int64(128<<10))
+
+	big := strings.Repeat("x", 100000)
+	rd = NewReader(&chunkReader{data: []byte(mb("SET", "k", big)), n: 4096}, Limits{})
+	dst, err = rd.ReadBatch(dst)
+	require.NoError(t, err)
+	require.Equal(t, big, string(dst[0][2]))
+	require.True(t, rd.Large())
+	require.Equal(t, int64(100002), rd.TakePeak(), "the big argument's allocation, as Redis's query buffer")
+	require.Equal(t, int64(initialBufSize), rd.TakePeak(), "then the buffer alone")
+	require.True(t, rd.Release(dst))
+	require.False(t, rd.Large())
+}

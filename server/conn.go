@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -86,6 +87,10 @@ type conn struct {
 	overLimit   atomic.Bool
 	softSince   int64
 	readPending bool
+
+	// releasing: a release of the query buffer is on its way to the
+	// loop (querybuf.go).
+	releasing atomic.Bool
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
@@ -167,11 +172,15 @@ func (c *conn) Readable(lc *netloop.Conn) {
 		batch, err := c.rd.ReadBatch(c.batch[:0])
 		c.batch = batch
 		if len(batch) == 0 && err == netloop.ErrWouldBlock {
-			cl.QueryBuf.Store(int64(c.rd.Buffered()))
+			c.noteQueryBuf(c.rd.Buffered())
 			return
 		}
 		if len(batch) > 0 {
 			cl.LastInteraction.Store(time.Now().UnixMilli())
+			// While the batch runs, the query buffer holds it and the
+			// rest, as Redis's holds what it processes (a client's own
+			// CLIENT LIST counts its request).
+			c.noteQueryBuf(c.rd.Buffered())
 			i, resume := c.run(batch, 0, false)
 			if resume == nil && c.aofWait != 0 {
 				// The replies go out once the AOF has the writes: held
@@ -279,7 +288,7 @@ func (c *conn) finish(err error) bool {
 			cl.CloseAfterReply = true
 		}
 	}
-	cl.QueryBuf.Store(int64(c.rd.Buffered()))
+	c.noteQueryBuf(c.rd.BatchDone())
 	if n := cl.W.Len(); n > 0 {
 		if cl.W.HasRefs() {
 			// Large values go out from where they are stored.
@@ -364,7 +373,7 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			// paused or not (processCommand).
 			pause := pauseRun
 			if s.disp.BusyScript() == "" {
-				pause = s.pauseCheck(c, batch[i], mayBlock)
+				pause = s.pauseCheck(c, batch, i, mayBlock)
 			}
 			switch pause {
 			case pauseStop:
@@ -372,10 +381,9 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			case pauseWait:
 				c.noteAOF(aofW, aofBefore)
 				c.unlock(locked)
-				args := batch[i]
 				return i, func() {
 					s.ks.Lock()
-					ok := s.waitPause(c, args)
+					ok := s.waitPause(c, batch, i)
 					s.ks.Unlock()
 					if !ok {
 						cl.CloseAfterReply = true
@@ -395,6 +403,9 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			offload := s.disp.Exec(cl, batch[i])
 			i++
 			if offload != nil {
+				// Blocked or offloaded, the command has left the query
+				// buffer: what follows it stays there.
+				c.noteQueryBuf(batchBytes(batch[i:]) + c.rd.Waiting())
 				c.noteAOF(aofW, aofBefore)
 				c.unlock(locked)
 				return i, func() {
@@ -422,6 +433,28 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 		}
 	}
 	return i, nil
+}
+
+// noteQueryBuf publishes the query buffer's figures for CLIENT LIST and
+// INFO: n bytes held, and the reader's allocations. Loop (or the
+// connection's worker while detached).
+func (c *conn) noteQueryBuf(n int) {
+	c.cl.QueryBuf.Store(int64(n))
+	c.cl.QueryBufAlloc.Store(c.rd.Allocated())
+}
+
+// batchBytes is the length of cmds in the protocol, as a client sends
+// them in multibulk form: what Redis's query buffer still holds of a
+// batch behind a command that blocked. Only computed when one does.
+func batchBytes(cmds [][][]byte) int {
+	n := 0
+	for _, args := range cmds {
+		n += 3 + len(strconv.Itoa(len(args)))
+		for _, a := range args {
+			n += 5 + len(strconv.Itoa(len(a))) + len(a)
+		}
+	}
+	return n
 }
 
 // noteAOF records that the commands run since writer w's ticket was

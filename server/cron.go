@@ -44,7 +44,8 @@ func (m *metric) value() float64 {
 }
 
 // cron runs the server's periodic work until ctx is done: instantaneous
-// metrics and peak memory for INFO, and the idle client timeout.
+// metrics and peak memory for INFO, the clients' query buffers, and the
+// idle client timeout.
 func (s *Server) cron(ctx context.Context) {
 	t := time.NewTicker(cronPeriod)
 	defer t.Stop()
@@ -80,13 +81,18 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstReplInputKbps = replIn.value() / 1024
 			s.stats.InstReplOutputKbps = replOut.value() / 1024
 			s.accountClients(now)
+			// Query buffers: their peaks are sampled for INFO before
+			// the idle or large ones are given back, so that a big
+			// argument's still counts, as in Redis, whose cron trims
+			// such a buffer a run after sampling it.
+			s.peaks.track(now.Unix(), s.clients)
+			s.resizeQueryBuffers(now.UnixMilli())
 			s.disp.Tracking.LimitKeys()
 			s.disp.Tracking.Broadcast() // what expiry and eviction changed
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			if tick%10 == 0 {
 				s.closeIdleClients(now.UnixMilli())
-				s.peaks.track(now.Unix(), s.clients)
 				s.checkOutputLimits()
 			}
 			s.persist.Cron(now)

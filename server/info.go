@@ -74,10 +74,16 @@ func (s *Server) infoServer(b []byte) []byte {
 }
 
 func (s *Server) infoClients(b []byte) []byte {
-	var blocked int64
+	// A client CLIENT PAUSE holds is blocked to Redis too
+	// (BLOCKED_POSTPONE); only those waiting with a timeout are in its
+	// timeout table.
+	var blocked, timed int64
 	for _, c := range s.clients {
-		if c.cl.Blocked {
+		if c.cl.Blocked || c.cl.Paused {
 			blocked++
+		}
+		if c.cl.Blocked && c.cl.BlockedTimeout {
+			timed++
 		}
 	}
 	maxIn, maxOut := s.peaks.max()
@@ -89,7 +95,7 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = engine.InfoInt(b, "client_recent_max_output_buffer", maxOut)
 	b = engine.InfoInt(b, "blocked_clients", blocked)
 	b = engine.InfoInt(b, "tracking_clients", int64(s.disp.Tracking.Clients()))
-	b = engine.InfoInt(b, "clients_in_timeout_table", blocked)
+	b = engine.InfoInt(b, "clients_in_timeout_table", timed)
 	return b
 }
 

@@ -30,9 +30,19 @@ type listening struct {
 // on (port 0, or bind "").
 var errNoListener = errors.New("Configured to not listen anywhere, exiting.")
 
-// errBindFailed is CONFIG SET bind's and port's error when the new
-// addresses cannot all be bound (the old listeners are kept).
-var errBindFailed = errors.New("Failed to bind to specified addresses.")
+// The errors of CONFIG SET when the new listeners cannot all be made
+// (the old ones are kept): bind's (applyBind), port's and tls-port's
+// (updatePort, applyTLSPort), and tls-port's when TLS cannot be
+// configured for it (applyTLSPort).
+var (
+	errBindFailed   = errors.New("Failed to bind to specified addresses.")
+	errListenPort   = errors.New("Unable to listen on this port. Check server logs.")
+	errTLSConfigure = errors.New("Unable to update TLS configuration. Check server logs.")
+)
+
+// errTLSSetup is listenTLS's error when TLS cannot be configured: the
+// start-up's text (initServer).
+var errTLSSetup = errors.New("Failed to configure TLS. Check logs for more info.")
 
 // listen binds every bind address on the configured port. An address
 // with a leading '-' is optional: failing to bind it is not an error
@@ -76,7 +86,7 @@ func (s *Server) listenTLS() ([]net.Listener, error) {
 	server, client, err := tlsconfig.Build(s.cfg)
 	if err != nil {
 		s.log.Warningf("%v", err)
-		return nil, errors.New("Failed to configure TLS. Check logs for more info.")
+		return nil, errTLSSetup
 	}
 	s.tlsConf.Store(server)
 	s.tlsClientConf.Store(client)
@@ -155,11 +165,13 @@ func (s *Server) bindAll(addrs []string, port int64) ([]net.Listener, error) {
 }
 
 // rebind replaces the listeners with ones on the configured bind and
-// port (CONFIG SET bind, port, tls-port): the old ones are closed first,
-// so that the new ones may take the same addresses, and opened again when
-// the new ones cannot all be bound. Port 0 closes the TCP listeners, as
-// Redis's changeListenPort does. Under the keyspace lock.
-func (s *Server) rebind() error {
+// port (CONFIG SET bind, port, tls-port: the directive changed): the old
+// ones are closed first, so that the new ones may take the same
+// addresses, and opened again when the new ones cannot all be bound,
+// with the error text Redis gives for that directive. Port 0 closes the
+// TCP listeners, as Redis's changeListenPort does. Under the keyspace
+// lock.
+func (s *Server) rebind(directive string) error {
 	l := &s.listening
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -182,7 +194,13 @@ func (s *Server) rebind() error {
 		l.listeners, l.tls = relisten(s, old), relisten(s, oldTLS)
 		s.acceptOn(l.listeners, s.accept)
 		s.acceptOn(l.tls, s.acceptTLS)
-		return errBindFailed
+		switch {
+		case directive == "bind":
+			return errBindFailed
+		case directive == "tls-port" && errors.Is(err, errTLSSetup):
+			return errTLSConfigure
+		}
+		return errListenPort
 	}
 	l.listeners, l.tls = lns, tlsLns
 	s.acceptOn(lns, s.accept)

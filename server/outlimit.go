@@ -201,14 +201,17 @@ type clientPeaks struct {
 	in, out [peakSlots]int64
 }
 
-// track samples every client into the slot of the Unix second now. Under
-// the lock.
+// track samples every client into the slot of the Unix second now, as
+// Redis does on each run of its clients cron: the input is the memory of
+// the query buffer (its largest since the last sample, as Redis would
+// allocate it: engine.QueryBufFigures). Under the lock.
 func (p *clientPeaks) track(now int64, clients map[int64]*conn) {
 	i := int(now % peakSlots)
 	next := (i + 1) % peakSlots
 	p.in[next], p.out[next] = 0, 0
 	for _, c := range clients {
-		p.in[i] = max(p.in[i], c.cl.QueryBuf.Load())
+		_, in := engine.QueryBufFigures(c.rd.TakePeak())
+		p.in[i] = max(p.in[i], in)
 		if c.cl.Output != nil {
 			p.out[i] = max(p.out[i], c.cl.Output(0).Mem)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/resp"
 )
 
 func TestReached(t *testing.T) {
@@ -60,24 +61,44 @@ func TestOutputFigures(t *testing.T) {
 	}
 }
 
+// TestClientPeaks: the input sampled is the query buffer's memory as
+// Redis would allocate it (an empty sds before the first read, 20480
+// bytes for the 16 KiB buffer, jemalloc's class for a big argument's),
+// its largest since the last sample.
 func TestClientPeaks(t *testing.T) {
-	mk := func(in, out int64) *conn {
+	mk := func(input string, out int64) *conn {
 		cl := &engine.Client{Output: func(int) engine.OutputFigures { return engine.OutputFigures{Mem: out} }}
-		cl.QueryBuf.Store(in)
-		return &conn{cl: cl}
+		rd := resp.NewReader(strings.NewReader(input), resp.Limits{})
+		if input != "" {
+			_, err := rd.ReadBatch(nil)
+			require.NoError(t, err)
+		}
+		return &conn{cl: cl, rd: rd}
 	}
+	ping := "*1\r\n$4\r\nPING\r\n"
 	var p clientPeaks
-	p.track(100, map[int64]*conn{1: mk(10, 500), 2: mk(70, 20)})
+	p.track(100, map[int64]*conn{1: mk("", 500), 2: mk(ping, 20)})
 	in, out := p.max()
-	assert.Equal(t, [2]int64{70, 500}, [2]int64{in, out})
-	p.track(101, map[int64]*conn{1: mk(1, 1)})
+	assert.Equal(t, [2]int64{20480, 500}, [2]int64{in, out})
+	p.track(101, map[int64]*conn{1: mk("", 1)})
 	in, out = p.max()
-	assert.Equal(t, [2]int64{70, 500}, [2]int64{in, out}, "the peaks of the last seconds are kept")
+	assert.Equal(t, [2]int64{20480, 500}, [2]int64{in, out}, "the peaks of the last seconds are kept")
 	for sec := int64(102); sec < 100+peakSlots; sec++ {
 		p.track(sec, nil)
 	}
 	in, out = p.max()
-	assert.Equal(t, [2]int64{1, 1}, [2]int64{in, out}, "second 100 left the window")
+	assert.Equal(t, [2]int64{8, 1}, [2]int64{in, out}, "second 100 left the window")
+
+	// A 300000-byte argument: its allocation counts in the sample after
+	// it arrived, though the command took it.
+	big := mk("*2\r\n$4\r\nECHO\r\n$300000\r\n"+strings.Repeat("x", 300000)+"\r\n", 0)
+	p.track(200, map[int64]*conn{1: big})
+	in, _ = p.max()
+	assert.Equal(t, int64(327680), in)
+	p = clientPeaks{}
+	p.track(201, map[int64]*conn{1: big})
+	in, _ = p.max()
+	assert.Equal(t, int64(20480), in, "the next sample sees the 16 KiB buffer alone")
 }
 
 // A normal client that pipelines GETs and reads nothing is closed at the

@@ -128,10 +128,11 @@ const (
 	pauseStop                     // run nothing more: shutdown or killed
 )
 
-// pauseCheck decides, under the lock, what a pause means for args. With
-// mayBlock it waits in place (see waitPause) instead of answering
+// pauseCheck decides, under the lock, what a pause means for batch[i].
+// With mayBlock it waits in place (see waitPause) instead of answering
 // pauseWait.
-func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict {
+func (s *Server) pauseCheck(c *conn, batch [][][]byte, i int, mayBlock bool) pauseVerdict {
+	args := batch[i]
 	if s.closing || c.killed {
 		return pauseStop
 	}
@@ -142,7 +143,7 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 		return pauseRun
 	}
 	if mayBlock {
-		if s.waitPause(c, args) {
+		if s.waitPause(c, batch, i) {
 			return pauseRun
 		}
 		return pauseStop
@@ -160,12 +161,14 @@ func (s *Server) pauseCheck(c *conn, args [][]byte, mayBlock bool) pauseVerdict 
 	return pauseWait
 }
 
-// waitPause holds a request back while a pause applies to it, releasing
+// waitPause holds batch[i] back while a pause applies to it, releasing
 // the keyspace lock (held on entry and on return) while it waits. It
 // reports false when the connection must run nothing more: the server is
 // shutting down or the client was killed. MONITOR clients, like Redis's
 // replicas, are never paused.
-func (s *Server) waitPause(c *conn, args [][]byte) bool {
+func (s *Server) waitPause(c *conn, batch [][][]byte, i int) bool {
+	args := batch[i]
+	defer c.unpaused()
 	for {
 		if s.closing || c.killed {
 			return false
@@ -178,7 +181,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		}
 		if s.pause.shutdown {
 			wake := s.pause.wake
-			c.paused = true
+			c.pausedOn(batch, i)
 			s.ks.Unlock()
 			select {
 			case <-wake:
@@ -186,7 +189,6 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 			}
 			s.ks.Lock()
 			s.disp.BeginBatch(c.cl)
-			c.paused = false
 			continue
 		}
 		now := s.ks.Clock().NowMs()
@@ -204,7 +206,7 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 			wait = time.Duration(s.pause.end-now) * time.Millisecond
 		}
 		wake := s.pause.wake
-		c.paused = true
+		c.pausedOn(batch, i)
 		s.ks.Unlock()
 		t := time.NewTimer(wait)
 		select {
@@ -215,6 +217,29 @@ func (s *Server) waitPause(c *conn, args [][]byte) bool {
 		t.Stop()
 		s.ks.Lock()
 		s.disp.BeginBatch(c.cl)
-		c.paused = false
 	}
+}
+
+// pausedOn marks c held back by a pause on batch[i], as Redis shows a
+// client it blocked with BLOCKED_POSTPONE: flag b, counted in
+// blocked_clients, the command's name as cmd= (processCommand set
+// lastcmd before pausing it) and its arguments as argv-mem, and the
+// query buffer holding only what follows it. Under the lock.
+func (c *conn) pausedOn(batch [][][]byte, i int) {
+	if c.paused {
+		return
+	}
+	c.paused = true
+	cl := c.cl
+	cl.Paused, cl.PausedArgs = true, batch[i]
+	if cmd, _ := c.s.disp.Resolve(cl, batch[i]); cmd != nil {
+		cl.LastCmd = cmd.Name
+	}
+	c.noteQueryBuf(batchBytes(batch[i+1:]) + c.rd.Waiting())
+}
+
+// unpaused ends what pausedOn marked. Under the lock.
+func (c *conn) unpaused() {
+	c.paused = false
+	c.cl.Paused, c.cl.PausedArgs = false, nil
 }

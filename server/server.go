@@ -234,9 +234,9 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("loglevel", func(v string) error { s.log.SetLevel(ParseLevel(v)); return nil })
 	// bind and port take effect at once: new listeners, or the old ones
 	// kept and an error when the new addresses cannot be bound.
-	cfg.OnChange("bind", func(string) error { return s.rebind() })
-	cfg.OnChange("port", func(string) error { return s.rebind() })
-	cfg.OnChange("tls-port", func(string) error { return s.rebind() })
+	cfg.OnChange("bind", func(string) error { return s.rebind("bind") })
+	cfg.OnChange("port", func(string) error { return s.rebind("port") })
+	cfg.OnChange("tls-port", func(string) error { return s.rebind("tls-port") })
 	// New TLS handshakes use the new files and settings: the clients'
 	// and the next link to a master's (tls-replication is read when the
 	// link connects).
@@ -266,9 +266,9 @@ func (s *Server) watchConfig() {
 		s.stats.SlowLog.MaxLen = int(cfg.Int("slowlog-max-len"))
 		return nil
 	})
-	s.stats.Latency.Threshold = cfg.Int("latency-monitor-threshold")
+	s.updateLatencyThreshold()
 	cfg.OnChange("latency-monitor-threshold", func(string) error {
-		s.stats.Latency.Threshold = cfg.Int("latency-monitor-threshold")
+		s.updateLatencyThreshold()
 		return nil
 	})
 	s.stats.LatencyTracking = cfg.Bool("latency-tracking")
@@ -286,6 +286,18 @@ func (s *Server) watchConfig() {
 		return nil
 	})
 	s.watchACL(cfg)
+}
+
+// updateLatencyThreshold applies latency-monitor-threshold to the
+// commands' latency records and to expiry's ("expire-cycle",
+// "expire-del"; keyspace.SetLatencyMonitor). Under the lock (or before
+// serving).
+func (s *Server) updateLatencyThreshold() {
+	ms := s.cfg.Int("latency-monitor-threshold")
+	s.stats.Latency.Threshold = ms
+	s.ks.SetLatencyMonitor(ms, func(event string, took int64) {
+		s.stats.Latency.Add(event, took, time.Now().Unix())
+	})
 }
 
 // updateMinReplicas gives the dispatcher min-replicas-to-write, or 0 when

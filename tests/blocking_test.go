@@ -367,3 +367,72 @@ func TestBlockingWakeByKeyCreation(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingWakeBySwapDBDiff: SWAPDB serves the clients blocked on a
+// key the swap brings into their database (dbSwapDatabases'
+// scanDatabaseForReadyKeys), whatever they wait in (lists, sorted sets,
+// streams), inside MULTI and scripts too; a key of another type leaves
+// them blocked; and a consumer group's reader is unblocked with an error
+// when the swap, FLUSHDB or FLUSHALL takes its stream away
+// (scanDatabaseForDeletedStreams).
+func TestBlockingWakeBySwapDBDiff(t *testing.T) {
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		ctl := Dial(t, p.Addr)
+		var obs []string
+		// blocked sends block (in database 9) after prep ran in database
+		// 1 (and prep9 in 9), then runs trigger from database 9 and reads
+		// the blocked client's reply, or "still blocked".
+		blocked := func(block []string, prep, prep9 [][]string, trigger ...[]string) {
+			t.Helper()
+			ctl.Do("FLUSHALL")
+			for _, in := range []struct {
+				db   string
+				cmds [][]string
+			}{{"1", prep}, {"9", prep9}} {
+				ctl.Do("SELECT", in.db)
+				for _, c := range in.cmds {
+					ctl.Do(c...)
+				}
+			}
+			w := Dial(t, p.Addr)
+			w.Do("SELECT", "9")
+			w.Send(Encode(block...))
+			waitBlocked(t, ctl, 1)
+			for _, c := range trigger {
+				obs = append(obs, ctl.Do(c...))
+			}
+			if out, err := w.ReadErr(500 * time.Millisecond); err == nil {
+				obs = append(obs, out)
+			} else {
+				obs = append(obs, "still blocked")
+				w.nc.Close()
+				waitBlocked(t, ctl, 0)
+			}
+		}
+		swap := []string{"SWAPDB", "1", "9"}
+		list := [][]string{{"RPUSH", "k", "a"}}
+		zset := [][]string{{"ZADD", "k", "1", "m"}}
+		stream := [][]string{{"XADD", "k", "1-1", "f", "v"}}
+		group := [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}}
+		blocked([]string{"BRPOP", "k", "0"}, list, nil, swap)
+		blocked([]string{"BLMOVE", "k", "d", "LEFT", "RIGHT", "0"}, list, nil, swap)
+		blocked([]string{"BLMPOP", "0", "1", "k", "LEFT"}, list, nil, swap)
+		blocked([]string{"BZPOPMIN", "k", "0"}, zset, nil, swap)
+		blocked([]string{"BZMPOP", "0", "1", "k", "MAX"}, zset, nil, swap)
+		blocked([]string{"XREAD", "BLOCK", "0", "STREAMS", "k", "$"}, stream, nil, swap)
+		blocked([]string{"BRPOP", "k", "0"}, [][]string{{"SET", "k", "x"}}, nil, swap)
+		blocked([]string{"BRPOP", "k", "0"}, zset, nil, swap)
+		blocked([]string{"BRPOP", "k", "0"}, list, nil, []string{"MULTI"}, swap, []string{"EXEC"})
+		blocked([]string{"BRPOP", "k", "0"}, list, nil, []string{"MULTI"}, swap, swap, []string{"EXEC"})
+		blocked([]string{"BRPOP", "k", "0"}, list, nil, []string{"EVAL", "return redis.call('SWAPDB', 1, 9)", "0"})
+		// Consumer groups: the swap brings the stream without the group,
+		// or takes the stream away; so do FLUSHDB and FLUSHALL.
+		gread := []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "k", ">"}
+		blocked(gread, stream, group, swap)
+		blocked(gread, nil, group, swap)
+		blocked(gread, [][]string{{"SET", "k", "x"}}, group, swap)
+		blocked(gread, nil, group, []string{"SELECT", "9"}, []string{"FLUSHDB"}, []string{"SELECT", "0"})
+		blocked(gread, nil, group, []string{"FLUSHALL"})
+		return obs
+	})
+}

@@ -449,3 +449,30 @@ func TestUnixSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigSetPortErrorsDiff: CONFIG SET port (and tls-port) answers
+// redis-server 7.0's texts: updatePort's "Unable to listen on this
+// port" when the port is taken, applyTLSPort's "Unable to update TLS
+// configuration" with TLS not configured, the parse and range errors of
+// an invalid value; the old port stays bound and configured.
+func TestConfigSetPortErrorsDiff(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	busy := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		c := Dial(t, p.Addr)
+		var obs []string
+		for _, args := range [][]string{
+			{"port", busy}, {"port", "abc"}, {"port", "70000"}, {"port", "-1"}, {"port", ""}, {"port", "0x10"},
+			{"tls-port", busy}, {"port", busy, "bind", "127.0.0.1"}, {"bind", "10.99.99.99", "port", busy},
+			{"port", busy, "maxclients", "100"},
+		} {
+			obs = append(obs, c.Do(append([]string{"CONFIG", "SET"}, args...)...))
+		}
+		obs = append(obs, c.Do("CONFIG", "GET", "maxclients"), c.Do("CONFIG", "GET", "bind"))
+		port := p.Addr[strings.LastIndexByte(p.Addr, ':')+1:]
+		assert.Equal(t, "*2\r\n$4\r\nport\r\n$"+strconv.Itoa(len(port))+"\r\n"+port+"\r\n", c.Do("CONFIG", "GET", "port"))
+		return append(obs, Dial(t, p.Addr).Do("PING"))
+	})
+}

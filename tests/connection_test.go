@@ -358,3 +358,182 @@ func TestClientSetinfoAccepted(t *testing.T) {
 	assert.Equal(t, "+OK\r\n", d.Z.Do("CLIENT", "NO-TOUCH", "ON"))
 	assert.NotContains(t, d.Z.Do("COMMAND", "INFO", "client"), "setinfo")
 }
+
+// sameOnBoth runs fn against a fresh zredis and a fresh redis-server
+// started with args and requires the two to make the same observations,
+// in the same order.
+func sameOnBoth(t *testing.T, args []string, fn func(t *testing.T, p *Proc) []string) {
+	t.Helper()
+	RequireRedis(t)
+	z := fn(t, StartZredis(t, args...))
+	r := fn(t, StartRedis(t, args...))
+	diffCases.Add(int64(len(r)))
+	require.Equal(t, len(r), len(z), "observations:\n zredis: %q\n  redis: %q", z, r)
+	for i := range r {
+		assert.Equal(t, r[i], z[i], "observation %d", i)
+	}
+}
+
+// clientSummary is the CLIENT LIST line of client id, as seen from c, cut
+// down to names: the fields the query buffer and a held command show,
+// and tot-mem less rbs (the reply buffer Redis shrinks for an idle
+// client, which zredis keeps at 16 KiB).
+func clientSummary(t *testing.T, c *Conn, id string, names ...string) string {
+	t.Helper()
+	f := clientFields(t, c, id)
+	require.NotNil(t, f, "client %s listed", id)
+	var out []string
+	for _, n := range names {
+		if n == "tot-mem-rbs" {
+			out = append(out, n+"="+strconv.FormatInt(fieldInt64(t, f, "tot-mem")-fieldInt64(t, f, "rbs"), 10))
+			continue
+		}
+		out = append(out, n+"="+f[n])
+	}
+	return strings.Join(out, " ")
+}
+
+// blockedInfo is INFO clients' blocked_clients and
+// clients_in_timeout_table.
+func blockedInfo(t *testing.T, c *Conn) string {
+	t.Helper()
+	return "blocked_clients=" + infoField(t, c, "clients", "blocked_clients") +
+		" clients_in_timeout_table=" + infoField(t, c, "clients", "clients_in_timeout_table")
+}
+
+// TestClientPausedIsBlockedDiff: a client whose command CLIENT PAUSE
+// holds is blocked to Redis 7.0 (blockClient BLOCKED_POSTPONE): flag b,
+// counted in blocked_clients but not in the timeout table, its command
+// as cmd= with its arguments in argv-mem, and what follows it still in
+// its query buffer. Of the clients blocked in a command, only those with
+// a timeout are in the timeout table.
+func TestClientPausedIsBlockedDiff(t *testing.T) {
+	fields := []string{"flags", "multi", "qbuf", "qbuf-free", "argv-mem", "tot-mem-rbs", "cmd"}
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		ctl, w := Dial(t, p.Addr), Dial(t, p.Addr)
+		id := strings.Trim(w.Do("CLIENT", "ID"), ":\r\n")
+		obs := []string{blockedInfo(t, ctl)}
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "PAUSE", "60000", "WRITE"))
+		// SET and a GET behind it, in one write.
+		w.Send(append(Encode("SET", "k", "v"), Encode("GET", "k")...))
+		waitBlocked(t, ctl, 1)
+		obs = append(obs, blockedInfo(t, ctl), clientSummary(t, ctl, id, fields...))
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "UNPAUSE"))
+		obs = append(obs, w.Read(), w.Read())
+		waitBlocked(t, ctl, 0)
+		obs = append(obs, blockedInfo(t, ctl), clientSummary(t, ctl, id, fields...))
+		// A paused script, whose flags say it may write.
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "PAUSE", "60000", "WRITE"))
+		w.Send(Encode("EVAL", "return redis.call('incr', KEYS[1])", "1", "n"))
+		waitBlocked(t, ctl, 1)
+		obs = append(obs, blockedInfo(t, ctl), clientSummary(t, ctl, id, fields...))
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "UNPAUSE"))
+		obs = append(obs, w.Read())
+		waitBlocked(t, ctl, 0)
+
+		// Blocked in commands: forever, with a timeout.
+		b0, b1 := Dial(t, p.Addr), Dial(t, p.Addr)
+		id0 := strings.Trim(b0.Do("CLIENT", "ID"), ":\r\n")
+		b0.Send(Encode("BLPOP", "l", "0"))
+		waitBlocked(t, ctl, 1)
+		obs = append(obs, blockedInfo(t, ctl), clientSummary(t, ctl, id0, fields...))
+		b1.Send(Encode("BZPOPMIN", "z", "100"))
+		waitBlocked(t, ctl, 2)
+		obs = append(obs, blockedInfo(t, ctl))
+		// Paused behind the blocked ones: counted with them.
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "PAUSE", "60000", "WRITE"))
+		w.Send(Encode("DEL", "x"))
+		waitBlocked(t, ctl, 3)
+		obs = append(obs, blockedInfo(t, ctl))
+		require.Equal(t, "+OK\r\n", ctl.Do("CLIENT", "UNPAUSE"))
+		obs = append(obs, w.Read())
+		require.Equal(t, ":1\r\n", ctl.Do("RPUSH", "l", "a"))
+		require.Equal(t, ":1\r\n", ctl.Do("ZADD", "z", "1", "m"))
+		obs = append(obs, b0.Read(), b1.Read())
+		waitBlocked(t, ctl, 0)
+		return append(obs, blockedInfo(t, ctl))
+	})
+}
+
+// waitQueryBufFree waits until client id's qbuf-free is want: Redis's
+// cron gives query buffers back within a few of its 100 ms runs.
+func waitQueryBufFree(t *testing.T, c *Conn, id, want string, within time.Duration) {
+	t.Helper()
+	var f map[string]string
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if f = clientFields(t, c, id); f["qbuf-free"] == want {
+			return
+		}
+	}
+	t.Fatalf("qbuf-free never %s: %v", want, f)
+}
+
+// TestClientQueryBufferDiff: CLIENT LIST's query buffer fields follow
+// Redis's query buffer: empty between commands (qbuf=0) with the room of
+// its 16 KiB allocation (qbuf-free=20474 under jemalloc), the request
+// itself while it runs (a client's own CLIENT INFO), given back after a
+// big argument at the cron's next run, and after 2 idle seconds
+// (clientsCronResizeQueryBuffer); INFO's client_recent_max_input_buffer
+// samples the buffers' allocations, a big argument's included.
+func TestClientQueryBufferDiff(t *testing.T) {
+	fields := []string{"qbuf", "qbuf-free", "argv-mem", "tot-mem-rbs"}
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		ctl, w := Dial(t, p.Addr), Dial(t, p.Addr)
+		id := strings.Trim(w.Do("CLIENT", "ID"), ":\r\n")
+		obs := []string{clientSummary(t, ctl, id, fields...)}
+		self := w.Do("CLIENT", "INFO")
+		f := map[string]string{}
+		for _, kv := range strings.Fields(self[strings.Index(self, "\r\n")+2:]) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		obs = append(obs, "self qbuf="+f["qbuf"]+" qbuf-free="+f["qbuf-free"]+" argv-mem="+f["argv-mem"])
+		require.Equal(t, "+OK\r\n", w.Do("SET", "big", strings.Repeat("x", 100000)))
+		waitQueryBufFree(t, ctl, id, "0", 5*time.Second)
+		obs = append(obs, clientSummary(t, ctl, id, fields...),
+			"recent_max_input="+infoField(t, ctl, "clients", "client_recent_max_input_buffer"))
+		require.Equal(t, "+PONG\r\n", w.Do("PING"))
+		obs = append(obs, clientSummary(t, ctl, id, fields...))
+		// Idle for more than 2 seconds: given back.
+		waitQueryBufFree(t, ctl, id, "0", 10*time.Second)
+		obs = append(obs, clientSummary(t, ctl, id, fields...))
+		return append(obs, w.Do("GET", "big")[:8])
+	})
+}
+
+// TestConnResetStateDiff: RESET leaves the connection as 7.0's
+// clearClientConnectionState does: database 0, no MULTI, nothing
+// watched, no subscription of any kind, no name, the default user,
+// replies on, out of MONITOR; and what 7.0 keeps stays (CLIENT NO-EVICT,
+// and CLIENT REPLY SKIP's skip of RESET's own reply).
+func TestConnResetStateDiff(t *testing.T) {
+	infoFields := []string{"name", "flags", "db", "sub", "psub", "ssub", "multi", "user", "resp"}
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		ctl, w := Dial(t, p.Addr), Dial(t, p.Addr)
+		require.Equal(t, "+OK\r\n", ctl.Do("ACL", "SETUSER", "u", "on", ">pw", "~*", "&*", "+@all"))
+		id := strings.Trim(w.Do("CLIENT", "ID"), ":\r\n")
+		var obs []string
+		for _, args := range [][]string{
+			{"SELECT", "3"}, {"CLIENT", "SETNAME", "before"}, {"CLIENT", "NO-EVICT", "on"}, {"AUTH", "u", "pw"},
+			{"WATCH", "k"}, {"SUBSCRIBE", "c"}, {"PSUBSCRIBE", "p*"}, {"SSUBSCRIBE", "s"}, {"RESET"},
+		} {
+			obs = append(obs, w.Do(args...))
+		}
+		obs = append(obs, clientSummary(t, ctl, id, infoFields...), w.Do("ACL", "WHOAMI"),
+			ctl.Do("PUBSUB", "NUMSUB", "c"), ctl.Do("PUBSUB", "NUMPAT"), ctl.Do("PUBSUB", "SHARDNUMSUB", "s"),
+			ctl.Do("PUBLISH", "c", "m"), w.Do("PING"))
+		// Nothing watched any more: a change of k does not fail EXEC.
+		obs = append(obs, w.Do("MULTI"), ctl.Do("SET", "k", "v"), w.Do("PING"), w.Do("EXEC"))
+		// RESET inside MULTI runs at once and discards the transaction.
+		obs = append(obs, w.Do("MULTI"), w.Do("SET", "a", "b"), w.Do("RESET"), w.Do("EXEC"), w.Do("GET", "a"))
+		// Replies: OFF is cleared; SKIP drops RESET's own reply.
+		w.Send(append(Encode("CLIENT", "REPLY", "OFF"), Encode("RESET")...))
+		obs = append(obs, w.Read(), w.Do("PING"))
+		w.Send(append(append(Encode("CLIENT", "REPLY", "SKIP"), Encode("RESET")...), Encode("PING")...))
+		obs = append(obs, w.Read())
+		// Out of MONITOR: the next command's line is not sent to it.
+		obs = append(obs, w.Do("MONITOR"), w.Do("RESET"), ctl.Do("SET", "mon", "1"), w.Do("PING"),
+			clientSummary(t, ctl, id, infoFields...))
+		return obs
+	})
+}

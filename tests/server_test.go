@@ -9,6 +9,7 @@ import (
 	"context"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -642,4 +643,63 @@ func TestPauseWriteHoldsWritingExec(t *testing.T) {
 	require.Error(t, err, "EXEC of a write must wait for the pause")
 	require.Equal(t, "+OK\r\n", admin.Do("CLIENT", "UNPAUSE"))
 	require.Equal(t, "*1\r\n+OK\r\n", writer.Read())
+}
+
+// latencyEvents lists the events of a LATENCY LATEST reply, each
+// checked for its shape: name, time, latest and all-time maximum.
+func latencyEvents(t *testing.T, reply string) []string {
+	t.Helper()
+	entry := regexp.MustCompile(`\*4\r\n\$\d+\r\n([a-z-]+)\r\n:\d+\r\n:\d+\r\n:\d+\r\n`)
+	body := reply[strings.Index(reply, "\r\n")+2:]
+	var names []string
+	for _, m := range entry.FindAllStringSubmatch(body, -1) {
+		names = append(names, m[1])
+	}
+	assert.Equal(t, "", entry.ReplaceAllString(body, ""), "every entry has LATENCY LATEST's shape")
+	sort.Strings(names)
+	return names
+}
+
+// TestServerLatencyExpireEvents: with latency-monitor-threshold set, an
+// active expiry that takes that long is recorded as "expire-cycle" (the
+// pass, expire.c's activeExpireCycle) and "expire-del" (the key, db.c's
+// deleteExpiredKeyAndPropagate), as in Redis's "LATENCY of expire events
+// are correctly collected"; with the threshold at 0 nothing is. Freeing
+// a 200,000-field hash takes Redis tens of milliseconds; zredis frees
+// nothing under the lock, and the expensive part of its expiry is the
+// expiry stream's message, which encodes the value: so zredis runs with
+// a stream endpoint (nobody listening: the message waits in the outbox).
+func TestServerLatencyExpireEvents(t *testing.T) {
+	scenario := func(t *testing.T, p *Proc) []string {
+		c := Dial(t, p.Addr)
+		var obs []string
+		for _, threshold := range []string{"10", "0"} {
+			require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "latency-monitor-threshold", threshold))
+			c.Do("LATENCY", "RESET")
+			require.Equal(t, "$-1\r\n", c.Do("EVAL", "for i = 1, tonumber(ARGV[1]) do redis.call('HSET', KEYS[1], i, i) end", "1", "big", "200000"))
+			require.Equal(t, ":1\r\n", c.Do("PEXPIRE", "big", "50"))
+			for deadline := time.Now().Add(20 * time.Second); c.Do("DBSIZE") != ":0\r\n"; time.Sleep(20 * time.Millisecond) {
+				require.True(t, time.Now().Before(deadline), "the key never expired")
+			}
+			var expiry []string
+			for _, e := range latencyEvents(t, c.Do("LATENCY", "LATEST")) {
+				if strings.HasPrefix(e, "expire-") {
+					expiry = append(expiry, e)
+				}
+			}
+			obs = append(obs, "threshold "+threshold+": "+strings.Join(expiry, " "))
+			for _, e := range expiry {
+				assert.Regexp(t, `^\*[1-9]\d*\r\n\*2\r\n:\d+\r\n:\d+\r\n`, c.Do("LATENCY", "HISTORY", e), e)
+			}
+		}
+		return obs
+	}
+	want := []string{"threshold 10: expire-cycle expire-del", "threshold 0: "}
+	t.Run("zredis", func(t *testing.T) {
+		assert.Equal(t, want, scenario(t, StartZredis(t, "--expiry-zmq-endpoints", zmqEndpoint(t))))
+	})
+	t.Run("redis", func(t *testing.T) {
+		diffCases.Add(1)
+		assert.Equal(t, want, scenario(t, StartRedis(t)))
+	})
 }

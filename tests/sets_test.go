@@ -522,3 +522,53 @@ func TestSetResp3Diff(t *testing.T) {
 		d.Do(args...)
 	}
 }
+
+// TestSetSmoveWatchDiff follows t_set.c's smoveCommand: the source is
+// always signalled to WATCH once a member left it; the destination only
+// when the member was added (not when it was already there, Redis's
+// "SMOVE only notify dstset when the addition is successful"); the
+// events match; and both keys are write lookups, which count no
+// keyspace hit or miss and send no keymiss event.
+func TestSetSmoveWatchDiff(t *testing.T) {
+	for _, watched := range []string{"s", "d"} {
+		for _, c := range []struct{ name, src, dst string }{
+			{"in-dst", "a b", "a"}, {"src-empties", "a", "a"}, {"not-in-dst", "a b", "x"}, {"no-dst", "a b", ""},
+			{"not-in-src", "b", "a"}, {"same-key", "a b", ""},
+		} {
+			t.Run(watched+"/"+c.name, func(t *testing.T) {
+				steps := []txStep{setup(append([]string{"SADD", "s"}, strings.Fields(c.src)...)...)}
+				if c.dst != "" {
+					steps = append(steps, setup(append([]string{"SADD", "d"}, strings.Fields(c.dst)...)...))
+				}
+				dst := "d"
+				if c.name == "same-key" {
+					dst = "s"
+				}
+				steps = append(steps, a("WATCH", watched), a("MULTI"), a("PING"),
+					b("SMOVE", "s", dst, "a"), a("EXEC"))
+				runTx(t, steps)
+			})
+		}
+	}
+	diffNotifications(t, "KEAm",
+		nc("SADD", "s", "a", "b", "c", "d"), nc("SADD", "d", "a"),
+		nc("SMOVE", "s", "d", "a"), nc("SMOVE", "s", "nod", "b"), nc("SMOVE", "nos", "d", "b"),
+		nc("SMOVE", "s", "d", "zz"), nc("SMOVE", "s", "s", "c"), nc("SMOVE", "nos", "nod", "b"))
+
+	d := NewDiff(t)
+	d.Do("SADD", "s", "a", "b", "c")
+	d.Do("SADD", "d", "a")
+	d.Do("SET", "str", "v")
+	for _, cmd := range [][]string{
+		{"SMOVE", "s", "d", "a"}, {"SMOVE", "s", "nod", "b"}, {"SMOVE", "nos", "d", "b"}, {"SMOVE", "s", "d", "zz"},
+		{"SMOVE", "s", "s", "c"}, {"SMOVE", "s", "str", "c"}, {"SMOVE", "str", "d", "c"},
+	} {
+		d.DoBoth("CONFIG", "RESETSTAT")
+		d.Do(cmd...)
+		for _, f := range []string{"keyspace_hits", "keyspace_misses"} {
+			if z, r := infoField(t, d.Z, "stats", f), infoField(t, d.R, "stats", f); z != r {
+				t.Errorf("%q: %s %s, redis-server %s", cmd, f, z, r)
+			}
+		}
+	}
+}
