@@ -140,8 +140,12 @@ func (d *Dispatcher) ResetCommandStats() { clear(d.cmdStats) }
 func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 	c := &cl.ctx
 	*c = Ctx{Args: args, Client: cl, W: cl.W, KS: d.KS, Srv: d.Srv, D: d, ownArgs: cl.OwnsArgs}
-	if t := d.Tracking; t != nil && t.maxKeys != 0 && int64(len(t.keys)) > t.maxKeys {
-		t.LimitKeys()
+	if t := d.Tracking; t != nil {
+		t.current = cl
+		if t.maxKeys != 0 && int64(len(t.keys)) > t.maxKeys {
+			t.LimitKeys()
+		}
+		defer func() { t.current = nil }()
 	}
 	cmd, rejected, denial, pos := d.resolve(cl, args)
 	if cmd == nil {
@@ -234,9 +238,12 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		p.beginUnit()
 	}
 	if d.Tracking != nil {
-		d.Tracking.current = cl
+		d.Tracking.executing = true
 	}
 	offload := d.call(c, startOff)
+	if d.Tracking != nil {
+		d.Tracking.executing = false
+	}
 	if p != nil {
 		p.endUnit()
 		if p.sent != sent && d.StreamOffset != nil {
@@ -251,9 +258,6 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		}
 	}
 	d.serveReady()
-	if d.Tracking != nil {
-		d.Tracking.current = nil
-	}
 	return offload
 }
 

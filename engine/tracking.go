@@ -55,9 +55,13 @@ type Tracking struct {
 	maxKeys  int64 // tracking-table-max-keys
 	evictRun int   // timeout_counter of trackingLimitUsedSlots
 
-	// current is the client whose command runs (server.current_client):
-	// NOLOOP clients hear nothing of their own changes.
-	current *Client
+	// current is the client whose command is being processed
+	// (server.current_client): NOLOOP clients hear nothing of their own
+	// changes. executing: its command runs (Redis's fixed_time_expire),
+	// so a message for it waits for the reply; before that (an eviction
+	// the command set off) the message goes ahead of the reply.
+	current   *Client
+	executing bool
 
 	lookup  func(id int64) *Client
 	deliver func(cl *Client, frame []byte)
@@ -75,7 +79,8 @@ type bcastState struct {
 
 // NewTracking makes the registry. lookup finds a client by ID (a
 // redirect's target); deliver hands a frame to a client's connection as
-// Pub/Sub messages go (a RESP3 client gets an array as a push); onFirst
+// Pub/Sub messages go (a RESP3 client gets an array as a push, '>' for
+// its first byte); onFirst
 // runs when the first client turns tracking on, for the server to start
 // telling the registry of changes (keyspace.SetTracker).
 func NewTracking(cfg *config.Config, lookup func(id int64) *Client, deliver func(cl *Client, frame []byte), onFirst func()) *Tracking {
@@ -355,7 +360,7 @@ func (t *Tracking) send(cl *Client, keys []byte) {
 	}
 	switch {
 	case target.W.Proto() == 3:
-		t.msg = append(t.msg[:0], "*2\r\n$10\r\ninvalidate\r\n"...)
+		t.msg = append(t.msg[:0], ">2\r\n$10\r\ninvalidate\r\n"...)
 	case redirected && target.Subscribed():
 		t.msg = append(t.msg[:0], "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"...)
 	default:
@@ -363,6 +368,15 @@ func (t *Tracking) send(cl *Client, keys []byte) {
 		return
 	}
 	t.msg = append(t.msg, keys...)
+	if target == t.current && !t.executing {
+		// Redis writes it to the client's buffer at once: ahead of the
+		// reply of the command about to run.
+		target.W.Raw(t.msg)
+		if target.ReplyOff || target.ReplySkip {
+			target.Pushed = append(target.Pushed, t.msg...)
+		}
+		return
+	}
 	t.deliver(target, t.msg)
 }
 
@@ -380,10 +394,7 @@ func (t *Tracking) LimitKeys() {
 			break
 		}
 		effort--
-		current := t.current
-		t.current = nil
 		t.invalidate(key, false)
-		t.current = current
 		if int64(len(t.keys)) <= t.maxKeys {
 			t.evictRun = 0
 			return
