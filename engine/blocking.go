@@ -92,6 +92,16 @@ func (c *Ctx) KeyReadyIn(db *keyspace.DB, key []byte) {
 	c.D.markReady(blockKey{db.ID(), string(key)})
 }
 
+// keyAdded is the keyspace's hook for a key a write created: as Redis's
+// dbAdd, it marks the key ready for the clients blocked on it, whatever
+// command created it.
+func (d *Dispatcher) keyAdded(db int, key []byte) {
+	if d.blocked.waiting == 0 {
+		return
+	}
+	d.markReady(blockKey{db, string(key)})
+}
+
 // markReady queues bk to be served if clients wait on it.
 func (d *Dispatcher) markReady(bk blockKey) {
 	r := &d.blocked
@@ -163,6 +173,11 @@ func (d *Dispatcher) serveReady() {
 			if w.finished {
 				continue
 			}
+			// Each waiter is served at its own time, as Redis updates the
+			// cached time for every client it unblocks: a key that
+			// expired meanwhile (inside the transaction that pushed it)
+			// is not served.
+			ks.BeginCommandAt(ks.Clock().NowMs(), w.cl.NoTouch)
 			if !w.ready(db, key) {
 				continue
 			}
@@ -181,7 +196,16 @@ func (d *Dispatcher) serveReady() {
 				p.beginUnit()
 				p.beforeCall()
 			}
+			if t := d.Tracking; t != nil {
+				t.current, t.executing = w.cl, true
+			}
 			d.protect(ic, func(c *Ctx) { w.serve(c, key) })
+			// The keys it changed are signalled (WATCH, tracking) as at
+			// the end of any command.
+			ks.EndCommand(ic.dirty > 0)
+			if t := d.Tracking; t != nil {
+				t.current, t.executing = nil, false
+			}
 			if ic.failed {
 				// An error at serve time fails the blocked call
 				// (updateStatsOnUnblock).

@@ -113,7 +113,9 @@ type Dispatcher struct {
 // NewDispatcher makes the dispatcher of a server that runs the commands
 // of table on ks.
 func NewDispatcher(ks *keyspace.Keyspace, srv Server, table *Table) *Dispatcher {
-	return &Dispatcher{KS: ks, Srv: srv, Table: table, ACL: NewACL(table), cmdStats: make([]CommandStats, table.size())}
+	d := &Dispatcher{KS: ks, Srv: srv, Table: table, ACL: NewACL(table), cmdStats: make([]CommandStats, table.size())}
+	ks.SetAddedHook(d.keyAdded)
+	return d
 }
 
 // CommandStats returns cmd's counters (read under the keyspace lock).

@@ -439,6 +439,9 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		t.insertNew(e, h)
 		db.keys++
 		db.addEntry(e)
+		if db.ks.onAdded != nil {
+			db.ks.onAdded(db.id, key)
+		}
 	}
 	if expireAt != 0 {
 		e.expireAt = expireAt
@@ -550,6 +553,9 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 		t.insertNew(e, h)
 		db.keys++
 		db.addEntry(e)
+		if db.ks.onAdded != nil {
+			db.ks.onAdded(db.id, key)
+		}
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, e)

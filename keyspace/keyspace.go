@@ -104,6 +104,8 @@ type Keyspace struct {
 	wake func(at int64) // the expiry timer's hook, see SetWakeup
 
 	onMiss func(db int, key []byte) // see SetMissHook
+	// onAdded hears of every key created (dbAdd's signalKeyAsReady).
+	onAdded func(db int, key []byte)
 
 	// The latency monitor's view of expiry (SetLatencyMonitor).
 	latencyMs int64
@@ -411,6 +413,12 @@ func (ks *Keyspace) Freq(e *Entry) int64 { return int64(ks.lfuDecr(e)) }
 // "keymiss" keyspace notification. It runs under the lock and must not
 // call back into the keyspace. Set it before serving clients.
 func (ks *Keyspace) SetMissHook(fn func(db int, key []byte)) { ks.onMiss = fn }
+
+// SetAddedHook makes fn hear of every key a write creates, under the
+// lock, after the change: Redis's dbAdd signals such a key as ready for
+// the clients blocked on it, whatever command made it (SORT ... STORE,
+// RESTORE, COPY, a push).
+func (ks *Keyspace) SetAddedHook(fn func(db int, key []byte)) { ks.onAdded = fn }
 
 // SetLatencyMonitor makes expiry report its latency spikes, as Redis's
 // latency monitor records them with latency-monitor-threshold at

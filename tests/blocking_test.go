@@ -436,3 +436,61 @@ func TestBlockingWakeBySwapDBDiff(t *testing.T) {
 		return obs
 	})
 }
+
+// TestBlockingWakeByAnyKeyCreationDiff: every command that creates a key
+// wakes the clients blocked on it, as Redis's dbAdd does (SORT ... STORE,
+// RESTORE, Z*STORE, a script); a key that expired inside the transaction
+// that pushed it is not served, since each waiter is served at its own
+// time; and a served BLMOVE's write invalidates the keys its client and
+// others track.
+func TestBlockingWakeByAnyKeyCreationDiff(t *testing.T) {
+	sameOnBoth(t, []string{"--enable-debug-command", "yes"}, func(t *testing.T, p *Proc) []string {
+		ctl := Dial(t, p.Addr)
+		var obs []string
+		blocked := func(block []string, trigger ...[]string) {
+			t.Helper()
+			w := Dial(t, p.Addr)
+			w.Send(Encode(block...))
+			waitBlocked(t, ctl, 1)
+			for _, c := range trigger {
+				obs = append(obs, ctl.Do(c...))
+			}
+			if out, err := w.ReadErr(500 * time.Millisecond); err == nil {
+				obs = append(obs, out)
+			} else {
+				obs = append(obs, "still blocked")
+				w.nc.Close()
+				waitBlocked(t, ctl, 0)
+			}
+		}
+		ctl.Do("RPUSH", "src", "3", "1", "2")
+		blocked([]string{"BLPOP", "sorted", "0"}, []string{"SORT", "src", "STORE", "sorted"})
+		ctl.Do("RPUSH", "l", "x")
+		payload := ctl.Do("DUMP", "l")
+		dump := payload[strings.Index(payload, "\r\n")+2 : len(payload)-2]
+		blocked([]string{"BRPOP", "restored", "0"}, []string{"RESTORE", "restored", "0", dump})
+		ctl.Do("ZADD", "z1", "1", "a")
+		blocked([]string{"BZPOPMIN", "zu", "0"}, []string{"ZUNIONSTORE", "zu", "1", "z1"})
+		blocked([]string{"BLPOP", "scripted", "0"}, []string{"EVAL", "return redis.call('RPUSH', KEYS[1], 'v')", "1", "scripted"})
+		blocked([]string{"BRPOP", "k", "0"}, []string{"MULTI"}, []string{"RPUSH", "k", "hello"},
+			[]string{"PEXPIRE", "k", "100"}, []string{"DEBUG", "SLEEP", "0.2"}, []string{"EXEC"})
+
+		// A served BLMOVE writes its destination: its client (RESP3,
+		// tracking it) and another tracker are told.
+		ctl.Do("DEL", "src", "dst")
+		tr := Dial(t, p.Addr)
+		tr.Do("HELLO", "3")
+		tr.Do("CLIENT", "TRACKING", "on")
+		tr.Do("LRANGE", "dst", "0", "-1")
+		w := Dial(t, p.Addr)
+		w.Do("HELLO", "3")
+		w.Do("CLIENT", "TRACKING", "on")
+		w.Do("LRANGE", "dst", "0", "-1")
+		w.Send(Encode("BLMOVE", "src", "dst", "LEFT", "LEFT", "0"))
+		waitBlocked(t, ctl, 1)
+		obs = append(obs, ctl.Do("RPUSH", "src", "foo"))
+		obs = append(obs, w.Read(), w.Read())
+		obs = append(obs, tr.Do("PING"))
+		return obs
+	})
+}
