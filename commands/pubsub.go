@@ -15,10 +15,10 @@ func init() {
 		&engine.Command{Name: "unsubscribe", Arity: -1, Flags: sub, Group: "pubsub", Run: unsubscribeCommand},
 		&engine.Command{Name: "psubscribe", Arity: -2, Flags: sub, Group: "pubsub", Run: psubscribeCommand},
 		&engine.Command{Name: "punsubscribe", Arity: -1, Flags: sub, Group: "pubsub", Run: punsubscribeCommand},
-		&engine.Command{Name: "publish", Arity: 3, Flags: info | engine.Fast, Group: "pubsub", Run: publishCommand},
+		&engine.Command{Name: "publish", Arity: 3, Flags: info | engine.Fast, FlagsFor: mayReplicate, Group: "pubsub", Run: publishCommand},
 		&engine.Command{Name: "ssubscribe", Arity: -2, Flags: sub, FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "pubsub", Run: ssubscribeCommand},
 		&engine.Command{Name: "sunsubscribe", Arity: -1, Flags: sub, FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "pubsub", Run: sunsubscribeCommand},
-		&engine.Command{Name: "spublish", Arity: 3, Flags: info | engine.Fast, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "pubsub", Run: spublishCommand},
+		&engine.Command{Name: "spublish", Arity: 3, Flags: info | engine.Fast, FlagsFor: mayReplicate, FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "pubsub", Run: spublishCommand},
 
 		&engine.Command{Name: "pubsub", Arity: -2, Group: "pubsub"},
 		&engine.Command{Name: "pubsub|channels", Arity: -2, Flags: info, Run: pubsubChannelsCommand},

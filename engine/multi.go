@@ -29,6 +29,9 @@ const maxKeptQueue = 1024
 type queued struct {
 	cmd  *Command
 	args [][]byte
+	// flags are the call's (getCommandFlags: an EVAL's are its
+	// script's), which MULTI accumulates for EXEC's checks.
+	flags Flag
 }
 
 // QueuedFlags is the union of the flags of the commands cl has queued
@@ -38,7 +41,7 @@ func (cl *Client) QueuedFlags() Flag {
 	var f Flag
 	if cl.InMulti && cl.tx != nil {
 		for _, q := range cl.tx.queue {
-			f |= q.cmd.Flags
+			f |= q.flags
 		}
 	}
 	return f
@@ -49,7 +52,7 @@ func (cl *Client) QueuedFlags() Flag {
 func (cl *Client) QueuedLack(f Flag) bool {
 	if cl.InMulti && cl.tx != nil {
 		for _, q := range cl.tx.queue {
-			if q.cmd.Flags&f == 0 {
+			if q.flags&f == 0 {
 				return true
 			}
 		}
@@ -123,7 +126,7 @@ func (d *Dispatcher) queue(c *Ctx) bool {
 			buf = append(buf, a...)
 			args[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 		}
-		tx.queue = append(tx.queue, queued{cmd: cmd, args: args})
+		tx.queue = append(tx.queue, queued{cmd: cmd, args: args, flags: d.CallFlags(cmd, args)})
 		cl.MultiLen = len(tx.queue)
 	}
 	c.W.Simple("QUEUED")

@@ -494,3 +494,38 @@ func TestBlockingWakeByAnyKeyCreationDiff(t *testing.T) {
 		return obs
 	})
 }
+
+// CLIENT PAUSE WRITE holds what may replicate: PUBLISH and SPUBLISH
+// (may_replicate, hidden from COMMAND), and an EXEC whose queue holds a
+// script that may write (its shebang's flags, as MULTI accumulates
+// getCommandFlags); a read-only script's EXEC runs.
+func TestPauseWriteHoldsMayReplicateDiff(t *testing.T) {
+	sameOnBoth(t, nil, func(t *testing.T, p *Proc) []string {
+		ctl := Dial(t, p.Addr)
+		var obs []string
+		check := func(prep [][]string, cmd []string) {
+			t.Helper()
+			w := Dial(t, p.Addr)
+			for _, c := range prep {
+				obs = append(obs, w.Do(c...))
+			}
+			ctl.Do("CLIENT", "PAUSE", "60000", "WRITE")
+			w.Send(Encode(cmd...))
+			if out, err := w.ReadErr(300 * time.Millisecond); err == nil {
+				obs = append(obs, "ran: "+out)
+			} else {
+				obs = append(obs, "held", infoField(t, ctl, "clients", "blocked_clients"))
+			}
+			held := !strings.HasPrefix(obs[len(obs)-1], "ran: ")
+			ctl.Do("CLIENT", "UNPAUSE")
+			if held {
+				obs = append(obs, w.Read())
+			}
+		}
+		check(nil, []string{"PUBLISH", "ch", "m"})
+		check(nil, []string{"SPUBLISH", "ch", "m"})
+		check([][]string{{"MULTI"}, {"EVAL", "#!lua\nreturn 12", "0"}}, []string{"EXEC"})
+		check([][]string{{"MULTI"}, {"EVAL", "#!lua flags=no-writes\nreturn 13", "0"}}, []string{"EXEC"})
+		return obs
+	})
+}
