@@ -470,9 +470,17 @@ func clientUnblockCommand(c *engine.Ctx) {
 	if withErr {
 		msg = engine.ErrUnblocked
 	}
-	if t := clientByID(c, id); t != nil && t.Blocked && t.Unblock != nil && t.Unblock(msg) {
-		c.W.Int(1)
-		return
+	if t := clientByID(c, id); t != nil && t.Blocked && t.Unblock != nil {
+		// The ended call is accounted for, failed, whatever the reason
+		// (Redis 7.0.15's updateStatsOnUnblock(target, 0, 0, 1)).
+		c.D.ClientUnblocked(t)
+		if t.Unblock(msg) {
+			if withErr {
+				c.ErrorTo(msg)
+			}
+			c.W.Int(1)
+			return
+		}
 	}
 	c.W.Int(0)
 }

@@ -521,7 +521,8 @@ func formatDistance(d float64) string {
 func formatCoord(f float64) []byte { return formatLongDouble(nil, new(big.Float).SetFloat64(f)) }
 
 // GEOADD key [NX|XX] [CH] longitude latitude member [...]: ZADD of the
-// points' scores, which is what is propagated.
+// points' scores, which is what is propagated; the slow log and MONITOR
+// show the GEOADD (RewriteArgs).
 func geoaddCommand(c *engine.Ctx) {
 	idx := 2
 	nx, xx := false, false
@@ -551,7 +552,7 @@ options:
 		}
 		argv = append(argv, strconv.AppendUint(nil, geoScore(xy[0], xy[1]), 10), c.Args[i+2])
 	}
-	c.Args = argv
+	c.RewriteArgs(argv)
 	zaddGeneric(c, 0)
 }
 

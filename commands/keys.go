@@ -37,8 +37,8 @@ func init() {
 		&engine.Command{Name: "copy", Arity: -3, Flags: engine.Write | engine.DenyOOM, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: 2, KeyStep: 1, Group: "generic", Run: copyCommand},
 
 		&engine.Command{Name: "keys", Arity: 2, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow @dangerous", Group: "generic", Run: keysCommand},
-		&engine.Command{Name: "scan", Arity: -2, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: scanCommand},
-		&engine.Command{Name: "randomkey", Arity: 1, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", Group: "generic", Run: randomkeyCommand},
+		&engine.Command{Name: "scan", Arity: -2, Flags: engine.ReadOnly | engine.TouchesArbitraryKeys, ACL: "@keyspace @read @slow", Group: "generic", Run: scanCommand},
+		&engine.Command{Name: "randomkey", Arity: 1, Flags: engine.ReadOnly | engine.TouchesArbitraryKeys, ACL: "@keyspace @read @slow", Group: "generic", Run: randomkeyCommand},
 
 		&engine.Command{Name: "object", Arity: -2, Group: "generic"},
 		&engine.Command{Name: "object|encoding", Arity: 3, Flags: engine.ReadOnly, ACL: "@keyspace @read @slow", FirstKey: 2, LastKey: 2, KeyStep: 1, Run: objectEncodingCommand},
@@ -557,10 +557,11 @@ func scanCommand(c *engine.Ctx) {
 	}
 	count, pattern, typ := o.count, o.pattern, o.typ
 	var keys []string
-	next := c.DB.Scan(cursor, int(count), func(key string, e *keyspace.Entry) {
-		if pattern != nil && !sds.MatchString(pattern, key, false) {
-			return
-		}
+	var match func(key string) bool
+	if pattern != nil {
+		match = func(key string) bool { return sds.MatchString(pattern, key, false) }
+	}
+	next := c.DB.ScanMatch(cursor, int(count), match, func(key string, e *keyspace.Entry) {
 		if typ != nil && !strings.EqualFold(string(typ), e.Type().String()) {
 			return
 		}

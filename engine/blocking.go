@@ -199,6 +199,7 @@ func (d *Dispatcher) serveReady() {
 			if t := d.Tracking; t != nil {
 				t.current, t.executing = w.cl, true
 			}
+			start := time.Now()
 			d.protect(ic, func(c *Ctx) { w.serve(c, key) })
 			// The keys it changed are signalled (WATCH, tracking) as at
 			// the end of any command.
@@ -206,13 +207,12 @@ func (d *Dispatcher) serveReady() {
 			if t := d.Tracking; t != nil {
 				t.current, t.executing = nil, false
 			}
-			if ic.failed {
-				// An error at serve time fails the blocked call
-				// (updateStatsOnUnblock).
-				d.CommandStats(w.cmd).FailedCalls++
-			}
+			// The blocked call completes: its stats, slow log entry
+			// and histogram get what it took (an error at serve time
+			// fails it).
+			d.unblocked(w.cl, time.Since(start), ic.failed)
 			if p != nil {
-				p.endUnit()
+				p.endUnit(true)
 			}
 			srv.Stats().Dirty += int64(ic.dirty)
 			r.finish(w)
@@ -251,6 +251,7 @@ func (r *blockReg) finish(w *waiter) {
 	w.cl.Blocked, w.cl.BlockedTimeout = false, false
 	w.cl.Unblock = nil
 	w.cl.blockWait = nil
+	w.cl.blocked = blockedCall{} // a timeout is not accounted for
 	close(w.done)
 }
 

@@ -133,6 +133,9 @@ type Client struct {
 	WhileBlocked func()
 	// blockWait is the client's entry in the waiter lists while Blocked.
 	blockWait *waiter
+	// blocked is the call the client is blocked in, kept by call for
+	// its accounting when it completes (record.go unblocked).
+	blocked blockedCall
 
 	ctx Ctx // reused for every command of this client
 

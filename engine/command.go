@@ -36,6 +36,13 @@ const (
 	// cluster node importing the key's slot; without cluster mode it has
 	// no effect, but COMMAND shows it.
 	Asking
+	// TouchesArbitraryKeys is CMD_TOUCHES_ARBITRARY_KEYS (SCAN,
+	// RANDOMKEY): the command may expire keys it was not given, so the
+	// DELs it propagates for them are not wrapped in MULTI ... EXEC when
+	// it runs at top level, as active expiry's are not
+	// (propagatePendingCommands). COMMAND hides it, as Redis does: it is
+	// not in flagNames.
+	TouchesArbitraryKeys
 )
 
 var flagNames = []struct {

@@ -144,6 +144,32 @@ type Ctx struct {
 	// ownArgs: Args come straight from the client's request reader, so
 	// a big one is the command's to keep (see OwnsArg).
 	ownArgs bool
+	// origArgs are the arguments as the client sent them once the
+	// command replaced Args with its propagated form (RewriteArgs), nil
+	// otherwise: only a rewrite keeps them, as Redis keeps
+	// original_argv, so other commands pay nothing for it.
+	origArgs [][]byte
+}
+
+// RewriteArgs replaces the command's arguments with argv, the form it
+// propagates as they are (GEOADD's ZADD: Redis's replaceClientCommandVector).
+// The slow log and MONITOR still show the arguments the client sent
+// (OriginalArgs).
+func (c *Ctx) RewriteArgs(argv [][]byte) {
+	if c.origArgs == nil {
+		c.origArgs = c.Args
+	}
+	c.Args = argv
+}
+
+// OriginalArgs are the arguments as the client sent them (redacted), what
+// the slow log and MONITOR show (Redis's original_argv when set): Args
+// unless the command rewrote them.
+func (c *Ctx) OriginalArgs() [][]byte {
+	if c.origArgs != nil {
+		return c.origArgs
+	}
+	return c.Args
 }
 
 // Error writes an error reply and counts it in errorstats.
@@ -188,15 +214,25 @@ func (c *Ctx) countError(msg string) {
 // redactedArg replaces a secret argument once the handler is done with it.
 var redactedArg = []byte("(redacted)")
 
-// Redact hides argument i (a password) from MONITOR and the slow log, as
-// Redis's redactClientCommandArgument does. The handler must not read
-// the argument afterwards.
-func (c *Ctx) Redact(i int) { c.Args[i] = redactedArg }
+// Redact hides argument i (a password) of the arguments the client sent
+// from MONITOR and the slow log, as Redis's redactClientCommandArgument
+// does. The handler must not read the argument afterwards.
+func (c *Ctx) Redact(i int) { c.OriginalArgs()[i] = redactedArg }
 
 // OwnsArg reports whether a, one of Args, is a big argument the request
 // reader allocated for this command alone (resp.IsOwned), which the
 // command may keep instead of copying.
 func (c *Ctx) OwnsArg(a []byte) bool { return c.ownArgs && resp.IsOwned(a) }
+
+// ErrorTo counts an error reply the command sent another client (CLIENT
+// UNBLOCK ... ERROR's to the client it unblocks) in errorstats and, as
+// Redis sees the error count grow during the call (call's
+// incrCommandStatsOnError), as a failure of the command itself. The
+// reply is the caller's to write.
+func (c *Ctx) ErrorTo(msg string) {
+	c.failed = true
+	c.countError(msg)
+}
 
 // Failed reports whether the command answered an error.
 func (c *Ctx) Failed() bool { return c.failed }

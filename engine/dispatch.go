@@ -247,7 +247,7 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		d.Tracking.executing = false
 	}
 	if p != nil {
-		p.endUnit()
+		p.endUnit(cmd.Flags&TouchesArbitraryKeys == 0)
 		if p.sent != sent && d.StreamOffset != nil {
 			cl.WOff = d.StreamOffset()
 		}
@@ -410,6 +410,9 @@ func (d *Dispatcher) call(c *Ctx, startOff time.Duration) func() {
 	}
 	d.Srv.Stats().TotalCommands++
 	cl.LastCmd = cmd.Name
+	if cl.Blocked {
+		noteBlocked(c, dur)
+	}
 	for _, h := range d.AfterCall {
 		h(c, dur)
 	}

@@ -22,6 +22,11 @@ import (
 // propagates MULTI, DEL, the command, EXEC. Serving each blocked client
 // is a unit of its own, after the unit of the command that woke it. The expiry
 // engine's deletions, outside any command, are handed over one by one.
+// So are those of a command flagged TouchesArbitraryKeys (SCAN,
+// RANDOMKEY) sent at top level: it may expire any number of keys it was
+// not asked about, and Redis 7.0.15 does not wrap what it propagates
+// (propagatePendingCommands checks the flag of the client's command, so
+// the same command inside an EXEC or a script is wrapped with the rest).
 
 // Targets. Redis propagates a command to the AOF and to replicas
 // (PROPAGATE_AOF|PROPAGATE_REPL) when it changed the dataset, and to
@@ -195,7 +200,7 @@ func (d *Dispatcher) PropagateUnit(fn func()) {
 	}
 	p.beginUnit()
 	fn()
-	p.endUnit()
+	p.endUnit(true)
 }
 
 // beginUnit starts an execution unit (a top-level command, or the
@@ -203,14 +208,16 @@ func (d *Dispatcher) PropagateUnit(fn func()) {
 func (p *propagation) beginUnit() { p.inUnit = true }
 
 // endUnit hands the unit's commands over, wrapped in MULTI ... EXEC when
-// there are more than one (propagatePendingCommands).
-func (p *propagation) endUnit() {
+// there are more than one and wrap is set (propagatePendingCommands).
+func (p *propagation) endUnit(wrap bool) {
 	p.inUnit = false
 	ops := p.pending
-	switch len(ops) {
-	case 0:
-	case 1:
-		p.send(ops[0])
+	switch {
+	case len(ops) == 0:
+	case len(ops) == 1 || !wrap:
+		for _, op := range ops {
+			p.send(op)
+		}
 	default:
 		p.send(propOp{db: ops[0].db, argv: argvMULTI})
 		for _, op := range ops {

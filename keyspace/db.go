@@ -930,6 +930,15 @@ type scanItem struct {
 // complete. Expired keys it examines are expired, not passed to fn. fn
 // must not modify the database.
 func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint64 {
+	return db.ScanMatch(cursor, count, nil, fn)
+}
+
+// ScanMatch is Scan for SCAN ... MATCH: a key examined that match
+// rejects is skipped before its deadline is looked at, so that an
+// expired key the pattern leaves out stays, and nothing is propagated
+// for it (scanGenericCommand filters by pattern before expireIfNeeded).
+// match nil takes every key.
+func (db *DB) ScanMatch(cursor uint64, count int, match func(key string) bool, fn func(key string, e *Entry)) uint64 {
 	if count < 1 {
 		count = 1
 	}
@@ -975,6 +984,9 @@ func (db *DB) Scan(cursor uint64, count int, fn func(key string, e *Entry)) uint
 		}
 		for _, it := range take {
 			examined++
+			if match != nil && !match(it.key) {
+				continue
+			}
 			if it.e.expireAt != 0 && it.e.expireAt <= db.ks.now {
 				expired = append(expired, it)
 				continue

@@ -608,14 +608,14 @@ func (s *Server) Monitor(cl *engine.Client) {
 }
 
 // feedMonitors is the Dispatcher.AfterCall hook that shows a call to the
-// MONITOR clients. Administrative commands are not shown, nor commands
-// rejected before running (unknown, wrong arity, unauthenticated), as in
-// Redis.
+// MONITOR clients, with the arguments the client sent (not GEOADD's
+// ZADD). Administrative commands are not shown, nor commands rejected
+// before running (unknown, wrong arity, unauthenticated), as in Redis.
 func (s *Server) feedMonitors(c *engine.Ctx, _ time.Duration) {
 	if len(s.monitors) == 0 || c.Cmd.Flags&(engine.Admin|engine.SkipMonitor) != 0 {
 		return
 	}
-	s.Feed(c.Client, c.Args)
+	s.Feed(c.Client, c.OriginalArgs())
 }
 
 // Feed implements engine.Server: it sends one command to every MONITOR
