@@ -15,7 +15,6 @@ import (
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
-	"github.com/zredis/zredis/listpack"
 	"github.com/zredis/zredis/persistence/rdb"
 	"github.com/zredis/zredis/resp"
 	"github.com/zredis/zredis/sds"
@@ -359,7 +358,9 @@ func debugObject(c *engine.Ctx) {
 	lru := (nowMs/1000 - idle) & (1<<24 - 1)
 	var extra string
 	if l, ok := e.Obj().(*keyspace.List); ok {
-		nodes, size := quicklistShape(l, c.Config().Int("list-max-listpack-size"))
+		// zredis's lists are chunked their own way; a list Redis built
+		// otherwise (pushes at the head, removals) may have other nodes.
+		nodes, size := l.QuicklistShape(c.Config().Int("list-max-listpack-size"))
 		avg := math.NaN()
 		if nodes > 0 {
 			avg = float64(l.Len()) / float64(nodes)
@@ -373,42 +374,6 @@ func debugObject(c *engine.Ctx) {
 	}
 	c.W.Simple(fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d%s",
 		e, e.Refcount(sharesIntegers(c)), e.Encoding(), len(rdb.Dump(e))-11, lru, idle, extra))
-}
-
-// quicklistShape is the quicklist Redis 7.0 builds by pushing the list's
-// elements at its tail in order (RPUSH), for DEBUG OBJECT: its number of
-// nodes and the bytes of their listpacks, under list-max-listpack-size
-// fill (_quicklistNodeAllowInsert). zredis's lists are chunked their own
-// way; a list Redis built otherwise (pushes at the head, removals) may
-// have other nodes there.
-func quicklistShape(l *keyspace.List, fill int64) (nodes int, bytes int64) {
-	const (
-		safetyLimit      = 8192 // SIZE_SAFETY_LIMIT
-		estimateOverhead = 8    // SIZE_ESTIMATE_OVERHEAD
-		emptyListpack    = 7    // header and end byte
-	)
-	levels := [...]int64{4096, 8192, 16384, 32768, 65536} // optimization_level
-	var nodeSz, nodeCount int64
-	allowInsert := func(sz int64) bool {
-		newSz := nodeSz + sz + estimateOverhead
-		if fill < 0 && -fill-1 < int64(len(levels)) {
-			if newSz <= levels[-fill-1] {
-				return true
-			}
-		}
-		return newSz <= safetyLimit && nodeCount < fill
-	}
-	l.Each(0, false, func(_ int, v []byte) bool {
-		if nodes == 0 || !allowInsert(int64(len(v))) {
-			bytes += nodeSz
-			nodes++
-			nodeSz, nodeCount = emptyListpack, 0
-		}
-		nodeSz += int64(listpack.EntrySize(v))
-		nodeCount++
-		return true
-	})
-	return nodes, bytes + nodeSz
 }
 
 // debugLookup is objectCommandLookupOrReply: the live key, read without

@@ -115,7 +115,9 @@ func functionDeleteCommand(c *engine.Ctx) {
 	c.W.OK()
 }
 
-// FUNCTION FLUSH [ASYNC|SYNC]: the libraries go at once either way.
+// FUNCTION FLUSH [ASYNC|SYNC]: the libraries go at once either way;
+// lazyfreed_objects counts the functions Redis would have freed in the
+// background.
 func functionFlushCommand(c *engine.Ctx) {
 	if len(c.Args) > 3 {
 		c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), "FUNCTION"))
@@ -125,6 +127,8 @@ func functionFlushCommand(c *engine.Ctx) {
 		c.Error(scripting.ErrFunctionFlushMode)
 		return
 	}
+	_, funcs := functionsOf(c).Counts()
+	freedInBackground(c, flushAsync(c, 2), funcs)
 	functionsOf(c).Flush()
 	c.Dirty(1)
 	c.W.OK()

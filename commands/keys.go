@@ -16,7 +16,7 @@ import (
 func init() {
 	register(
 		&engine.Command{Name: "del", Arity: -2, Flags: engine.Write, ACL: "@keyspace @write @slow", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
-		&engine.Command{Name: "unlink", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: delCommand},
+		&engine.Command{Name: "unlink", Arity: -2, Flags: engine.Write | engine.Fast, ACL: "@keyspace @write @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: unlinkCommand},
 		&engine.Command{Name: "exists", Arity: -2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: existsCommand},
 		&engine.Command{Name: "touch", Arity: -2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: -1, KeyStep: 1, Group: "generic", Run: touchCommand},
 		&engine.Command{Name: "type", Arity: 2, Flags: engine.ReadOnly | engine.Fast, ACL: "@keyspace @read @fast", FirstKey: 1, LastKey: 1, KeyStep: 1, Group: "generic", Run: typeCommand},
@@ -54,13 +54,19 @@ func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " 
 
 // ---- DEL UNLINK EXISTS TOUCH TYPE --------------------------------------
 
-// delCommand is DEL and UNLINK: the number of keys removed. Values are
-// freed by the garbage collector either way, so UNLINK's lazy free is
-// DEL here. Explicit deletions: no expiry event.
-func delCommand(c *engine.Ctx) {
+// delCommand is DEL: the number of keys removed. Values are freed by the
+// garbage collector either way, so UNLINK's lazy free is DEL here, but
+// for lazyfreed_objects: DEL frees in the background as
+// lazyfree-lazy-user-del says, UNLINK always. Explicit deletions: no
+// expiry event.
+func delCommand(c *engine.Ctx) { delGeneric(c, keyspace.FreeUserDel) }
+
+func unlinkCommand(c *engine.Ctx) { delGeneric(c, keyspace.FreeAsync) }
+
+func delGeneric(c *engine.Ctx, m keyspace.FreeMode) {
 	n := 0
 	for _, key := range c.Args[1:] {
-		if c.DB.Delete(key) {
+		if c.DB.DeleteAs(key, m) {
 			c.Notify(config.NotifyGeneric, "del", key)
 			n++
 		}
@@ -185,7 +191,7 @@ func expireGeneric(c *engine.Ctx, base, unit int64) {
 		return
 	}
 	if when <= c.KS.Now() && !c.KS.Loading() && !c.KS.IsReplica() {
-		c.DB.Delete(key)
+		c.DB.DeleteAs(key, keyspace.FreeExpire)
 		propagateDelete(c, key, "lazyfree-lazy-expire") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", key)
 	} else {

@@ -73,6 +73,7 @@ func dbsizeCommand(c *engine.Ctx) { c.W.Int(int64(c.DB.Len())) }
 // parseFlushFlags accepts FLUSHDB/FLUSHALL's optional ASYNC or SYNC. Both
 // flush at once: dropping a database's shards is O(shards), and the
 // memory is reclaimed by the collector in the background either way.
+// What Redis would free in the background is counted (flushFreed).
 func parseFlushFlags(c *engine.Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
@@ -91,9 +92,24 @@ func flushdbCommand(c *engine.Ctx) {
 		return
 	}
 	n := c.DB.Len()
+	flushFreed(c, n)
 	c.DB.Flush()
 	c.Dirty(max(n, 1))
 	c.W.OK()
+}
+
+// flushFreed counts in lazyfreed_objects what a FLUSHDB or FLUSHALL of n
+// keys frees in Redis's background thread when it is asynchronous: each
+// database's keys (emptyDbAsync), and the tracking table when large
+// (trackingInvalidateKeysOnFlush). Before the flush.
+func flushFreed(c *engine.Ctx, n int) {
+	if !flushAsync(c, 1) {
+		return
+	}
+	c.KS.LazyFreed(int64(n))
+	if t := c.D.Tracking; t != nil {
+		c.KS.LazyFreed(int64(t.FlushFreed()))
+	}
 }
 
 func flushallCommand(c *engine.Ctx) {
@@ -104,6 +120,7 @@ func flushallCommand(c *engine.Ctx) {
 	for i := 0; i < c.KS.NumDBs(); i++ {
 		n += c.KS.DB(i).Len()
 	}
+	flushFreed(c, n)
 	c.KS.FlushAll()
 	c.Dirty(max(n, 1))
 	c.W.OK()

@@ -712,7 +712,14 @@ func unionDiff(c *engine.Ctx, sets []*keyspace.Set, op setOp) *keyspace.Set {
 // writeUnion replies with the union of sets (SPOP's whole-set case
 // too), in the order Redis's temporary set iterates it.
 func writeUnion(c *engine.Ctx, sets []*keyspace.Set) {
-	writeSetMembers(c, unionDiff(c, sets, setOpUnion))
+	writeResult(c, unionDiff(c, sets, setOpUnion))
+}
+
+// writeResult replies with res, SUNION's or SDIFF's temporary set, which
+// Redis then frees with freeObjAsync under lazyfree-lazy-server-del.
+func writeResult(c *engine.Ctx, res *keyspace.Set) {
+	writeSetMembers(c, res)
+	c.KS.FreeObject(res, keyspace.FreeServerDel)
 }
 
 func sunionDiffGeneric(c *engine.Ctx, op setOp, store bool) {
@@ -733,7 +740,7 @@ func sunionDiffGeneric(c *engine.Ctx, op setOp, store bool) {
 		storeSet(c, c.Args[1], res, event)
 		return
 	}
-	writeSetMembers(c, res)
+	writeResult(c, res)
 }
 
 func sunionCommand(c *engine.Ctx)      { sunionDiffGeneric(c, setOpUnion, false) }

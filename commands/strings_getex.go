@@ -21,7 +21,7 @@ func getdelCommand(c *engine.Ctx) {
 	if !getGeneric(c, c.Args[1]) {
 		return
 	}
-	if c.DB.Delete(c.Args[1]) {
+	if c.DB.DeleteAs(c.Args[1], keyspace.FreeUserDel) {
 		c.Dirty(1)
 		propagateDelete(c, c.Args[1], "lazyfree-lazy-user-del") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", c.Args[1])
@@ -60,7 +60,7 @@ func getexCommand(c *engine.Ctx) {
 	replyStr(c, e)
 	switch {
 	case o.flags&(setEXAT|setPXAT) != 0 && at <= c.KS.Now() && !c.KS.IsReplica():
-		c.DB.Delete(key)
+		c.DB.DeleteAs(key, keyspace.FreeExpire)
 		c.Dirty(1)
 		propagateDelete(c, key, "lazyfree-lazy-expire") // DEL or UNLINK
 		c.Notify(config.NotifyGeneric, "del", key)

@@ -92,7 +92,7 @@ const (
 	noteEncoding = "tunes an internal encoding zredis does not use; replies are the same"
 	noteCPUList  = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
 	noteTesting  = "a hidden Redis test hook"
-	noteLazyFree = "frees memory through the garbage collector either way; the reply and what is propagated do not depend on it"
+	noteLazyFree = "frees memory through the garbage collector either way; INFO's lazyfreed_objects counts what Redis's background thread would free under it"
 )
 
 // effects classifies every directive by name.
@@ -173,8 +173,8 @@ var effects = map[string]effectSpec{
 	"notify-keyspace-events":                works(""),
 	"lazyfree-lazy-expire":                  works(""),
 	"lazyfree-lazy-user-del":                works(""),
-	"lazyfree-lazy-server-del":              none(noteLazyFree),
-	"lazyfree-lazy-user-flush":              none(noteLazyFree),
+	"lazyfree-lazy-server-del":              works(noteLazyFree),
+	"lazyfree-lazy-user-flush":              works(noteLazyFree),
 	"lazyfree-lazy-eviction":                works("an evicted key is propagated to the AOF as UNLINK with yes, DEL with no, as in Redis; memory is freed by the garbage collector either way"),
 	"busy-reply-threshold":                  works("past it a script's other clients get -BUSY and SCRIPT KILL or SHUTDOWN NOSAVE reach it, as in Redis; SIGTERM and SIGINT also stop a running script and shut down"),
 	"enable-protected-configs":              works(""),
@@ -196,7 +196,7 @@ var effects = map[string]effectSpec{
 	"set-max-intset-entries":    works("OBJECT ENCODING and DUMP payloads follow it"),
 	"zset-max-listpack-entries": works("OBJECT ENCODING and DUMP payloads follow it"),
 	"zset-max-listpack-value":   works("OBJECT ENCODING and DUMP payloads follow it"),
-	"list-max-listpack-size":    none(noteEncoding),
+	"list-max-listpack-size":    works("zredis's lists are chunked their own way; the value shapes the quicklist that DEBUG OBJECT reports and whose nodes decide whether Redis frees a list in the background (lazyfreed_objects)"),
 	"list-compress-depth":       none(noteEncoding),
 	"stream-node-max-bytes":     works("a stream node (a listpack, as Redis's) starts anew once it would reach this many bytes"),
 	"tracking-table-max-keys":   works("the tracking table of client-side caching holds at most this many keys: past it, keys picked at random are invalidated (0: no limit)"),
@@ -260,7 +260,7 @@ var effects = map[string]effectSpec{
 	"replica-serve-stale-data":         works(""),
 	"replica-read-only":                works(""),
 	"replica-ignore-maxmemory":         works(""),
-	"replica-lazy-flush":               none(noteLazyFree),
+	"replica-lazy-flush":               works(noteLazyFree),
 	"replica-priority":                 works("shown as slave_priority; Sentinel reads it"),
 	"replica-announced":                works("shown as replica_announced; Sentinel reads it"),
 	"replica-announce-ip":              works(""),

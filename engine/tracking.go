@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zredis/zredis/config"
+	"github.com/zredis/zredis/keyspace"
 )
 
 // Client-side caching (Redis 7.0 tracking.c): the server remembers which
@@ -103,6 +104,62 @@ func (t *Tracking) Clients() int { return len(t.clients) }
 func (t *Tracking) Keys() int     { return len(t.keys) }
 func (t *Tracking) Items() int    { return t.items }
 func (t *Tracking) Prefixes() int { return len(t.prefixes) }
+
+// FlushFreed is what emptying the tracking table on a FLUSHALL or
+// FLUSHDB ASYNC adds to lazyfreed_objects (freeTrackingRadixTreeAsync):
+// its keys, when its rax has more nodes than LAZYFREE_THRESHOLD. Call it
+// before the flush empties the table.
+func (t *Tracking) FlushFreed() int {
+	const threshold = keyspace.LazyfreeThreshold
+	n := len(t.keys)
+	if n > threshold {
+		return n // a node where each key ends, the root besides
+	}
+	if n == 0 {
+		return 0
+	}
+	keys := make([]string, 0, n)
+	for k := range t.keys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if raxNodes(keys, 0) > threshold {
+		return n
+	}
+	return 0
+}
+
+// raxNodes is the number of nodes of the rax below a node for the
+// prefix of length d of keys (sorted, distinct, all with that prefix), as
+// rax builds it: the node itself, then one compressed node for a run
+// every key below shares, or a node per distinct next byte where they
+// part; a key ends at a node of its own.
+func raxNodes(keys []string, d int) int {
+	if len(keys[0]) == d {
+		keys = keys[1:] // the key ending here marks this node
+	}
+	if len(keys) == 0 {
+		return 1
+	}
+	first, last := keys[0], keys[len(keys)-1]
+	l := d
+	for l < len(first) && l < len(last) && first[l] == last[l] {
+		l++
+	}
+	if l > d {
+		return 1 + raxNodes(keys, l)
+	}
+	n := 1
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j][d] == keys[i][d] {
+			j++
+		}
+		n += raxNodes(keys[i:j], d+1)
+		i = j
+	}
+	return n
+}
 
 // PrefixCollision is checkPrefixCollisionsOrReply: the error for a
 // prefix of prefixes that overlaps one cl has or another of prefixes,

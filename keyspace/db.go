@@ -386,7 +386,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		// common overwrite allocates nothing. (A value outgrowing the
 		// tail gets a new entry instead, which it fits in.)
 		if owned || old.pinned() {
-			db.ks.dropped(old)
+			db.ks.dropped(old, FreeServerDel)
 			old.flags &^= flagPinned
 			if owned {
 				old.setStrBytes(val)
@@ -395,7 +395,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 			}
 		} else {
 			if !old.holds(len(val)) {
-				db.ks.dropped(old)
+				db.ks.dropped(old, FreeServerDel)
 			}
 			old.setStrCopy(val)
 		}
@@ -420,7 +420,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	}
 	e.gen, e.atime, e.freq = db.ks.gen, db.ks.lru, lfuInitVal
 	if old != nil {
-		db.ks.dropped(old)
+		db.ks.dropped(old, FreeServerDel) // dbOverwrite
 		db.inheritAccess(e, old)
 		if keepTTL {
 			expireAt = old.expireAt
@@ -545,7 +545,7 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 			db.expires.del(old.expireAt, old)
 		}
 		if old != e {
-			db.ks.dropped(old)
+			db.ks.dropped(old, FreeServerDel) // dbOverwrite
 		}
 		t.put(e, h)
 		db.replaceEntry(old, e)
@@ -556,6 +556,9 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 		if db.ks.onAdded != nil {
 			db.ks.onAdded(db.id, key)
 		}
+	}
+	if e.typ != TypeString || e.flags&flagDirty != 0 {
+		db.markStored(e)
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, e)
@@ -615,9 +618,7 @@ func (db *DB) AddHash(key []byte, lim HashLimits, pairs [][]byte) *Hash {
 		e.ref, e.vlen, e.vcap = nil, 0, 0
 	}
 	e.typ = TypeHash
-	e = db.Put(key, e)
-	db.markDirty(e) // measured once the caller filled it
-	return e.hash()
+	return db.Put(key, e).hash() // measured once the caller filled it (Put)
 }
 
 // PutObject stores the collection obj under key: Put of NewObjectFor.
@@ -679,8 +680,14 @@ func (db *DB) Persist(key []byte) bool {
 }
 
 // Delete removes key, reporting whether it existed (and was live). This
-// is an explicit deletion: no expiry event.
-func (db *DB) Delete(key []byte) bool {
+// is an explicit deletion: no expiry event. It is a command's deletion of
+// a key as a side effect (Redis's dbDelete); DeleteAs names another kind.
+func (db *DB) Delete(key []byte) bool { return db.DeleteAs(key, FreeServerDel) }
+
+// DeleteAs is Delete for a deletion of kind m (DEL, UNLINK, a deadline
+// already past), which decides whether Redis would have freed the value
+// in the background (lazyfreed_objects).
+func (db *DB) DeleteAs(key []byte, m FreeMode) bool {
 	k := bytesKey(key)
 	h := keyHash(k)
 	e := db.get(k, h)
@@ -691,7 +698,7 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	db.remove(h, e)
-	db.ks.dropped(e)
+	db.ks.dropped(e, m)
 	return true
 }
 
@@ -765,7 +772,7 @@ func (db *DB) expireKey(key string, e *Entry) (kept bool) {
 		start = time.Now()
 	}
 	db.remove(keyHash(key), e)
-	db.ks.dropped(e)
+	db.ks.dropped(e, FreeExpire)
 	db.ks.stats.ExpiredKeys++
 	ev := Expired{DB: db.id, Key: key, Entry: e, Replica: db.ks.replica}
 	for _, sink := range db.ks.sinks {

@@ -148,7 +148,7 @@ func (ks *Keyspace) evictLoop(lim EvictLimits, onEvict func(Evicted)) EvictResul
 			return EvictFail
 		}
 		db.remove(keyHash(key), e)
-		db.ks.dropped(e) // a large value's memory is handed back, as on DEL
+		db.ks.dropped(e, FreeEviction) // a large value's memory is handed back, as on DEL
 		if onEvict != nil {
 			onEvict(Evicted{DB: db.id, Key: key, Entry: e})
 		}

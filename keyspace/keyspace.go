@@ -57,6 +57,9 @@ type Stats struct {
 	ExpiredKeys  int64
 	KeyspaceHits int64
 	KeyspaceMiss int64
+	// LazyfreedObjects is INFO's lazyfreed_objects: what Redis's
+	// background thread would have freed (lazyfree.go).
+	LazyfreedObjects int64
 }
 
 // Keyspace is the set of numbered databases.
@@ -75,6 +78,7 @@ type Keyspace struct {
 	noTouch bool   // the running command must not update access times
 
 	onFreed func(bytes int64) // see SetFreedHook
+	lazy    lazyState         // see SetLazyFree
 
 	replica bool // see DB.live for the replica rule
 	// localVolatile: on a writable replica, the keys clients gave a
@@ -146,6 +150,7 @@ func New(n int, clock Clock) *Keyspace {
 		ks.dbs[i] = newDB(ks, i)
 	}
 	ks.setNow(clock.NowMs())
+	ks.SetLazyFree(defaultLazyFree)
 	return ks
 }
 
@@ -543,8 +548,10 @@ func (ks *Keyspace) FlushAll() {
 // keyspace counts in FreedBigBytes.
 const bigStringValue = 32 << 10
 
-// dropped notes that e left the keyspace (deleted, expired, replaced).
-func (ks *Keyspace) dropped(e *Entry) {
+// dropped notes that e left the keyspace (deleted, expired, replaced) by
+// a deletion of kind m: for lazyfreed_objects, and for the freed hook.
+func (ks *Keyspace) dropped(e *Entry, m FreeMode) {
+	ks.freed(e, m)
 	if ks.onFreed == nil {
 		return
 	}

@@ -14,7 +14,8 @@ import (
 // database keeps the sum of its entries' costs plus their key strings.
 // The costs of the map slots and of the deadline index are per key and
 // are added when the total is read. An entry changed in place (obtained
-// from LookupWrite) is re-measured when its command ends (settle): a
+// from LookupWrite), and a collection stored by Put, which its command
+// may go on filling, are re-measured when the command ends (settle): a
 // string exactly, a collection by the same sampling MEMORY USAGE uses,
 // so that a change to a large collection costs O(samples), not O(n).
 //
@@ -154,6 +155,27 @@ func (db *DB) markDirty(e *Entry) {
 	}
 	e.flags |= flagDirty
 	db.ks.dirty = append(db.ks.dirty, dirtyEntry{db, e})
+}
+
+// markStored queues e, which Put just stored in db, for re-measuring
+// when the command ends. A collection is most often stored empty and
+// filled by the same command (SADD, RPUSH, ZADD, HSET, XADD, GEOADD, a
+// served BLMOVE on a new key), after Put measured it: measuring it again
+// at the end counts what it holds then, as for an entry changed in place.
+// An entry queued already (changed, then taken from another database by
+// MOVE before the entries were settled) has its record moved here: its
+// count is now db's.
+func (db *DB) markStored(e *Entry) {
+	if e.flags&flagDirty == 0 {
+		db.markDirty(e)
+		return
+	}
+	for i := range db.ks.dirty {
+		if db.ks.dirty[i].e == e {
+			db.ks.dirty[i].db = db
+			return
+		}
+	}
 }
 
 // settle re-measures the entries changed in place since the last call.

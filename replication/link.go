@@ -582,8 +582,7 @@ func (l *link) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset i
 			l.r.m.Stream().DropBacklog()
 			l.r.log.Noticef("MASTER <-> REPLICA sync: Flushing old data")
 			l.r.disp.Loading.Store(true)
-			l.r.ks.FlushAll()
-			l.r.disp.Functions.Flush()
+			l.r.flushForSync()
 		}
 	})
 	if !owned {
@@ -599,8 +598,7 @@ func (l *link) fullSync(conn net.Conn, br *bufio.Reader, replid string, offset i
 		}
 		if err != nil || !owned {
 			// What was loaded is part of a data set: gone.
-			l.r.ks.FlushAll()
-			l.r.disp.Functions.Flush()
+			l.r.flushForSync()
 		}
 	})
 	if !owned {
@@ -810,6 +808,28 @@ func streamDB(aux [][2]string, dbs int) int {
 		}
 	}
 	return 0
+}
+
+// flushForSync empties the data set and the functions before a full
+// synchronisation's load (emptyData), counting in lazyfreed_objects what
+// Redis frees in the background with replica-lazy-flush: every key, the
+// tracking table and the functions when large. Under the lock.
+func (r *Link) flushForSync() {
+	if r.cfg.Bool("replica-lazy-flush") {
+		var n int
+		for i := 0; i < r.ks.NumDBs(); i++ {
+			n += r.ks.DB(i).Len()
+		}
+		if t := r.disp.Tracking; t != nil {
+			n += t.FlushFreed()
+		}
+		if _, funcs := r.disp.Functions.Counts(); funcs > keyspace.LazyfreeThreshold {
+			n += funcs
+		}
+		r.ks.LazyFreed(int64(n))
+	}
+	r.ks.FlushAll()
+	r.disp.Functions.Flush()
 }
 
 // cacheMaster keeps what a partial resync with the next master needs

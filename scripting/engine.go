@@ -216,6 +216,9 @@ func (e *Engine) Exists(sha []byte) bool {
 // Flush empties the cache and starts a fresh VM (SCRIPT FLUSH).
 func (e *Engine) Flush() { e.reset() }
 
+// Len is the number of cached scripts (dictSize of lua_scripts).
+func (e *Engine) Len() int { return len(e.scripts) }
+
 // ParseShebang reads the flags a script body declares in a "#!lua"
 // first line (evalExtractShebangFlags): ScriptCompat without shebang.
 // It returns the length of the shebang line, which is not compiled (its

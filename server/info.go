@@ -183,8 +183,10 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = engine.InfoInt(b, "mem_aof_buffer", 0)
 	b = engine.InfoStr(b, "mem_allocator", "go-"+runtime.Version())
 	b = engine.InfoInt(b, "active_defrag_running", 0)
+	// Nothing waits for a background thread: the collector frees; what
+	// Redis's would have freed is counted (keyspace/lazyfree.go).
 	b = engine.InfoInt(b, "lazyfree_pending_objects", 0)
-	b = engine.InfoInt(b, "lazyfreed_objects", 0)
+	b = engine.InfoInt(b, "lazyfreed_objects", s.ks.Stats().LazyfreedObjects)
 	b = engine.InfoInt(b, "gc_cycles", int64(m.NumGC))
 	b = engine.InfoInt(b, "gc_pause_total_usec", int64(m.GCPauseNs/1000))
 	return b

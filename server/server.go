@@ -219,6 +219,7 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.link.WatchConfig()
 	s.persist = persistence.New(persistHost{s}, s.ks, s.disp, cfg, log, &s.stats, s.start)
 	commands.TrackLFU(cfg, s.ks)
+	commands.TrackLazyFree(cfg, s.ks)
 	s.disp.WatchMaxmemory(cfg, s.setMemoryLimit)
 	return s
 }
