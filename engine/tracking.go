@@ -18,8 +18,9 @@ import (
 // invalidation and forgets the entry, so one read earns one message. In
 // BCAST mode nothing is recorded: every change of a key under one of the
 // client's prefixes is collected, and the keys changed are sent to the
-// prefix's clients together (Broadcast), once per execution unit where
-// Redis sends them once per event loop cycle. FLUSHDB, FLUSHALL and
+// prefix's clients together (Broadcast), each time a connection releases
+// the keyspace lock and on the cron tick, where Redis sends them once per
+// event loop cycle. FLUSHDB, FLUSHALL and
 // SWAPDB send every tracking client a null invalidation and empty the
 // table.
 //

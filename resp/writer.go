@@ -197,9 +197,7 @@ func (w *Writer) Array(n int) { w.buf = redcon.AppendArray(w.buf, n) }
 // Map writes the header of a map of n pairs: *2n in RESP2, %n in RESP3.
 func (w *Writer) Map(n int) {
 	if w.proto == 3 {
-		w.buf = append(w.buf, '%')
-		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
-		w.buf = append(w.buf, '\r', '\n')
+		w.buf = aggregateHeader(w.buf, '%', n)
 		return
 	}
 	w.Array(2 * n)
@@ -208,9 +206,7 @@ func (w *Writer) Map(n int) {
 // Set writes the header of a set of n elements: *n in RESP2, ~n in RESP3.
 func (w *Writer) Set(n int) {
 	if w.proto == 3 {
-		w.buf = append(w.buf, '~')
-		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
-		w.buf = append(w.buf, '\r', '\n')
+		w.buf = aggregateHeader(w.buf, '~', n)
 		return
 	}
 	w.Array(n)
@@ -301,9 +297,7 @@ func (w *Writer) Attribute(n int) {
 	if w.proto != 3 {
 		return
 	}
-	w.buf = append(w.buf, '|')
-	w.buf = strconv.AppendInt(w.buf, int64(n), 10)
-	w.buf = append(w.buf, '\r', '\n')
+	w.buf = aggregateHeader(w.buf, '|', n)
 }
 
 // Push writes the header of an out-of-band message of n elements
@@ -311,9 +305,7 @@ func (w *Writer) Attribute(n int) {
 // array in RESP2 (addReplyPushLen).
 func (w *Writer) Push(n int) {
 	if w.proto == 3 {
-		w.buf = append(w.buf, '>')
-		w.buf = strconv.AppendInt(w.buf, int64(n), 10)
-		w.buf = append(w.buf, '\r', '\n')
+		w.buf = aggregateHeader(w.buf, '>', n)
 		return
 	}
 	w.Array(n)
@@ -355,6 +347,7 @@ func (w *Writer) FillSet(mark, n int) {
 	w.fill(mark, aggregateHeader(tmp[:0], '~', n))
 }
 
+// aggregateHeader appends a RESP3 aggregate's header: kind, then n.
 func aggregateHeader(b []byte, kind byte, n int) []byte {
 	b = append(b, kind)
 	b = strconv.AppendInt(b, int64(n), 10)
