@@ -28,7 +28,9 @@ import sys
 
 import zmq
 
-TYPES = {0: "string", 1: "hash", 2: "list", 3: "set", 4: "zset", 5: "stream"}
+# 6, hash-fields: the fields of a hash that expired on their own (per-field
+# expiry) with their values, frame 3 laid out as a hash's.
+TYPES = {0: "string", 1: "hash", 2: "list", 3: "set", 4: "zset", 5: "stream", 6: "hash-fields"}
 
 
 def item(frame, off):
@@ -79,7 +81,8 @@ def decode(frames):
     if typ == 0:
         (vlen,) = struct.unpack_from("=I", frames[2], 0)
         value = text(frames[2][4:4 + vlen])
-    elif typ in (1, 4):
+    elif typ in (1, 4, 6):
+        # hash, zset, hash-fields (a hash's expired fields): pairs.
         it = items(frames[2])
         value = {text(it[i]): text(it[i + 1]) for i in range(0, len(it), 2)}
     elif typ == 5:

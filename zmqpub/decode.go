@@ -20,7 +20,7 @@ type Decoded struct {
 	DB    int
 	Type  Type
 	Key   []byte
-	Parts [][]byte // as for Encode: [value], field/value pairs, members, or member/score pairs; nil for a stream
+	Parts [][]byte // as for Encode: [value], field/value pairs (hash, hash-fields), members, or member/score pairs; nil for a stream
 	// Entries is a stream's value (TypeStream), as for EncodeStream: the
 	// entries in frame order, each ID and field aliasing frame 3 like
 	// Parts. Nil for every other type.
@@ -30,8 +30,8 @@ type Decoded struct {
 // Decode takes apart the frames of one expiry message. It checks the frame
 // count (3), the header size (4 bytes), the type code, that the key length
 // equals what frame 2 holds, that every length in frame 3 lies within the
-// frame and nothing follows the last item, and that a hash or sorted set
-// carries an even count. A claimed count is checked against the bytes left
+// frame and nothing follows the last item, and that a hash, a hash's
+// expired fields (TypeHashFields) or a sorted set carries an even count. A claimed count is checked against the bytes left
 // (every item needs at least its 4-byte length) before anything is
 // allocated, so memory used is bounded by the frames' size whatever the
 // frames claim. A stream's frame 3 is checked the same way, entry by entry:
@@ -94,7 +94,7 @@ func decodeValue(t Type, frame []byte) ([][]byte, error) {
 	}
 	count := uint64(binary.NativeEndian.Uint32(frame))
 	rest := frame[lenPrefix:]
-	if (t == TypeHash || t == TypeZSet) && count%2 != 0 {
+	if t.paired() && count%2 != 0 {
 		return nil, malformed("%s value with odd item count %d", t, count)
 	}
 	// Every item takes at least its length prefix: a count the frame cannot

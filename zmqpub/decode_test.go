@@ -81,6 +81,7 @@ func TestDecodeErrors(t *testing.T) {
 	listHeader := b(0, 0, 2, 0)
 	zsetHeader := b(0, 0, 4, 0)
 	streamHeader := b(0, 0, 5, 0)
+	hashFieldsHeader := b(0, 0, 6, 0)
 	okKey := b(1, 0, 0, 0, 'k')
 	okValue := b(1, 0, 0, 0, 'v')
 	tests := []struct {
@@ -106,6 +107,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"hash without a count", [][]byte{hashHeader, okKey, b(2, 0, 0)}, "hash value frame of 3 bytes has no count"},
 		{"hash with odd count", [][]byte{hashHeader, okKey, b(1, 0, 0, 0, 1, 0, 0, 0, 'f')}, "hash value with odd item count 1"},
 		{"zset with odd count", [][]byte{zsetHeader, okKey, b(3, 0, 0, 0)}, "zset value with odd item count 3"},
+		{"hash-fields without a count", [][]byte{hashFieldsHeader, okKey, b(2, 0, 0)}, "hash-fields value frame of 3 bytes has no count"},
+		{"hash-fields with odd count", [][]byte{hashFieldsHeader, okKey, b(1, 0, 0, 0, 1, 0, 0, 0, 'f')}, "hash-fields value with odd item count 1"},
+		{"hash-fields count beyond the frame", [][]byte{hashFieldsHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0)}, "hash-fields value claims 2 items but its frame holds 8 bytes"},
+		{"hash-fields value past the frame", [][]byte{hashFieldsHeader, okKey, b(2, 0, 0, 0, 1, 0, 0, 0, 'f', 9, 0, 0, 0, 'v')}, "hash-fields item 1 claims 9 bytes but 1 are left"},
+		{"hash-fields trailing bytes", [][]byte{hashFieldsHeader, okKey, b(2, 0, 0, 0, 1, 0, 0, 0, 'f', 0, 0, 0, 0, 'x')}, "hash-fields value frame holds 1 bytes after its 2 items"},
 		{"hash count beyond the frame", [][]byte{hashHeader, okKey, b(2, 0, 0, 0, 0, 0, 0, 0)}, "hash value claims 2 items but its frame holds 8 bytes"},
 		{"count 2^32-1 in 10 bytes", [][]byte{listHeader, okKey, b(0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 'a', 0)}, "list value claims 4294967295 items but its frame holds 10 bytes"},
 		{"item longer than the frame", [][]byte{listHeader, okKey, b(1, 0, 0, 0, 5, 0, 0, 0, 'a')}, "list item 0 claims 5 bytes but 1 are left"},

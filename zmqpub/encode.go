@@ -17,7 +17,8 @@ const (
 // Encode builds the three frames of the expiry message for one key.
 //
 // parts holds the value: for TypeString exactly one element, the value;
-// for TypeHash field, value, field, value...; for TypeList and TypeSet the
+// for TypeHash field, value, field, value...; for TypeHashFields the same,
+// the expired fields and their values only; for TypeList and TypeSet the
 // members; for TypeZSet member, score, member, score... in score order,
 // each score as the text Redis replies with. The frames are freshly
 // allocated, one allocation each with frame 3 sized exactly up front, and
@@ -27,8 +28,9 @@ const (
 //
 // Encode panics on input no caller may pass: db outside 0..MaxDB, a type
 // outside the protocol or TypeStream (EncodeStream encodes streams), a
-// string without exactly one part, an odd number of parts for a hash or
-// sorted set, or a length or count beyond uint32.
+// string without exactly one part, an odd number of parts for a hash, a
+// hash's expired fields or a sorted set, or a length or count beyond
+// uint32.
 // Redis's own limits (512 MB strings, 2^32-1 elements) keep real values
 // inside these.
 func Encode(db int, t Type, key []byte, parts [][]byte) [3][]byte {
@@ -130,7 +132,7 @@ func checkParts(t Type, parts [][]byte) {
 		if len(parts) != 1 {
 			panic(fmt.Sprintf("zmqpub.Encode: a string takes exactly one part, got %d", len(parts)))
 		}
-	case TypeHash, TypeZSet:
+	case TypeHash, TypeHashFields, TypeZSet:
 		if len(parts)%2 != 0 {
 			panic(fmt.Sprintf("zmqpub.Encode: a %s takes pairs of parts, got %d", t, len(parts)))
 		}

@@ -168,6 +168,23 @@ var goldenCases = []goldenCase{
 				3, 0, 0, 0, 'i', 'n', 'f'),
 		},
 	},
+	{
+		// A hash's expired fields: frame 3 as a hash's, type code 6.
+		name:  "hash-fields",
+		db:    1,
+		typ:   TypeHashFields,
+		key:   []byte("h"),
+		parts: [][]byte{[]byte("f2"), []byte("v2"), []byte("f9"), []byte("")},
+		frames: [3][]byte{
+			b(1, 0, 6, 0),
+			b(1, 0, 0, 0, 'h'),
+			b(4, 0, 0, 0,
+				2, 0, 0, 0, 'f', '2',
+				2, 0, 0, 0, 'v', '2',
+				2, 0, 0, 0, 'f', '9',
+				0, 0, 0, 0),
+		},
+	},
 }
 
 // streamGolden is a stream of three entries with different fields (as
@@ -291,6 +308,7 @@ func TestEncodePanicsOnMisuse(t *testing.T) {
 		{"string without value", 0, TypeString, nil},
 		{"string with two values", 0, TypeString, [][]byte{[]byte("a"), []byte("b")}},
 		{"hash with a field and no value", 0, TypeHash, one},
+		{"hash-fields with a field and no value", 0, TypeHashFields, one},
 		{"zset with a member and no score", 0, TypeZSet, one},
 	}
 	for _, tc := range tests {
@@ -311,6 +329,7 @@ func TestTypeString(t *testing.T) {
 		{TypeSet, "set"},
 		{TypeZSet, "zset"},
 		{TypeStream, "stream"},
+		{TypeHashFields, "hash-fields"},
 		{Type(7), "type(7)"},
 		{Type(65535), "type(65535)"},
 	}
@@ -319,11 +338,24 @@ func TestTypeString(t *testing.T) {
 		assert.Equal(t, !strings.HasPrefix(tc.want, "type("), tc.typ.Known())
 	}
 	assert.Equal(t, Type(5), TypeStream, "the stream's code is part of the wire format")
+	assert.Equal(t, Type(6), TypeHashFields, "the hash-fields code is part of the wire format")
+}
+
+// A hash's expired fields are encoded byte for byte as a hash holding
+// just those fields, but for the type code in frame 1.
+func TestEncodeHashFieldsAsHash(t *testing.T) {
+	parts := [][]byte{[]byte("rcpt:2"), []byte("deferred"), b(0x00, 0xff), {}}
+	fields := Encode(4, TypeHashFields, []byte("mail:42"), parts)
+	hash := Encode(4, TypeHash, []byte("mail:42"), parts)
+	assert.Equal(t, uint16(TypeHashFields), binary.NativeEndian.Uint16(fields[0][2:]))
+	assert.Equal(t, hash[0][:2], fields[0][:2], "the database")
+	assert.Equal(t, hash[1], fields[1], "the key frame")
+	assert.Equal(t, hash[2], fields[2], "frame 3")
 }
 
 func TestEncodeEmptyCollections(t *testing.T) {
 	requireLittleEndian(t)
-	for _, typ := range []Type{TypeHash, TypeList, TypeSet, TypeZSet} {
+	for _, typ := range []Type{TypeHash, TypeList, TypeSet, TypeZSet, TypeHashFields} {
 		frames := Encode(0, typ, []byte("k"), nil)
 		require.Equal(t, b(0, 0, 0, 0), frames[2], "%s", typ)
 	}

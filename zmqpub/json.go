@@ -19,9 +19,10 @@ import (
 // byte is lost or replaced. The value is, by type:
 //
 //   - string: the string;
-//   - hash: an object of field: value in message order; a field name that
-//     is not valid UTF-8 cannot be an object key and is written as the
-//     string "base64:" followed by its base64 form;
+//   - hash, and hash-fields (a hash's expired fields): an object of
+//     field: value in message order; a field name that is not valid
+//     UTF-8 cannot be an object key and is written as the string
+//     "base64:" followed by its base64 form;
 //   - list, set: an array of the members;
 //   - zset: an array of [member, score] pairs, the score written as a JSON
 //     number (its text unchanged) when its text has JSON's number syntax
@@ -85,7 +86,7 @@ func appendJSONValue(dst []byte, t Type, parts [][]byte) []byte {
 	switch {
 	case t == TypeString && len(parts) == 1:
 		return appendJSONBytes(dst, parts[0])
-	case t == TypeHash && len(parts)%2 == 0:
+	case (t == TypeHash || t == TypeHashFields) && len(parts)%2 == 0:
 		dst = append(dst, '{')
 		for i := 0; i < len(parts); i += 2 {
 			if i > 0 {

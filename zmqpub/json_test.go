@@ -75,6 +75,16 @@ func TestAppendJSON(t *testing.T) {
 			`{"db":0,"type":"hash","key":"h","value":{}}`,
 		},
 		{
+			"hash-fields as a hash's object",
+			Decoded{Type: TypeHashFields, Key: []byte("mail:42"), Parts: bs("rcpt:2", "deferred")},
+			`{"db":0,"type":"hash-fields","key":"mail:42","value":{"rcpt:2":"deferred"}}`,
+		},
+		{
+			"hash-fields with binary field and value, an empty value",
+			Decoded{DB: 5, Type: TypeHashFields, Key: []byte("h"), Parts: [][]byte{b(0xff), b(0x00, 0xfe), []byte("note"), {}}},
+			`{"db":5,"type":"hash-fields","key":"h","value":{"base64:/w==":{"base64":"AP4="},"note":""}}`,
+		},
+		{
 			"list",
 			Decoded{Type: TypeList, Key: []byte("l"), Parts: [][]byte{[]byte("a"), []byte("a"), b(0x80)}},
 			`{"db":0,"type":"list","key":"l","value":["a","a",{"base64":"gA=="}]}`,

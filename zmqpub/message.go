@@ -21,9 +21,12 @@
 //	         count of the entry's items (always even), then each field
 //	         and each value as uint32 length and bytes
 //
-// (consumer groups are not sent). Types 0 (string) and 1 (hash) are the
-// original protocol; 2 to 5 are sent only when the operator opts in.
-// Code 6 is reserved (hash field expiry).
+// (consumer groups are not sent). Type 6 (hash-fields) carries hash
+// fields that expired on their own (per-field expiry, not the key's
+// deadline): frame 2 is the hash's key and frame 3 is laid out as a
+// hash's, holding only the expired fields and their values; the fields of
+// one hash that fall due in the same millisecond share one message. Types 0 (string) and 1 (hash) are
+// the original protocol; 2 to 6 are sent only when the operator opts in.
 //
 // The encoding half (Encode, Decode, AppendJSON) is pure: no I/O, no
 // state. The publishing half (Outbox, Publisher) owns the queue between the
@@ -44,30 +47,41 @@ const (
 	TypeSet    Type = 3
 	TypeZSet   Type = 4
 	TypeStream Type = 5 // encoded by EncodeStream, decoded into Decoded.Entries
+	// TypeHashFields is a hash's fields that expired on their own, with
+	// their values: encoded, decoded and written as JSON as TypeHash is.
+	TypeHashFields Type = 6
 )
 
 // typeNames are the names String returns, as Redis's TYPE command spells
-// them; JSON output and the vector file use the same names.
+// them (hash-fields, which no key has as its type, is the name
+// expiry-zmq-types selects it by); JSON output and the vector file use
+// the same names.
 var typeNames = [...]string{
-	TypeString: "string",
-	TypeHash:   "hash",
-	TypeList:   "list",
-	TypeSet:    "set",
-	TypeZSet:   "zset",
-	TypeStream: "stream",
+	TypeString:     "string",
+	TypeHash:       "hash",
+	TypeList:       "list",
+	TypeSet:        "set",
+	TypeZSet:       "zset",
+	TypeStream:     "stream",
+	TypeHashFields: "hash-fields",
 }
 
 // Known reports whether t is one of the type codes this package encodes.
 func (t Type) Known() bool { return int(t) < len(typeNames) }
 
 // String returns the Redis name of the type ("string", "hash", "list",
-// "set", "zset", "stream"), or "type(N)" for a code outside the protocol.
+// "set", "zset", "stream", "hash-fields"), or "type(N)" for a code outside
+// the protocol.
 func (t Type) String() string {
 	if t.Known() {
 		return typeNames[t]
 	}
 	return "type(" + strconv.Itoa(int(t)) + ")"
 }
+
+// paired reports whether t's items come in pairs (field and value, member
+// and score): a hash's, a hash's expired fields', a sorted set's.
+func (t Type) paired() bool { return t == TypeHash || t == TypeHashFields || t == TypeZSet }
 
 // StreamEntry is one entry of a stream value, as EncodeStream takes it and
 // Decode returns it.

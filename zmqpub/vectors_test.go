@@ -23,7 +23,8 @@ const vectorPath = "../testdata/expiry-vectors.json"
 var updateVectors = flag.Bool("update-vectors", false, "rewrite "+vectorPath+" from vectorSpecs")
 
 // vectorSpec is one vector as the encoder's input. Exactly one of parts,
-// valueGen and fieldsGen is set, or entries for a stream.
+// valueGen and fieldsGen is set, or entries for a stream. A hash's
+// expired fields (TypeHashFields) are written as fields_hex, as a hash's.
 type vectorSpec struct {
 	name      string
 	db        int
@@ -64,6 +65,12 @@ var vectorSpecs = []vectorSpec{
 	}},
 	// A stream emptied by XDEL or XTRIM is still a key, and expires.
 	{name: "stream-empty", db: 2, typ: TypeStream, key: []byte("drained"), entries: []StreamEntry{}},
+	// A hash's fields that expired on their own (type 6): frame 3 as a
+	// hash's, holding only the expired fields, in the hash's order.
+	{name: "hash-fields-one-field", typ: TypeHashFields, key: []byte("mail:42"), parts: bs("rcpt:2", "deferred")},
+	{name: "hash-fields-several", db: 1, typ: TypeHashFields, key: []byte("mail:43"), parts: bs("rcpt:1", "sent", "rcpt:3", "bounced", "lock", "worker-7")},
+	{name: "hash-fields-binary", db: 4, typ: TypeHashFields, key: b('h', 0x00, 0xff), parts: [][]byte{b(0xff, 0x00), b(0x00, 0xff, 0x80), []byte("clé"), b(0xc3, 0x28)}},
+	{name: "hash-fields-empty-value", db: 65535, typ: TypeHashFields, key: []byte("meta:3"), parts: bs("note", "", "flag", "1")},
 }
 
 // vectorFile is the JSON document; its field order is the file's.
@@ -143,7 +150,7 @@ func buildVector(s vectorSpec) vector {
 		v.FieldsGen = &fieldsGen{Count: s.fieldsGen}
 	case s.typ == TypeString:
 		v.ValueHex = hexPtr(parts[0])
-	case s.typ == TypeHash:
+	case s.typ == TypeHash || s.typ == TypeHashFields:
 		for i := 0; i < len(parts); i += 2 {
 			v.FieldsHex = append(v.FieldsHex, [2]string{hex.EncodeToString(parts[i]), hex.EncodeToString(parts[i+1])})
 		}
@@ -253,7 +260,8 @@ func TestVectorFileAsAReaderSeesIt(t *testing.T) {
 		})
 	}
 	for _, required := range []string{"string-empty", "string-binary", "hash-one-field", "hash-10000-fields",
-		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value", "stream", "stream-empty"} {
+		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value", "stream", "stream-empty",
+		"hash-fields-one-field", "hash-fields-several", "hash-fields-binary", "hash-fields-empty-value"} {
 		assert.True(t, names[required], "vector %s", required)
 	}
 }

@@ -65,7 +65,9 @@ Options:
                        HOST:PORT (SELECT db, DEL key): the acknowledgement
                        the hash expire cycles wait for
                        (expiry-zmq-hash-max-expire-cycles); a failure is
-                       reported on stderr and the next cycle sends it again
+                       reported on stderr and the next cycle sends it again.
+                       A hash's expired fields (type hash-fields) are never
+                       acknowledged: their hash may hold other fields
   --ack-password PW    AUTH with PW on the --ack connection
   --ack-db N           the database whose hashes cycle (the server's
                        expiry-zmq-hash-main-db; default 0): only hashes
@@ -192,7 +194,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if acks != nil && d.Type == zmqpub.TypeHash && d.DB == cfg.ackDB {
 			// Only the main database's hashes are kept for the cycles:
 			// any other key is gone already, and a key of that name may
-			// be a new one.
+			// be a new one. A hash's expired fields (hash-fields) are
+			// never acknowledged: their hash may hold other fields,
+			// which DEL would remove.
 			if err := acks.ack(d.DB, d.Key); err != nil {
 				fmt.Fprintf(stderr, "%s: could not acknowledge %q in db %d: %v\n", name, d.Key, d.DB, err)
 			}

@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -215,6 +217,10 @@ func TestListenPrintsVectorsAsJSON(t *testing.T) {
 	assert.JSONEq(t, `{"db":0,"type":"string","key":{"base64":"AGv/AA=="},"value":{"base64":"AP8B/gCA"}}`, lines[2])
 	assert.Contains(t, stdout.String(), `{"db":1,"type":"stream","key":"log","value":[["5-1",["f","1","f","2"]]]}`+"\n",
 		"a stream vector, a repeated field kept")
+	assert.Contains(t, stdout.String(), `{"db":0,"type":"hash-fields","key":"mail:42","value":{"rcpt:2":"deferred"}}`+"\n",
+		"a hash's expired fields, as a hash's object")
+	assert.Contains(t, stdout.String(), `{"db":4,"type":"hash-fields","key":{"base64":"aAD/"},"value":{"base64:/wA=":{"base64":"AP+A"},"clé":{"base64":"wyg="}}}`+"\n",
+		"a hash's expired fields, binary")
 
 	errLines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 	require.Len(t, errLines, len(malformed), "stderr: %s", stderr.String())
@@ -239,6 +245,7 @@ func TestListenTextFormat(t *testing.T) {
 		encode(15, zmqpub.TypeHash, "h", "f1", "v1", "f2", ""),
 		encode(0, zmqpub.TypeZSet, "z", "a", "-inf", "b", "1.5"),
 		encode(1, zmqpub.TypeSet, "s\xff", "m"),
+		encode(0, zmqpub.TypeHashFields, "mail:42", "rcpt:2", "deferred", "note", ""),
 	}
 	stream := zmqpub.EncodeStream(2, []byte("st"), []zmqpub.StreamEntry{
 		{ID: []byte("1-0"), Fields: [][]byte{[]byte("f"), []byte("v")}},
@@ -247,13 +254,14 @@ func TestListenTextFormat(t *testing.T) {
 	msgs = append(msgs, stream[:])
 	p := startPusher(t, ctx, msgs, false)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "5", "--format", "text")
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "6", "--format", "text")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	assert.Equal(t, `db=0 type=string key="k" value="hello\n"
 db=15 type=hash key="h" value=2 {"f1"="v1" "f2"=""}
 db=0 type=zset key="z" value=2 {"a"="-inf" "b"="1.5"}
 db=1 type=set key="s\xff" value=1 {"m"}
+db=0 type=hash-fields key="mail:42" value=2 {"rcpt:2"="deferred" "note"=""}
 db=2 type=stream key="st" value=2 {"1-0"={"f"="v"} "1-2"={"f"="w" "g"=""}}
 `, stdout.String())
 	assert.Empty(t, stderr.String())
@@ -448,6 +456,11 @@ func TestAppendText(t *testing.T) {
 			`db=0 type=hash key="h" value=2 {"f"="v" "\xff"=""}`,
 		},
 		{
+			"hash-fields",
+			zmqpub.Decoded{DB: 1, Type: zmqpub.TypeHashFields, Key: []byte("mail:42"), Parts: [][]byte{[]byte("rcpt:2"), []byte("deferred"), {0xff}, {}}},
+			`db=1 type=hash-fields key="mail:42" value=2 {"rcpt:2"="deferred" "\xff"=""}`,
+		},
+		{
 			"stream",
 			zmqpub.Decoded{DB: 3, Type: zmqpub.TypeStream, Key: []byte("s"), Entries: []zmqpub.StreamEntry{
 				{ID: []byte("1700000000000-0"), Fields: [][]byte{[]byte("f"), []byte("v\n")}},
@@ -471,4 +484,116 @@ func TestAppendText(t *testing.T) {
 			assert.Equal(t, tc.want+"\n", string(appendText(nil, tc.d)))
 		})
 	}
+}
+
+// fakeRESP is a server that records the commands --ack sends it and
+// answers each with a reply that is not an error.
+type fakeRESP struct {
+	addr string
+	mu   sync.Mutex
+	cmds [][]string
+}
+
+func startFakeRESP(t *testing.T) *fakeRESP {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f := &fakeRESP{addr: ln.Addr().String()}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				f.serve(c)
+			}()
+		}
+	}()
+	return f
+}
+
+// serve reads RESP arrays of bulk strings until the connection ends.
+func (f *fakeRESP) serve(c net.Conn) {
+	rd := bufio.NewReader(c)
+	line := func() (string, bool) {
+		l, err := rd.ReadString('\n')
+		return strings.TrimSuffix(l, "\r\n"), err == nil
+	}
+	for {
+		head, ok := line()
+		if !ok || !strings.HasPrefix(head, "*") {
+			return
+		}
+		n, _ := strconv.Atoi(head[1:])
+		cmd := make([]string, 0, n)
+		for range n {
+			if _, ok := line(); !ok { // $len
+				return
+			}
+			arg, ok := line()
+			if !ok {
+				return
+			}
+			cmd = append(cmd, arg)
+		}
+		f.mu.Lock()
+		f.cmds = append(f.cmds, cmd)
+		f.mu.Unlock()
+		reply := "+OK\r\n"
+		if strings.EqualFold(cmd[0], "DEL") {
+			reply = ":1\r\n"
+		}
+		if _, err := c.Write([]byte(reply)); err != nil {
+			return
+		}
+	}
+}
+
+func (f *fakeRESP) commands() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]string(nil), f.cmds...)
+}
+
+// --ack deletes a printed hash, never the hash of expired fields
+// (hash-fields): that hash may hold other fields.
+func TestListenAckSkipsHashFields(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	server := startFakeRESP(t)
+	encode := func(typ zmqpub.Type, key string, parts ...string) [][]byte {
+		var ps [][]byte
+		for _, p := range parts {
+			ps = append(ps, []byte(p))
+		}
+		f := zmqpub.Encode(0, typ, []byte(key), ps)
+		return f[:]
+	}
+	msgs := [][][]byte{
+		encode(zmqpub.TypeHashFields, "mail:42", "rcpt:2", "deferred"),
+		encode(zmqpub.TypeHash, "mail:43", "from", "a@example.org"),
+		encode(zmqpub.TypeHashFields, "mail:44", "lock", "w7"),
+	}
+	p := startPusher(t, ctx, msgs, false)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "3", "--ack", server.addr)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	assert.Equal(t, `{"db":0,"type":"hash-fields","key":"mail:42","value":{"rcpt:2":"deferred"}}
+{"db":0,"type":"hash","key":"mail:43","value":{"from":"a@example.org"}}
+{"db":0,"type":"hash-fields","key":"mail:44","value":{"lock":"w7"}}
+`, stdout.String())
+	assert.Empty(t, stderr.String())
+	assert.Equal(t, [][]string{{"SELECT", "0"}, {"DEL", "mail:43"}}, server.commands(), "only the hash is acknowledged")
 }

@@ -18,14 +18,15 @@ const (
 //
 //	db=0 type=string key="k" value="hello\n"
 //	db=3 type=hash key="h" value=2 {"f1"="v1" "f2"=""}
+//	db=0 type=hash-fields key="mail:42" value=1 {"rcpt:2"="deferred"}
 //	db=0 type=zset key="z" value=1 {"a"="-inf"}
 //	db=0 type=list key="l" value=20 {"m" "m" ... ...(+4)}
 //	db=0 type=stream key="s" value=2 {"1-0"={"f"="v"} "1-2"={"f"="w" "g"="x"}}
 //
-// A collection shows its item count (pairs for a hash or sorted set,
-// entries for a stream) and its first textMaxItems items; a stream entry
-// shows its ID and its first textMaxItems field/value pairs the same way,
-// without a count. A string longer than textMaxBytes is cut and followed
+// A collection shows its item count (pairs for a hash, a hash's expired
+// fields or a sorted set, entries for a stream) and its first
+// textMaxItems items; a stream entry shows its ID and its first
+// textMaxItems field/value pairs the same way, without a count. A string longer than textMaxBytes is cut and followed
 // by "...(+N bytes)". Quoting is described at appendQuoted.
 func appendText(dst []byte, d zmqpub.Decoded) []byte {
 	dst = append(dst, "db="...)
@@ -44,7 +45,7 @@ func appendText(dst []byte, d zmqpub.Decoded) []byte {
 		return append(dst, '\n')
 	}
 	step := 1
-	if (d.Type == zmqpub.TypeHash || d.Type == zmqpub.TypeZSet) && len(parts)%2 == 0 {
+	if (d.Type == zmqpub.TypeHash || d.Type == zmqpub.TypeHashFields || d.Type == zmqpub.TypeZSet) && len(parts)%2 == 0 {
 		step = 2
 	}
 	dst = strconv.AppendInt(dst, int64(len(parts)/step), 10)

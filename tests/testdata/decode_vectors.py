@@ -40,7 +40,8 @@ def expected_value(v, text):
         if "value_gen" in v:
             return text(generated_string(v["value_gen"]["len"]))
         return text(h(v["value_hex"]))
-    if t == 1:
+    if t in (1, 6):
+        # A hash, or a hash's expired fields (hash-fields): fields_hex.
         if "fields_gen" in v:
             return {"field:%d" % i: "value:%d" % i for i in range(v["fields_gen"]["count"])}
         return {text(h(f)): text(h(x)) for f, x in v["fields_hex"]}

@@ -7,17 +7,18 @@
 #
 #   perl examples/archive-by-day.pl --endpoint tcp://127.0.0.1:5555 --dir /var/lib/zredis-archive
 #
-# --all-types archives every type, not only hashes; --count N exits after
-# N archived messages.
+# --all-types archives every type, not only hashes (hash-fields, the fields
+# of a hash that expired on their own, included); --count N exits after N
+# archived messages.
 #
 # --ack HOST:PORT deletes each archived hash on the server (SELECT db, DEL
 # key) once its line is written: the acknowledgement the server's hash
 # expire cycles wait for (expiry-zmq-hash-max-expire-cycles), after which
 # it sends the hash no more. --ack-password PW authenticates first;
 # --ack-db N names the server's expiry-zmq-hash-main-db (0): only hashes
-# of that database are acknowledged. An
-# acknowledgement that fails is warned about; the next cycle sends the
-# hash again, and it is archived again.
+# of that database are acknowledged, and never hash-fields (the hash may
+# still hold other fields). An acknowledgement that fails is warned about;
+# the next cycle sends the hash again, and it is archived again.
 
 use strict;
 use warnings;

@@ -32,7 +32,7 @@ for my $v (@vectors) {
 }
 
 # The file must cover every type the server can send.
-for my $type (qw(string hash list set zset stream)) {
+for my $type (qw(string hash list set zset stream hash-fields)) {
     ok($seen_type{$type}, "a vector of type $type");
 }
 

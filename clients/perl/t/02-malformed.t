@@ -15,6 +15,7 @@ my $header_string = pack 'S S', 0, 0;
 my $header_hash   = pack 'S S', 0, 1;
 my $header_zset   = pack 'S S', 0, 4;
 my $header_stream = pack 'S S', 0, 5;
+my $header_hash_fields = pack 'S S', 0, 6;
 my $key           = pack 'L/a*', 'k';
 my $lp            = sub { pack 'L/a*', $_[0] };
 
@@ -39,6 +40,10 @@ my @cases = (
     [ 'hash count 4 G',          [ $header_hash, $key, pack('L', 0xFFFFFFFE) ], qr/item 1 of 4294967294/ ],
     [ 'hash item past frame',    [ $header_hash, $key, pack('L', 2) . $lp->('f') . pack('L', 9) . 'v' ], qr/item 2 of 2 claims 9 bytes, the frame holds 1/ ],
     [ 'hash trailing bytes',     [ $header_hash, $key, pack('L', 2) . $lp->('f') . $lp->('v') . "\0" ], qr/value frame has 1 trailing bytes/ ],
+    [ 'hash-fields odd count',   [ $header_hash_fields, $key, pack('L', 3) . $lp->('f') . $lp->('v') . $lp->('g') ], qr/hash-fields count 3 is odd/ ],
+    [ 'hash-fields frame without count', [ $header_hash_fields, $key, 'ab' ], qr/value frame is 2 bytes, too short for its count/ ],
+    [ 'hash-fields item past frame', [ $header_hash_fields, $key, pack('L', 2) . $lp->('f') . pack('L', 9) . 'v' ], qr/item 2 of 2 claims 9 bytes, the frame holds 1/ ],
+    [ 'hash-fields trailing bytes', [ $header_hash_fields, $key, pack('L', 2) . $lp->('f') . $lp->('v') . "\0" ], qr/value frame has 1 trailing bytes/ ],
     [ 'zset odd count',          [ $header_zset, $key, pack('L', 3) . $lp->('m') . $lp->('1') . $lp->('n') ], qr/zset count 3 is odd/ ],
     [ 'stream frame without count', [ $header_stream, $key, 'ab' ],             qr/stream value frame is 2 bytes, too short for its count/ ],
     [ 'stream count 4 G',        [ $header_stream, $key, pack('L', 0xFFFFFFFF) . $lp->('1-0') . pack('L', 0) ], qr/claims 4294967295 entries, the frame holds 11 bytes/ ],
@@ -64,6 +69,11 @@ for my $case (@cases) {
 # reason only.
 my $ok = decode([ $header_hash, $key, pack('L', 2) . $lp->('f') . $lp->('') ]);
 is_deeply($ok->{value}, { f => '' }, 'a well-formed hash with an empty value decodes');
+my $fields = decode([ $header_hash_fields, $key, pack('L', 4) . $lp->('rcpt:2') . $lp->('deferred') . $lp->('note') . $lp->('') ]);
+is_deeply($fields->{value}, { 'rcpt:2' => 'deferred', note => '' }, 'a well-formed hash-fields decodes as a hash');
+is_deeply($fields->{parts}, [ 'rcpt:2', 'deferred', 'note', '' ], 'hash-fields: parts in frame order');
+is($fields->{type}, 'hash-fields', 'hash-fields: its name');
+is($fields->{type_code}, 6, 'hash-fields: its code');
 is_deeply(decode([ pack('S S', 0, 2), $key, pack('L', 0) ])->{value}, [], 'an empty list decodes');
 is_deeply(decode([ $header_zset, $key, pack('L', 0) ])->{value}, [], 'an empty zset decodes');
 is_deeply(decode([ $header_stream, $key, pack('L', 0) ])->{value}, [], 'an empty stream decodes');

@@ -31,6 +31,8 @@ if (!$pid) {
 }
 $push->send_multipart(encode_frames(0, 1, 'mail:1', [ 'from', 'a@example.org', 'size', '1024' ]));
 $push->send_multipart(encode_frames(0, 0, 'lock:1', ['x']));
+# A hash's expired fields are not a hash: archived with --all-types only.
+$push->send_multipart(encode_frames(0, 6, 'mail:1', [ 'rcpt:2', 'deferred' ]));
 $push->send_multipart(encode_frames(4, 1, "mail:\xff", [ 'body', "\x00\xff" ]));
 
 local $SIG{ALRM} = sub { kill 'KILL', $pid };
@@ -43,7 +45,7 @@ my @files = glob "$dir/*.jsonl";
 ok(scalar @files, 'a file per day was written');
 like($_, qr{/\d{4}-\d\d-\d\d\.jsonl\z}, "$_ is named for its day") for @files;
 my @lines = map { open my $fh, '<:raw', $_ or die "$_: $!"; <$fh> } sort @files;
-is(scalar @lines, 2, 'two hashes archived, the string skipped');
+is(scalar @lines, 2, 'two hashes archived, the string and the hash-fields skipped');
 my $json = JSON::PP->new->utf8;
 is_deeply($json->decode($lines[0] // '{}'),
     { db => 0, type => 'hash', key => 'mail:1', value => { from => 'a@example.org', size => '1024' } },

@@ -18,7 +18,8 @@ use POSIX qw(EAGAIN EINTR);
 
 our $VERSION = '1.00';
 
-our @EXPORT_OK = qw(decode type_name curve_public curve_keypair TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET TYPE_STREAM);
+our @EXPORT_OK = qw(decode type_name curve_public curve_keypair TYPE_STRING TYPE_HASH TYPE_LIST TYPE_SET TYPE_ZSET TYPE_STREAM
+    TYPE_HASH_FIELDS);
 
 use constant {
     TYPE_STRING => 0,
@@ -27,10 +28,12 @@ use constant {
     TYPE_SET    => 3,
     TYPE_ZSET   => 4,
     TYPE_STREAM => 5,
+    # A hash's fields that expired on their own (per-field expiry), with
+    # their values: frame 3 as a hash's.
+    TYPE_HASH_FIELDS => 6,
 };
 
-# Code 6 is reserved (hash field expiry).
-my @TYPE_NAMES = qw(string hash list set zset stream);
+my @TYPE_NAMES = qw(string hash list set zset stream hash-fields);
 
 # How long one blocking receive waits before run() looks at its stop flag:
 # ZMQ::FFI has no poll, so a receive timeout is what lets a signal handler
@@ -49,18 +52,19 @@ sub type_name {
 # decode($frames) takes the frames of one message (an array reference of
 # byte strings) and returns a hash reference:
 #   db         database number
-#   type       type name: string, hash, list, set, zset or stream
-#   type_code  the type as sent (0..5)
+#   type       type name: string, hash, list, set, zset, stream or hash-fields
+#   type_code  the type as sent (0..6)
 #   key        key bytes
-#   value      string: the bytes; hash: a hash reference field => value;
+#   value      string: the bytes; hash and hash-fields (the hash's expired
+#              fields only): a hash reference field => value;
 #              list/set: an array reference of members; zset: an array
 #              reference of [member, score] pairs, score as the text Redis
 #              prints ("1.5", "inf"), in score order; stream: an array
 #              reference of entries in ID order, each [id, [field, value,
 #              ...]] as XRANGE replies (a field repeated in an entry is kept)
-#   parts      every item of frame 3 in frame order (string: [value]; hash:
-#              field, value, ...; list/set: members; zset: member, score, ...;
-#              stream: the entries, [id, [field, value, ...]] each, as value)
+#   parts      every item of frame 3 in frame order (string: [value]; hash,
+#              hash-fields: field, value, ...; list/set: members; zset:
+#              member, score, ...; stream: the entries, [id, [field, value, ...]] each, as value)
 # A malformed message dies with a one-line reason ending in "\n". Every
 # length is checked against the bytes the frame holds before it is used, so
 # no claimed length ever makes this allocate.
@@ -94,8 +98,8 @@ sub decode {
     if ($type_code == TYPE_STRING) {
         $value = $parts->[0];
     }
-    elsif ($type_code == TYPE_HASH) {
-        die sprintf("hash count %d is odd\n", scalar @$parts) if @$parts % 2;
+    elsif ($type_code == TYPE_HASH || $type_code == TYPE_HASH_FIELDS) {
+        die sprintf("%s count %d is odd\n", $type, scalar @$parts) if @$parts % 2;
         $value = {@$parts};
     }
     elsif ($type_code == TYPE_ZSET) {
@@ -442,12 +446,12 @@ little-endian).
 =item frame 1
 
 4 bytes: uint16 database, uint16 type (0 string, 1 hash, 2 list, 3 set,
-4 zset, 5 stream; 2 to 5 only when the server was told to send them;
-6 is reserved for hash field expiry).
+4 zset, 5 stream, 6 hash-fields; 2 to 6 only when the server was told to
+send them).
 
 =item frame 2
 
-uint32 key length, then the key.
+uint32 key length, then the key (for hash-fields, the hash's key).
 
 =item frame 3
 
@@ -459,6 +463,9 @@ length-prefixed, the score as text (C<1.5>, C<inf>). stream: uint32 count of
 entries, then for each entry in ID order its ID (C<1700000000000-0>)
 length-prefixed, a uint32 count of its fields plus values (even), and each
 field and each value length-prefixed (consumer groups are not sent).
+hash-fields: as a hash, holding only the fields that expired on their own
+(per-field expiry) and their values; the fields of one hash that fall due in
+the same millisecond come in one message.
 
 =back
 
@@ -472,14 +479,14 @@ could not deliver wait in its outbox.
 Decodes one message (an array reference of three byte strings) into a hash
 reference with C<db>, C<type> (name), C<type_code>, C<key>, C<value> and
 C<parts> (frame 3's items in order; use it where the order of a hash's
-fields matters). C<value> is the string, a hash reference for a hash, an
-array reference of members for a list or set, an array reference of
-C<[member, score]> for a zset, an array reference of C<[id, [field, value,
-...]]> for a stream (entries in ID order, as XRANGE replies; C<parts> holds
+fields matters). C<value> is the string, a hash reference for a hash (and
+for hash-fields, of the expired fields only), an array reference of members
+for a list or set, an array reference of C<[member, score]> for a zset, an
+array reference of C<[id, [field, value, ...]]> for a stream (entries in ID order, as XRANGE replies; C<parts> holds
 the same). Dies with a one-line reason for a malformed message: a frame
 count other than 3, a header that is not 4 bytes, an unknown type, a length
 or count that runs past its frame, trailing bytes, an odd count for a hash,
-a zset or a stream entry.
+hash-fields, a zset or a stream entry.
 
 =head2 curve_public($secret)
 

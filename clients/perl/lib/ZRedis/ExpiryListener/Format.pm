@@ -78,8 +78,9 @@ sub _json_score {
 }
 
 # to_json_line($msg) returns {"db":N,"type":"name","key":...,"value":...}
-# and a newline, fields in that order. value: a string; a hash as an object
-# with its fields in message order; list/set as an array; zset as an array
+# and a newline, fields in that order. value: a string; a hash (and
+# hash-fields, a hash's expired fields) as an object with its fields in
+# message order; list/set as an array; zset as an array
 # of [member, score]; stream as an array of [id, [field, value, ...]].
 sub to_json_line {
     my ($msg) = @_;
@@ -89,7 +90,7 @@ sub to_json_line {
     if ($type eq 'string') {
         $value = _json_bytes($parts->[0]);
     }
-    elsif ($type eq 'hash') {
+    elsif ($type eq 'hash' || $type eq 'hash-fields') {
         $value = '{' . join(',', map {
             _json_field_name($parts->[ 2 * $_ ]) . ':' . _json_bytes($parts->[ 2 * $_ + 1 ])
         } 0 .. @$parts / 2 - 1) . '}';
@@ -149,7 +150,7 @@ sub to_text_line {
         $value = "$entries {" . join(' ', @shown) . '}';
     }
     else {
-        my $paired = $type eq 'hash' || $type eq 'zset';
+        my $paired = $type eq 'hash' || $type eq 'hash-fields' || $type eq 'zset';
         $value = (@$parts / ($paired ? 2 : 1)) . ' ' . _text_items($parts, $paired);
     }
     return "db=$msg->{db} type=$type key=" . _text_quote($msg->{key}) . " value=$value\n";
@@ -190,7 +191,7 @@ ZRedis::ExpiryListener::Format - expiry messages as JSON or text lines
 
 One JSON object and a newline, the fields C<db>, C<type> (name), C<key>,
 C<value> in that order: a string value as a JSON string, a hash as an object
-(fields in message order), a list or set as an array, a zset as an array of
+(fields in message order), hash-fields (a hash's expired fields) as a hash, a list or set as an array, a zset as an array of
 C<[member, score]> with the score a JSON number when finite and the text
 (C<"inf">, C<"-inf">) otherwise, a stream as an array of entries
 C<[id, [field, value, ...]]> in ID order (as XRANGE replies). Any string that is not valid UTF-8 is
@@ -202,7 +203,7 @@ This is the shape the Go listener C<zredis-expiry-listen> prints.
 
 C<db=0 type=hash key="k" value=2 {"f1"="v1" "f2"="v2"}>: strings quoted,
 non-printable bytes as C<\xHH>, at most 256 bytes of a string and 16 items
-of a collection shown. A stream shows its entry count and its entries as
+of a collection shown (pairs for a hash, hash-fields or zset). A stream shows its entry count and its entries as
 C<"1-0"={"f"="v"}>, at most 16 entries and 16 pairs of each.
 
 =head2 is_utf8_bytes($bytes)

@@ -23,11 +23,12 @@ sub repo_root       { return abs_path(File::Spec->catdir(perl_client_dir(), '..'
 
 sub vectors_path { return File::Spec->catfile(repo_root(), 'testdata', 'expiry-vectors.json') }
 
-my @TYPE_NAMES = qw(string hash list set zset stream);
+my @TYPE_NAMES = qw(string hash list set zset stream hash-fields);
 
 # encode_frames builds the three frames of a message the way the server
 # does (native byte order); parts as in decode's "parts" (for a stream,
-# type 5, the entries [id, [field, value, ...]]).
+# type 5, the entries [id, [field, value, ...]]; for hash-fields, type 6,
+# field, value, ... as for a hash).
 sub encode_frames {
     my ($db, $type_code, $key, $parts) = @_;
     my $value = $type_code == 0
@@ -70,7 +71,8 @@ sub _prepare {
         @parts = ($bytes);
         $value = $bytes;
     }
-    elsif ($code == 1) {
+    elsif ($code == 1 || $code == 6) {
+        # A hash, or a hash's expired fields (hash-fields): fields_hex.
         if (exists $v->{fields_gen}) {
             @parts = map { ("field:$_", "value:$_") } 0 .. $v->{fields_gen}{count} - 1;
         }
