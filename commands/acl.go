@@ -56,7 +56,7 @@ func aclCatCommand(c *engine.Ctx) {
 	}
 	var names []string
 	c.D.Table.Each(func(cmd *engine.Command) {
-		if !cmd.Extension && slices.Contains(cmd.ACLCategories(), want) {
+		if !cmd.Extension && cmd.Since == "" && slices.Contains(cmd.ACLCategories(), want) {
 			names = append(names, cmd.Name)
 		}
 	})

@@ -38,7 +38,7 @@ func init() {
 
 // commandCommand is COMMAND without arguments: the info of every command.
 func commandCommand(c *engine.Ctx) {
-	all := c.D.Table.All()
+	all := c.D.Table.Listed()
 	c.W.Array(len(all))
 	for _, cmd := range all {
 		writeCommandInfo(c, cmd)
@@ -182,7 +182,7 @@ func lookupSub(parent *engine.Command, name []byte) *engine.Command {
 func commandDocsCommand(c *engine.Ctx) {
 	var cmds []*engine.Command
 	if len(c.Args) == 2 {
-		cmds = c.D.Table.All()
+		cmds = c.D.Table.Listed()
 	} else {
 		cmds = make([]*engine.Command, 0, len(c.Args)-2)
 		for _, name := range c.Args[2:] {
@@ -214,12 +214,12 @@ func writeCommandDocs(c *engine.Ctx, cmd *engine.Command) {
 		}
 	} else {
 		// A command Redis 7.0 does not have: the three pairs Redis
-		// always sends.
+		// always sends (no summary: its text would be Redis's own).
 		w.Map(3 + extra)
 		w.BulkString("summary")
 		w.BulkString("")
 		w.BulkString("since")
-		w.BulkString("")
+		w.BulkString(cmd.Since) // the Redis that added it, for a later command
 		w.BulkString("group")
 		w.BulkString(cmd.Group)
 	}
@@ -236,7 +236,7 @@ func writeCommandDocs(c *engine.Ctx, cmd *engine.Command) {
 
 // ---- COMMAND COUNT, COMMAND LIST ---------------------------------------
 
-func commandCountCommand(c *engine.Ctx) { c.W.Int(int64(len(c.D.Table.All()))) }
+func commandCountCommand(c *engine.Ctx) { c.W.Int(int64(len(c.D.Table.Listed()))) }
 
 // commandListFilter is COMMAND LIST's FILTERBY clause.
 type commandListFilter struct {
@@ -301,7 +301,7 @@ func commandListCommand(c *engine.Ctx) {
 	}
 	mark := c.W.DeferArray()
 	n := 0
-	for _, cmd := range c.D.Table.All() {
+	for _, cmd := range c.D.Table.Listed() {
 		if f.keep(cmd) {
 			c.W.BulkString(cmd.Name)
 			n++

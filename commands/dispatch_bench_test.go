@@ -167,3 +167,46 @@ func BenchmarkDispatchXAdd(b *testing.B) {
 		e.Client.W.Reset()
 	}
 }
+
+// benchHashes runs cmd over n small hashes of five fields, two of them
+// (f4, f5) with a one-hour TTL, as make bench's field TTL cells do.
+func benchHashes(b *testing.B, n int, cmd func(key []byte) [][]byte) {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("hb:%012d", i))
+	}
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	for _, k := range keys {
+		e.D.Exec(e.Client, [][]byte{[]byte("HSET"), k, []byte("f1"), []byte("v"), []byte("f2"), []byte("v"),
+			[]byte("f3"), []byte("v"), []byte("f4"), []byte("v"), []byte("f5"), []byte("v")})
+		e.D.Exec(e.Client, [][]byte{[]byte("HPEXPIRE"), k, []byte("3600000"), []byte("FIELDS"), []byte("2"), []byte("f4"), []byte("f5")})
+	}
+	e.Client.W.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.D.Exec(e.Client, cmd(keys[(i*7919)%n]))
+		if i%64 == 0 {
+			e.Client.W.Reset()
+		}
+	}
+}
+
+func BenchmarkDispatchHpexpire(b *testing.B) {
+	name, ttl, fields, one, f1 := []byte("HPEXPIRE"), []byte("3600000"), []byte("FIELDS"), []byte("1"), []byte("f1")
+	benchHashes(b, 10000, func(k []byte) [][]byte { return [][]byte{name, k, ttl, fields, one, f1} })
+}
+
+func BenchmarkDispatchHttl(b *testing.B) {
+	name, fields, one, f4 := []byte("HTTL"), []byte("FIELDS"), []byte("1"), []byte("f4")
+	benchHashes(b, 10000, func(k []byte) [][]byte { return [][]byte{name, k, fields, one, f4} })
+}
+
+func BenchmarkDispatchHsetVolatile(b *testing.B) {
+	name, f3, v := []byte("HSET"), []byte("f3"), []byte("xxx")
+	benchHashes(b, 10000, func(k []byte) [][]byte { return [][]byte{name, k, f3, v} })
+}

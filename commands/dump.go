@@ -6,6 +6,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
+	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/persistence/rdb"
 )
 
@@ -125,6 +126,9 @@ func restoreCommand(c *engine.Ctx) {
 	if err != nil {
 		c.Error(engine.ErrBadDataFormat)
 		return
+	}
+	if h, ok := e.Obj().(*keyspace.Hash); ok && e.Type() == keyspace.TypeHash && h.HasFieldTTLs() && fieldTTLRefused(c) {
+		return // a payload with field TTLs: 7.4's, which the replica cannot load
 	}
 	deleted := o.replace && c.DB.Delete(key)
 	if ttl != 0 && !o.absTTL {

@@ -141,6 +141,17 @@ func fuzzNeverBlocks(cmd *engine.Command, args [][]byte) bool {
 
 // fuzzStreamSeqs are seed sequences of stream commands over one key.
 var fuzzStreamSeqs = [][][]string{
+	{ // hash field expiration
+		{"hset", "h", "f", "v", "g", "w", "n", "1"},
+		{"hpexpire", "h", "1", "nx", "fields", "2", "f", "x"},
+		{"hexpireat", "h", "70368744177", "gt", "fields", "1", "g"},
+		{"hincrbyfloat", "h", "n", "1.5"},
+		{"hgetex", "h", "persist", "fields", "1", "g"},
+		{"hsetex", "h", "fxx", "keepttl", "fields", "1", "n", "2"},
+		{"httl", "h", "fields", "3", "f", "g", "n"},
+		{"hgetdel", "h", "fields", "2", "g", "n"},
+		{"hpexpire", "h", "0", "fields", "1", "f"},
+	},
 	{
 		{"xadd", "s", "maxlen", "~", "2", "1-*", "f", "v", "g", "w"},
 		{"xadd", "s", "2-0", "f", "v"},

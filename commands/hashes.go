@@ -39,6 +39,10 @@ func init() {
 
 // hashRead looks key up for a read. ok=false means the key holds another
 // type and WRONGTYPE was written; a missing key gives (nil, true).
+//
+// Fields past their deadline are expired first (lazy field expiry); on
+// a replica, which keeps them until its master's HDEL, the reads hide
+// them (hashGet, hashRange).
 func hashRead(c *engine.Ctx, key []byte) (*keyspace.Hash, bool) {
 	e := c.DB.Lookup(key)
 	if e == nil {
@@ -48,7 +52,47 @@ func hashRead(c *engine.Ctx, key []byte) (*keyspace.Hash, bool) {
 		c.Error(engine.ErrWrongType)
 		return nil, false
 	}
+	if e = c.DB.ExpireFields(key, e); e == nil {
+		return nil, true
+	}
 	return e.Obj().(*keyspace.Hash), true
+}
+
+// hashGet is h.Get of a field that is live: one past its deadline that
+// this server keeps (a replica's) is not there.
+func hashGet(c *engine.Ctx, h *keyspace.Hash, f []byte) ([]byte, bool) {
+	v, found := h.Get(f)
+	if found && h.HasFieldTTLs() && !h.Live(f, c.KS.Now()) {
+		return nil, false
+	}
+	return v, found
+}
+
+// hashStale reports whether h holds fields past their deadline (kept by
+// a replica): its reads must then skip them.
+func hashStale(c *engine.Ctx, h *keyspace.Hash) bool {
+	at := h.MinFieldTTL()
+	return at != 0 && at <= c.KS.Now()
+}
+
+// hashRange is h.Range over the live fields, and their number.
+func hashRange(c *engine.Ctx, h *keyspace.Hash, fn func(f, v []byte) bool) {
+	if !hashStale(c, h) {
+		h.Range(fn)
+		return
+	}
+	now := c.KS.Now()
+	h.Range(func(f, v []byte) bool { return !h.Live(f, now) || fn(f, v) })
+}
+
+// hashLiveLen is the number of h's live fields.
+func hashLiveLen(c *engine.Ctx, h *keyspace.Hash) int {
+	if !hashStale(c, h) {
+		return h.Len()
+	}
+	n := 0
+	hashRange(c, h, func(_, _ []byte) bool { n++; return true })
+	return n
 }
 
 // hashWrite looks key up for a change (hashTypeLookupWriteOrCreate). A
@@ -57,15 +101,25 @@ func hashRead(c *engine.Ctx, key []byte) (*keyspace.Hash, bool) {
 // stored with hashAdd once it holds fields. ok=false means WRONGTYPE was
 // written.
 func hashWrite(c *engine.Ctx, key []byte) (h *keyspace.Hash, isNew, ok bool) {
-	e := c.DB.LookupWrite(key)
+	_, h, isNew, ok = hashWriteEntry(c, key)
+	return h, isNew, ok
+}
+
+// hashWriteEntry is hashWrite with the hash's entry (nil when isNew), for
+// a change that may clear field deadlines (DB.FieldsChanged).
+func hashWriteEntry(c *engine.Ctx, key []byte) (e *keyspace.Entry, h *keyspace.Hash, isNew, ok bool) {
+	e = c.DB.LookupWrite(key)
 	if e == nil {
-		return nil, true, true
+		return nil, nil, true, true
 	}
 	if e.Type() != keyspace.TypeHash {
 		c.Error(engine.ErrWrongType)
-		return nil, false, false
+		return nil, nil, false, false
 	}
-	return e.Obj().(*keyspace.Hash), false, true
+	if e = c.DB.ExpireFields(key, e); e == nil {
+		return nil, nil, true, true
+	}
+	return e, e.Obj().(*keyspace.Hash), false, true
 }
 
 // hashAdd stores a hash made by hashWrite under key, with the "new"
@@ -97,7 +151,7 @@ func hsetGeneric(c *engine.Ctx, okReply bool) {
 		return
 	}
 	key := c.Args[1]
-	h, isNew, ok := hashWrite(c, key)
+	e, h, isNew, ok := hashWriteEntry(c, key)
 	if !ok {
 		return
 	}
@@ -109,10 +163,14 @@ func hsetGeneric(c *engine.Ctx, okReply bool) {
 	}
 	h.Convert(lim, c.Args[2:]...)
 	created := 0
+	volatile := h.HasFieldTTLs()
 	for i := 2; i < len(c.Args); i += 2 {
 		if h.Set(c.Args[i], c.Args[i+1], lim) {
 			created++
 		}
+	}
+	if volatile {
+		c.DB.FieldsChanged(e) // HSET cleared the deadlines of the fields it set
 	}
 	c.Notify(config.NotifyHash, "hset", key)
 	c.Dirty((len(c.Args) - 2) / 2)
@@ -135,7 +193,7 @@ func hsetnxCommand(c *engine.Ctx) {
 	if isNew {
 		h = c.DB.AddHash(key, lim, c.Args[2:4])
 		c.Notify(config.NotifyNew, "new", key)
-	} else if _, exists := h.Get(c.Args[2]); exists {
+	} else if _, exists := hashGet(c, h, c.Args[2]); exists {
 		c.W.Int(0)
 		return
 	}
@@ -153,7 +211,7 @@ func hgetCommand(c *engine.Ctx) {
 		return
 	}
 	if h != nil {
-		if v, found := h.Get(c.Args[2]); found {
+		if v, found := hashGet(c, h, c.Args[2]); found {
 			replyHashValue(c, h, v)
 			return
 		}
@@ -170,7 +228,7 @@ func hmgetCommand(c *engine.Ctx) {
 	c.W.Array(len(fields))
 	for _, f := range fields {
 		if h != nil {
-			if v, found := h.Get(f); found {
+			if v, found := hashGet(c, h, f); found {
 				replyHashValue(c, h, v)
 				continue
 			}
@@ -198,7 +256,7 @@ func hgetallGeneric(c *engine.Ctx, what int) {
 	}
 	n := 0
 	if h != nil {
-		n = h.Len()
+		n = hashLiveLen(c, h)
 	}
 	if what == hgetKeys|hgetVals {
 		c.W.Map(n)
@@ -208,7 +266,7 @@ func hgetallGeneric(c *engine.Ctx, what int) {
 	if h == nil {
 		return
 	}
-	h.Range(func(f, v []byte) bool {
+	hashRange(c, h, func(f, v []byte) bool {
 		if what&hgetKeys != 0 {
 			c.W.Bulk(f)
 		}
@@ -237,7 +295,7 @@ func hexistsCommand(c *engine.Ctx) {
 	}
 	found := false
 	if h != nil {
-		_, found = h.Get(c.Args[2])
+		_, found = hashGet(c, h, c.Args[2])
 	}
 	if found {
 		c.W.Int(1)
@@ -265,7 +323,7 @@ func hstrlenCommand(c *engine.Ctx) {
 	}
 	var v []byte
 	if h != nil {
-		v, _ = h.Get(c.Args[2])
+		v, _ = hashGet(c, h, c.Args[2])
 	}
 	c.W.Int(int64(len(v)))
 }
@@ -286,6 +344,10 @@ func hdelCommand(c *engine.Ctx) {
 		c.Error(engine.ErrWrongType)
 		return
 	}
+	if e = c.DB.ExpireFields(key, e); e == nil {
+		c.W.Int(0)
+		return
+	}
 	h := e.Obj().(*keyspace.Hash)
 	deleted, keyRemoved := 0, false
 	for _, f := range c.Args[2:] {
@@ -302,6 +364,8 @@ func hdelCommand(c *engine.Ctx) {
 		c.Notify(config.NotifyHash, "hdel", key)
 		if keyRemoved {
 			c.Notify(config.NotifyGeneric, "del", key)
+		} else {
+			c.DB.FieldsChanged(e)
 		}
 	}
 	c.Dirty(deleted)
@@ -338,7 +402,7 @@ func hincrbyCommand(c *engine.Ctx) {
 	}
 	v += incr
 	var tmp [20]byte
-	h.Set(field, strconv.AppendInt(tmp[:0], v, 10), hashLimits(c))
+	h.SetKeepTTL(field, strconv.AppendInt(tmp[:0], v, 10), hashLimits(c))
 	if isNew {
 		hashAdd(c, key, h)
 	}
@@ -385,14 +449,16 @@ func hincrbyfloatCommand(c *engine.Ctx) {
 	}
 	var tmp [64]byte
 	out := formatLongDouble(tmp[:0], sum)
-	h.Set(field, out, hashLimits(c))
+	h.SetKeepTTL(field, out, hashLimits(c))
 	if isNew {
 		hashAdd(c, key, h)
 	}
 	c.Notify(config.NotifyHash, "hincrbyfloat", key)
 	c.Dirty(1)
-	// Propagated as the result, which replays exactly on any machine.
+	// Propagated as the result, which replays exactly on any machine,
+	// then the deadline HSET cleared, if the field keeps one.
 	c.Propagate(propHSET, key, field, out)
+	propagateKeptTTLs(c, key, h, [][]byte{field})
 	c.W.Bulk(out)
 }
 
@@ -538,7 +604,11 @@ func hscanCommand(c *engine.Ctx) {
 		return
 	}
 	var out [][]byte
+	stale, now := hashStale(c, h), c.KS.Now()
 	next := h.Scan(cursor, int(o.count), func(f, v []byte) {
+		if stale && !h.Live(f, now) {
+			return
+		}
 		if o.pattern == nil || sds.Match(o.pattern, f, false) {
 			out = append(out, f, v)
 		}

@@ -58,7 +58,7 @@ func TestInfoKeyspace(t *testing.T) {
 	e.run("SELECT", "3")
 	e.run("SET", "x", "1")
 	e.run("SELECT", "0")
-	assert.Equal(t, replyBulk("# Keyspace\r\ndb0:keys=3,expires=2,avg_ttl=15000\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n"), e.run("INFO", "keyspace"))
+	assert.Equal(t, replyBulk("# Keyspace\r\ndb0:keys=3,expires=2,avg_ttl=15000,subexpiry=0\r\ndb3:keys=1,expires=0,avg_ttl=0,subexpiry=0\r\n"), e.run("INFO", "keyspace"))
 }
 
 func TestInfoStatsFields(t *testing.T) {

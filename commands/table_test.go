@@ -111,6 +111,9 @@ func tblReport(t *testing.T, diffs []string, against string) {
 func TestTableMatchesMetadata(t *testing.T) {
 	var diffs []string
 	for _, cmd := range tblAllCommands() {
+		if cmd.Since != "" {
+			continue // later than 7.0: no 7.0 metadata
+		}
 		m := metadata.Get(cmd.Name)
 		if m == nil {
 			diffs = append(diffs, cmd.Name+": not a Redis 7.0 command")
@@ -151,6 +154,9 @@ func TestTableMatchesRedis(t *testing.T) {
 	}
 	var diffs []string
 	for _, cmd := range tblAllCommands() {
+		if cmd.Since != "" {
+			continue // later than 7.0
+		}
 		reply, _ := do("COMMAND", "INFO", cmd.Name).([]any)
 		if len(reply) != 1 || reply[0] == nil {
 			diffs = append(diffs, cmd.Name+": redis-server has no such command")

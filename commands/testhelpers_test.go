@@ -227,7 +227,8 @@ type fakeReplication struct {
 
 func (fakeReplication) MasterLinkDown() bool { return false }
 
-func (fakeReplication) FailingOver() bool { return false }
+func (fakeReplication) FailingOver() bool       { return false }
+func (fakeReplication) FieldTTLRefusal() string { return "" }
 
 func (r fakeReplication) AddCapa(cl *engine.Client, capa string) {
 	r.srv.capas = append(r.srv.capas, capa)

@@ -326,7 +326,7 @@ func TestSet(t *testing.T) {
 	require.Equal(t, int64(1<<0|1<<1|1<<5), c.Int("expiry-zmq-types"))
 	require.Equal(t, "OK", setErr(c, "expiry-zmq-types", "stream"))
 	require.Equal(t, int64(1<<5), c.Int("expiry-zmq-types"))
-	require.Equal(t, "ERR CONFIG SET failed (possibly related to argument 'expiry-zmq-types') - argument(s) must be one of the following: string, hash, list, set, zset, stream",
+	require.Equal(t, "ERR CONFIG SET failed (possibly related to argument 'expiry-zmq-types') - argument(s) must be one of the following: string, hash, list, set, zset, stream, hash-fields",
 		setErr(c, "expiry-zmq-types", "string streams"))
 	require.Equal(t, "stream", c.String("expiry-zmq-types"), "a refused value leaves the old one")
 

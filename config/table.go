@@ -469,11 +469,12 @@ var directives = []Directive{
 
 // expiryTypes is expiry-zmq-types: the value types whose expiry is
 // published. Bit i of the value stands for the message type code i
-// (0 string, 1 hash, 2 list, 3 set, 4 zset, 5 stream; 6 is reserved for
-// hash field expiry), as zmqpub numbers them.
+// (0 string, 1 hash, 2 list, 3 set, 4 zset, 5 stream, 6 hash-fields:
+// the fields of a hash that expired on their own), as zmqpub numbers
+// them.
 func expiryTypes() Directive {
 	d := mk("expiry-zmq-types", "", KindFlags, "string hash", fMulti)
-	for i, name := range []string{"string", "hash", "list", "set", "zset", "stream"} {
+	for i, name := range []string{"string", "hash", "list", "set", "zset", "stream", "hash-fields"} {
 		d.Enum = append(d.Enum, EnumValue{name, 1 << i})
 	}
 	return d

@@ -123,9 +123,13 @@ type ACL struct {
 // unchanged, its categories count what Redis's count, and a user is
 // described with the rules Redis would write.
 type aclCommand struct {
-	name   string
-	id     int
-	cats   uint32 // bit i for ACLCategoryNames[i]
+	name string
+	id   int
+	cats uint32 // bit i for ACLCategoryNames[i]
+	// later: a command later than 7.0 (Command.Since), which the rules
+	// ACL GETUSER and LIST describe do not weigh, so that they read as
+	// 7.0 writes them.
+	later  bool
 	parent *aclCommand
 	subs   []*aclCommand
 }
@@ -149,6 +153,7 @@ func NewACL(table *Table) *ACL {
 	table.Each(func(cmd *Command) {
 		if cmd.id < len(a.cmds) {
 			a.addCommand(cmd.Name, cmd.id, cmd.ACLCategories())
+			a.cmds[cmd.id].later = cmd.Since != ""
 		}
 	})
 	if table.Unserved != nil {

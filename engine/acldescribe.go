@@ -177,7 +177,7 @@ func (a *ACL) describeCommands(s *selector) string {
 // countCategory counts the commands of a category s allows and denies.
 func (a *ACL) countCategory(s *selector, mask uint32) (on, off int) {
 	for _, cmd := range a.cmds {
-		if cmd == nil || cmd.cats&mask == 0 {
+		if cmd == nil || cmd.cats&mask == 0 || cmd.later {
 			continue
 		}
 		if s.bit(cmd.id) {

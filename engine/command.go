@@ -112,6 +112,13 @@ type Command struct {
 	// ProtectedAllowed). COMMAND does not show it, as Redis hides it.
 	Protected string
 
+	// Since is the Redis version that introduced a command later than
+	// 7.0 ("7.4.0" for the hash field expiration, "8.0.0" for HGETEX,
+	// HSETEX and HGETDEL): it is served, and COMMAND INFO and DOCS answer
+	// for it by name from the table alone (the 7.0 metadata has no docs
+	// or key specs for it), but the lists leave it out (Table.Listed).
+	Since string
+
 	// Extension marks a subcommand of a later Redis that zredis accepts
 	// for the sake of newer clients (CLIENT SETINFO). It runs, but
 	// SortedSubs, and so COMMAND, leave it out: introspection stays 7.0's.
@@ -278,6 +285,21 @@ func (t *Table) Lookup(name []byte) *Command {
 }
 
 // All returns every top-level command, sorted by name.
+// Listed is All without the commands later than 7.0 (Since): what
+// COMMAND, COMMAND LIST, COUNT and DOCS and ACL CAT list, so that
+// introspection stays 7.0's while the later commands are served (and
+// answer COMMAND INFO and DOCS by name).
+func (t *Table) Listed() []*Command {
+	all := t.All()
+	out := all[:0]
+	for _, c := range all {
+		if c.Since == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (t *Table) All() []*Command {
 	out := make([]*Command, 0, len(t.byName))
 	for _, c := range t.byName {

@@ -166,6 +166,7 @@ func appendInfoStats(b []byte, c *Ctx) []byte {
 	b = InfoInt(b, "sync_full", st.SyncFull)
 	b = InfoInt(b, "sync_partial_ok", st.SyncPartialOK)
 	b = InfoInt(b, "sync_partial_err", st.SyncPartialErr)
+	b = InfoInt(b, "expired_subkeys", ks.ExpiredSubkeys) // 7.4's: hash fields
 	b = InfoInt(b, "expired_keys", ks.ExpiredKeys)
 	b = InfoStr(b, "expired_stale_perc", "0.00")
 	b = InfoInt(b, "expired_time_cap_reached_count", 0)
@@ -292,8 +293,9 @@ func appendInfoLatencystats(b []byte, c *Ctx) []byte {
 	return b
 }
 
-// appendInfoKeyspace prints "dbN:keys=..,expires=..,avg_ttl=.." for each
-// database that holds keys.
+// appendInfoKeyspace prints "dbN:keys=..,expires=..,avg_ttl=..,subexpiry=.."
+// for each database that holds keys: subexpiry, 7.4's, counts the hashes
+// with a volatile field.
 func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 	for i := 0; i < ks.NumDBs(); i++ {
 		db := ks.DB(i)
@@ -308,6 +310,8 @@ func appendInfoKeyspace(b []byte, ks *keyspace.Keyspace) []byte {
 		b = strconv.AppendInt(b, int64(db.Volatile()), 10)
 		b = append(b, ",avg_ttl="...)
 		b = strconv.AppendInt(b, avgTTL(db, ks.Now()), 10)
+		b = append(b, ",subexpiry="...)
+		b = strconv.AppendInt(b, int64(db.VolatileHashes()), 10)
 		b = append(b, "\r\n"...)
 	}
 	return b

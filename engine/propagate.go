@@ -176,6 +176,23 @@ func (d *Dispatcher) PropagateExpired(ev keyspace.Expired) {
 	p.add(propOp{db: ev.DB, argv: p.arena.copy(argv[:])})
 }
 
+// PropagateExpiredFields is the field funnel's sink that propagates the
+// deletion of hash fields whose deadline passed: one HDEL key field per
+// field, never a DEL, even when the hash went with its last field (t_hash.c
+// propagateHashFieldDeletion), so that replicas and the AOF replay the
+// same removals.
+func (d *Dispatcher) PropagateExpiredFields(ev keyspace.ExpiredFields) {
+	p := d.propagating()
+	if p == nil {
+		return
+	}
+	key := unsafe.Slice(unsafe.StringData(ev.Key), len(ev.Key))
+	for i := 0; i < len(ev.Pairs); i += 2 {
+		argv := [3][]byte{propHDEL, key, ev.Pairs[i]}
+		p.add(propOp{db: ev.DB, argv: p.arena.copy(argv[:])})
+	}
+}
+
 // PropagateWrite hands the stream a write the server made itself, not a
 // command (the hash expire cycles'), in database db: inside a running
 // unit (a command met an expired key) as part of it, outside one at once.
@@ -404,6 +421,7 @@ var (
 	argvEXEC   = [][]byte{[]byte("EXEC")}
 	propDEL    = []byte("DEL")
 	propUNLINK = []byte("UNLINK")
+	propHDEL   = []byte("HDEL")
 )
 
 // DeleteName is DEL, or UNLINK when the lazyfree directive (Redis's

@@ -45,6 +45,10 @@ type Replication interface {
 	AbortFailover(c *Ctx)
 	// FailingOver reports whether a FAILOVER is in progress.
 	FailingOver() bool
+	// FieldTTLRefusal is the error a command that sets a hash field's
+	// deadline gets while a replica that cannot keep one is attached,
+	// "" when none is.
+	FieldTTLRefusal() string
 	// FailoverRequest is a PSYNC replid offset FAILOVER from this
 	// replica's master, which hands over its role: this server becomes a
 	// master if replid is its own, and answers false with an error

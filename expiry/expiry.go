@@ -115,6 +115,16 @@ func (x *Service) Expired(ev keyspace.Expired) {
 	}
 }
 
+// ExpiredFields receives every group of hash fields expired on their
+// own (the field funnel): sent as one hash-fields message (type 6), its
+// frame 3 the fields and values, when expiry-zmq-types has hash-fields.
+// Only a master's funnel runs. Under the keyspace lock.
+func (x *Service) ExpiredFields(ev keyspace.ExpiredFields) {
+	if x.stream != nil {
+		x.stream.sendFields(ev)
+	}
+}
+
 // Evicted receives every evicted key, removed and detached: it is sent
 // as the original 0MQ-expiry Redis sent it, through the expiry path,
 // unless expiry-zmq-evictions is off; never kept for cycles, and a cycle

@@ -179,6 +179,16 @@ func (x *stream) send(db int, key string, e *keyspace.Entry, deadline int64) boo
 	return true
 }
 
+// sendFields puts the message of expired hash fields in the outbox, if
+// expiry-zmq-types sends hash-fields. Under the keyspace lock.
+func (x *stream) sendFields(ev keyspace.ExpiredFields) bool {
+	if x.types.Load()&(1<<zmqpub.TypeHashFields) == 0 {
+		return false
+	}
+	x.outbox.Put(zmqpub.Message{Frames: zmqpub.Encode(ev.DB, zmqpub.TypeHashFields, []byte(ev.Key), ev.Pairs), Deadline: ev.At})
+	return true
+}
+
 // lagWindow keeps the lag (hand-off to a listener's socket minus the
 // key's deadline) of the messages sent in the last minute, up to
 // lagSamples of them, for INFO's percentiles.

@@ -32,11 +32,12 @@ type DB struct {
 	shards  [numShards]*table
 	keys    int
 	expires deadlines
-	used    int64 // entries' and key strings' cost, see memory.go
+	fields  fieldIndex // hashes with volatile fields (hashfields.go)
+	used    int64      // entries' and key strings' cost, see memory.go
 }
 
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ks: ks, id: id, expires: newDeadlines()}
+	return &DB{ks: ks, id: id, expires: newDeadlines(), fields: newFieldIndex()}
 }
 
 // ID is the database number.
@@ -126,14 +127,30 @@ const lazyCatchUp = 1024
 // which a backlog the timer is still working off may be overtaken.
 // It reports whether a deadline hook kept the key.
 func (db *DB) expireLazily(key string, e *Entry) (kept bool) {
-	for n := 0; n < lazyCatchUp; n++ {
-		d, ok := db.expires.min()
-		if !ok || d.at >= e.expireAt {
-			break
-		}
-		db.expireKey(d.key, db.get(d.key, keyHash(d.key)))
+	db.catchUp(e.expireAt)
+	if e = db.get(key, keyHash(key)); e == nil {
+		return false // a field funnel's catch-up took the hash's last fields
 	}
 	return db.expireKey(key, e)
+}
+
+// catchUp expires, in deadline order, the keys and the hash fields of
+// this database due before at, at most lazyCatchUp steps (a key, or one
+// millisecond's fields of a hash): what the expiry timer would have done
+// before a lazy expiry at at, so that messages leave in deadline order.
+func (db *DB) catchUp(at int64) {
+	for n := 0; n < lazyCatchUp; n++ {
+		d, ok := db.expires.min()
+		f, fok := db.fields.dl.min()
+		switch {
+		case fok && f.at < at && (!ok || f.at < d.at):
+			db.expireFieldsOf(f.key, f.e, f.at)
+		case ok && d.at < at:
+			db.expireKey(d.key, db.get(d.key, keyHash(d.key)))
+		default:
+			return
+		}
+	}
 }
 
 // Lookup returns the live entry for key, or nil, for a read. It applies
@@ -818,6 +835,7 @@ func (db *DB) flush() {
 	db.keys = 0
 	db.used = 0
 	db.expires = newDeadlines()
+	db.fields = newFieldIndex()
 }
 
 // RandomKey returns a random live key, or "" and false when there is
@@ -1066,12 +1084,18 @@ func selectPos[T positioned](items []T, k int) uint64 {
 	return items[k].position()
 }
 
-// ExpireDue expires keys whose deadline has passed, at most max of them,
-// and returns how many it expired.
-func (db *DB) ExpireDue(max int) int {
+// ExpireDue expires keys and hash fields whose deadline has passed, in
+// deadline order, at most about max of them, and returns how many it
+// expired.
+func (db *DB) ExpireDue(limit int) int {
 	n := 0
-	for n < max {
+	for n < limit {
 		d, ok := db.expires.min()
+		f, fok := db.fields.dl.min()
+		if fok && f.at <= db.ks.now && (!ok || f.at < d.at) {
+			n += max(1, db.expireFieldsOf(f.key, f.e, f.at)) // one millisecond: then the next deadline, whoever holds it
+			continue
+		}
 		if !ok || d.at > db.ks.now {
 			break
 		}
@@ -1081,12 +1105,14 @@ func (db *DB) ExpireDue(max int) int {
 	return n
 }
 
-// NextDeadline is the earliest deadline in this database, 0 if none.
+// NextDeadline is the earliest deadline in this database, of a key or a
+// hash field, 0 if none.
 func (db *DB) NextDeadline() int64 {
-	if d, ok := db.expires.min(); ok {
-		return d.at
+	next := db.nextFieldDeadline()
+	if d, ok := db.expires.min(); ok && (next == 0 || d.at < next) {
+		next = d.at
 	}
-	return 0
+	return next
 }
 
 // swap exchanges the contents of two databases (SWAPDB).
@@ -1095,4 +1121,5 @@ func (db *DB) swap(o *DB) {
 	db.keys, o.keys = o.keys, db.keys
 	db.used, o.used = o.used, db.used
 	db.expires, o.expires = o.expires, db.expires
+	db.fields, o.fields = o.fields, db.fields
 }

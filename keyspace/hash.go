@@ -86,9 +86,13 @@ func NewHash() *Hash { return &Hash{} }
 // Type is TypeHash.
 func (h *Hash) Type() Type { return TypeHash }
 
-// Encoding is "listpack" or "hashtable", as OBJECT ENCODING reports.
+// Encoding is "listpack", "hashtable" or (a table made for field
+// deadlines, hashttl.go) "listpackex", as OBJECT ENCODING reports.
 func (h *Hash) Encoding() string {
-	if h.tab() != nil {
+	if t := h.tab(); t != nil {
+		if t.ttl != nil && t.ttl.packed {
+			return "listpackex"
+		}
 		return "hashtable"
 	}
 	return "listpack"
@@ -251,6 +255,11 @@ type HashLimits struct {
 // run over their arguments before changing anything).
 func (h *Hash) Convert(lim HashLimits, args ...[]byte) {
 	if h.tab() != nil {
+		if ft := h.ttls(); ft != nil && ft.packed {
+			if _, small := packedRoom(lim, args); !small {
+				ft.packed = false
+			}
+		}
 		return
 	}
 	need, small := packedRoom(lim, args)
@@ -279,13 +288,22 @@ func packedRoom(lim HashLimits, args [][]byte) (need int, small bool) {
 
 // Set sets field f to v (both copied), reporting whether the field is new.
 // A small hash converts when f or v is longer than lim.MaxValue or when it
-// grows beyond lim.MaxEntries fields.
+// grows beyond lim.MaxEntries fields. The field loses its deadline, as
+// HSET's does in 7.4 (SetKeepTTL keeps it).
 func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
 	if h.tab() == nil && (int64(len(f)) > lim.MaxValue || int64(len(v)) > lim.MaxValue) {
 		h.toTable()
 	}
-	if h.tab() != nil {
-		return h.tab().set(f, v)
+	if t := h.tab(); t != nil {
+		if t.ttl == nil {
+			return t.set(f, v)
+		}
+		t.ttl.clear(f)
+		added := t.set(f, v)
+		if t.ttl.packed && h.overSmall(lim, f, v) {
+			t.ttl.packed = false
+		}
+		return added
 	}
 	lp := h.lpb()
 	s, vs, e := lpFind(lp, f)
@@ -336,10 +354,27 @@ func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
 	return true
 }
 
+// SetKeepTTL is Set keeping the field's deadline (HINCRBY, HINCRBYFLOAT).
+func (h *Hash) SetKeepTTL(f, v []byte, lim HashLimits) bool {
+	ft := h.ttls()
+	if ft == nil {
+		return h.Set(f, v, lim)
+	}
+	at, had := ft.at[string(f)]
+	added := h.Set(f, v, lim)
+	if had {
+		h.SetFieldTTL(f, at)
+	}
+	return added
+}
+
 // Delete removes field f, reporting whether it was there.
 func (h *Hash) Delete(f []byte) bool {
-	if h.tab() != nil {
-		return h.tab().del(f)
+	if t := h.tab(); t != nil {
+		if t.ttl != nil {
+			t.ttl.clear(f)
+		}
+		return t.del(f)
 	}
 	lp := h.lpb()
 	s, _, e := lpFind(lp, f)
@@ -439,6 +474,9 @@ func (h *Hash) MemoryUsage(samples int) int64 {
 	}
 	t := h.tab()
 	size := int64(hdr+48) + int64(len(t.tags))*17
+	if t.ttl != nil {
+		size += 96 + int64(len(t.ttl.at))*fieldTTLCost
+	}
 	if t.n == 0 {
 		return size
 	}
@@ -480,7 +518,8 @@ type hashTable struct {
 	recs        []string
 	shift       uint
 	n           int
-	shrinkBelow int // no shrink is tried until n drops below this
+	shrinkBelow int        // no shrink is tried until n drops below this
+	ttl         *fieldTTLs // the fields' deadlines (hashttl.go), nil when none was set
 }
 
 // maxShrinkProbe bounds how far past its home a shrink may place a record.
@@ -533,6 +572,7 @@ func (t *hashTable) clone() *hashTable {
 		shift:       t.shift,
 		n:           t.n,
 		shrinkBelow: t.shrinkBelow,
+		ttl:         t.ttl.cloneOrNil(),
 	}
 }
 

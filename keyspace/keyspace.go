@@ -57,6 +57,8 @@ type Stats struct {
 	ExpiredKeys  int64
 	KeyspaceHits int64
 	KeyspaceMiss int64
+	// ExpiredSubkeys is 7.4's expired_subkeys: hash fields expired.
+	ExpiredSubkeys int64
 	// LazyfreedObjects is INFO's lazyfreed_objects: what Redis's
 	// background thread would have freed (lazyfree.go).
 	LazyfreedObjects int64
@@ -68,6 +70,8 @@ type Keyspace struct {
 	dbs   []*DB
 	clock Clock
 	sinks []ExpiredSink
+	// fieldSinks hear of expired hash fields (hashfields.go).
+	fieldSinks []ExpiredFieldsSink
 	// deadlineHook, when set, decides about each key whose deadline
 	// passed before it is removed (SetDeadlineHook).
 	deadlineHook DeadlineHook

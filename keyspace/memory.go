@@ -124,6 +124,9 @@ func (e *Entry) setCost(c int64) int64 {
 func (db *DB) addEntry(e *Entry) {
 	db.used += e.setCost(e.cost())
 	e.flags |= flagLive
+	if e.typ == TypeHash {
+		db.indexFields(e)
+	}
 }
 
 // dropEntry uncounts e, just removed from db's live table (it may live
@@ -132,6 +135,9 @@ func (db *DB) dropEntry(e *Entry) {
 	db.used -= e.memBytes()
 	e.mem = 0
 	e.flags &^= flagLive
+	if len(db.fields.at) != 0 {
+		db.unindexFields(e)
+	}
 }
 
 // replaceEntry moves the count of key from old to e, which took its place.
@@ -140,6 +146,12 @@ func (db *DB) replaceEntry(old, e *Entry) {
 	old.mem = 0
 	old.flags &^= flagLive
 	e.flags |= flagLive
+	if len(db.fields.at) != 0 {
+		db.unindexFields(old)
+	}
+	if e.typ == TypeHash {
+		db.indexFields(e)
+	}
 }
 
 // remeasure updates the count of a live entry whose value changed.

@@ -199,14 +199,17 @@ func (p *Service) EncodeRDB(out io.Writer, snap *keyspace.Snapshot, functions []
 // encodeSnapshot writes snap as an RDB stream (aofBase: as the preamble
 // of an AOF base), with the function libraries of functions before the
 // databases; with snap nil, an RDB with its aux fields and no keys (a
-// replica's filtered RDB). It reads the snapshot without the lock.
+// replica's filtered RDB). It reads the snapshot without the lock. The
+// stream is of version 10, Redis 7.0's, unless a hash of snap has field
+// TTLs: then of version 12, as Redis 7.4 writes it.
 func (p *Service) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, functions []string, aofBase bool, aux [][2]string) error {
 	w, err := rdb.NewWriter(out, rdb.WriterOptions{
-		Compress: p.cfg.Bool("rdbcompression"),
-		Checksum: p.cfg.Bool("rdbchecksum"),
-		UsedMem:  engine.ReadMemory().Heap,
-		AOFBase:  aofBase,
-		Aux:      aux,
+		Compress:  p.cfg.Bool("rdbcompression"),
+		Checksum:  p.cfg.Bool("rdbchecksum"),
+		UsedMem:   engine.ReadMemory().Heap,
+		AOFBase:   aofBase,
+		Aux:       aux,
+		FieldTTLs: snap != nil && snapHasFieldTTLs(snap, p.ks.NumDBs()),
 	})
 	if err != nil {
 		return err
@@ -233,6 +236,26 @@ func (p *Service) encodeSnapshot(out io.Writer, snap *keyspace.Snapshot, functio
 		}
 	}
 	return w.Close()
+}
+
+// snapHasFieldTTLs reports whether a hash of snap has a field with a TTL,
+// which the RDB version must be chosen for before the first key is
+// written: a pass over the keys that stops at the first such hash. It
+// only looks at each key's type, but on a dataset of small strings
+// without such hashes it still costs about a fifth of writing them; a
+// count of those hashes kept with the snapshot would spare it.
+func snapHasFieldTTLs(snap *keyspace.Snapshot, dbs int) bool {
+	found := false
+	for db := 0; db < dbs && !found; db++ {
+		if keys, _ := snap.Counts(db); keys == 0 {
+			continue
+		}
+		snap.ForEachAll(db, func(_ string, e *keyspace.Entry) bool {
+			found = rdb.HasFieldTTLs(e)
+			return !found
+		})
+	}
+	return found
 }
 
 // snapFunctions are the function libraries' codes as of snap.

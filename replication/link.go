@@ -370,7 +370,7 @@ func (l *link) session() error {
 			l.r.log.Noticef("(Non critical) Master does not understand REPLCONF ip-address: %s", reply)
 		}
 	}
-	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+	if reply, err = ask("REPLCONF", "capa", "eof", "capa", "psync2", "capa", capaFieldTTL); err != nil {
 		return linkError(fmt.Sprintf("Error condition on socket for SYNC: %v", err))
 	} else if strings.HasPrefix(reply, "-") {
 		l.r.log.Noticef("(Non critical) Master does not understand REPLCONF capa: %s", reply)

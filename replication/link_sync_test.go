@@ -203,7 +203,7 @@ func (mc *masterConn) handshake(t *testing.T) []string {
 	}{
 		{[]string{"PING"}, "+PONG\r\n"},
 		{[]string{"REPLCONF", "listening-port", announcedPort}, "+OK\r\n"},
-		{[]string{"REPLCONF", "capa", "eof", "capa", "psync2"}, "+OK\r\n"},
+		{[]string{"REPLCONF", "capa", "eof", "capa", "psync2", "capa", capaFieldTTL}, "+OK\r\n"},
 	} {
 		require.Equal(t, step.want, mc.next(t))
 		mc.send(t, step.reply)

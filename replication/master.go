@@ -60,8 +60,11 @@ type replica struct {
 	addr       string // REPLCONF ip-address ("": the peer's address)
 	capaEOF    bool
 	capaPSync2 bool
-	rdbOnly    bool // REPLCONF rdb-only 1: an RDB and nothing more
-	req        rdbReq
+	// capaFieldTTL: a zredis replica, which keeps hash field deadlines
+	// (fieldttl.go).
+	capaFieldTTL bool
+	rdbOnly      bool // REPLCONF rdb-only 1: an RDB and nothing more
+	req          rdbReq
 
 	state    int
 	preSync  bool // it used SYNC: no PSYNC reply, no REPLCONF ACK expected
@@ -338,6 +341,9 @@ func (m *Master) Sync(c *engine.Ctx, psync bool, replid string, offset int64) {
 		return
 	}
 	m.log.Noticef("Replica %s asks for synchronization", r.name())
+	if m.refuseSync(c, r) {
+		return
+	}
 	if psync {
 		if m.tryPartial(c, r, replid, offset) {
 			m.stats.SyncPartialOK++
@@ -483,6 +489,8 @@ func (m *Master) AddCapa(cl *engine.Client, capa string) {
 		r.capaEOF = true
 	case "psync2":
 		r.capaPSync2 = true
+	case capaFieldTTL:
+		r.capaFieldTTL = true
 	}
 }
 

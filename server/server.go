@@ -205,6 +205,19 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	})
 	s.ks.AddExpiredSink(s.disp.PropagateExpired)
 	s.ks.AddExpiredSink(s.expiry.Expired)
+	// Hash fields expired on their own, in the same order: the events
+	// (hexpired, and del when the hash went with them), the HDELs, the
+	// hash-fields message.
+	s.ks.AddExpiredFieldsSink(func(e keyspace.ExpiredFields) {
+		if s.pubsub.Notifies(config.NotifyHash) {
+			s.pubsub.Notify(e.DB, config.NotifyHash, "hexpired", []byte(e.Key))
+		}
+		if e.HashGone && s.pubsub.Notifies(config.NotifyGeneric) {
+			s.pubsub.Notify(e.DB, config.NotifyGeneric, "del", []byte(e.Key))
+		}
+	})
+	s.ks.AddExpiredFieldsSink(s.disp.PropagateExpiredFields)
+	s.ks.AddExpiredFieldsSink(s.expiry.ExpiredFields)
 	// An evicted key goes to the expiry stream after the dispatcher's
 	// event and DEL, as an expired one.
 	s.disp.OnEvicted = s.expiry.Evicted

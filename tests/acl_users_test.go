@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,11 @@ func aclDiff(t *testing.T, scenario func(s *aclSide)) {
 			return
 		}
 		diffCases.Add(1)
-		if ref.replies[i] != other.replies[i] {
+		got := other.replies[i]
+		if !aclRedisOnly {
+			got = withoutLaterCommands(got)
+		}
+		if ref.replies[i] != got {
 			t.Errorf("step %d %s:\n %7s: %q\n   redis: %q", i, ref.labels[i], other.name, other.replies[i], ref.replies[i])
 		}
 	}
@@ -1031,4 +1036,34 @@ func TestACLUsersInfoStats(t *testing.T) {
 		}
 		s.want("INFO acl* fields", "", strings.Join(fields, "\n"))
 	})
+}
+
+// laterCommandRule is a rule naming a command later than 7.0 (the hash
+// field expiration of 7.4 and 8.0), which zredis serves and so describes
+// in ACL GETUSER and LIST where redis-server 7.0 has nothing to say.
+var laterCommandRule = regexp.MustCompile(` [+-](hexpire|hpexpire|hexpireat|hpexpireat|httl|hpttl|hexpiretime|hpexpiretime|hpersist|hgetex|hsetex|hgetdel)\b`)
+
+// withoutLaterCommands removes those rules from the bulk strings of a
+// raw RESP reply, fixing their lengths.
+func withoutLaterCommands(raw string) string {
+	var b strings.Builder
+	for len(raw) > 0 {
+		i := strings.Index(raw, "$")
+		if i < 0 {
+			b.WriteString(raw)
+			break
+		}
+		b.WriteString(raw[:i])
+		raw = raw[i:]
+		head, rest, ok := strings.Cut(raw, "\r\n")
+		n, err := strconv.Atoi(head[1:])
+		if !ok || err != nil || n < 0 || len(rest) < n+2 {
+			b.WriteString(raw)
+			break
+		}
+		body := laterCommandRule.ReplaceAllString(rest[:n], "")
+		b.WriteString("$" + strconv.Itoa(len(body)) + "\r\n" + body + "\r\n")
+		raw = rest[n+2:]
+	}
+	return b.String()
 }

@@ -1,6 +1,8 @@
 // Command zredis-check-rdb checks an RDB file as redis-check-rdb 7.0 does:
 // it reads the whole file, verifies its encoding and checksum, and reports
-// what it read. Exit status 0 when the file is valid, 1 otherwise.
+// what it read (for a file of version 12, Redis 7.4's, also the hashes
+// with field TTLs, as 7.4's checker does). Exit status 0 when the file is
+// valid, 1 otherwise.
 //
 //	zredis-check-rdb <rdb-file-name>
 package main
@@ -14,7 +16,8 @@ import (
 
 const help = `Usage: %s <rdb-file-name>
 
-Checks an RDB file (Redis 7.0's format, as zredis and redis-server write it):
+Checks an RDB file (Redis 7.0's format, as zredis and redis-server write it,
+or 7.2's and 7.4's, which zredis writes for hashes with field TTLs):
 reads every key, verifies the encoding and the checksum, and prints what it
 read. Exit status 0 when the file is valid, 1 otherwise. The same check runs
 as zredis-server --check-rdb <rdb-file-name>.

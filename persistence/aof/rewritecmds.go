@@ -21,9 +21,11 @@ const rewriteItemsPerCmd = 64
 // each non-empty database a SELECT, then per key a SET, or RPUSH, SADD,
 // ZADD (scores as %.17g) or HMSET commands of at most 64 elements, or a
 // stream's commands (see stream), and a PEXPIREAT for a key with a
-// deadline. Keys past their deadline that expiry had not removed yet are
-// written too (with their past PEXPIREAT, which deletes them at load), as
-// Redis writes them. It reads the snapshot without the keyspace lock.
+// deadline. A hash's fields with TTLs get HPEXPIREAT commands after its
+// HMSETs (see fieldTTLs). Keys past their deadline that expiry had not
+// removed yet are written too (with their past PEXPIREAT, which deletes
+// them at load), as Redis writes them, and so are fields past theirs. It
+// reads the snapshot without the keyspace lock.
 func WriteCommands(w io.Writer, snap *keyspace.Snapshot, databases int) error {
 	bw, buffered := w.(*bufio.Writer)
 	if !buffered {
@@ -156,8 +158,47 @@ func (c *cmdWriter) entry(key string, e *keyspace.Entry) {
 			c.buf = appendBulk(c.buf, v)
 			return true
 		})
+		c.fieldTTLs(key, h)
 	case keyspace.TypeStream:
 		c.stream(key, e.Obj().(*keyspace.Stream))
+	}
+}
+
+// fieldTTLs appends, after the HMSETs of hash h, the commands that give
+// its fields their TTLs: HPEXPIREAT key ms FIELDS n field..., the fields
+// that share a deadline together (at most 64 a command), earliest
+// deadline first. Redis 7.4's rewriteHashObject writes the same TTLs one
+// field a command, each after an HMSET of that field alone; both load
+// into the same hash, this form in fewer commands.
+func (c *cmdWriter) fieldTTLs(key string, h *keyspace.Hash) {
+	if !h.HasFieldTTLs() {
+		return
+	}
+	var fields []string
+	var at int64
+	emit := func() {
+		c.buf = appendArrayLen(c.buf, 5+len(fields))
+		c.buf = appendBulk(c.buf, []byte("HPEXPIREAT"))
+		c.buf = appendBulk(c.buf, []byte(key))
+		c.buf = appendBulk(c.buf, strconv.AppendInt(nil, at, 10))
+		c.buf = appendBulk(c.buf, []byte("FIELDS"))
+		c.buf = appendBulk(c.buf, strconv.AppendInt(nil, int64(len(fields)), 10))
+		for _, f := range fields {
+			c.buf = appendBulk(c.buf, []byte(f))
+		}
+		fields = fields[:0]
+		c.flush(false)
+	}
+	h.RangeTTL(func(f string, t int64) bool {
+		if len(fields) > 0 && (t != at || len(fields) == rewriteItemsPerCmd) {
+			emit()
+		}
+		at = t
+		fields = append(fields, f)
+		return true
+	})
+	if len(fields) > 0 {
+		emit()
 	}
 }
 

@@ -11,19 +11,23 @@ import (
 )
 
 // Check reads an RDB stream to its end, as redis-check-rdb does, and
-// writes its report to out: the start, the verdict and the counts. It
-// returns the size of the RDB payload (an AOF's preamble is followed by
-// commands) and the first error.
+// writes its report to out: the start, the verdict and the counts (for a
+// file of version 12, also the hashes with field TTLs, "subexpires", as
+// 7.4's checker counts them). It returns the size of the RDB payload (an
+// AOF's preamble is followed by commands) and the first error.
 func Check(r io.Reader, path string, out io.Writer) (int64, error) {
 	fmt.Fprintf(out, "[offset 0] Checking RDB file %s\n", path)
 	now := time.Now().UnixMilli()
-	var expires, expired int
+	var expires, expired, subexpires int
 	info, err := Load(r, DefaultLoadOptions(), func(_ int, _ string, e *keyspace.Entry) error {
 		if at := e.ExpireAt(); at != 0 {
 			expires++
 			if at <= now {
 				expired++
 			}
+		}
+		if HasFieldTTLs(e) {
+			subexpires++
 		}
 		return nil
 	})
@@ -44,6 +48,9 @@ func Check(r io.Reader, path string, out io.Writer) (int64, error) {
 	}
 	fmt.Fprintf(out, "[offset %d] \\o/ RDB looks OK! \\o/\n", info.Size)
 	fmt.Fprintf(out, "[info] %d keys read\n[info] %d expires\n[info] %d already expired\n", info.Keys, expires, expired)
+	if info.Version >= VersionFieldTTLs {
+		fmt.Fprintf(out, "[info] %d subexpires\n", subexpires)
+	}
 	return info.Size, nil
 }
 

@@ -128,7 +128,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"signature", []byte("RADIS0010\xff"), "Wrong signature trying to load DB from file"},
-		{"version 11", []byte("REDIS0011\xff"), "Can't handle RDB format version 11"},
+		{"version 13", []byte("REDIS0013\xff"), "Can't handle RDB format version 13"},
 		{"version 0", []byte("REDIS0000\xff"), "Can't handle RDB format version 0"},
 		{"stream", []byte("REDIS0010\x13\x01k\x01\x01a"), "Stream node key entry is not the size of a stream ID"},
 		{"module", []byte("REDIS0010\x07\x01k\x00"), "unsupported type 7 (module"},
@@ -149,7 +149,7 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 	var ve ErrVersion
-	_, err = loadBytes([]byte("REDIS0011"))
+	_, err = loadBytes([]byte("REDIS0013"))
 	assert.ErrorAs(t, err, &ve)
 
 	// Without checksum the footer is zero and is not checked; a version 4

@@ -35,6 +35,9 @@ func (d *decoder) readObject(t byte) (keyspace.Object, []byte, error) {
 	case typeSetIntset:
 		o, err := d.readIntset()
 		return o, nil, err
+	case typeSetListpack:
+		o, err := d.readSetListpack()
+		return o, nil, err
 	case typeZSet, typeZSet2:
 		o, err := d.readZSet(t == typeZSet2)
 		return o, nil, err
@@ -47,9 +50,15 @@ func (d *decoder) readObject(t byte) (keyspace.Object, []byte, error) {
 	case typeHashZipmap, typeHashZiplist, typeHashListpack:
 		o, err := d.readPackedHash(t)
 		return o, nil, err
+	case typeHashMetadata, typeHashMetadataPreGA:
+		o, err := d.readHashMetadata(t)
+		return o, nil, err
+	case typeHashListpackEx, typeHashListpackExPreGA:
+		o, err := d.readHashListpackEx(t)
+		return o, nil, err
 	case typeModule, typeModule2:
 		return nil, nil, fmt.Errorf("unsupported type %d (module values need the module that wrote them; zredis loads no modules)", t)
-	case typeStreamListpacks, typeStreamListpacks2:
+	case typeStreamListpacks, typeStreamListpacks2, typeStreamListpacks3:
 		o, err := d.readStream(t)
 		return o, nil, err
 	}
@@ -174,6 +183,41 @@ func (d *decoder) readIntset() (keyspace.Object, error) {
 	s := keyspace.NewSet()
 	for _, v := range vs {
 		s.AddInt(v, maxIntset)
+	}
+	return s, nil
+}
+
+// readSetListpack reads Redis 7.2's SET_LISTPACK. Sets here have 7.0's
+// encodings, so the members go into an intset when they all are integers
+// within set-max-intset-entries, else into a hashtable (what 7.0 builds
+// from SADDs of the same members). A duplicate member fails the listpack
+// check, as 7.2's deep sanitization has it.
+func (d *decoder) readSetListpack() (keyspace.Object, error) {
+	blob, err := d.readBlob()
+	if err != nil {
+		return nil, err
+	}
+	n, err := listpack.Each(blob, nil)
+	if err != nil {
+		return nil, corrupt("Set listpack integrity check failed.")
+	}
+	if n == 0 {
+		return nil, errEmptyKey
+	}
+	maxIntset := int(min(d.opt.SetMaxIntsetEntries, 1<<30))
+	s := keyspace.NewSet()
+	if n > maxIntset {
+		s = keyspace.NewSetFor([]byte("-"))
+	}
+	_, err = listpack.Each(blob, func(e listpack.Entry) error {
+		d.a = e.AppendTo(d.a[:0])
+		if !s.Add(d.a, maxIntset) {
+			return corrupt("Set listpack integrity check failed.")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }

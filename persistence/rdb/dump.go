@@ -16,19 +16,26 @@ var (
 // Dump serializes a value as DUMP does: its RDB type and value (strings
 // LZF-compressed when that saves space, as with rdbcompression yes), the
 // RDB version as 2 bytes little-endian, and the CRC-64 of all that as 8
-// bytes little-endian. The deadline is not part of a payload.
+// bytes little-endian. The deadline is not part of a payload. The
+// version is 10, Redis 7.0's, but for a hash with field TTLs: 12, and
+// the hash in Redis 7.4's form, as 7.4 dumps it.
 func Dump(e *keyspace.Entry) []byte {
 	enc := encoder{compress: true}
 	enc.buf = append(enc.buf, typeOf(e))
 	enc.writeObject(e)
-	enc.buf = binary.LittleEndian.AppendUint16(enc.buf, Version)
+	version := uint16(Version)
+	if HasFieldTTLs(e) {
+		version = VersionFieldTTLs
+	}
+	enc.buf = binary.LittleEndian.AppendUint16(enc.buf, version)
 	return binary.LittleEndian.AppendUint64(enc.buf, CRC64(enc.buf))
 }
 
 // Restore decodes a DUMP payload into a new entry without deadline.
-// A payload shorter than its footer, of a newer RDB version or with a
-// wrong checksum gives ErrDumpPayload; a value that does not decode, or
-// one without elements, gives ErrBadDataFormat, as Redis replies.
+// A payload shorter than its footer, of an RDB version newer than 12 or
+// with a wrong checksum gives ErrDumpPayload; a value that does not
+// decode, or one without elements, gives ErrBadDataFormat, as Redis
+// replies. A hash keeps its field TTLs, past or not.
 func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
 	if !footerOK(payload, opt.SkipChecksum) {
 		return nil, ErrDumpPayload
@@ -49,22 +56,23 @@ func Restore(payload []byte, opt LoadOptions) (*keyspace.Entry, error) {
 }
 
 // footerOK is verifyDumpPayload: a payload ends with an RDB version this
-// server reads and the CRC-64 of what precedes the CRC, which is not
-// verified when skipCRC is set (skip_checksum_validation).
+// server reads (up to 12, Redis 7.4's) and the CRC-64 of what precedes
+// the CRC, which is not verified when skipCRC is set
+// (skip_checksum_validation).
 func footerOK(payload []byte, skipCRC bool) bool {
 	n := len(payload)
 	if n < 10 {
 		return false
 	}
 	footer := payload[n-10:]
-	if binary.LittleEndian.Uint16(footer) > Version {
+	if binary.LittleEndian.Uint16(footer) > MaxVersion {
 		return false
 	}
 	return skipCRC || binary.LittleEndian.Uint64(footer[2:]) == CRC64(payload[:n-8])
 }
 
-// isObjectType is rdbIsObjectType of Redis 7.0.
-func isObjectType(t byte) bool { return t <= 7 || (t >= 9 && t <= 19) }
+// isObjectType is rdbIsObjectType of Redis 7.4.
+func isObjectType(t byte) bool { return t <= 7 || (t >= 9 && t <= 25) }
 
 // Errors of FUNCTION RESTORE, with Redis's texts (the reply adds "ERR ").
 var (

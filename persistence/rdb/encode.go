@@ -11,8 +11,8 @@ import (
 )
 
 // encoder serializes values into buf, in the encodings redis-server 7.0
-// writes for the same values, so that Redis loads them with the same
-// OBJECT ENCODING.
+// writes for the same values (7.4's for a hash with field TTLs), so that
+// Redis loads them with the same OBJECT ENCODING.
 type encoder struct {
 	buf      []byte
 	compress bool
@@ -94,7 +94,8 @@ func (e *encoder) writeStringFromString(s string) {
 	e.writeString(bytesOf(s))
 }
 
-// typeOf is the RDB type Redis 7.0 writes for the entry.
+// typeOf is the RDB type Redis 7.0 writes for the entry, or 7.4 for a
+// hash with field TTLs (hashType).
 func typeOf(en *keyspace.Entry) byte {
 	switch o := en.Obj().(type) {
 	case *keyspace.List:
@@ -110,10 +111,7 @@ func typeOf(en *keyspace.Entry) byte {
 		}
 		return typeZSet2
 	case *keyspace.Hash:
-		if o.Encoding() == "listpack" {
-			return typeHashListpack
-		}
-		return typeHash
+		return hashType(o)
 	case *keyspace.Stream:
 		return typeStreamListpacks2
 	}
@@ -237,7 +235,11 @@ func (e *encoder) writeZSet(z *keyspace.ZSet) {
 }
 
 func (e *encoder) writeHash(h *keyspace.Hash) {
-	if h.Encoding() == "listpack" {
+	if h.HasFieldTTLs() {
+		e.writeHashTTLs(h)
+		return
+	}
+	if isSmall(h) {
 		e.lp.Reset(e.node)
 		h.Range(func(f, v []byte) bool {
 			e.lp.Append(f)

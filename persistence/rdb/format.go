@@ -1,9 +1,22 @@
 package rdb
 
-// Format constants from Redis 7.0's rdb.h.
+// Format constants from Redis 7.0's rdb.h, and those of 7.2 and 7.4.
 
-// Version is the RDB version Redis 7.0 writes and the newest it reads.
-const Version = 10
+// Versions. A file or DUMP payload without hash field TTLs is written as
+// version 10, the format of Redis 7.0, so that 7.0 reads it; one with a
+// hash whose fields have TTLs is written as version 12, as Redis 7.4
+// writes it (7.0 could not keep those TTLs). Loading accepts up to 12:
+// 11 is Redis 7.2's.
+const (
+	// Version is the RDB version Redis 7.0 writes: what we write for
+	// data without hash field TTLs.
+	Version = 10
+	// VersionFieldTTLs is the RDB version of Redis 7.4, which we write
+	// for data with hash field TTLs.
+	VersionFieldTTLs = 12
+	// MaxVersion is the newest version Load and Restore accept.
+	MaxVersion = 12
+)
 
 // Value types.
 const (
@@ -26,10 +39,29 @@ const (
 	typeZSetListpack     = 17
 	typeListQuicklist2   = 18
 	typeStreamListpacks2 = 19
+	// Redis 7.2 (version 11).
+	typeSetListpack      = 20
+	typeStreamListpacks3 = 21 // consumers with their active-time
+	// Redis 7.4 (version 12): hashes with field TTLs. The _PRE_GA forms
+	// are those of 7.4's release candidates, without the min-TTL header
+	// and with absolute TTLs in the table form.
+	typeHashMetadataPreGA   = 22
+	typeHashListpackExPreGA = 23
+	typeHashMetadata        = 24
+	typeHashListpackEx      = 25
+)
+
+// Hash field TTLs (Redis 7.4's ebuckets): a field's TTL is Unix ms of at
+// most 48 bits; the hash header's minimum TTL may also hold the "none"
+// mark, one past the maximum.
+const (
+	fieldTTLMax  = 1<<48 - 1
+	fieldTTLNone = fieldTTLMax + 1
 )
 
 // Opcodes that precede keys or stand between them.
 const (
+	opSlotInfo     = 244 // Redis 7.4, cluster mode: a slot's sizing hints
 	opFunction2    = 245
 	opFunction     = 246 // the format of 7.0's release candidates
 	opModuleAux    = 247

@@ -24,6 +24,10 @@ func FuzzLoad(f *testing.F) {
 	_ = w.Close()
 	f.Add(streams.Bytes())
 	f.Add([]byte("REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"))
+	// Redis 7.4's hashes with field TTLs, and the SLOT_INFO opcode.
+	f.Add(ttlFile(f, WriterOptions{Compress: true, Checksum: true}))
+	f.Add(ttlFile(f, WriterOptions{}))
+	f.Add([]byte("REDIS0012\xfe\x00\xfb\x01\x00\xf4\x41\x05\x01\x00\x00\x01k\x01v\xff\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var entries []*keyspace.Entry
 		fn := func(_ int, _ string, e *keyspace.Entry) error {
@@ -51,6 +55,12 @@ func FuzzRestore(f *testing.F) {
 	for _, s := range testStreams() {
 		f.Add(Dump(keyspace.NewObject(s, 0)))
 	}
+	for _, fields := range ttlHashes() {
+		f.Add(Dump(keyspace.NewObject(ttlHash(fields), 0)))
+	}
+	f.Add(payload(typeHashListpackExPreGA, func(e *encoder) { e.writeString(lpOf("a", "1", "#5000", "b", "2", "#0")) }))
+	f.Add(payload(typeHashMetadataPreGA, metadata(nil, 2, uint64(7000), "a", "1", uint64(0), "b", "2")))
+	f.Add(payload(typeSetListpack, func(e *encoder) { e.writeString(lpOf("3", "1", "x")) }))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = Restore(data, DefaultLoadOptions())
 		if len(data) < 2 {

@@ -99,22 +99,25 @@ var (
 	ErrChecksum = errors.New("RDB CRC error")
 )
 
-// ErrVersion is returned for a version Redis 7.0 does not read.
+// ErrVersion is returned for a version newer than Redis 7.4's (12), or
+// below 1.
 type ErrVersion int
 
 func (e ErrVersion) Error() string { return fmt.Sprintf("Can't handle RDB format version %d", int(e)) }
 
-// Load reads an RDB file (versions 1 to 10, as Redis 7.0 accepts) and
-// calls fn for every key, in file order, with its database number and
-// a new entry whose deadline is absolute Unix milliseconds (0 = none).
-// Keys whose deadline has passed are handed over too: the caller decides
-// (Redis drops them when it loads as a master). Duplicate keys are the
-// caller's to detect. LRU/LFU hints are skipped. An error from fn stops
-// the load and is returned as is; any other failure is an *Error with
-// the offset where reading stopped. The whole input is validated, the
-// CRC-64 at the end included (when it is not 0), before Load returns
-// nil, but fn has then already seen the keys before a late failure.
-// A nil fn only validates the file.
+// Load reads an RDB file (versions 1 to 12: Redis 7.0's and older, 7.2's
+// and 7.4's) and calls fn for every key, in file order, with its database
+// number and a new entry whose deadline is absolute Unix milliseconds
+// (0 = none). Keys whose deadline has passed are handed over too: the
+// caller decides (Redis drops them when it loads as a master). Hash
+// fields whose own TTL has passed are kept in their hash, as Redis 7.4.1
+// keeps them at load (its field expiry removes them afterwards).
+// Duplicate keys are the caller's to detect. LRU/LFU hints are skipped.
+// An error from fn stops the load and is returned as is; any other
+// failure is an *Error with the offset where reading stopped. The whole
+// input is validated, the CRC-64 at the end included (when it is not 0),
+// before Load returns nil, but fn has then already seen the keys before
+// a late failure. A nil fn only validates the file.
 func Load(r io.Reader, opt LoadOptions, fn func(db int, key string, e *keyspace.Entry) error) (Info, error) {
 	if fn == nil {
 		fn = func(int, string, *keyspace.Entry) error { return nil } // validate only
@@ -149,7 +152,7 @@ func load(src *source, opt LoadOptions, fn func(db int, key string, e *keyspace.
 		return info, ErrSignature
 	}
 	info.Version = atoi(hdr[5:9])
-	if info.Version < 1 || info.Version > Version {
+	if info.Version < 1 || info.Version > MaxVersion {
 		return info, ErrVersion(info.Version)
 	}
 	d := &decoder{src: src, opt: opt}
@@ -222,6 +225,16 @@ func load(src *source, opt LoadOptions, fn func(db int, key string, e *keyspace.
 			if opt.OnResize != nil {
 				// A hint only: bounded, since the file may lie.
 				opt.OnResize(db, resizeHint(d.src, sizes[0]), resizeHint(d.src, sizes[1]))
+			}
+			continue
+		case opSlotInfo:
+			// Slot id, keys and keys with a deadline in it: sizing
+			// hints of a cluster node, which Redis 7.4 outside cluster
+			// mode skips.
+			for i := 0; i < 3; i++ {
+				if _, err := d.readCount(); err != nil {
+					return info, err
+				}
 			}
 			continue
 		case opAux:

@@ -21,6 +21,9 @@ import (
 //	        name, seen time as 8 bytes little-endian, and its PEL: count
 //	        and raw IDs only).
 //
+// STREAM_LISTPACKS_3 (type 21, Redis 7.2 and 7.4) adds each consumer's
+// active time (8 bytes little-endian) after its seen time; it is read
+// and dropped, since consumers here have 7.0's seen time only.
 // STREAM_LISTPACKS (type 15, Redis 5 to 6.2) lacks first_id,
 // max_deleted_entry_id, entries_added and the groups' entries_read,
 // which loading derives as Redis 7.0 does. Lengths are rdbSaveLen's,
@@ -81,7 +84,7 @@ func (e *encoder) writeRawID(id keyspace.StreamID) {
 	e.buf = append(e.buf, k[:]...)
 }
 
-// readStream reads a stream of type t (STREAM_LISTPACKS or _2) with the
+// readStream reads a stream of type t (STREAM_LISTPACKS, _2 or _3) with the
 // checks of rdbLoadObject under deep sanitization (which this package
 // always applies): each node's listpack must pass
 // streamValidateListpackIntegrity, a master ID must appear once, a
@@ -133,7 +136,7 @@ func (d *decoder) readStream(t byte) (keyspace.Object, error) {
 	if s.LastID, err = d.readID(); err != nil {
 		return nil, err
 	}
-	if t == typeStreamListpacks2 {
+	if t != typeStreamListpacks {
 		if s.FirstID, err = d.readID(); err != nil {
 			return nil, err
 		}
@@ -178,7 +181,7 @@ func (d *decoder) readGroup(s *keyspace.Stream, t byte) error {
 		return err
 	}
 	var entriesRead int64
-	if t == typeStreamListpacks2 {
+	if t != typeStreamListpacks {
 		n, err := d.readCount()
 		if err != nil {
 			return err
@@ -227,6 +230,13 @@ func (d *decoder) readGroup(s *keyspace.Stream, t byte) error {
 		}
 		if c.SeenTime, err = d.readMillis(); err != nil {
 			return err
+		}
+		if t == typeStreamListpacks3 {
+			// Redis 7.2's active-time (the last successful read or
+			// claim); 7.0's consumers have the seen-time only.
+			if _, err := d.readMillis(); err != nil {
+				return err
+			}
 		}
 		n, err := d.readCount()
 		if err != nil {

@@ -31,33 +31,47 @@ type WriterOptions struct {
 	// Aux are extra aux fields (such as repl-stream-db, repl-id,
 	// repl-offset), written after ctime and used-mem.
 	Aux [][2]string
+	// FieldTTLs writes the file as version 12, Redis 7.4's, which holds
+	// hashes with field TTLs (HasFieldTTLs); without it the file is of
+	// version 10, which Redis 7.0 reads, and WriteEntry refuses such a
+	// hash (ErrFieldTTLs).
+	FieldTTLs bool
 }
+
+// ErrFieldTTLs is WriteEntry's error for a hash with field TTLs in a file
+// of version 10 (opened without WriterOptions.FieldTTLs).
+var ErrFieldTTLs = errors.New("rdb: a hash with field TTLs needs RDB version 12 (WriterOptions.FieldTTLs)")
 
 // flushAt is the buffered size from which a Writer hands its bytes to
 // the underlying writer.
 const flushAt = 64 << 10
 
-// Writer writes an RDB file of version 10, as redis-server 7.0 does:
-// the header and aux fields, then for each database SELECTDB, RESIZEDB
-// and its keys, then EOF and the checksum. It is not safe for concurrent
-// use.
+// Writer writes an RDB file of version 10, as redis-server 7.0 does
+// (12, as 7.4 does, with WriterOptions.FieldTTLs): the header and aux
+// fields, then for each database SELECTDB, RESIZEDB and its keys, then
+// EOF and the checksum. It is not safe for concurrent use.
 type Writer struct {
-	w        io.Writer
-	enc      encoder
-	crc      uint64
-	checksum bool
-	err      error
-	closed   bool
+	w         io.Writer
+	enc       encoder
+	crc       uint64
+	checksum  bool
+	fieldTTLs bool
+	err       error
+	closed    bool
 }
 
 // NewWriter writes the header and the aux fields Redis 7.0 writes
 // (redis-ver, redis-bits, ctime, used-mem, then opt.Aux, then aof-base)
 // to w.
 func NewWriter(w io.Writer, opt WriterOptions) (*Writer, error) {
-	wr := &Writer{w: w, checksum: opt.Checksum}
+	wr := &Writer{w: w, checksum: opt.Checksum, fieldTTLs: opt.FieldTTLs}
 	wr.enc.compress = opt.Compress
 	wr.enc.buf = make([]byte, 0, 2*flushAt)
-	wr.enc.buf = fmt.Appendf(wr.enc.buf, "REDIS%04d", Version)
+	version := Version
+	if opt.FieldTTLs {
+		version = VersionFieldTTLs
+	}
+	wr.enc.buf = fmt.Appendf(wr.enc.buf, "REDIS%04d", version)
 	aux := [][2]string{
 		{"redis-ver", RedisVersion},
 		{"redis-bits", "64"},
@@ -110,10 +124,14 @@ func (w *Writer) SelectDB(db, keys, expires int) error {
 
 // WriteEntry writes one key of the current database: its deadline
 // (EXPIRETIME_MS) when it has one, then its type, key and value. The
-// entry is only read.
+// entry is only read. A hash with field TTLs needs a file of version 12
+// (ErrFieldTTLs otherwise).
 func (w *Writer) WriteEntry(key string, e *keyspace.Entry) error {
 	if w.err != nil {
 		return w.err
+	}
+	if !w.fieldTTLs && HasFieldTTLs(e) {
+		return fmt.Errorf("%w: key %q", ErrFieldTTLs, key)
 	}
 	if o := e.Obj(); o != nil && o.Len() == 0 && o.Type() != keyspace.TypeStream {
 		// Redis would skip it, or refuse an empty intset outright. A

@@ -1,0 +1,249 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/zmqpub"
+)
+
+// Hash fields that expire on their own (Redis 7.4's HEXPIRE family), end
+// to end: the expiry stream's hash-fields messages, the HDELs a master
+// propagates, a zredis replica keeping field deadlines, a redis-server
+// 7.0 replica refused them, and the AOF across a kill -9.
+
+// TestHashFieldsExpiryStream sends every field that expires on its own
+// as a hash-fields message with its value, the fields of one hash due in
+// the same millisecond together; the hash goes with its last field,
+// without a message of its own.
+func TestHashFieldsExpiryStream(t *testing.T) {
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--expiry-zmq-types", "string hash hash-fields")
+	l := startListener(t, []string{ep})
+	c := Dial(t, z.Addr)
+	at := time.Now().Add(300 * time.Millisecond).UnixMilli()
+	require.Equal(t, ":4\r\n", c.Do("HSET", "mail:1", "from", "a@example.org", "rcpt:1", "deferred", "rcpt:2", "sent", "lock", "w1"))
+	require.Equal(t, "*2\r\n:1\r\n:1\r\n", c.Do("HPEXPIREAT", "mail:1", strconv.FormatInt(at, 10), "FIELDS", "2", "rcpt:1", "lock"))
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HPEXPIREAT", "mail:1", strconv.FormatInt(at+100, 10), "FIELDS", "1", "rcpt:2"))
+	require.Equal(t, ":1\r\n", c.Do("HSET", "small", "only", "v"))
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HPEXPIRE", "small", "200", "FIELDS", "1", "only"))
+
+	msgs := l.recv(t, 3, 10*time.Second)
+	pairs := func(d zmqpub.Decoded) map[string]string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(d.Parts); i += 2 {
+			m[string(d.Parts[i])] = string(d.Parts[i+1])
+		}
+		return m
+	}
+	for _, d := range msgs {
+		assert.Equal(t, zmqpub.TypeHashFields, d.Type)
+	}
+	assert.Equal(t, "small", string(msgs[0].Key))
+	assert.Equal(t, map[string]string{"only": "v"}, pairs(msgs[0]))
+	assert.Equal(t, "mail:1", string(msgs[1].Key))
+	assert.Equal(t, map[string]string{"rcpt:1": "deferred", "lock": "w1"}, pairs(msgs[1]), "one message for the fields of one millisecond")
+	assert.Equal(t, map[string]string{"rcpt:2": "sent"}, pairs(msgs[2]))
+	assert.Equal(t, ":0\r\n", c.Do("EXISTS", "small"), "the hash went with its last field")
+	assert.Equal(t, "*2\r\n$4\r\nfrom\r\n$13\r\na@example.org\r\n", c.Do("HGETALL", "mail:1"))
+	assert.Equal(t, "4", infoField(t, c, "stats", "expired_subkeys"))
+	assert.Equal(t, "0", infoField(t, c, "stats", "expired_keys"))
+
+	// A field given a time already past is deleted, not expired: no
+	// message, as EXPIRE with a past time.
+	require.Equal(t, "*1\r\n:2\r\n", c.Do("HEXPIRE", "mail:1", "0", "FIELDS", "1", "from"))
+	require.Equal(t, "+OK\r\n", c.Do("SET", "marker", "x"))
+	require.Equal(t, ":1\r\n", c.Do("PEXPIRE", "marker", "10"))
+	next := l.recv(t, 1, 10*time.Second)[0]
+	assert.Equal(t, zmqpub.TypeString, next.Type, "the past-time deletion sent nothing")
+}
+
+// TestHashFieldsNotSentUnlessAsked: a listener written for the original
+// two types never sees a hash-fields message with the default types.
+func TestHashFieldsNotSentUnlessAsked(t *testing.T) {
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--expiry-zmq-endpoints", ep)
+	l := startListener(t, []string{ep})
+	c := Dial(t, z.Addr)
+	c.Do("HSET", "h", "f", "v", "g", "w")
+	c.Do("HPEXPIRE", "h", "50", "FIELDS", "1", "f")
+	c.Do("SET", "after", "1", "PX", "300")
+	d := l.recv(t, 1, 10*time.Second)[0]
+	assert.Equal(t, "after", string(d.Key))
+	assert.Equal(t, "1", infoField(t, c, "stats", "expired_subkeys"))
+}
+
+// TestHashFieldsReplication: a master propagates HPEXPIREAT (absolute)
+// and one HDEL per expired field, never a DEL; a zredis replica keeps
+// the deadlines (HPEXPIRETIME answers there) and applies the HDELs.
+func TestHashFieldsReplication(t *testing.T) {
+	z := StartZredis(t, "--repl-diskless-sync-delay", "0")
+	c := Dial(t, z.Addr)
+	c.Do("HSET", "q", "a", "1", "b", "2", "c", "3")
+	far := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HPEXPIREAT", "q", far, "FIELDS", "1", "a"))
+	r := StartZredis(t, "--replicaof", "127.0.0.1", strconv.Itoa(z.Port))
+	waitLinkUp(t, r)
+	rc := Dial(t, r.Addr)
+	assert.Equal(t, "*1\r\n:"+far+"\r\n", rc.Do("HPEXPIRETIME", "q", "FIELDS", "1", "a"), "the full sync kept the deadline")
+
+	require.Equal(t, "*2\r\n:1\r\n:1\r\n", c.Do("HEXPIRE", "q", "1", "FIELDS", "2", "b", "c"))
+	waitConverged(t, z, r)
+	masterAt := c.Do("HPEXPIRETIME", "q", "FIELDS", "2", "b", "c")
+	assert.Equal(t, masterAt, rc.Do("HPEXPIRETIME", "q", "FIELDS", "2", "b", "c"), "propagated in absolute form")
+	waitFor(t, func() bool { return rc.Do("HLEN", "q") == ":1\r\n" })
+	assert.Equal(t, "*1\r\n:"+far+"\r\n", rc.Do("HPEXPIRETIME", "q", "FIELDS", "1", "a"))
+	assert.Equal(t, "0", infoField(t, rc, "stats", "expired_subkeys"), "the replica expired nothing itself")
+
+	// Writes that keep a field's deadline keep it on the replica too.
+	require.Equal(t, ":1\r\n", c.Do("HSETEX", "q", "KEEPTTL", "FIELDS", "1", "a", "2.5"))
+	require.Equal(t, "$3\r\n3.5\r\n", c.Do("HINCRBYFLOAT", "q", "a", "1"))
+	require.Equal(t, ":4\r\n", c.Do("HINCRBY", "q", "n", "4"))
+	waitConverged(t, z, r)
+	assert.Equal(t, "*1\r\n:"+far+"\r\n", rc.Do("HPEXPIRETIME", "q", "FIELDS", "1", "a"))
+	assert.Equal(t, "$3\r\n3.5\r\n", rc.Do("HGET", "q", "a"))
+}
+
+// TestHashFieldsOldReplicaRefused: while a redis-server 7.0 replica is
+// attached, a command that would give a field a deadline is refused with
+// a clear error, and such a replica cannot be synchronised in full while
+// the data set holds field deadlines.
+func TestHashFieldsOldReplicaRefused(t *testing.T) {
+	RequireRedis(t)
+	z := StartZredis(t, "--repl-diskless-sync-delay", "0")
+	c := Dial(t, z.Addr)
+	c.Do("HSET", "h", "f", "v")
+	r := startReplica(t, z)
+	waitLinkUp(t, r)
+	got := c.Do("HEXPIRE", "h", "100", "FIELDS", "1", "f")
+	assert.True(t, strings.HasPrefix(got, "-ERR hash field expiration is not supported by replica 127.0.0.1:"+strconv.Itoa(r.Port)), got)
+	got = c.Do("HSETEX", "h", "EX", "100", "FIELDS", "1", "f", "v")
+	assert.True(t, strings.HasPrefix(got, "-ERR hash field expiration is not supported"), got)
+	assert.Equal(t, ":0\r\n", c.Do("HSET", "h", "f", "w"), "HSET without a deadline goes on")
+	assert.Equal(t, "*1\r\n:-1\r\n", c.Do("HTTL", "h", "FIELDS", "1", "f"))
+	r.Stop()
+
+	// Now with a field deadline in the data set, a new 7.0 replica is
+	// refused its full sync.
+	waitFor(t, func() bool { return infoField(t, c, "replication", "connected_slaves") == "0" })
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HEXPIRE", "h", "100", "FIELDS", "1", "f"))
+	r2 := startReplica(t, z)
+	waitOutput(t, z, "cannot load")
+	assert.NotEqual(t, "up", replInfo(t, r2, "master_link_status"))
+}
+
+// TestHashFieldsAOFKill9 keeps pending field deadlines across a kill -9
+// with appendfsync always, and the fields expire after the restart.
+func TestHashFieldsAOFKill9(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--appendonly", "yes", "--appendfsync", "always"}
+	z := StartZredis(t, args...)
+	c := Dial(t, z.Addr)
+	for i := range 100 {
+		k := fmt.Sprintf("h%d", i)
+		c.Do("HSET", k, "keep", "k", "soon", "s", "later", "l")
+		c.Do("HPEXPIRE", k, "1500", "FIELDS", "1", "soon")
+		c.Do("HEXPIRE", k, "3600", "FIELDS", "1", "later")
+	}
+	c.Do("HINCRBYFLOAT", "h0", "later", "1")
+	want := c.Do("HPEXPIRETIME", "h0", "FIELDS", "3", "keep", "soon", "later")
+	// A field persisted before its deadline stays persisted when the AOF
+	// is replayed after that deadline.
+	c.Do("HSET", "p", "f", "v", "g", "w")
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HPEXPIRE", "p", "200", "FIELDS", "1", "f"))
+	require.Equal(t, "*1\r\n:1\r\n", c.Do("HPERSIST", "p", "FIELDS", "1", "f"))
+	z.Kill()
+	time.Sleep(300 * time.Millisecond)
+	z2 := StartZredis(t, args...)
+	c2 := Dial(t, z2.Addr)
+	assert.Equal(t, want, c2.Do("HPEXPIRETIME", "h0", "FIELDS", "3", "keep", "soon", "later"))
+	assert.Equal(t, "$1\r\nv\r\n", c2.Do("HGET", "p", "f"))
+	assert.Equal(t, "*1\r\n:-1\r\n", c2.Do("HTTL", "p", "FIELDS", "1", "f"))
+	waitFor(t, func() bool { return c2.Do("HEXISTS", "h99", "soon") == ":0\r\n" })
+	assert.Equal(t, ":2\r\n", c2.Do("HLEN", "h50"))
+	// The expired fields went to the AOF as HDELs, after the restart too.
+	data, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "HPEXPIREAT")
+	assert.NotContains(t, string(data), "$7\r\nHEXPIRE\r\n", "HEXPIRE propagates as HPEXPIREAT")
+}
+
+// pipelineCmds sends cmds in batches and reads their replies, failing on an
+// error reply.
+func pipelineCmds(t *testing.T, c *Conn, cmds [][]string) {
+	t.Helper()
+	const batch = 1000
+	for i := 0; i < len(cmds); i += batch {
+		var buf []byte
+		end := min(i+batch, len(cmds))
+		for _, cmd := range cmds[i:end] {
+			buf = append(buf, Encode(cmd...)...)
+		}
+		c.Send(buf)
+		for range cmds[i:end] {
+			if r := c.Read(); strings.HasPrefix(r, "-") {
+				t.Fatalf("error reply: %s", r)
+			}
+		}
+	}
+}
+
+// TestHashFieldsStreamAtScale: 100,000 fields with deadlines spread over
+// 2 s, among 1,000,000 volatile fields due in an hour, all arrive at a
+// libzmq listener, each once, with its value.
+func TestHashFieldsStreamAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a million fields")
+	}
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--expiry-zmq-types", "hash-fields")
+	c := Dial(t, z.Addr)
+	var cmds [][]string
+	for h := range 1000 {
+		key := fmt.Sprintf("vol:%d", h)
+		hset := []string{"HSET", key}
+		exp := []string{"HEXPIRE", key, "3600", "FIELDS", "1000"}
+		for f := range 1000 {
+			hset = append(hset, fmt.Sprintf("f%d", f), "v")
+			exp = append(exp, fmt.Sprintf("f%d", f))
+		}
+		cmds = append(cmds, hset, exp)
+	}
+	pipelineCmds(t, c, cmds)
+	l := startListener(t, []string{ep})
+	time.Sleep(200 * time.Millisecond) // the listener connects
+
+	const n = 100000
+	base := time.Now().Add(2 * time.Second).UnixMilli()
+	cmds = cmds[:0]
+	for i := range n {
+		key := fmt.Sprintf("lag:%d", i%1000)
+		f := fmt.Sprintf("f%d", i)
+		at := strconv.FormatInt(base+2000*int64(i)/n, 10)
+		cmds = append(cmds, []string{"HSET", key, f, "value-" + f}, []string{"HPEXPIREAT", key, at, "FIELDS", "1", f})
+	}
+	pipelineCmds(t, c, cmds)
+	require.Less(t, time.Now().UnixMilli(), base, "loading took longer than the lead before the first deadline")
+
+	seen := make(map[string]bool, n)
+	for len(seen) < n {
+		d := l.recv(t, 1, 30*time.Second)[0]
+		require.Equal(t, zmqpub.TypeHashFields, d.Type)
+		for i := 0; i+1 < len(d.Parts); i += 2 {
+			f := string(d.Parts[i])
+			require.False(t, seen[f], "field %s sent twice", f)
+			require.Equal(t, "value-"+f, string(d.Parts[i+1]))
+			seen[f] = true
+		}
+	}
+	assert.Equal(t, strconv.Itoa(n), infoField(t, c, "stats", "expired_subkeys"))
+	assert.Contains(t, c.Do("INFO", "keyspace"), "subexpiry=1000\r\n", "the thousand hashes of long-lived fields stay indexed")
+}
