@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -73,54 +72,28 @@ func lagBench(ctx context.Context, o options, w io.Writer) error {
 		zl = func() (*keyFeed, error) { return dialNotificationListener(z) }
 	}
 	rl := func() (*keyFeed, error) { return dialNotificationListener(r) }
-	zres, err := lagRun(z, zl)
+	zres, err := lagRun(z, zl, keyLayout)
 	if err != nil {
 		return fmt.Errorf("zredis: %w", err)
 	}
-	rres, err := lagRun(r, rl)
+	rres, err := lagRun(r, rl, keyLayout)
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
-	}
-	ms := func(d time.Duration) string {
-		if d == notReceived {
-			return fmt.Sprintf("> %d", (lagSpread + lagWait).Milliseconds())
-		}
-		return fmt.Sprintf("%.3f", float64(d)/1e6)
 	}
 	fmt.Fprintf(w, "%d keys with deadlines spread over %v, next to %d keys with a 1-hour TTL\n", lagKeys, lagSpread, lagVolatile)
 	fmt.Fprintln(w, "lag = receive time at the listener - the key's deadline; zredis: 0MQ PULL listener, redis: 'expired' keyspace notification")
 	fmt.Fprintf(w, "a key not received %v after the last deadline counts as later than that\n", lagWait)
 	fmt.Fprintf(w, "%-40s %14s %14s\n", "", "zredis", "redis")
 	fmt.Fprintf(w, "%-40s %14d %14d\n", "messages received", zres.received, rres.received)
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p50 ms", ms(zres.p50), ms(rres.p50))
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p99 ms", ms(zres.p99), ms(rres.p99))
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag max ms", ms(zres.max), ms(rres.max))
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, idle", ms(zres.pingIdle), ms(rres.pingIdle))
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, listener", ms(zres.pingListener), ms(rres.pingListener))
-	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, no listener", ms(zres.pingOff), ms(rres.pingOff))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p50 ms", lagMS(zres.p50), lagMS(rres.p50))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag p99 ms", lagMS(zres.p99), lagMS(rres.p99))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "lag max ms", lagMS(zres.max), lagMS(rres.max))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, idle", lagMS(zres.pingIdle), lagMS(rres.pingIdle))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, listener", lagMS(zres.pingListener), lagMS(rres.pingListener))
+	fmt.Fprintf(w, "%-40s %14s %14s\n", "PING p99 ms, expiring, no listener", lagMS(zres.pingOff), lagMS(rres.pingOff))
 	fmt.Fprintln(w)
-	o.sum.add(figure{section: "expiry lag", name: "messages received", unit: "keys", z: float64(zres.received),
-		r: float64(rres.received), ratio: ratioOf(float64(zres.received), float64(rres.received)), better: neither})
-	for _, f := range []struct {
-		name string
-		z, r time.Duration
-	}{
-		{"lag p50", zres.p50, rres.p50},
-		{"lag p99", zres.p99, rres.p99},
-		{"lag max", zres.max, rres.max},
-		{"PING p99, idle", zres.pingIdle, rres.pingIdle},
-		{"PING p99, expiring", zres.pingListener, rres.pingListener},
-		{"PING p99, expiring, no listener", zres.pingOff, rres.pingOff},
-	} {
-		// A key never received has no lag to show.
-		z, r := math.NaN(), math.NaN()
-		if f.z != notReceived {
-			z = float64(f.z) / 1e6
-		}
-		if f.r != notReceived {
-			r = float64(f.r) / 1e6
-		}
-		o.sum.add(figure{section: "expiry lag", name: f.name, unit: "ms", z: z, r: r, ratio: ratioOf(z, r), better: lower})
+	for _, f := range lagFigures("expiry lag", "messages received", "keys", zres, &rres) {
+		o.sum.add(f)
 	}
 	return nil
 }
@@ -155,21 +128,50 @@ func (f *keyFeed) close() {
 	}
 }
 
-func lagRun(s *server, listen func() (*keyFeed, error)) (lagResult, error) {
+// lagLayout is what a lag run stores and how it reads a deadline back
+// out of what the listener hears: keys here, hash fields in fieldlag.go.
+type lagLayout struct {
+	// volatile loads the entries with a one-hour TTL.
+	volatile func(rc *rconn) error
+	// deadlines loads lagKeys entries named after prefix with deadlines
+	// spread over lagSpread, and returns the first deadline.
+	deadlines func(rc *rconn, prefix string) (time.Time, error)
+	// deadlineOf reads the deadline out of a name the listener yields.
+	deadlineOf func(name string) (time.Time, bool)
+	// prefixes name the entries of the run with a listener, then of the
+	// one without.
+	prefixes [2]string
+}
+
+// keyLayout is the key-expiry benchmark's: lagVolatile string keys with a
+// one-hour TTL, lagKeys keys with a deadline each (loadDeadlines).
+var keyLayout = lagLayout{
+	volatile: func(rc *rconn) error {
+		return rc.load(lagVolatile, func(b []byte, i int) []byte {
+			b = appendArray(b, 5)
+			b = appendBulk(b, "SET")
+			b = appendBulkNum(b, "vol:", i)
+			b = appendBulk(b, "v")
+			b = appendBulk(b, "EX")
+			return appendBulk(b, "3600")
+		})
+	},
+	deadlines:  loadDeadlines,
+	deadlineOf: deadlineOf,
+	prefixes:   [2]string{"lag", "off"},
+}
+
+// lagRun measures s in layout lay: loads the volatile entries, PING idle,
+// then the entries with deadlines heard through listen, then again with
+// no listener.
+func lagRun(s *server, listen func() (*keyFeed, error), lay lagLayout) (lagResult, error) {
 	var res lagResult
 	rc, err := dialServer(s)
 	if err != nil {
 		return res, err
 	}
 	defer rc.Close()
-	if err := rc.load(lagVolatile, func(b []byte, i int) []byte {
-		b = appendArray(b, 5)
-		b = appendBulk(b, "SET")
-		b = appendBulkNum(b, "vol:", i)
-		b = appendBulk(b, "v")
-		b = appendBulk(b, "EX")
-		return appendBulk(b, "3600")
-	}); err != nil {
+	if err := lay.volatile(rc); err != nil {
 		return res, err
 	}
 	ping, err := dialServer(s)
@@ -187,7 +189,7 @@ func lagRun(s *server, listen func() (*keyFeed, error)) (lagResult, error) {
 	}
 	// Give the listener time to connect before the first deadline.
 	time.Sleep(200 * time.Millisecond)
-	first, err := loadDeadlines(rc, "lag")
+	first, err := lay.deadlines(rc, lay.prefixes[0])
 	if err != nil {
 		l.close()
 		return res, err
@@ -208,7 +210,7 @@ func lagRun(s *server, listen func() (*keyFeed, error)) (lagResult, error) {
 		if err != nil {
 			break
 		}
-		if d, ok := deadlineOf(key); ok {
+		if d, ok := lay.deadlineOf(key); ok {
 			lags = append(lags, at.Sub(d))
 		}
 	}
@@ -227,7 +229,7 @@ func lagRun(s *server, listen func() (*keyFeed, error)) (lagResult, error) {
 	res.max = lags[len(lags)-1]
 
 	// Again with no listener connected.
-	if first, err = loadDeadlines(rc, "off"); err != nil {
+	if first, err = lay.deadlines(rc, lay.prefixes[1]); err != nil {
 		return res, err
 	}
 	res.pingOff, err = pingWindow(ping, first)
@@ -326,12 +328,18 @@ func deliver(msgs chan keyAt, m keyAt) {
 // dialNotificationListener is redis's side: a subscriber of
 // __keyevent@0__:expired.
 func dialNotificationListener(s *server) (*keyFeed, error) {
+	return dialEventListener(s, "expired")
+}
+
+// dialEventListener subscribes to the keyspace event event in database 0
+// (__keyevent@0__:<event>) and yields the key of each.
+func dialEventListener(s *server, event string) (*keyFeed, error) {
 	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	r := bufio.NewReaderSize(c, 1<<16)
-	if _, err := c.Write(appendCmd(nil, "SUBSCRIBE", "__keyevent@0__:expired")); err != nil {
+	if _, err := c.Write(appendCmd(nil, "SUBSCRIBE", "__keyevent@0__:"+event)); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -15,11 +15,15 @@
 // element of eight shapes loaded with redis-cli --pipe (memory.go), SET
 // with one replica attached (replica.go), the AOF and BGSAVE parts
 // (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
-// 100 MB values (bigvalues.go) and the expiry lag (lag.go). Every part
-// adds its figures to one closing table, also written as CSV and drawn
-// as an SVG bar chart of the ratios (summary.go). With -against-self a
-// second redis-server stands in for zredis: the ratios then show the
-// harness's own noise.
+// 100 MB values (bigvalues.go), the expiry lag (lag.go), and the hash
+// field TTLs of Redis 7.4 and 8.0: the throughput of HEXPIRE and its
+// kin (fieldttl.go) and the lag of field expiry (fieldlag.go). The
+// redis-server next to zredis is 7.0, which has no field TTLs: those two
+// parts measure zredis alone, and a redis-server 7.4 next to it when
+// -redis74 names one. Every part adds its figures to one closing table,
+// also written as CSV and drawn as an SVG bar chart of the ratios
+// (summary.go). With -against-self a second redis-server stands in for
+// zredis: the ratios then show the harness's own noise.
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
@@ -27,6 +31,7 @@
 //	    [-tests all|none|set,get,...] [-sizes 3,1024] [-memn 1000000]
 //	    [-memory=false] [-replica=false] [-persist=false] [-evict=false]
 //	    [-tls=false] [-bigvalues=false] [-lag=false]
+//	    [-fieldttl=false] [-fieldlag=false] [-redis74 path/to/redis-server]
 //	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
@@ -208,6 +213,8 @@ type options struct {
 	memory    bool
 	memN      int // elements per memory shape
 	lag       bool
+	fieldTTL  bool // HEXPIRE and kin under redis-benchmark (fieldttl.go)
+	fieldLag  bool // the lag of hash field expiry (fieldlag.go)
 	persist   bool
 	bgsave    bool
 	bigValues bool
@@ -217,8 +224,12 @@ type options struct {
 	target    time.Duration
 	zredisBin string
 	redisBin  string
-	benchBin  string
-	cliBin    string
+	// redis74Bin is a redis-server 7.4 for the field-TTL parts, which
+	// 7.0 (redisBin) cannot run; "" leaves zredis alone there.
+	redis74Bin string
+	redis74Ver [2]int // its major and minor version, 7.4 or later
+	benchBin   string
+	cliBin     string
 	// self is set when the binary in zredis's place is a redis-server
 	// (-against-self): the run then shows the harness's noise floor.
 	self bool
@@ -266,6 +277,9 @@ func run() int {
 	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
 	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
+	flag.BoolVar(&o.fieldTTL, "fieldttl", true, "then run HPEXPIRE, HEXPIRE, HSETEX and HTTL on fresh servers (zredis; redis 7.4 too with -redis74)")
+	flag.BoolVar(&o.fieldLag, "fieldlag", true, "then run the hash-field expiry-lag benchmark on fresh servers (zredis; redis 7.4 too with -redis74)")
+	flag.StringVar(&o.redis74Bin, "redis74", "", "redis-server 7.4 binary for the field-TTL parts (\"\": zredis alone there, no ratios)")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
@@ -312,10 +326,17 @@ func run() int {
 	if o.memory {
 		bins = append(bins, &o.cliBin)
 	}
+	if o.redis74Bin != "" {
+		bins = append(bins, &o.redis74Bin)
+	}
 	for _, b := range bins {
 		if strings.ContainsRune(*b, '/') {
 			if _, err := os.Stat(*b); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %v (make bench builds bin/zredis-server)\n", err)
+				hint := "make bench builds bin/zredis-server"
+				if b == &o.redis74Bin {
+					hint = "-redis74 names a redis-server 7.4"
+				}
+				fmt.Fprintf(os.Stderr, "bench: %v (%s)\n", err, hint)
 				return 2
 			}
 			continue
@@ -326,6 +347,15 @@ func run() int {
 			return 2
 		}
 		*b = p
+	}
+	if o.redis74Bin != "" {
+		// Checked now, not when its parts come after the others.
+		v, ok := serverVersion(o.redis74Bin)
+		if !ok || !atLeast(v, [2]int{7, 4}) {
+			fmt.Fprintf(os.Stderr, "bench: -redis74 %s is not a redis-server 7.4 or later (%s)\n", o.redis74Bin, firstLine(o.redis74Bin, "--version"))
+			return 2
+		}
+		o.redis74Ver = v
 	}
 	o.self = !isZredis(o.zredisBin)
 	o.sum = &summaryTable{}
@@ -354,6 +384,8 @@ func run() int {
 		{o.tls, tlsBench},
 		{o.bigValues, bigValuesBench},
 		{o.lag, lagBench},
+		{o.fieldTTL, fieldTTLBench},
+		{o.fieldLag, fieldLagBench},
 	}
 	rc := 0
 	for _, p := range parts {
@@ -797,6 +829,9 @@ func printMachine(o options) string {
 	fmt.Printf("go:      %s\n", firstLine("go", "version"))
 	fmt.Printf("zredis:  %s\n", firstLine(o.zredisBin, "--version"))
 	fmt.Printf("redis:   %s\n", firstLine(o.redisBin, "--version"))
+	if o.redis74Bin != "" {
+		fmt.Printf("redis74: %s\n", firstLine(o.redis74Bin, "--version"))
+	}
 	fmt.Printf("bench:   %s\n", firstLine(o.benchBin, "--version"))
 	return m
 }
