@@ -172,10 +172,14 @@ func (s *fieldSetter) set(f []byte, at int64) int64 {
 	if s.hashGone {
 		return hfeNoField
 	}
-	if _, found := s.h.Get(f); !found {
-		return hfeNoField
-	}
+	// A field with a deadline exists: the lookup of the deadline spares
+	// the record's (HEXPIRE renewing a lock's TTL, the common case).
 	prev := s.h.FieldTTL(f)
+	if prev == 0 {
+		if _, found := s.h.Get(f); !found {
+			return hfeNoField
+		}
+	}
 	if prev == 0 {
 		if s.cond == hfeXX || s.cond == hfeGT {
 			return hfeNoCond
@@ -351,11 +355,13 @@ func httlGeneric(c *engine.Ctx, base, unit int64) {
 			c.W.Int(hfeNoField)
 			continue
 		}
-		if _, found := h.Get(f); !found {
-			c.W.Int(hfeNoField)
-			continue
+		at := h.FieldTTL(f) // a field with a deadline exists
+		if at == 0 {
+			if _, found := h.Get(f); !found {
+				c.W.Int(hfeNoField)
+				continue
+			}
 		}
-		at := h.FieldTTL(f)
 		switch {
 		case at == 0:
 			c.W.Int(hfeNoTTL)

@@ -247,3 +247,39 @@ func TestHashFieldsStreamAtScale(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(n), infoField(t, c, "stats", "expired_subkeys"))
 	assert.Contains(t, c.Do("INFO", "keyspace"), "subexpiry=1000\r\n", "the thousand hashes of long-lived fields stay indexed")
 }
+
+// TestHashFieldsNotifications: 7.4's keyspace events for field TTLs:
+// hexpire, hpersist, hdel for a time already past, hexpired when fields
+// expire (and del when the hash goes with its last field); 8.0's for
+// HGETDEL and HSETEX.
+func TestHashFieldsNotifications(t *testing.T) {
+	z := StartZredis(t)
+	c := Dial(t, z.Addr)
+	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "notify-keyspace-events", "KEA"))
+	sub := Dial(t, z.Addr)
+	require.Equal(t, "*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n", sub.Do("PSUBSCRIBE", "*"))
+	c.Do("HSET", "h", "a", "1", "b", "2", "c", "3")
+	c.Do("HEXPIRE", "h", "100", "FIELDS", "1", "a")
+	c.Do("HPERSIST", "h", "FIELDS", "1", "a")
+	c.Do("HEXPIRE", "h", "0", "FIELDS", "1", "a")
+	c.Do("HPEXPIRE", "h", "20", "FIELDS", "2", "b", "c")
+	waitFor(t, func() bool { return c.Do("EXISTS", "h") == ":0\r\n" })
+	c.Do("HSETEX", "g", "PX", "100000", "FIELDS", "1", "x", "1")
+	c.Do("HGETDEL", "g", "FIELDS", "1", "x")
+	c.Do("PUBLISH", notifySentinel, "end")
+	got := readNotifications(t, sub)
+	want := []string{
+		"__keyspace@0__:h -> hset", "__keyevent@0__:hset -> h",
+		"__keyspace@0__:h -> hexpire", "__keyevent@0__:hexpire -> h",
+		"__keyspace@0__:h -> hpersist", "__keyevent@0__:hpersist -> h",
+		"__keyspace@0__:h -> hdel", "__keyevent@0__:hdel -> h",
+		"__keyspace@0__:h -> hexpire", "__keyevent@0__:hexpire -> h",
+		"__keyspace@0__:h -> hexpired", "__keyevent@0__:hexpired -> h",
+		"__keyspace@0__:h -> del", "__keyevent@0__:del -> h",
+		"__keyspace@0__:g -> hset", "__keyevent@0__:hset -> g",
+		"__keyspace@0__:g -> hexpire", "__keyevent@0__:hexpire -> g",
+		"__keyspace@0__:g -> hdel", "__keyevent@0__:hdel -> g",
+		"__keyspace@0__:g -> del", "__keyevent@0__:del -> g",
+	}
+	assert.Equal(t, want, got)
+}
