@@ -283,3 +283,45 @@ func TestHashFieldsNotifications(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 }
+
+// TestHashFieldsAOFRewrite: an AOF rewrite keeps field TTLs, with the
+// RDB preamble (a version 12 base) and without (HPEXPIREAT commands),
+// and a restart on it has them.
+func TestHashFieldsAOFRewrite(t *testing.T) {
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("preamble-"+preamble, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"--dir", dir, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble}
+			z := StartZredis(t, args...)
+			c := Dial(t, z.Addr)
+			c.Do("HSET", "small", "a", "1", "b", "2")
+			require.Equal(t, "*1\r\n:1\r\n", c.Do("HPEXPIREAT", "small", "4102444800000", "FIELDS", "1", "a"))
+			var big []string
+			for i := range 300 {
+				big = append(big, fmt.Sprintf("f%d", i), "v")
+			}
+			c.Do(append([]string{"HSET", "big"}, big...)...)
+			require.Equal(t, "*2\r\n:1\r\n:1\r\n", c.Do("HPEXPIREAT", "big", "4102444801000", "FIELDS", "2", "f1", "f2"))
+			c.Do("BGREWRITEAOF")
+			waitInfo(t, c, "aof_rewrite_in_progress", "0", 30*time.Second)
+			waitFor(t, func() bool { return infoField(t, c, "persistence", "aof_rewrite_scheduled") == "0" })
+			want := c.Do("HPEXPIRETIME", "big", "FIELDS", "3", "f1", "f2", "f3")
+			bases, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "appendonly.aof.2.base.*"))
+			require.NoError(t, err)
+			require.Len(t, bases, 1, "the rewrite made the second base")
+			base, err := os.ReadFile(bases[0])
+			require.NoError(t, err)
+			if preamble == "yes" {
+				assert.True(t, strings.HasPrefix(string(base), "REDIS0012"), "a base with field TTLs is RDB version 12")
+			} else {
+				assert.Contains(t, string(base), "HPEXPIREAT")
+			}
+			z.Stop()
+			z2 := StartZredis(t, args...)
+			c2 := Dial(t, z2.Addr)
+			assert.Equal(t, "*2\r\n:4102444800000\r\n:-1\r\n", c2.Do("HPEXPIRETIME", "small", "FIELDS", "2", "a", "b"))
+			assert.Equal(t, want, c2.Do("HPEXPIRETIME", "big", "FIELDS", "3", "f1", "f2", "f3"))
+			assert.Equal(t, ":300\r\n", c2.Do("HLEN", "big"))
+		})
+	}
+}
