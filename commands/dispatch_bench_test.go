@@ -12,17 +12,25 @@ import (
 // benchKeys runs cmd over a keyspace of n keys, as redis-benchmark -r n
 // does, through the dispatcher (lookup, checks, handler, stats).
 func benchKeys(b *testing.B, n int, cmd func(key []byte) [][]byte) {
+	benchPrepared(b, "key:%012d", n, func(k []byte) [][][]byte { return [][][]byte{{[]byte("SET"), k, []byte("1")}} }, cmd)
+}
+
+// benchPrepared runs cmd over n keys named by format, each first given
+// the commands setup returns.
+func benchPrepared(b *testing.B, format string, n int, setup func(key []byte) [][][]byte, cmd func(key []byte) [][]byte) {
 	e := newTestEnv(b)
 	e.KS = keyspace.New(16, keyspace.SystemClock{})
 	e.D.KS = e.KS
 	keys := make([][]byte, n)
 	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("key:%012d", i))
+		keys[i] = []byte(fmt.Sprintf(format, i))
 	}
 	e.KS.Lock()
 	defer e.KS.Unlock()
 	for _, k := range keys {
-		e.D.Exec(e.Client, [][]byte{[]byte("SET"), k, []byte("1")})
+		for _, argv := range setup(k) {
+			e.D.Exec(e.Client, argv)
+		}
 	}
 	e.Client.W.Reset()
 	b.ReportAllocs()
@@ -171,29 +179,13 @@ func BenchmarkDispatchXAdd(b *testing.B) {
 // benchHashes runs cmd over n small hashes of five fields, two of them
 // (f4, f5) with a one-hour TTL, as make bench's field TTL cells do.
 func benchHashes(b *testing.B, n int, cmd func(key []byte) [][]byte) {
-	e := newTestEnv(b)
-	e.KS = keyspace.New(16, keyspace.SystemClock{})
-	e.D.KS = e.KS
-	keys := make([][]byte, n)
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("hb:%012d", i))
-	}
-	e.KS.Lock()
-	defer e.KS.Unlock()
-	for _, k := range keys {
-		e.D.Exec(e.Client, [][]byte{[]byte("HSET"), k, []byte("f1"), []byte("v"), []byte("f2"), []byte("v"),
-			[]byte("f3"), []byte("v"), []byte("f4"), []byte("v"), []byte("f5"), []byte("v")})
-		e.D.Exec(e.Client, [][]byte{[]byte("HPEXPIRE"), k, []byte("3600000"), []byte("FIELDS"), []byte("2"), []byte("f4"), []byte("f5")})
-	}
-	e.Client.W.Reset()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		e.D.Exec(e.Client, cmd(keys[(i*7919)%n]))
-		if i%64 == 0 {
-			e.Client.W.Reset()
+	v := []byte("v")
+	benchPrepared(b, "hb:%012d", n, func(k []byte) [][][]byte {
+		return [][][]byte{
+			{[]byte("HSET"), k, []byte("f1"), v, []byte("f2"), v, []byte("f3"), v, []byte("f4"), v, []byte("f5"), v},
+			{[]byte("HPEXPIRE"), k, []byte("3600000"), []byte("FIELDS"), []byte("2"), []byte("f4"), []byte("f5")},
 		}
-	}
+	}, cmd)
 }
 
 func BenchmarkDispatchHpexpire(b *testing.B) {

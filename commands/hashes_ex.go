@@ -23,17 +23,15 @@ func hgetdelCommand(c *engine.Ctx) {
 	if !ok {
 		return
 	}
-	fields, ok := fieldsArg(c, 2, "ERR Number of fields must be a positive integer")
+	fields, ok := fieldsArg(c, 2, errNumFields)
 	if !ok {
 		return
 	}
-	c.W.Array(len(fields))
 	if e == nil {
-		for range fields {
-			c.W.Null()
-		}
+		replyEach(c, len(fields), func() { c.W.Null() })
 		return
 	}
+	c.W.Array(len(fields))
 	h := e.Obj().(*keyspace.Hash)
 	deleted := make([][]byte, 0, len(fields))
 	for _, f := range fields {
@@ -92,17 +90,15 @@ func hgetexCommand(c *engine.Ctx) {
 	case "persist":
 		fieldsAt, persist = 3, true
 	}
-	fields, ok := fieldsArg(c, fieldsAt, "ERR Number of fields must be a positive integer")
+	fields, ok := fieldsArg(c, fieldsAt, errNumFields)
 	if !ok || fieldsAt == 4 && fieldTTLRefused(c) {
 		return
 	}
-	c.W.Array(len(fields))
 	if e == nil {
-		for range fields {
-			c.W.Null()
-		}
+		replyEach(c, len(fields), func() { c.W.Null() })
 		return
 	}
+	c.W.Array(len(fields))
 	h := e.Obj().(*keyspace.Hash)
 	var s *fieldSetter
 	if persist || fieldsAt == 4 {

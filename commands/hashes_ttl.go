@@ -46,6 +46,13 @@ var (
 	propFIELDS     = []byte("FIELDS")
 )
 
+// 7.4's two texts for a field count that is not a positive integer: the
+// deadline setters' and the others'.
+const (
+	errNumFieldsExpire = "ERR Parameter `numFields` should be greater than 0"
+	errNumFields       = "ERR Number of fields must be a positive integer"
+)
+
 // fieldMaxDeadline is 7.4's HFE_MAX_ABS_TIME_MSEC: the latest field
 // deadline, in Unix ms ((2^48-1) >> 2, about the year 4199).
 const fieldMaxDeadline = (1<<48 - 1) >> 2
@@ -229,17 +236,20 @@ func (s *fieldSetter) done(event string) {
 // propagateDeadline propagates HPEXPIREAT key at [cond] FIELDS n with
 // the fields whose deadline changed.
 func (s *fieldSetter) propagateDeadline(at int64, cond []byte) {
-	if s.updated == 0 {
-		return
+	if s.updated > 0 {
+		propagateHPEXPIREAT(s.c, s.key, at, cond, s.changedFs)
 	}
-	argv := make([][]byte, 0, 6+len(s.changedFs))
-	argv = append(argv, propHPEXPIREAT, s.key, strconv.AppendInt(nil, at, 10))
+}
+
+// propagateHPEXPIREAT propagates HPEXPIREAT key at [cond] FIELDS n fields.
+func propagateHPEXPIREAT(c *engine.Ctx, key []byte, at int64, cond []byte, fields [][]byte) {
+	argv := make([][]byte, 0, 6+len(fields))
+	argv = append(argv, propHPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
 	if cond != nil {
 		argv = append(argv, cond)
 	}
-	argv = append(argv, propFIELDS, strconv.AppendInt(nil, int64(len(s.changedFs)), 10))
-	argv = append(argv, s.changedFs...)
-	s.c.Propagate(argv...)
+	argv = append(argv, propFIELDS, strconv.AppendInt(nil, int64(len(fields)), 10))
+	c.Propagate(append(argv, fields...)...)
 }
 
 // propagateKeptTTLs propagates, after an HSET of fields that kept their
@@ -263,10 +273,16 @@ func propagateKeptTTLs(c *engine.Ctx, key []byte, h *keyspace.Hash, fields [][]b
 		byAt[at] = append(byAt[at], f)
 	}
 	for _, at := range order {
-		fs := byAt[at]
-		argv := append([][]byte{propHPEXPIREAT, key, strconv.AppendInt(nil, at, 10), propFIELDS,
-			strconv.AppendInt(nil, int64(len(fs)), 10)}, fs...)
-		c.Propagate(argv...)
+		propagateHPEXPIREAT(c, key, at, nil, byAt[at])
+	}
+}
+
+// replyEach writes n replies, one per field of a key that does not exist
+// (an empty hash has no field): each reply is write's.
+func replyEach(c *engine.Ctx, n int, write func()) {
+	c.W.Array(n)
+	for range n {
+		write()
 	}
 }
 
@@ -305,17 +321,15 @@ func hexpireGeneric(c *engine.Ctx, base, unit int64) {
 	if cond != 0 {
 		condArg, fieldsAt = c.Args[3], 4
 	}
-	fields, ok := fieldsArg(c, fieldsAt, "ERR Parameter `numFields` should be greater than 0")
+	fields, ok := fieldsArg(c, fieldsAt, errNumFieldsExpire)
 	if !ok || fieldTTLRefused(c) {
 		return
 	}
-	c.W.Array(len(fields))
 	if e == nil {
-		for range fields {
-			c.W.Int(hfeNoField)
-		}
+		replyEach(c, len(fields), func() { c.W.Int(hfeNoField) })
 		return
 	}
+	c.W.Array(len(fields))
 	s := newFieldSetter(c, key, e)
 	s.cond = cond
 	for _, f := range fields {
@@ -340,7 +354,7 @@ func httlGeneric(c *engine.Ctx, base, unit int64) {
 	if !ok {
 		return
 	}
-	fields, ok := fieldsArg(c, 2, "ERR Number of fields must be a positive integer")
+	fields, ok := fieldsArg(c, 2, errNumFields)
 	if !ok {
 		return
 	}
@@ -385,17 +399,15 @@ func hpersistCommand(c *engine.Ctx) {
 	if !ok {
 		return
 	}
-	fields, ok := fieldsArg(c, 2, "ERR Number of fields must be a positive integer")
+	fields, ok := fieldsArg(c, 2, errNumFields)
 	if !ok {
 		return
 	}
-	c.W.Array(len(fields))
 	if e == nil {
-		for range fields {
-			c.W.Int(hfeNoField)
-		}
+		replyEach(c, len(fields), func() { c.W.Int(hfeNoField) })
 		return
 	}
+	c.W.Array(len(fields))
 	h := e.Obj().(*keyspace.Hash)
 	changed := false
 	for _, f := range fields {

@@ -111,3 +111,22 @@ var python = struct {
 	sync.Mutex
 	imports map[string]error
 }{imports: map[string]error{}}
+
+// Redis74Env names the environment variable holding the path of a
+// redis-server 7.4 or later, for the tests that check what zredis writes
+// of hash field TTLs against it.
+const Redis74Env = "ZREDIS_REDIS74_SERVER"
+
+// Redis74 returns the redis-server 7.4 of Redis74Env, or skips the test,
+// also under RequireAll: 7.4 is no Debian package here, so make deps
+// cannot install it (those tests are the interchange's second check;
+// testdata/rdb's files, written by a real 7.4.1, are the first, and
+// always run).
+func Redis74(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv(Redis74Env)
+	if bin == "" {
+		t.Skipf("needs redis-server 7.4: set %s to its path", Redis74Env)
+	}
+	return bin
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -118,13 +117,10 @@ func TestWriteCommandsFieldTTLs(t *testing.T) {
 }
 
 // TestRedis74LoadsFieldTTLCommands: redis-server 7.4 (its path in
-// ZREDIS_REDIS74_SERVER, skipped without it) loads a commands base with
+// testsupport.Redis74Env, skipped without it) loads a commands base with
 // field TTLs with every TTL in place.
 func TestRedis74LoadsFieldTTLCommands(t *testing.T) {
-	bin := os.Getenv("ZREDIS_REDIS74_SERVER")
-	if bin == "" {
-		t.Skip("needs redis-server 7.4: set ZREDIS_REDIS74_SERVER to its path")
-	}
+	bin := testsupport.Redis74(t)
 	at := time.Now().Add(time.Hour).UnixMilli()
 	ks, ttls := ttlKeyspace(at)
 	var snap *keyspace.Snapshot

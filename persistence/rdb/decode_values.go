@@ -329,16 +329,22 @@ func toTable(h *keyspace.Hash) {
 	h.Convert(keyspace.HashLimits{MaxValue: -1}, nil)
 }
 
+// newHash is an empty hash for n fields, a hashtable from the start when
+// they are too many for the small form, and the small form's limits.
+func (d *decoder) newHash(n uint64) (*keyspace.Hash, keyspace.HashLimits) {
+	h := keyspace.NewHash()
+	if n > uint64(d.opt.HashMaxListpackEntries) {
+		toTable(h)
+	}
+	return h, keyspace.HashLimits{MaxEntries: d.opt.HashMaxListpackEntries, MaxValue: d.opt.HashMaxListpackValue}
+}
+
 func (d *decoder) readHash() (keyspace.Object, error) {
 	n, err := d.readNonEmptyCount()
 	if err != nil {
 		return nil, err
 	}
-	h := keyspace.NewHash()
-	if n > uint64(d.opt.HashMaxListpackEntries) {
-		toTable(h) // too many fields: a hashtable from the start
-	}
-	lim := keyspace.HashLimits{MaxEntries: d.opt.HashMaxListpackEntries, MaxValue: d.opt.HashMaxListpackValue}
+	h, lim := d.newHash(n)
 	for ; n > 0; n-- {
 		if d.a, err = d.readString(d.a[:0]); err != nil {
 			return nil, err

@@ -121,11 +121,7 @@ func (d *decoder) readHashMetadata(t byte) (keyspace.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := keyspace.NewHash()
-	if n > uint64(d.opt.HashMaxListpackEntries) {
-		toTable(h) // too many fields: a hashtable from the start
-	}
-	lim := keyspace.HashLimits{MaxEntries: d.opt.HashMaxListpackEntries, MaxValue: d.opt.HashMaxListpackValue}
+	h, lim := d.newHash(n)
 	for ; n > 0; n-- {
 		ttl, err := d.readCount()
 		if err != nil {

@@ -16,21 +16,13 @@ import (
 	"github.com/zredis/zredis/keyspace"
 )
 
-// Redis74Env names the environment variable holding the path of a
-// redis-server 7.4 (make deps installs 7.0 only): the tests that check
-// field TTLs against it skip without it.
-const Redis74Env = "ZREDIS_REDIS74_SERVER"
-
-// startRedis74 starts the redis-server 7.4 of Redis74Env in dir, loading
+// startRedis74 starts the redis-server 7.4 of testsupport.Redis74 in dir, loading
 // dir/dump.rdb when there is one, or skips the test. It deep-sanitizes
 // what it loads and restores (sanitize-dump-payload yes), which checks
 // the order of a listpackex's TTLs.
 func startRedis74(t *testing.T, dir string) *redis.Client {
 	t.Helper()
-	bin := os.Getenv(Redis74Env)
-	if bin == "" {
-		t.Skipf("needs redis-server 7.4: set %s to its path", Redis74Env)
-	}
+	bin := testsupport.Redis74(t)
 	argv := []string{"--dir", dir, "--dbfilename", "dump.rdb", "--save", "", "--appendonly", "no",
 		"--logfile", filepath.Join(dir, "redis.log"), "--enable-debug-command", "yes", "--sanitize-dump-payload", "yes"}
 	p := testsupport.Start(t, testsupport.Options{Name: "redis", Bin: bin, Args: argv, Dir: dir})

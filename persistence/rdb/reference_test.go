@@ -41,9 +41,7 @@ type refFile struct {
 // in the file, which the server hid, are loaded here with their TTL.
 func TestLoadReferenceFiles(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/rdb/*.rdb")
-	if len(files) == 0 {
-		t.Skip("no reference file in testdata/rdb")
-	}
+	require.NotEmpty(t, files, "testdata/rdb holds the reference files")
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			raw, err := os.ReadFile(strings.TrimSuffix(path, ".rdb") + ".json")
