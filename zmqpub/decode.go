@@ -25,10 +25,14 @@ type Decoded struct {
 	// entries in frame order, each ID and field aliasing frame 3 like
 	// Parts. Nil for every other type.
 	Entries []StreamEntry
+	// ID is the message id, frame 4 (see AppendMessageID), aliasing it;
+	// nil when the message has three frames.
+	ID []byte
 }
 
 // Decode takes apart the frames of one expiry message. It checks the frame
-// count (3), the header size (4 bytes), the type code, that the key length
+// count (3, or 4 with a message id, which must be the id of the first two
+// frames), the header size (4 bytes), the type code, that the key length
 // equals what frame 2 holds, that every length in frame 3 lies within the
 // frame and nothing follows the last item, and that a hash, a hash's
 // expired fields (TypeHashFields) or a sorted set carries an even count. A claimed count is checked against the bytes left
@@ -42,8 +46,8 @@ type Decoded struct {
 // for any frames it accepts, Encode(d.DB, d.Type, d.Key, d.Parts) (for a
 // stream EncodeStream(d.DB, d.Key, d.Entries)) returns them byte for byte.
 func Decode(frames [][]byte) (Decoded, error) {
-	if len(frames) != 3 {
-		return Decoded{}, malformed("%d frames, want 3", len(frames))
+	if len(frames) != 3 && len(frames) != 4 {
+		return Decoded{}, malformed("%d frames, want 3 (or 4 with a message id)", len(frames))
 	}
 	header, keyFrame, valueFrame := frames[0], frames[1], frames[2]
 	if len(header) != headerLen {
@@ -52,6 +56,12 @@ func Decode(frames [][]byte) (Decoded, error) {
 	d := Decoded{
 		DB:   int(binary.NativeEndian.Uint16(header[0:])),
 		Type: Type(binary.NativeEndian.Uint16(header[2:])),
+	}
+	if len(frames) == 4 {
+		if err := checkMessageID(frames[3], header, keyFrame); err != nil {
+			return Decoded{}, err
+		}
+		d.ID = frames[3][:len(frames[3]):len(frames[3])]
 	}
 	if !d.Type.Known() {
 		return Decoded{}, malformed("unknown value type %d", uint16(d.Type))

@@ -91,7 +91,12 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"no frames", nil, "0 frames, want 3"},
 		{"two frames", [][]byte{okHeader, okKey}, "2 frames, want 3"},
-		{"four frames", [][]byte{okHeader, okKey, okValue, okValue}, "4 frames, want 3"},
+		{"five frames", [][]byte{okHeader, okKey, okValue, okValue, okValue}, "5 frames, want 3 (or 4 with a message id)"},
+		{"id not an id", [][]byte{okHeader, okKey, okValue, okValue}, "time is not decimal"},
+		{"id without hash", [][]byte{okHeader, okKey, okValue, []byte("1733000000000")}, "want <ms>-<16 hex digits>"},
+		{"id of other frames", [][]byte{okHeader, okKey, okValue, AppendMessageID(nil, 5, b(1, 0, 0, 0), okKey)}, "does not match its frames"},
+		{"id with leading zero", [][]byte{okHeader, okKey, okValue, append([]byte("0"), AppendMessageID(nil, 5, okHeader, okKey)...)}, "does not match its frames"},
+		{"id too long", [][]byte{okHeader, okKey, okValue, bytes.Repeat([]byte("1"), 40)}, "message id of 40 bytes"},
 		{"header too short", [][]byte{b(0, 0, 0), okKey, okValue}, "header frame of 3 bytes, want 4"},
 		{"header too long", [][]byte{b(0, 0, 0, 0, 0), okKey, okValue}, "header frame of 5 bytes, want 4"},
 		{"unknown type", [][]byte{b(0, 0, 7, 0), okKey, okValue}, "unknown value type 7"},
@@ -247,4 +252,24 @@ func BenchmarkDecodeHash100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// A fourth frame is the message id of the first two: Decode keeps it, and
+// the JSON line carries it after the key.
+func TestDecodeMessageID(t *testing.T) {
+	requireLittleEndian(t)
+	frames := Encode(3, TypeString, []byte("k"), [][]byte{[]byte("v")})
+	id := AppendMessageID(nil, 1733000000123, frames[0], frames[1])
+	assert.Regexp(t, `^1733000000123-[0-9a-f]{16}$`, string(id))
+	d, err := Decode([][]byte{frames[0], frames[1], frames[2], id})
+	require.NoError(t, err)
+	assert.Equal(t, id, d.ID)
+	assert.Equal(t, `{"db":3,"type":"string","key":"k","id":"`+string(id)+`","value":"v"}`+"\n", string(AppendJSON(nil, d)))
+
+	other := Encode(4, TypeString, []byte("k"), [][]byte{[]byte("v")})
+	assert.NotEqual(t, id, AppendMessageID(nil, 1733000000123, other[0], other[1]), "another database, another id")
+	assert.NotEqual(t, id, AppendMessageID(nil, 1733000000124, frames[0], frames[1]), "another deadline, another id")
+	d, err = Decode(frames[:])
+	require.NoError(t, err)
+	assert.Nil(t, d.ID)
 }

@@ -12,6 +12,7 @@ import (
 //
 //	{"db":0,"type":"hash","key":"k","value":{"f1":"v1","f2":"v2"}}
 //
+// A message with an id (frame 4) has "id":"<ms>-<hash>" after the key.
 // Every byte string (key, value, field, member) that is valid UTF-8 is
 // written as a JSON string, its bytes as they are except for the escapes
 // JSON requires (quote, backslash, control characters) and DEL; any other
@@ -45,6 +46,12 @@ func AppendJSON(dst []byte, d Decoded) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, `,"key":`...)
 	dst = appendJSONBytes(dst, d.Key)
+	if d.ID != nil {
+		// digits, '-' and hex digits: nothing to escape
+		dst = append(dst, `,"id":"`...)
+		dst = append(dst, d.ID...)
+		dst = append(dst, '"')
+	}
 	dst = append(dst, `,"value":`...)
 	if d.Type == TypeStream && d.Parts == nil {
 		dst = appendJSONStream(dst, d.Entries)

@@ -34,6 +34,7 @@ type vectorSpec struct {
 	entries   []StreamEntry // TypeStream (EncodeStream's input)
 	valueGen  int           // string of this many bytes, byte i = i % 251
 	fieldsGen int           // hash of this many fields "field:<i>" = "value:<i>"
+	idAt      int64         // > 0: the message carries a message id of this time (frame 4)
 }
 
 var vectorSpecs = []vectorSpec{
@@ -71,6 +72,10 @@ var vectorSpecs = []vectorSpec{
 	{name: "hash-fields-several", db: 1, typ: TypeHashFields, key: []byte("mail:43"), parts: bs("rcpt:1", "sent", "rcpt:3", "bounced", "lock", "worker-7")},
 	{name: "hash-fields-binary", db: 4, typ: TypeHashFields, key: b('h', 0x00, 0xff), parts: [][]byte{b(0xff, 0x00), b(0x00, 0xff, 0x80), []byte("clé"), b(0xc3, 0x28)}},
 	{name: "hash-fields-empty-value", db: 65535, typ: TypeHashFields, key: []byte("meta:3"), parts: bs("note", "", "flag", "1")},
+	// With a message id (expiry-zmq-message-id yes): a fourth frame.
+	{name: "string-with-id", typ: TypeString, key: []byte("lock:q1"), parts: bs("1"), idAt: 1764633600123},
+	{name: "hash-with-id", db: 7, typ: TypeHash, key: []byte("meta:1"), parts: bs("f1", "v1"), idAt: 1764633600123},
+	{name: "hash-fields-with-id", db: 1, typ: TypeHashFields, key: []byte("mail:43"), parts: bs("rcpt:1", "sent"), idAt: 1},
 }
 
 // vectorFile is the JSON document; its field order is the file's.
@@ -97,6 +102,10 @@ type vector struct {
 	FramesHex    [3]*string     `json:"frames_hex"`
 	Frame3Len    *int           `json:"frame3_len,omitempty"`
 	Frame3SHA256 string         `json:"frame3_sha256,omitempty"`
+	// MessageIDAt and MessageID: the time a message id is made of and
+	// the id (frame 4), for the vectors that carry one.
+	MessageIDAt *int64  `json:"message_id_at,omitempty"`
+	MessageID   *string `json:"message_id,omitempty"`
 }
 
 // vectorEntry is one stream entry: its ID as text, its fields and values
@@ -186,6 +195,10 @@ func buildVector(s vectorSpec) vector {
 	} else {
 		v.FramesHex[2] = hexPtr(frames[2])
 	}
+	if s.idAt > 0 {
+		id := string(AppendMessageID(nil, s.idAt, frames[0], frames[1]))
+		v.MessageIDAt, v.MessageID = &s.idAt, &id
+	}
 	return v
 }
 
@@ -257,11 +270,22 @@ func TestVectorFileAsAReaderSeesIt(t *testing.T) {
 			d, err := Decode(frames[:])
 			require.NoError(t, err)
 			assert.Equal(t, want, d)
+
+			require.Equal(t, v.MessageIDAt == nil, v.MessageID == nil, "message_id_at and message_id go together")
+			if v.MessageID != nil {
+				id := AppendMessageID(nil, *v.MessageIDAt, frames[0], frames[1])
+				assert.Equal(t, *v.MessageID, string(id))
+				d, err := Decode([][]byte{frames[0], frames[1], frames[2], id})
+				require.NoError(t, err)
+				want.ID = id
+				assert.Equal(t, want, d)
+			}
 		})
 	}
 	for _, required := range []string{"string-empty", "string-binary", "hash-one-field", "hash-10000-fields",
 		"string-10mb", "string-db15", "list", "set", "zset", "hash-empty-value", "stream", "stream-empty",
-		"hash-fields-one-field", "hash-fields-several", "hash-fields-binary", "hash-fields-empty-value"} {
+		"hash-fields-one-field", "hash-fields-several", "hash-fields-binary", "hash-fields-empty-value",
+		"string-with-id", "hash-with-id", "hash-fields-with-id"} {
 		assert.True(t, names[required], "vector %s", required)
 	}
 }
