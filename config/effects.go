@@ -314,6 +314,7 @@ var effects = map[string]effectSpec{
 	"expiry-zmq-hash-main-db":           works(""),
 	"expiry-zmq-hash-loop-db":           works(""),
 	"expiry-zmq-evictions":              works(""),
+	"expiry-zmq-message-id":             works(""),
 }
 
 // applyEffects copies the classification into the table. A name the

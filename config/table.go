@@ -465,6 +465,8 @@ var directives = []Directive{
 		"the database that holds the cycle counters"),
 	zr(boolD("expiry-zmq-evictions", "", "yes", 0),
 		"send evicted keys too, as the original 0MQ-expiry Redis did"),
+	zr(boolD("expiry-zmq-message-id", "", "no", 0),
+		"add a fourth frame naming the expiry event, for listeners that drop duplicates"),
 }
 
 // expiryTypes is expiry-zmq-types: the value types whose expiry is

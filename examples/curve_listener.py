@@ -19,8 +19,13 @@ put the public key in the server's expiry-zmq-curve-allowed-keys, and run:
 
 The secret key is read from the environment (or --secret-key-file), not
 the command line, which other users can see.
+
+With expiry-zmq-message-id yes the server adds a fourth frame, the message
+id, printed as "id"; a message whose id is among the last --dedup ids
+(100000) reports an expiry already printed, and is dropped.
 """
 import argparse
+import collections
 import json
 import os
 import struct
@@ -70,11 +75,39 @@ def stream_entries(frame):
     return out
 
 
+def fnv1a64(data):
+    """The FNV-1a 64-bit hash of data."""
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def message_id(frames):
+    """Frame 4, the message id "<ms>-<hash>": ms the event's Unix time in
+    milliseconds, hash the FNV-1a 64 of frames 1 and 2 in 16 lowercase hex
+    digits. Checked as the Go listener checks it, so that a corrupt id
+    cannot make the listener drop another message. None without one."""
+    if len(frames) == 3:
+        return None
+    if len(frames) != 4:
+        raise ValueError("%d frames, want 3 (or 4 with a message id)" % len(frames))
+    mid = frames[3]
+    ms, dash, _ = mid.partition(b"-")
+    if len(mid) > 36 or not dash or not ms.isdigit() or int(ms) >= 1 << 63:
+        raise ValueError("malformed message id %r" % mid)
+    want = b"%d-%016x" % (int(ms), fnv1a64(frames[0] + frames[1]))
+    if mid != want:
+        raise ValueError("message id %r does not match its frames (want %r)" % (mid, want))
+    return mid.decode("ascii")
+
+
 def text(b):
     return b.decode("utf-8", "backslashreplace")
 
 
 def decode(frames):
+    mid = message_id(frames)
     db, typ = struct.unpack("=HH", frames[0])
     (klen,) = struct.unpack_from("=I", frames[1], 0)
     key = frames[1][4:4 + klen]
@@ -90,7 +123,11 @@ def decode(frames):
         value = [[text(i), [text(f) for f in fv]] for i, fv in stream_entries(frames[2])]
     else:
         value = [text(v) for v in items(frames[2])]
-    return {"db": db, "type": TYPES.get(typ, str(typ)), "key": text(key), "value": value}
+    msg = {"db": db, "type": TYPES.get(typ, str(typ)), "key": text(key)}
+    if mid is not None:
+        msg["id"] = mid  # after the key, as the Go listener prints it
+    msg["value"] = value
+    return msg
 
 
 def read_secret(args):
@@ -132,6 +169,7 @@ def main():
     ap.add_argument("--server-key", required=True, help="the server's public key (Z85)")
     ap.add_argument("--secret-key-file", help="a file holding this listener's secret key (Z85)")
     ap.add_argument("--count", type=int, default=0, help="exit after N messages")
+    ap.add_argument("--dedup", type=int, default=100000, help="message ids remembered to drop duplicates (0: off)")
     args = ap.parse_args(glue_key_values(sys.argv[1:], {"--server-key"}))
     if not zmq.has("curve"):
         sys.exit("this libzmq has no CURVE support")
@@ -145,13 +183,31 @@ def main():
     s.setsockopt(zmq.LINGER, 0)
     for ep in args.endpoint:
         s.connect(ep)
-    n = 0
+    n = dropped = 0
+    # A window of ids, not every id ever seen: a repeat comes soon after
+    # the first report (a restart, a failover), and the listener must not
+    # grow with every expiry.
+    seen = collections.OrderedDict()
     try:
         while args.count == 0 or n < args.count:
-            print(json.dumps(decode(s.recv_multipart())), flush=True)
+            try:
+                msg = decode(s.recv_multipart())
+            except (ValueError, struct.error) as e:
+                print("skipped a malformed message: %s" % e, file=sys.stderr)
+                continue
+            if "id" in msg and args.dedup > 0:
+                if msg["id"] in seen:
+                    dropped += 1
+                    continue
+                seen[msg["id"]] = None
+                if len(seen) > args.dedup:
+                    seen.popitem(last=False)
+            print(json.dumps(msg), flush=True)
             n += 1
     except KeyboardInterrupt:
         pass
+    if dropped:
+        print("dropped %d duplicate messages" % dropped, file=sys.stderr)
     s.close()
     ctx.term()
 

@@ -35,6 +35,7 @@ type stream struct {
 	outbox *zmqpub.Outbox
 	pub    *zmqpub.Publisher
 	types  atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
+	withID atomic.Bool   // expiry-zmq-message-id: frame 4 is sent
 	lag    lagWindow
 }
 
@@ -48,6 +49,7 @@ func openStream(cfg *config.Config, log Logger) (*stream, error) {
 	}
 	x := &stream{}
 	x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
+	x.withID.Store(cfg.Bool("expiry-zmq-message-id"))
 	ob, err := zmqpub.OpenOutbox(zmqpub.OutboxConfig{
 		HWM:           int(cfg.Int("expiry-zmq-hwm")),
 		MaxMemBytes:   cfg.Int("expiry-zmq-hwm-bytes"),
@@ -146,6 +148,10 @@ func (x *stream) watch(cfg *config.Config) {
 		x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
 		return nil
 	})
+	cfg.OnChange("expiry-zmq-message-id", func(v string) error {
+		x.withID.Store(v == "yes")
+		return nil
+	})
 }
 
 // close stops the publisher (messages not yet written go back to the
@@ -167,15 +173,15 @@ func (x *stream) sends(t keyspace.Type) bool {
 
 // send puts the message of key in database db, holding e's value, in the
 // outbox, if e's type is one expiry-zmq-types sends; deadline is when it
-// fell due (the lag is measured from it). The message is encoded now:
-// e may be a live entry (a hash the expire cycles keep). Under the
-// keyspace lock.
+// fell due (the lag is measured from it), 0 for an eviction. The message
+// is encoded now: e may be a live entry (a hash the expire cycles keep).
+// Under the keyspace lock.
 func (x *stream) send(db int, key string, e *keyspace.Entry, deadline int64) bool {
 	t, ok := messageType(e.Type())
 	if !ok || x.types.Load()&(1<<t) == 0 {
 		return false
 	}
-	x.outbox.Put(zmqpub.Message{Frames: encodeEntry(db, t, key, e), Deadline: deadline})
+	x.put(zmqpub.Message{Frames: encodeEntry(db, t, key, e), Deadline: deadline})
 	return true
 }
 
@@ -185,8 +191,22 @@ func (x *stream) sendFields(ev keyspace.ExpiredFields) bool {
 	if x.types.Load()&(1<<zmqpub.TypeHashFields) == 0 {
 		return false
 	}
-	x.outbox.Put(zmqpub.Message{Frames: zmqpub.Encode(ev.DB, zmqpub.TypeHashFields, []byte(ev.Key), ev.Pairs), Deadline: ev.At})
+	x.put(zmqpub.Message{Frames: zmqpub.Encode(ev.DB, zmqpub.TypeHashFields, []byte(ev.Key), ev.Pairs), Deadline: ev.At})
 	return true
+}
+
+// put gives m its id, when the operator asked for ids, and queues it.
+// The id's time is the deadline that fell due, or for an eviction (no
+// deadline) the time of the eviction. Under the keyspace lock.
+func (x *stream) put(m zmqpub.Message) {
+	if x.withID.Load() {
+		at := m.Deadline
+		if at == 0 {
+			at = time.Now().UnixMilli()
+		}
+		m.ID = zmqpub.AppendMessageID(make([]byte, 0, 36), at, m.Frames[0], m.Frames[1])
+	}
+	x.outbox.Put(m)
 }
 
 // lagWindow keeps the lag (hand-off to a listener's socket minus the

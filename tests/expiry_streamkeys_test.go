@@ -150,10 +150,11 @@ func fields(ss ...string) [][]byte {
 
 // The Python example listener (examples/curve_listener.py) decodes every
 // shared vector (testdata/expiry-vectors.json), the streams' and the
-// hash-fields' included.
+// hash-fields' included, and the message ids (frame 4) of those with one.
 func TestExpiryVectorsDecodeInPython(t *testing.T) {
 	requirePythonZMQ(t)
 	out, err := exec.Command(pythonBin, "testdata/decode_vectors.py", "../testdata/expiry-vectors.json", "../examples").CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "\nids 3\n")
 	assert.Contains(t, string(out), "\ntypes hash hash-fields list set stream string zset\n")
 }

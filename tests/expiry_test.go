@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zredis/zredis/internal/testsupport"
 	"github.com/zredis/zredis/zmqpub"
@@ -599,4 +600,34 @@ func TestExpiryStreamReplicaSendsNothing(t *testing.T) {
 	if got := infoExpiry(t, ctl)["expiry_messages_sent"]; got != "0" {
 		t.Fatalf("expiry_messages_sent %s", got)
 	}
+}
+
+// With expiry-zmq-message-id yes every message carries frame 4, the id
+// of the event: the deadline that fell due (a key's, or a hash's
+// fields') and the hash of frames 1 and 2. CONFIG SET turns it off.
+func TestExpiryStreamMessageID(t *testing.T) {
+	ep := zmqEndpoint(t)
+	z := StartZredis(t, "--expiry-zmq-endpoints", ep, "--expiry-zmq-message-id", "yes",
+		"--expiry-zmq-types", "string", "hash", "hash-fields")
+	ctl := Dial(t, z.Addr)
+	l := startListener(t, []string{ep})
+	waitInfo(t, ctl, "expiry_zmq_listeners", "1", 30*time.Second)
+
+	at := time.Now().Add(300 * time.Millisecond).UnixMilli()
+	atStr := strconv.FormatInt(at, 10)
+	ctl.Do("SELECT", "3")
+	ctl.Do("SET", "k", "v", "PXAT", atStr)
+	ctl.Do("HSET", "h", "f1", "v1", "f2", "v2")
+	ctl.Do("HPEXPIREAT", "h", atStr, "FIELDS", "1", "f1")
+	got := l.recv(t, 2, 10*time.Second)
+	for _, d := range got {
+		frames := zmqpub.Encode(d.DB, d.Type, d.Key, d.Parts)
+		require.Equal(t, string(zmqpub.AppendMessageID(nil, at, frames[0], frames[1])), string(d.ID), "%s %s", d.Type, d.Key)
+	}
+
+	ctl.Do("CONFIG", "SET", "expiry-zmq-message-id", "no")
+	ctl.Do("SET", "k2", "v", "PX", "1")
+	d := l.recv(t, 1, 10*time.Second)[0]
+	require.Equal(t, "k2", string(d.Key))
+	require.Nil(t, d.ID, "three frames once turned off")
 }

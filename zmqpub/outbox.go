@@ -28,16 +28,36 @@ import (
 )
 
 // Message is one expiry message as it waits in the outbox: the three
-// frames of the wire format and the deadline of the key it describes.
+// frames of the wire format, the message id (frame 4) when the operator
+// asked for ids, the deadline of the key it describes and its place in
+// the expiry journal.
 type Message struct {
 	Frames   [3][]byte
-	Deadline int64 // Unix ms at which the key was due (0: unknown)
+	ID       []byte // frame 4 (AppendMessageID); nil: three frames
+	Deadline int64  // Unix ms at which the key was due (0: unknown)
+	Seq      uint64 // the journal's sequence number (0: not journaled)
 }
 
 // Size is the sum of the frame lengths: the bytes the message occupies
 // in the outbox's memory bounds and on the wire (framing excluded).
 func (m *Message) Size() int {
-	return len(m.Frames[0]) + len(m.Frames[1]) + len(m.Frames[2])
+	return len(m.Frames[0]) + len(m.Frames[1]) + len(m.Frames[2]) + len(m.ID)
+}
+
+// wireFrames is the number of frames the message has on the wire.
+func (m *Message) wireFrames() int {
+	if m.ID != nil {
+		return 4
+	}
+	return 3
+}
+
+// wireFrame is frame i (0-based) on the wire.
+func (m *Message) wireFrame(i int) []byte {
+	if i == 3 {
+		return m.ID
+	}
+	return m.Frames[i]
 }
 
 // OutboxConfig sets the outbox's bounds and spool.

@@ -249,7 +249,7 @@ collect:
 	return batch
 }
 
-// writeMessages writes every message's three frames (MORE, MORE, last)
+// writeMessages writes every message's frames (MORE on all but the last)
 // with one writev: frame headers and small bodies are copied into one
 // scratch buffer, bodies above copyLimit are written from their own
 // memory. It returns how many leading messages reached the socket whole;
@@ -263,10 +263,12 @@ func (pr *peer) writeMessages(ms []Message) (written int, err error) {
 	pr.pieces = pr.pieces[:0]
 	pr.ends = pr.ends[:0]
 	start, wireSize := 0, int64(0)
-	for _, m := range ms {
-		for i, body := range m.Frames {
+	for k := range ms {
+		m := &ms[k]
+		for i, n := 0, m.wireFrames(); i < n; i++ {
+			body := m.wireFrame(i)
 			var flags byte
-			if i < len(m.Frames)-1 {
+			if i < n-1 {
 				flags = flagMore
 			}
 			headerStart := len(pr.scratch)
@@ -315,9 +317,10 @@ func (pr *peer) writeMessages(ms []Message) (written int, err error) {
 func (pr *peer) writeSealed(ms []Message) (written int, err error) {
 	pr.scratch = pr.scratch[:0]
 	pr.ends = pr.ends[:0]
-	for _, m := range ms {
-		for i, body := range m.Frames {
-			pr.scratch = pr.curve.AppendMessageFrame(pr.scratch, i < len(m.Frames)-1, body)
+	for k := range ms {
+		m := &ms[k]
+		for i, n := 0, m.wireFrames(); i < n; i++ {
+			pr.scratch = pr.curve.AppendMessageFrame(pr.scratch, i < n-1, m.wireFrame(i))
 		}
 		pr.ends = append(pr.ends, int64(len(pr.scratch)))
 	}

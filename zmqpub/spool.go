@@ -8,16 +8,22 @@ package zmqpub
 //
 //	header, 32 bytes:
 //	  0  [8]byte  magic "zrspool\x00"
-//	  8  uint32   version (1)
+//	  8  uint32   version (2)
 //	  12 uint32   flags (0)
 //	  16 uint64   head: offset of the first record not yet read back
 //	  24 uint32   CRC-32C of bytes 16..23 (head)
 //	  28 uint32   zero
 //	records, appended one after another from the end of the header:
-//	  0  uint32   body length B (>= 20)
+//	  0  uint32   body length B (>= 32)
 //	  4  uint32   CRC-32C of the body
-//	  8  body:    int64 deadline, uint32 len1, uint32 len2, uint32 len3,
-//	              then frame 1, frame 2, frame 3 (len1+len2+len3 = B-20)
+//	  8  body:    int64 deadline, uint64 journal sequence (0: none),
+//	              uint32 len1, len2, len3, len4, then frame 1, frame 2,
+//	              frame 3 and the message id (len4 0: none)
+//	              (len1+len2+len3+len4 = B-32)
+//
+// Version 1 records had neither the sequence nor the id (body: int64
+// deadline, three lengths, three frames). A version 1 file that still
+// holds records is converted to version 2 when it is opened.
 //
 // Records are only appended at the tail and read from the head into
 // memory. The head is rewritten in place (no fsync) after every batch
@@ -51,11 +57,11 @@ import (
 
 const (
 	spoolMagic        = "zrspool\x00"
-	spoolVersion      = 1
+	spoolVersion      = 2
 	spoolHeaderSize   = 32
 	spoolHeadOffset   = 16 // where the head field sits in the header
 	recordPrefixSize  = 8  // body length + checksum
-	recordFixedBody   = 20 // deadline + three frame lengths
+	recordFixedBody   = 32 // deadline, sequence, four frame lengths
 	recordOverhead    = recordPrefixSize + recordFixedBody
 	spoolReadChunk    = 1 << 20 // bytes read per ReadAt when refilling
 	spoolWriteBufSize = 256 << 10
@@ -66,6 +72,28 @@ const (
 var spoolCompactAtHead int64 = 64 << 20
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// recordLayout is where a version's record body keeps its fields.
+type recordLayout struct {
+	fixed  int // bytes before the frames
+	seqAt  int // offset of the sequence; < 0: none
+	lensAt int // offset of the first frame length
+	nlens  int // frame lengths: 3, or 4 with the id
+}
+
+var (
+	layoutV1 = recordLayout{fixed: 20, seqAt: -1, lensAt: 8, nlens: 3}
+	layoutV2 = recordLayout{fixed: recordFixedBody, seqAt: 8, lensAt: 16, nlens: 4}
+)
+
+// frameBytes sums the frame lengths of a record body's fixed part.
+func (l recordLayout) frameBytes(fixed []byte) int64 {
+	var n int64
+	for i := 0; i < l.nlens; i++ {
+		n += int64(binary.LittleEndian.Uint32(fixed[l.lensAt+4*i:]))
+	}
+	return n
+}
 
 // spoolFile is the spool on disk. It is not safe for concurrent use: the
 // outbox's spool goroutine owns it while the outbox runs, and Close uses
@@ -79,6 +107,7 @@ type spoolFile struct {
 	unread int64         // records between head and tail
 	logf   func(format string, args ...any)
 	chunk  []byte // read buffer, reused across refills
+	layout recordLayout
 	// compactAt is the delivered prefix, in bytes, past which the file
 	// is compacted once it also exceeds what remains unread.
 	compactAt int64
@@ -93,7 +122,7 @@ func openSpool(path string, logf func(string, ...any)) (*spoolFile, int64, int64
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("spool: %w", err)
 	}
-	s := &spoolFile{path: path, file: f, logf: logf, compactAt: spoolCompactAtHead}
+	s := &spoolFile{path: path, file: f, logf: logf, compactAt: spoolCompactAtHead, layout: layoutV2}
 	count, bytes, err := s.load()
 	if err != nil {
 		f.Close()
@@ -127,7 +156,11 @@ func (s *spoolFile) load() (int64, int64, error) {
 		}
 		return 0, 0, s.reset()
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != spoolVersion {
+	switch v := binary.LittleEndian.Uint32(hdr[8:]); v {
+	case spoolVersion:
+	case 1:
+		s.layout = layoutV1
+	default:
 		return 0, 0, fmt.Errorf("spool %s: unsupported version %d", s.path, v)
 	}
 	head := int64(binary.LittleEndian.Uint64(hdr[spoolHeadOffset:]))
@@ -145,7 +178,13 @@ func (s *spoolFile) load() (int64, int64, error) {
 	}
 	s.head, s.tail, s.unread = head, end, count
 	if count == 0 {
+		s.layout = layoutV2
 		return 0, 0, s.reset()
+	}
+	if s.layout != layoutV2 {
+		if err := s.upgrade(); err != nil {
+			return 0, 0, err
+		}
 	}
 	s.logf("zmq outbox: spool %s: replaying %d messages (%d bytes) left by a previous run", s.path, count, bytes)
 	return count, bytes, nil
@@ -157,24 +196,23 @@ func (s *spoolFile) load() (int64, int64, error) {
 // allocating.
 func (s *spoolFile) scan(off, size int64) (count, bytes, end int64) {
 	r := bufio.NewReaderSize(io.NewSectionReader(s.file, off, size-off), 64<<10)
-	var fixed [recordOverhead]byte
+	overhead := int64(recordPrefixSize + s.layout.fixed)
+	fixed := make([]byte, overhead)
 	hasher := crc32.New(crcTable)
 	for off < size {
 		left := size - off
-		if left < recordOverhead {
+		if left < overhead {
 			s.logf("zmq outbox: spool %s: torn last record at offset %d (%d bytes), ignored", s.path, off, left)
 			return count, bytes, off
 		}
-		if _, err := io.ReadFull(r, fixed[:]); err != nil {
+		if _, err := io.ReadFull(r, fixed); err != nil {
 			s.logf("zmq outbox: spool %s: read at offset %d: %v; replay stops there", s.path, off, err)
 			return count, bytes, off
 		}
 		bodyLen := int64(binary.LittleEndian.Uint32(fixed[0:]))
 		sum := binary.LittleEndian.Uint32(fixed[4:])
-		frames := int64(binary.LittleEndian.Uint32(fixed[16:])) +
-			int64(binary.LittleEndian.Uint32(fixed[20:])) +
-			int64(binary.LittleEndian.Uint32(fixed[24:]))
-		if bodyLen < recordFixedBody {
+		frames := s.layout.frameBytes(fixed[recordPrefixSize:])
+		if bodyLen < int64(s.layout.fixed) {
 			s.corrupt(off, size, "body length too small")
 			return count, bytes, off
 		}
@@ -185,7 +223,7 @@ func (s *spoolFile) scan(off, size int64) (count, bytes, end int64) {
 		}
 		hasher.Reset()
 		hasher.Write(fixed[recordPrefixSize:])
-		if _, err := io.CopyN(hasher, r, bodyLen-recordFixedBody); err != nil {
+		if _, err := io.CopyN(hasher, r, bodyLen-int64(s.layout.fixed)); err != nil {
 			s.logf("zmq outbox: spool %s: read at offset %d: %v; replay stops there", s.path, off, err)
 			return count, bytes, off
 		}
@@ -197,7 +235,7 @@ func (s *spoolFile) scan(off, size int64) (count, bytes, end int64) {
 			}
 			return count, bytes, off
 		}
-		if frames != bodyLen-recordFixedBody {
+		if frames != bodyLen-int64(s.layout.fixed) {
 			s.corrupt(off, size, "frame lengths do not add up")
 			return count, bytes, off
 		}
@@ -263,18 +301,20 @@ func appendRecord(w *bufio.Writer, m *Message) error {
 	bodyLen := recordFixedBody + m.Size()
 	binary.LittleEndian.PutUint32(fixed[0:], uint32(bodyLen))
 	binary.LittleEndian.PutUint64(fixed[8:], uint64(m.Deadline))
-	for i, f := range m.Frames {
-		binary.LittleEndian.PutUint32(fixed[16+4*i:], uint32(len(f)))
+	binary.LittleEndian.PutUint64(fixed[16:], m.Seq)
+	parts := [4][]byte{m.Frames[0], m.Frames[1], m.Frames[2], m.ID}
+	for i, f := range parts {
+		binary.LittleEndian.PutUint32(fixed[24+4*i:], uint32(len(f)))
 	}
 	sum := crc32.Update(0, crcTable, fixed[recordPrefixSize:])
-	for _, f := range m.Frames {
+	for _, f := range parts {
 		sum = crc32.Update(sum, crcTable, f)
 	}
 	binary.LittleEndian.PutUint32(fixed[4:], sum)
 	if _, err := w.Write(fixed[:]); err != nil {
 		return err
 	}
-	for _, f := range m.Frames {
+	for _, f := range parts {
 		if _, err := w.Write(f); err != nil {
 			return err
 		}
@@ -332,7 +372,8 @@ func (s *spoolFile) readBatch(maxMsgs int, maxBytes int64, atLeastOne bool) ([]M
 	for len(out) < maxMsgs && s.unread > 0 {
 		// Read no more than the budget can use; a first record larger
 		// than that is read whole below.
-		want := max(recordOverhead, maxBytes-total+int64(maxMsgs-len(out))*recordOverhead)
+		overhead := int64(recordPrefixSize + s.layout.fixed)
+		want := max(overhead, maxBytes-total+int64(maxMsgs-len(out))*overhead)
 		n, err := s.file.ReadAt(s.chunk[:min(int64(len(s.chunk)), s.tail-s.head, want)], s.head)
 		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 			return out, total, s.failRead(err)
@@ -340,17 +381,17 @@ func (s *spoolFile) readBatch(maxMsgs int, maxBytes int64, atLeastOne bool) ([]M
 		buf := s.chunk[:n]
 		progressed := false
 		for len(out) < maxMsgs && s.unread > 0 {
-			if len(buf) < recordOverhead {
+			if int64(len(buf)) < overhead {
 				if !progressed {
 					return out, total, s.failRead(errors.New("record shorter than its header"))
 				}
 				break // re-read from this record's start
 			}
 			bodyLen := int64(binary.LittleEndian.Uint32(buf[0:]))
-			if bodyLen < recordFixedBody || recordPrefixSize+bodyLen > s.tail-s.head {
+			if bodyLen < int64(s.layout.fixed) || recordPrefixSize+bodyLen > s.tail-s.head {
 				return out, total, s.failRead(errors.New("bad record length"))
 			}
-			frameBytes := bodyLen - recordFixedBody
+			frameBytes := bodyLen - int64(s.layout.fixed)
 			if total+frameBytes > maxBytes && (len(out) > 0 || !atLeastOne) {
 				s.persistHead()
 				return out, total, nil
@@ -367,7 +408,7 @@ func (s *spoolFile) readBatch(maxMsgs int, maxBytes int64, atLeastOne bool) ([]M
 					return out, total, s.failRead(err)
 				}
 			}
-			m, err := decodeRecord(rec[:recordPrefixSize+bodyLen], owned)
+			m, err := decodeRecord(rec[:recordPrefixSize+bodyLen], owned, s.layout)
 			if err != nil {
 				return out, total, s.failRead(err)
 			}
@@ -389,21 +430,18 @@ func (s *spoolFile) readBatch(maxMsgs int, maxBytes int64, atLeastOne bool) ([]M
 
 // decodeRecord checks one whole record. Its frames point into rec when
 // the caller hands rec over (owned), else into one new copy.
-func decodeRecord(rec []byte, owned bool) (Message, error) {
+func decodeRecord(rec []byte, owned bool, layout recordLayout) (Message, error) {
 	body := rec[recordPrefixSize:]
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(rec[4:]) {
 		return Message{}, errors.New("checksum mismatch")
 	}
 	var m Message
 	m.Deadline = int64(binary.LittleEndian.Uint64(body[0:]))
-	data := body[recordFixedBody:]
-	var lens [3]int
-	sum := 0
-	for i := range lens {
-		lens[i] = int(binary.LittleEndian.Uint32(body[8+4*i:]))
-		sum += lens[i]
+	if layout.seqAt >= 0 {
+		m.Seq = binary.LittleEndian.Uint64(body[layout.seqAt:])
 	}
-	if sum != len(data) {
+	data := body[layout.fixed:]
+	if layout.frameBytes(body) != int64(len(data)) {
 		return Message{}, errors.New("frame lengths do not add up")
 	}
 	own := data
@@ -411,11 +449,70 @@ func decodeRecord(rec []byte, owned bool) (Message, error) {
 		own = make([]byte, len(data))
 		copy(own, data)
 	}
-	for i, l := range lens {
-		m.Frames[i] = own[:l:l]
+	for i := 0; i < layout.nlens; i++ {
+		l := int(binary.LittleEndian.Uint32(body[layout.lensAt+4*i:]))
+		part := own[:l:l]
 		own = own[l:]
+		if i < 3 {
+			m.Frames[i] = part
+		} else if l > 0 {
+			m.ID = part
+		}
 	}
 	return m, nil
+}
+
+// upgrade converts a version 1 spool holding records to version 2, batch
+// by batch into a new file, fsynced and renamed into place.
+func (s *spoolFile) upgrade() error {
+	tmpPath := s.path + ".tmp"
+	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmpPath)
+		return fmt.Errorf("spool %s: converting to version %d: %w", s.path, spoolVersion, err)
+	}
+	w := bufio.NewWriterSize(tmp, spoolWriteBufSize)
+	if _, err := w.Write(spoolHeader(spoolHeaderSize)); err != nil {
+		return fail(err)
+	}
+	count := int64(0)
+	for s.unread > 0 {
+		batch, _, err := s.readBatch(refillMaxMsgs, refillMaxBytes, true)
+		if err != nil {
+			s.logf("zmq outbox: %v", err)
+		}
+		for i := range batch {
+			if err := appendRecord(w, &batch[i]); err != nil {
+				return fail(err)
+			}
+		}
+		count += int64(len(batch))
+		if err != nil {
+			break
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	info, err := tmp.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmpPath, s.path); err != nil {
+		return fail(err)
+	}
+	syncDir(filepath.Dir(s.path))
+	s.file.Close()
+	s.file, s.layout = tmp, layoutV2
+	s.head, s.tail, s.unread = spoolHeaderSize, info.Size(), count
+	return nil
 }
 
 // failRead handles a record that fails on the way back (disk corruption

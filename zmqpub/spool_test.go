@@ -73,10 +73,57 @@ func TestSpoolWrittenAsDocumented(t *testing.T) {
 	require.Equal(t, uint32(recordFixedBody+m.Size()), bodyLen)
 	require.Equal(t, crc32.Checksum(rec[8:8+bodyLen], crcTable), binary.LittleEndian.Uint32(rec[4:]))
 	require.Equal(t, uint64(1), binary.LittleEndian.Uint64(rec[8:]), "deadline")
+	require.Equal(t, uint64(0), binary.LittleEndian.Uint64(rec[16:]), "sequence")
 	for k, f := range m.Frames {
-		require.Equal(t, uint32(len(f)), binary.LittleEndian.Uint32(rec[16+4*k:]))
+		require.Equal(t, uint32(len(f)), binary.LittleEndian.Uint32(rec[24+4*k:]))
 	}
-	require.Equal(t, string(m.Frames[0])+string(m.Frames[1])+string(m.Frames[2]), string(rec[28:]))
+	require.Equal(t, uint32(0), binary.LittleEndian.Uint32(rec[36:]), "no id")
+	require.Equal(t, string(m.Frames[0])+string(m.Frames[1])+string(m.Frames[2]), string(rec[40:]))
+}
+
+// A message's journal sequence and id travel through the spool.
+func TestSpoolKeepsSequenceAndID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool")
+	o := openTestOutbox(t, OutboxConfig{HWM: 1, SpoolPath: path, SpoolMaxBytes: 1 << 30})
+	for i := range 3 {
+		m := testMessage(i)
+		m.Seq = uint64(100 + i)
+		m.ID = AppendMessageID(nil, int64(i), m.Frames[0], m.Frames[1])
+		o.Put(m)
+	}
+	require.NoError(t, o.Close())
+	o = openTestOutbox(t, OutboxConfig{HWM: 100, SpoolPath: path, SpoolMaxBytes: 1 << 30})
+	for i, m := range takeN(t, o, 3) {
+		require.Equal(t, uint64(100+i), m.Seq)
+		require.Equal(t, AppendMessageID(nil, int64(i), m.Frames[0], m.Frames[1]), m.ID)
+	}
+}
+
+// A version 1 spool (no sequence, no id) left by an older zredis is
+// converted when opened and replayed whole, in order.
+func TestSpoolVersion1IsConverted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool")
+	hdr := spoolHeader(spoolHeaderSize)
+	binary.LittleEndian.PutUint32(hdr[8:], 1)
+	data := hdr
+	for i := range spoolTestMessages {
+		m := testMessage(i)
+		body := binary.LittleEndian.AppendUint64(nil, uint64(m.Deadline))
+		for _, f := range m.Frames {
+			body = binary.LittleEndian.AppendUint32(body, uint32(len(f)))
+		}
+		for _, f := range m.Frames {
+			body = append(body, f...)
+		}
+		data = binary.LittleEndian.AppendUint32(data, uint32(len(body)))
+		data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(body, crcTable))
+		data = append(data, body...)
+	}
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	requireReplay(t, path, spoolTestMessages)
+	converted, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, uint32(spoolVersion), binary.LittleEndian.Uint32(converted[8:]))
 }
 
 func TestSpoolTornTail(t *testing.T) {
@@ -116,7 +163,7 @@ func TestSpoolCorruptRecordStopsReplay(t *testing.T) {
 		{"length below the fixed fields", func(b []byte) { binary.LittleEndian.PutUint32(b[at:], 3) }, "body length too small"},
 		{"length past the end of the file", func(b []byte) { binary.LittleEndian.PutUint32(b[at:], 0xffffffff) }, "claims"},
 		{"frame lengths that do not add up", func(b []byte) {
-			binary.LittleEndian.PutUint32(b[at+16:], 1<<30)
+			binary.LittleEndian.PutUint32(b[at+24:], 1<<30)
 			bodyLen := binary.LittleEndian.Uint32(b[at:])
 			binary.LittleEndian.PutUint32(b[at+4:], crc32.Checksum(b[at+8:at+8+int64(bodyLen)], crcTable))
 		}, "do not add up"},

@@ -17,9 +17,17 @@
 //	    --curve-server-key 'rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7'
 //
 // The JSON shape is zmqpub.AppendJSON's. A message that does not decode is
-// reported on stderr and skipped. SIGINT and SIGTERM end it cleanly (exit
-// status 0); messages received and not yet printed are lost, as with any
-// PULL socket that closes.
+// reported on stderr and skipped.
+//
+// A server with expiry-zmq-message-id yes adds a fourth frame, the message
+// id, printed as "id". The same id comes again when the same expiry is
+// reported again (the key expiring once more after a crash, an AOF replay,
+// a promoted replica): the listener remembers the last --dedup ids and
+// drops such a message, neither printing nor acknowledging it, and says at
+// exit how many it dropped. Messages without an id are never dropped.
+//
+// SIGINT and SIGTERM end it cleanly (exit status 0); messages received and
+// not yet printed are lost, as with any PULL socket that closes.
 package main
 
 import (
@@ -47,6 +55,9 @@ const usage = `Usage: zredis-expiry-listen --endpoint ENDPOINT [--endpoint ENDPO
 
 Receives zredis expiry messages on a 0MQ PULL socket and prints one line per
 message on stdout. Malformed messages are reported on stderr and skipped.
+A message whose id (frame 4, sent with expiry-zmq-message-id yes) was seen
+already reports an expiry printed before: it is dropped, and how many were
+is written on stderr at exit.
 
 Options:
   --endpoint ENDPOINT  tcp://host:port or ipc:///path the server binds
@@ -54,11 +65,15 @@ Options:
   --format json|text   json (default): {"db":0,"type":"string","key":"k","value":"v"};
                        text: db=0 type=string key="k" value="v", bytes
                        outside printable ASCII as \xHH, long values and
-                       collections shortened
+                       collections shortened; a message id is printed
+                       after the key ("id":"..." or id=...)
   --count N            exit after printing N messages (default 0: run until
                        SIGINT or SIGTERM)
   --hwm N              messages received and not yet printed before the
                        socket stops reading (default 1000)
+  --dedup N            remember the ids of the last N messages that had one
+                       and drop a message whose id is among them: not
+                       printed, not acknowledged (default 100000; 0: off)
   --heartbeat D        send a ZMTP PING every D (e.g. 1s) and reconnect when
                        the server is silent for 3 of them (default 0: off)
   --ack HOST:PORT      after printing a hash, delete it on the server at
@@ -97,6 +112,7 @@ type config struct {
 	count     int
 	hwm       int
 	heartbeat time.Duration
+	dedup     int    // --dedup: ids remembered; 0: off
 	ack       string // --ack: the server to delete handled hashes on
 	ackPass   string
 	ackDB     int
@@ -169,6 +185,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		acks = &acker{addr: cfg.ack, password: cfg.ackPass, timeout: 5 * time.Second}
 		defer acks.close()
 	}
+	var seen *seenIDs
+	if cfg.dedup > 0 {
+		seen = newSeenIDs(cfg.dedup)
+	}
+	dropped := 0
+	// One line at exit: after a failover a line per duplicate could
+	// bury everything else on stderr.
+	defer func() {
+		if dropped > 0 {
+			fmt.Fprintf(stderr, "%s: dropped %d duplicate messages\n", name, dropped)
+		}
+	}()
 	var line []byte
 	for printed := 0; cfg.count == 0 || printed < cfg.count; {
 		frames, err := sock.Recv()
@@ -182,6 +210,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		d, err := zmqpub.Decode(frames)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: skipped a message: %v\n", name, err)
+			continue
+		}
+		if seen != nil && d.ID != nil && !seen.add(d.ID) {
+			// Printed (and acknowledged) when it first came: acknowledging
+			// again could delete a hash written since under that name.
+			dropped++
 			continue
 		}
 		// One Write per message: a reader on a pipe sees whole lines.
@@ -325,6 +359,7 @@ func parseArgs(args []string) (config, error) {
 	fs.IntVar(&cfg.count, "count", 0, "")
 	fs.IntVar(&cfg.hwm, "hwm", 0, "")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 0, "")
+	fs.IntVar(&cfg.dedup, "dedup", 100000, "")
 	fs.StringVar(&cfg.ack, "ack", "", "")
 	fs.StringVar(&cfg.ackPass, "ack-password", "", "")
 	fs.IntVar(&cfg.ackDB, "ack-db", 0, "")
@@ -358,6 +393,8 @@ func parseArgs(args []string) (config, error) {
 		return cfg, errors.New("--hwm must not be negative")
 	case cfg.heartbeat < 0:
 		return cfg, errors.New("--heartbeat must not be negative")
+	case cfg.dedup < 0:
+		return cfg, errors.New("--dedup must not be negative")
 	case cfg.ackPass != "" && cfg.ack == "":
 		return cfg, errors.New("--ack-password needs --ack")
 	case cfg.ackDB < 0 || cfg.ackDB > zmqpub.MaxDB:

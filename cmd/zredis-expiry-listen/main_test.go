@@ -121,7 +121,7 @@ func startPusher(t *testing.T, ctx context.Context, msgs [][][]byte, wait bool) 
 }
 
 // vectorMessages are the messages of the shared vector file, the generated
-// ones built by their rule.
+// ones built by their rule, with their message id when they have one.
 func vectorMessages(t *testing.T) [][][]byte {
 	t.Helper()
 	raw, err := os.ReadFile("../../testdata/expiry-vectors.json")
@@ -136,6 +136,7 @@ func vectorMessages(t *testing.T) [][][]byte {
 			FieldsGen *struct {
 				Count int `json:"count"`
 			} `json:"fields_gen"`
+			MessageID *string `json:"message_id"`
 		} `json:"vectors"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
@@ -164,6 +165,9 @@ func vectorMessages(t *testing.T) [][][]byte {
 				parts = append(parts, []byte("field:"+strconv.Itoa(i)), []byte("value:"+strconv.Itoa(i)))
 			}
 			frames = append(frames, zmqpub.Encode(0, zmqpub.TypeHash, nil, parts)[2])
+		}
+		if v.MessageID != nil {
+			frames = append(frames, []byte(*v.MessageID))
 		}
 		msgs = append(msgs, frames)
 	}
@@ -221,6 +225,8 @@ func TestListenPrintsVectorsAsJSON(t *testing.T) {
 		"a hash's expired fields, as a hash's object")
 	assert.Contains(t, stdout.String(), `{"db":4,"type":"hash-fields","key":{"base64":"aAD/"},"value":{"base64:/wA=":{"base64":"AP+A"},"clé":{"base64":"wyg="}}}`+"\n",
 		"a hash's expired fields, binary")
+	assert.Contains(t, stdout.String(), `{"db":7,"type":"hash","key":"meta:1","id":"1764633600123-198c09295911914d","value":{"f1":"v1"}}`+"\n",
+		"a message id, after the key")
 
 	errLines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 	require.Len(t, errLines, len(malformed), "stderr: %s", stderr.String())
@@ -309,6 +315,7 @@ func TestListenCommandLine(t *testing.T) {
 		{name: "bad endpoint", args: []string{"--endpoint", "localhost:5555"}, status: 2, stderr: `endpoint "localhost:5555"`},
 		{name: "bad format", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--format", "xml"}, status: 2, stderr: `--format must be json or text, not "xml"`},
 		{name: "negative count", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--count", "-1"}, status: 2, stderr: "--count must not be negative"},
+		{name: "negative dedup", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--dedup", "-1"}, status: 2, stderr: "--dedup must not be negative"},
 		{name: "bad heartbeat", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--heartbeat", "soon"}, status: 2, stderr: "heartbeat"},
 		{name: "stray argument", args: []string{"--endpoint", "tcp://127.0.0.1:1", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
 		{name: "bad server key", args: []string{"--endpoint", "tcp://127.0.0.1:1", "--curve-server-key", "abc"}, status: 2, stderr: "--curve-server-key: a CURVE key is 40 Z85 characters, not 3"},
@@ -469,6 +476,11 @@ func TestAppendText(t *testing.T) {
 			`db=3 type=stream key="s" value=2 {"1700000000000-0"={"f"="v\n"} "1700000000000-2"={"f"="\xff" "f"=""}}`,
 		},
 		{
+			"message id",
+			zmqpub.Decoded{Type: zmqpub.TypeString, Key: []byte("lock:q1"), Parts: [][]byte{[]byte("1")}, ID: []byte("1764633600123-c16520f3790e34f7")},
+			`db=0 type=string key="lock:q1" id=1764633600123-c16520f3790e34f7 value="1"`,
+		},
+		{
 			"empty stream",
 			zmqpub.Decoded{Type: zmqpub.TypeStream, Key: []byte("s"), Entries: []zmqpub.StreamEntry{}},
 			`db=0 type=stream key="s" value=0 {}`,
@@ -596,4 +608,94 @@ func TestListenAckSkipsHashFields(t *testing.T) {
 `, stdout.String())
 	assert.Empty(t, stderr.String())
 	assert.Equal(t, [][]string{{"SELECT", "0"}, {"DEL", "mail:43"}}, server.commands(), "only the hash is acknowledged")
+}
+
+// withID is a message of the given frames with its message id for an event
+// at Unix ms at: frame 4, as expiry-zmq-message-id yes sends it.
+func withID(frames [3][]byte, at int64) [][]byte {
+	return append(frames[:], zmqpub.AppendMessageID(nil, at, frames[0], frames[1]))
+}
+
+// A message whose id was seen reports an expiry printed already: it is
+// dropped, not acknowledged, and counted once at exit. Each case ends
+// with a message without an id, so that --count stops the listener after
+// every message before it was handled.
+func TestListenDropsDuplicates(t *testing.T) {
+	str := func(key, value string) [3][]byte {
+		return zmqpub.Encode(0, zmqpub.TypeString, []byte(key), [][]byte{[]byte(value)})
+	}
+	last := str("last", "x")
+	a, b, c := withID(str("a", "1"), 1764633600123), withID(str("b", "2"), 1764633600123), withID(str("a", "1"), 1764633600124)
+	line := func(key, value string, at int64) string {
+		f := str(key, value)
+		return `{"db":0,"type":"string","key":"` + key + `","id":"` + string(zmqpub.AppendMessageID(nil, at, f[0], f[1])) + `","value":"` + value + `"}` + "\n"
+	}
+	lineA, lineB, lineC := line("a", "1", 1764633600123), line("b", "2", 1764633600123), line("a", "1", 1764633600124)
+	lineLast := `{"db":0,"type":"string","key":"last","value":"x"}` + "\n"
+	tests := []struct {
+		name    string
+		args    []string
+		msgs    [][][]byte
+		want    string
+		dropped int
+	}{
+		{"a duplicate is dropped, another id passes", nil,
+			[][][]byte{a, b, a, c, a, b, last[:]}, lineA + lineB + lineC + lineLast, 3},
+		{"messages without an id are never dropped", nil,
+			[][][]byte{last[:], last[:]}, lineLast + lineLast, 0},
+		{"--dedup 0 keeps both", []string{"--dedup", "0"},
+			[][][]byte{a, a, last[:]}, lineA + lineA + lineLast, 0},
+		// a and b fill the window; c pushes a out, a comes back in.
+		{"the window forgets the oldest id", []string{"--dedup", "2"},
+			[][][]byte{a, b, a, c, a, c, last[:]}, lineA + lineB + lineC + lineA + lineLast, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			p := startPusher(t, ctx, tc.msgs, false)
+			args := append([]string{"--endpoint", p.endpoint, "--count", strconv.Itoa(strings.Count(tc.want, "\n"))}, tc.args...)
+			var stdout, stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, listenerBin, args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+			assert.Equal(t, tc.want, stdout.String())
+			if tc.dropped == 0 {
+				assert.Empty(t, stderr.String())
+			} else {
+				assert.Equal(t, fmt.Sprintf("zredis-expiry-listen: dropped %d duplicate messages\n", tc.dropped), stderr.String())
+			}
+		})
+	}
+}
+
+// A duplicate hash is not acknowledged again: the first was, and a hash
+// of that name now may be a new one.
+func TestListenAckSkipsDuplicates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	server := startFakeRESP(t)
+	hash := withID(zmqpub.Encode(0, zmqpub.TypeHash, []byte("mail:43"), [][]byte{[]byte("from"), []byte("a@example.org")}), 1764633600123)
+	last := zmqpub.Encode(0, zmqpub.TypeString, []byte("last"), [][]byte{[]byte("x")})
+	p := startPusher(t, ctx, [][][]byte{hash, hash, last[:]}, false)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, listenerBin, "--endpoint", p.endpoint, "--count", "2", "--ack", server.addr)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	assert.Equal(t, 2, strings.Count(stdout.String(), "\n"), "the hash once, then the last message")
+	assert.Equal(t, "zredis-expiry-listen: dropped 1 duplicate messages\n", stderr.String())
+	assert.Equal(t, [][]string{{"SELECT", "0"}, {"DEL", "mail:43"}}, server.commands(), "acknowledged once")
+}
+
+func TestSeenIDs(t *testing.T) {
+	s := newSeenIDs(3)
+	for _, id := range []string{"1-a", "2-b", "3-c"} {
+		assert.True(t, s.add([]byte(id)), id)
+	}
+	assert.False(t, s.add([]byte("1-a")), "a repeat")
+	assert.True(t, s.add([]byte("4-d")), "a fourth id pushes the first out")
+	assert.True(t, s.add([]byte("1-a")), "the first, forgotten")
+	assert.False(t, s.add([]byte("3-c")))
+	assert.True(t, s.add([]byte("2-b")), "pushed out by 1-a")
+	assert.Len(t, s.set, 3, "the set is bounded with the window")
 }

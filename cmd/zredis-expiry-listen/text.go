@@ -22,6 +22,10 @@ const (
 //	db=0 type=zset key="z" value=1 {"a"="-inf"}
 //	db=0 type=list key="l" value=20 {"m" "m" ... ...(+4)}
 //	db=0 type=stream key="s" value=2 {"1-0"={"f"="v"} "1-2"={"f"="w" "g"="x"}}
+//	db=0 type=string key="lock:q1" id=1764633600123-c16520f3790e34f7 value="1"
+//
+// A message id (frame 4) comes after the key, unquoted: Decode lets only
+// digits, '-' and hex digits through.
 //
 // A collection shows its item count (pairs for a hash, a hash's expired
 // fields or a sorted set, entries for a stream) and its first
@@ -35,6 +39,10 @@ func appendText(dst []byte, d zmqpub.Decoded) []byte {
 	dst = append(dst, d.Type.String()...)
 	dst = append(dst, " key="...)
 	dst = appendQuoted(dst, d.Key)
+	if d.ID != nil {
+		dst = append(dst, " id="...)
+		dst = append(dst, d.ID...)
+	}
 	dst = append(dst, " value="...)
 	if d.Type == zmqpub.TypeStream && d.Parts == nil {
 		return appendTextStream(dst, d.Entries)

@@ -18,12 +18,24 @@ my $header_stream = pack 'S S', 0, 5;
 my $header_hash_fields = pack 'S S', 0, 6;
 my $key           = pack 'L/a*', 'k';
 my $lp            = sub { pack 'L/a*', $_[0] };
+# The message id of frames 1 and 2 for an event at Unix ms $at.
+my $id_of         = sub { my ($at, $header, $key_frame) = @_; "$at-" . ZRedis::ExpiryListener::_fnv1a64_hex($header . $key_frame) };
 
 my @cases = (
     [ 'not an array reference',  'frames',                                     qr/not an array reference/ ],
-    [ 'no frames',               [],                                           qr/expected 3 frames, got 0/ ],
-    [ 'two frames',              [ $header_string, $key ],                     qr/expected 3 frames, got 2/ ],
-    [ 'four frames',             [ $header_string, $key, $lp->('v'), 'x' ],    qr/expected 3 frames, got 4/ ],
+    [ 'no frames',               [],                                           qr/expected 3 or 4 frames, got 0/ ],
+    [ 'two frames',              [ $header_string, $key ],                     qr/expected 3 or 4 frames, got 2/ ],
+    [ 'five frames',             [ $header_string, $key, $lp->('v'), 'x', 'y' ], qr/expected 3 or 4 frames, got 5/ ],
+    # Frame 4, the message id: the cases of zmqpub/decode_test.go.
+    [ 'id not an id',            [ $header_string, $key, $lp->('v'), $lp->('v') ], qr/message id "\\x01\\x00\\x00\\x00v": time is not decimal/ ],
+    [ 'id without hash',         [ $header_string, $key, $lp->('v'), '1733000000000' ], qr/want <ms>-<16 hex digits>/ ],
+    [ 'id without time',         [ $header_string, $key, $lp->('v'), '-' . ZRedis::ExpiryListener::_fnv1a64_hex($header_string . $key) ], qr/want <ms>-<16 hex digits>/ ],
+    [ 'empty id',                [ $header_string, $key, $lp->('v'), '' ],     qr/want <ms>-<16 hex digits>/ ],
+    [ 'id of other frames',      [ $header_string, $key, $lp->('v'), $id_of->(5, pack('S S', 1, 0), $key) ], qr/does not match its frames/ ],
+    [ 'id with leading zero',    [ $header_string, $key, $lp->('v'), '0' . $id_of->(5, $header_string, $key) ], qr/does not match its frames \(want "5-/ ],
+    [ 'id in upper case',        [ $header_string, $key, $lp->('v'), uc $id_of->(5, $header_string, $key) ], qr/does not match its frames/ ],
+    [ 'id too long',             [ $header_string, $key, $lp->('v'), '1' x 40 ], qr/message id of 40 bytes, at most 36/ ],
+    [ 'id time past int64',      [ $header_string, $key, $lp->('v'), '9223372036854775808-' . ZRedis::ExpiryListener::_fnv1a64_hex($header_string . $key) ], qr/time out of range/ ],
     [ 'header of 3 bytes',       [ "\0\0\0", $key, $lp->('v') ],               qr/header frame is 3 bytes/ ],
     [ 'header of 5 bytes',       [ "\0\0\0\0\0", $key, $lp->('v') ],           qr/header frame is 5 bytes/ ],
     [ 'unknown type',            [ pack('S S', 0, 7), $key, $lp->('v') ],      qr/unknown value type 7/ ],
@@ -79,5 +91,9 @@ is_deeply(decode([ $header_zset, $key, pack('L', 0) ])->{value}, [], 'an empty z
 is_deeply(decode([ $header_stream, $key, pack('L', 0) ])->{value}, [], 'an empty stream decodes');
 is_deeply(decode([ $header_stream, $key, pack('L', 1) . $lp->('1-0') . pack('L', 2) . $lp->('f') . $lp->('') ])->{value},
     [ [ '1-0', [ 'f', '' ] ] ], 'a well-formed stream with an empty value decodes');
+for my $at (0, 5, '9223372036854775807') {
+    my $id = $id_of->($at, $header_string, $key);
+    is(decode([ $header_string, $key, $lp->('v'), $id ])->{id}, $id, "a message id of time $at decodes");
+}
 
 done_testing;

@@ -27,10 +27,10 @@ my $libdir  = perl_client_dir() . '/lib';
 # Malformed messages sent between the vectors, with the reason on_error
 # must get.
 my @malformed = (
-    [ [ pack('S S', 0, 0), pack('L/a*', 'k') ], qr/expected 3 frames, got 2/ ],
+    [ [ pack('S S', 0, 0), pack('L/a*', 'k') ], qr/expected 3 or 4 frames, got 2/ ],
     [ [ "\0\0\0", pack('L/a*', 'k'), pack('L/a*', 'v') ], qr/header frame is 3 bytes/ ],
     [ [ pack('S S', 0, 0), pack('L/a*', 'k'), pack('L', 99) . 'v' ], qr/claims 99 bytes/ ],
-    [ [ map { pack('S S', 0, 0) } 1 .. 5 ], qr/expected 3 frames, got 5/ ],
+    [ [ map { pack('S S', 0, 0) } 1 .. 5 ], qr/expected 3 or 4 frames, got 5/ ],
 );
 
 # A PUSH socket bound to a loopback port; sends give up after 10 s rather
@@ -164,7 +164,7 @@ subtest 'the script prints one JSON line per message and exits after --count' =>
     my $json = JSON::PP->new->utf8;
     for my $i (0 .. $#vectors) {
         my $line = $lines[$i] // '';
-        like($line, qr/\A\{"db":\d+,"type":"[a-z]+(?:-[a-z]+)?","key":.*,"value":.*\}\n\z/s, "$vectors[$i]{name}: fields db, type, key, value in order");
+        like($line, qr/\A\{"db":\d+,"type":"[a-z]+(?:-[a-z]+)?","key":.*(?:,"id":"[0-9]+-[0-9a-f]{16}")?,"value":.*\}\n\z/s, "$vectors[$i]{name}: fields db, type, key, id, value in order");
         my $got = eval { $json->decode($line) };
         is_deeply($got, expected_json($vectors[$i]{expected}), "$vectors[$i]{name}: JSON content")
             or diag(substr($line, 0, 500));
@@ -284,7 +284,8 @@ sub expected_json {
     else {
         $value = [ map { $text->($_) } @$parts ];
     }
-    return { db => $want->{db}, type => $want->{type}, key => $text->($want->{key}), value => $value };
+    return { db => $want->{db}, type => $want->{type}, key => $text->($want->{key}),
+        (defined $want->{id} ? (id => $want->{id}) : ()), value => $value };
 }
 
 

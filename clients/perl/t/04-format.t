@@ -57,6 +57,9 @@ my @json_cases = (
         '{"db":4,"type":"stream","key":"events","value":[["1700000000000-0",["z","1","a",""]],["1700000000000-2",["f","x","f",{"base64":"/w=="}]]]}' ],
     [ 'empty stream', msg(0, 'stream', 's'), '{"db":0,"type":"stream","key":"s","value":[]}' ],
     [ 'stream entry without fields', msg(0, 'stream', 's', [ '1-1', [] ]), '{"db":0,"type":"stream","key":"s","value":[["1-1",[]]]}' ],
+    [ 'message id after the key', { %{ msg(3, 'string', 'k', 'v') }, id => '1733000000123-0123456789abcdef' },
+        '{"db":3,"type":"string","key":"k","id":"1733000000123-0123456789abcdef","value":"v"}' ],
+    [ 'undef id: none', { %{ msg(3, 'string', 'k', 'v') }, id => undef }, '{"db":3,"type":"string","key":"k","value":"v"}' ],
 );
 
 for my $case (@json_cases) {
@@ -77,6 +80,8 @@ my @text_cases = (
     [ 'stream', msg(3, 'stream', 's', [ '1700000000000-0', [ 'f', "v\n" ] ], [ '1700000000000-2', [ 'f', "\xff", 'f', '' ] ]),
         qq(db=3 type=stream key="s" value=2 {"1700000000000-0"={"f"="v\\n"} "1700000000000-2"={"f"="\\xff" "f"=""}}\n) ],
     [ 'empty stream', msg(0, 'stream', 's'), qq(db=0 type=stream key="s" value=0 {}\n) ],
+    [ 'message id', { %{ msg(0, 'string', 'lock:q1', '1') }, id => '1764633600123-c16520f3790e34f7' },
+        qq(db=0 type=string key="lock:q1" id=1764633600123-c16520f3790e34f7 value="1"\n) ],
     [ 'long stream and long entry', msg(0, 'stream', 's', [ '1-0', [ map { (chr(ord('a') + $_), '1') } 0 .. 16 ] ], map { [ "1-$_", [ 'f', 'v' ] ] } 1 .. 17),
         'db=0 type=stream key="s" value=18 {"1-0"={' . join(' ', map { '"' . chr(ord('a') + $_) . '"="1"' } 0 .. 15) . ' ...(+1)} '
         . join(' ', map { qq("1-$_"={"f"="v"}) } 1 .. 15) . qq( ...(+2)}\n) ],

@@ -1,7 +1,8 @@
 package ZRedis::ExpiryListener;
 
-# Receives the expiry messages zredis pushes (one three-frame 0MQ message per
-# expired key) on a PULL socket and decodes them.
+# Receives the expiry messages zredis pushes (one 0MQ message per expired
+# key: three frames, or four with a message id) on a PULL socket, decodes
+# them and drops the ones that report an expiry already handled.
 
 use strict;
 use warnings;
@@ -35,6 +36,9 @@ use constant {
 
 my @TYPE_NAMES = qw(string hash list set zset stream hash-fields);
 
+# The message ids remembered by default (dedup => N).
+use constant DEDUP_DEFAULT => 100_000;
+
 # How long one blocking receive waits before run() looks at its stop flag:
 # ZMQ::FFI has no poll, so a receive timeout is what lets a signal handler
 # (or a callback in another part of the program) end run() promptly.
@@ -65,16 +69,19 @@ sub type_name {
 #   parts      every item of frame 3 in frame order (string: [value]; hash,
 #              hash-fields: field, value, ...; list/set: members; zset:
 #              member, score, ...; stream: the entries, [id, [field, value, ...]] each, as value)
+#   id         the message id (frame 4, "<ms>-<hash>"), undef for a message
+#              of three frames
 # A malformed message dies with a one-line reason ending in "\n". Every
 # length is checked against the bytes the frame holds before it is used, so
 # no claimed length ever makes this allocate.
 sub decode {
     my ($frames) = @_;
     die "not an array reference of frames\n" if ref $frames ne 'ARRAY';
-    die sprintf("expected 3 frames, got %d\n", scalar @$frames) if @$frames != 3;
-    my ($header, $key_frame, $value_frame) = @$frames;
+    die sprintf("expected 3 or 4 frames, got %d\n", scalar @$frames) if @$frames != 3 && @$frames != 4;
+    my ($header, $key_frame, $value_frame, $id) = @$frames;
 
     die sprintf("header frame is %d bytes, expected 4\n", length $header) if length $header != 4;
+    _check_message_id($id // '', $header, $key_frame) if @$frames == 4;
     my ($db, $type_code) = unpack 'S S', $header;
     my $type = $TYPE_NAMES[$type_code];
     die "unknown value type $type_code\n" if !defined $type;
@@ -90,6 +97,7 @@ sub decode {
             key       => $key_items->[0],
             value     => $entries,
             parts     => [ map { [ $_->[0], [ @{ $_->[1] } ] ] } @$entries ],
+            id        => $id,
         };
     }
 
@@ -117,7 +125,48 @@ sub decode {
         key       => $key_items->[0],
         value     => $value,
         parts     => $parts,
+        id        => $id,
     };
+}
+
+# The message id: "<ms>-<hash>", ms the event's Unix time in milliseconds
+# (decimal, no leading zero), hash the FNV-1a 64-bit hash of frame 1 then
+# frame 2 as 16 lowercase hex digits. Checked as the Go decoder checks it
+# (zmqpub/id.go), so that both accept the same messages: an id that does
+# not match its frames would make the listener drop the wrong message.
+use constant MAX_MESSAGE_ID_LEN => 19 + 1 + 16;
+
+sub _check_message_id {
+    my ($id, $header, $key_frame) = @_;
+    die sprintf("message id of %d bytes, at most %d\n", length $id, MAX_MESSAGE_ID_LEN)
+        if length $id > MAX_MESSAGE_ID_LEN;
+    my $printable = $id =~ s/([^\x21-\x7E])/sprintf('\\x%02x', ord $1)/ger;
+    die qq(message id "$printable": time is not decimal\n) if $id !~ /\A[0-9]*(?:-|\z)/;
+    my ($ms) = $id =~ /\A([0-9]+)-.{16}\z/s
+        or die qq(message id "$printable": want <ms>-<16 hex digits>\n);
+    # Past int64 the Go encoder cannot have written it.
+    die qq(message id "$printable": time out of range\n)
+        if length $ms > 19 || (length $ms == 19 && $ms gt '9223372036854775807');
+    my $want = ($ms =~ s/\A0+(?=[0-9])//r) . '-' . _fnv1a64_hex($header . $key_frame);
+    die qq(message id "$printable" does not match its frames (want "$want")\n) if $id ne $want;
+    return;
+}
+
+# _fnv1a64_hex($bytes) is the FNV-1a 64-bit hash of $bytes as 16 lowercase
+# hex digits. The state is kept as two 32-bit halves: a 64-bit product
+# would overflow a Perl integer into a floating-point number and lose
+# bits. The prime is 2**40 + 0x1b3, so a multiplication is h * 0x1b3 plus
+# h's low half shifted up by 40 bits (8 in the high half).
+sub _fnv1a64_hex {
+    my ($bytes) = @_;
+    my ($hi, $lo) = (0xcbf29ce4, 0x84222325);
+    for my $c (unpack 'C*', $bytes) {
+        $lo ^= $c;
+        my $low = $lo * 0x1b3;
+        $hi = ($hi * 0x1b3 + ($lo << 8) + ($low >> 32)) & 0xFFFFFFFF;
+        $lo = $low & 0xFFFFFFFF;
+    }
+    return sprintf '%08x%08x', $hi, $lo;
 }
 
 # _items reads the frames that carry length-prefixed items. The key frame
@@ -216,12 +265,16 @@ sub _stream_entries {
 #                  with curve_server_key; its public key, derived (or given
 #                  as curve_public_key), must be in the server's
 #                  expiry-zmq-curve-allowed-keys
+#   dedup          how many message ids (frame 4) to remember (default
+#                  100000; 0: none): run() drops a message whose id is among
+#                  them, the same expiry reported again (the key expiring
+#                  once more after a crash or on a promoted replica)
 sub new {
     my ($class, %opt) = @_;
     my $endpoints = $opt{endpoints};
     croak 'endpoints: an array reference with at least one endpoint is required'
         if ref $endpoints ne 'ARRAY' || !@$endpoints;
-    for my $name (qw(hwm heartbeat heartbeat_timeout reconnect_ivl max_frame)) {
+    for my $name (qw(hwm heartbeat heartbeat_timeout reconnect_ivl max_frame dedup)) {
         croak "$name must be a non-negative integer"
             if defined $opt{$name} && $opt{$name} !~ /\A[0-9]+\z/;
     }
@@ -273,6 +326,10 @@ sub new {
         on_error  => $on_error,
         endpoints => [@$endpoints],
         stopping  => 0,
+        dedup     => $opt{dedup} // DEDUP_DEFAULT,
+        seen_ids  => {},    # the ids remembered, for the look-up
+        seen_fifo => [],    # the same ids, oldest first, to forget them
+        dropped   => 0,
     }, $class;
 }
 
@@ -332,7 +389,7 @@ sub _more_function {
 }
 
 # recv_frames waits for the next message and returns its frames as an array
-# reference, or undef once stop() was called. A message of more than three
+# reference, or undef once stop() was called. A message of more than four
 # frames is not kept beyond the count of its frames: it is malformed anyway.
 sub recv_frames {
     my ($self) = @_;
@@ -350,7 +407,7 @@ sub recv_frames {
         while ($more->()) {
             my $frame = $sock->recv;
             croak 'receive: ' . $sock->last_strerror if $sock->last_errno;
-            if (@frames < 3) { push @frames, $frame } else { $extra++ }
+            if (@frames < 4) { push @frames, $frame } else { $extra++ }
         }
         push @frames, (undef) x $extra if $extra;
         return \@frames;
@@ -360,8 +417,8 @@ sub recv_frames {
 
 # run($callback) receives and decodes messages until stop() is called,
 # calling $callback->($msg) for each (see decode for $msg). A malformed
-# message goes to on_error and is skipped. Returns the number of messages
-# handed to $callback. Safe to call stop() from the callback or from a
+# message goes to on_error and is skipped; a duplicate (see seen_before) is
+# counted and skipped. Returns the number of messages handed to $callback. Safe to call stop() from the callback or from a
 # signal handler: run() returns within STOP_CHECK_MS. A stop() that comes
 # before run() (a signal during start-up) makes it return at once; the
 # request is cleared when run() returns, so a later run() receives again.
@@ -375,6 +432,10 @@ sub run {
             $self->{on_error}->($@, $frames);
             next;
         }
+        if ($self->seen_before($msg)) {
+            $self->{dropped}++;
+            next;
+        }
         $handled++;
         $callback->($msg);
     }
@@ -383,6 +444,26 @@ sub run {
 }
 
 sub stop { $_[0]{stopping} = 1; return }
+
+# seen_before($msg) tells whether the message's id is among the last ids
+# remembered (the dedup option), and remembers it otherwise. A message
+# without an id is never seen before. A repeat does not refresh its id:
+# the window counts messages from the first report of an event, so that a
+# listener running for months stays bounded by the option.
+sub seen_before {
+    my ($self, $msg) = @_;
+    my $id = $msg->{id};
+    return 0 if !defined $id || !$self->{dedup};
+    return 1 if $self->{seen_ids}{$id};
+    my $fifo = $self->{seen_fifo};
+    push @$fifo, $id;
+    $self->{seen_ids}{$id} = 1;
+    delete $self->{seen_ids}{ shift @$fifo } if @$fifo > $self->{dedup};
+    return 0;
+}
+
+# duplicates_dropped is the count of messages run() dropped as duplicates.
+sub duplicates_dropped { return $_[0]{dropped} }
 
 # close disconnects and releases the socket and its context; the object is
 # unusable afterwards. Called by DESTROY too.
@@ -433,8 +514,9 @@ ZRedis::ExpiryListener - receive and decode the expired keys zredis pushes over 
 
 =head1 DESCRIPTION
 
-zredis sends one 0MQ message of three frames for every key that expires,
-on a PUSH socket bound to each C<expiry-zmq-endpoints> endpoint. This module
+zredis sends one 0MQ message of three frames for every key that expires (four
+with C<expiry-zmq-message-id yes>), on a PUSH socket bound to each
+C<expiry-zmq-endpoints> endpoint. This module
 connects a PULL socket (ZMQ::FFI) to those endpoints and decodes the
 messages. All integers are in the server's native byte order, which is the
 byte order this module unpacks (C<S>, C<L>): run the listener on a machine of
@@ -467,6 +549,17 @@ hash-fields: as a hash, holding only the fields that expired on their own
 (per-field expiry) and their values; the fields of one hash that fall due in
 the same millisecond come in one message.
 
+=item frame 4
+
+Only with C<expiry-zmq-message-id yes>: the message id, ASCII text
+C<< <ms>-<hash> >> (C<1764633600123-c16520f3790e34f7>): ms the event's Unix
+time in milliseconds (the deadline that fell due; for an evicted key, the
+time of the eviction), hash the FNV-1a 64-bit hash of frame 1 then frame 2
+as 16 lowercase hex digits. The same expiry reported again (the key
+expiring once more after a crash, or on the replica promoted after a
+failover) carries the same id. Treat it as opaque text compared for
+equality, except that its first part is the event's time.
+
 =back
 
 libzmq reconnects by itself when the server restarts; messages the server
@@ -476,15 +569,17 @@ could not deliver wait in its outbox.
 
 =head2 decode($frames)
 
-Decodes one message (an array reference of three byte strings) into a hash
-reference with C<db>, C<type> (name), C<type_code>, C<key>, C<value> and
-C<parts> (frame 3's items in order; use it where the order of a hash's
+Decodes one message (an array reference of three byte strings, or four with
+a message id) into a hash reference with C<db>, C<type> (name),
+C<type_code>, C<key>, C<value>, C<id> (the message id, undef without one)
+and C<parts> (frame 3's items in order; use it where the order of a hash's
 fields matters). C<value> is the string, a hash reference for a hash (and
 for hash-fields, of the expired fields only), an array reference of members
 for a list or set, an array reference of C<[member, score]> for a zset, an
 array reference of C<[id, [field, value, ...]]> for a stream (entries in ID order, as XRANGE replies; C<parts> holds
 the same). Dies with a one-line reason for a malformed message: a frame
-count other than 3, a header that is not 4 bytes, an unknown type, a length
+count other than 3 or 4, a message id that is not C<< <ms>-<hash> >> or
+not the hash of its frames, a header that is not 4 bytes, an unknown type, a length
 or count that runs past its frame, trailing bytes, an odd count for a hash,
 hash-fields, a zset or a stream entry.
 
@@ -508,7 +603,8 @@ C<endpoints> (required, array reference), C<hwm> (ZMQ_RCVHWM), C<heartbeat>
 (ms, ZMQ_HEARTBEAT_IVL), C<heartbeat_timeout> (ms, default 3 x heartbeat),
 C<reconnect_ivl> (ms, default 100), C<max_frame> (bytes, ZMQ_MAXMSGSIZE;
 default no limit), C<on_error> (called with the reason and the frames of a
-malformed message; default: warn).
+malformed message; default: warn), C<dedup> (how many message ids to
+remember, default 100000; 0 turns duplicate dropping off).
 
 With CURVE on the server (C<expiry-zmq-curve-secret-key>): C<curve_server_key>
 (the server's public key, Z85, as C<INFO expiry> shows it in
@@ -522,7 +618,21 @@ allowed.
 =head2 run($callback)
 
 Receives until C<stop> is called, calling C<< $callback->($msg) >> for each
-message. Returns the count of messages handled.
+message. Returns the count of messages handled. A message whose id was seen
+among the last C<dedup> ids reports an expiry already handled: it is not
+handed to the callback, and is counted in C<duplicates_dropped>. A message
+without an id is always handed over.
+
+=head2 seen_before($msg)
+
+True when the id of a decoded message is among the last C<dedup> ids seen;
+otherwise remembers it (the oldest is forgotten past C<dedup>) and returns
+false. False for a message without an id. C<run> calls it for each message;
+call it yourself when receiving with C<recv_frames> and C<decode>.
+
+=head2 duplicates_dropped
+
+The count of messages C<run> dropped as duplicates.
 
 =head2 stop
 

@@ -78,7 +78,8 @@ sub _json_score {
 }
 
 # to_json_line($msg) returns {"db":N,"type":"name","key":...,"value":...}
-# and a newline, fields in that order. value: a string; a hash (and
+# and a newline, fields in that order, with "id":"<ms>-<hash>" after the key
+# for a message that has an id (frame 4). value: a string; a hash (and
 # hash-fields, a hash's expired fields) as an object with its fields in
 # message order; list/set as an array; zset as an array
 # of [member, score]; stream as an array of [id, [field, value, ...]].
@@ -111,6 +112,7 @@ sub to_json_line {
     return '{"db":' . (0 + $msg->{db})
         . ',"type":' . _json_text($type)
         . ',"key":' . _json_bytes($msg->{key})
+        . (defined $msg->{id} ? ',"id":' . _json_text($msg->{id}) : '')
         . ',"value":' . $value . "}\n";
 }
 
@@ -128,9 +130,10 @@ sub _text_quote {
     return qq("$bytes") . ($more > 0 ? "...(+$more bytes)" : '');
 }
 
-# to_text_line($msg) returns one line for people: db, type, key and value,
-# strings quoted with non-printable bytes as \xHH, long strings and large
-# collections cut short (with what was left out).
+# to_text_line($msg) returns one line for people: db, type, key, the
+# message id if any (unquoted: decode lets only digits, '-' and hex digits
+# through) and value, strings quoted with non-printable bytes as \xHH, long
+# strings and large collections cut short (with what was left out).
 sub to_text_line {
     my ($msg) = @_;
     my $parts = $msg->{parts};
@@ -153,7 +156,8 @@ sub to_text_line {
         my $paired = $type eq 'hash' || $type eq 'hash-fields' || $type eq 'zset';
         $value = (@$parts / ($paired ? 2 : 1)) . ' ' . _text_items($parts, $paired);
     }
-    return "db=$msg->{db} type=$type key=" . _text_quote($msg->{key}) . " value=$value\n";
+    return "db=$msg->{db} type=$type key=" . _text_quote($msg->{key})
+        . (defined $msg->{id} ? " id=$msg->{id}" : '') . " value=$value\n";
 }
 
 sub _shown { my ($items) = @_; return $items < TEXT_MAX_ITEMS ? $items : TEXT_MAX_ITEMS }
@@ -190,7 +194,7 @@ ZRedis::ExpiryListener::Format - expiry messages as JSON or text lines
 =head2 to_json_line($msg)
 
 One JSON object and a newline, the fields C<db>, C<type> (name), C<key>,
-C<value> in that order: a string value as a JSON string, a hash as an object
+C<id> (only for a message with an id), C<value> in that order: a string value as a JSON string, a hash as an object
 (fields in message order), hash-fields (a hash's expired fields) as a hash, a list or set as an array, a zset as an array of
 C<[member, score]> with the score a JSON number when finite and the text
 (C<"inf">, C<"-inf">) otherwise, a stream as an array of entries
@@ -201,7 +205,9 @@ This is the shape the Go listener C<zredis-expiry-listen> prints.
 
 =head2 to_text_line($msg)
 
-C<db=0 type=hash key="k" value=2 {"f1"="v1" "f2"="v2"}>: strings quoted,
+C<db=0 type=hash key="k" value=2 {"f1"="v1" "f2"="v2"}>, with
+C<id=1764633600123-c16520f3790e34f7> before C<value> for a message with an
+id: strings quoted,
 non-printable bytes as C<\xHH>, at most 256 bytes of a string and 16 items
 of a collection shown (pairs for a hash, hash-fields or zset). A stream shows its entry count and its entries as
 C<"1-0"={"f"="v"}>, at most 16 entries and 16 pairs of each.

@@ -44,7 +44,8 @@ sub encode_frames {
 # load_vectors returns the vectors, each with:
 #   name, and the fields of the file
 #   frames    the three frames (frame 3 generated for the *_gen forms and
-#             checked against frame3_len and frame3_sha256)
+#             checked against frame3_len and frame3_sha256), and the message
+#             id as frame 4 for a vector with message_id
 #   expected  what decode() returns for them
 sub load_vectors {
     my $path = vectors_path();
@@ -107,6 +108,7 @@ sub _prepare {
             if sha256_hex($frame3) ne lc $v->{frame3_sha256};
         $frames[2] = $frame3;
     }
+    push @frames, $v->{message_id} if defined $v->{message_id};
 
     return {
         %$v,
@@ -118,6 +120,7 @@ sub _prepare {
             key       => $key,
             value     => $value,
             parts     => \@parts,
+            (defined $v->{message_id} ? (id => $v->{message_id}) : ()),
         },
     };
 }
