@@ -315,6 +315,7 @@ var effects = map[string]effectSpec{
 	"expiry-zmq-hash-loop-db":           works(""),
 	"expiry-zmq-evictions":              works(""),
 	"expiry-zmq-message-id":             works(""),
+	"expiry-zmq-journal":                works(""),
 }
 
 // applyEffects copies the classification into the table. A name the

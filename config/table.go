@@ -465,6 +465,8 @@ var directives = []Directive{
 		"the database that holds the cycle counters"),
 	zr(boolD("expiry-zmq-evictions", "", "yes", 0),
 		"send evicted keys too, as the original 0MQ-expiry Redis did"),
+	zr(boolD("expiry-zmq-journal", "", "yes", fImm),
+		"with the AOF on, keep every expiry message in the journal zredis-expiry.journal.N in dir, durable no later than its key's DEL"),
 	zr(boolD("expiry-zmq-message-id", "", "no", 0),
 		"add a fourth frame naming the expiry event, for listeners that drop duplicates"),
 }

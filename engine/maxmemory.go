@@ -67,11 +67,12 @@ func (d *Dispatcher) PerformEvictions() keyspace.EvictResult {
 
 // onEvicted does what Redis does after deleting an evicted key: counts
 // it, fires the "evicted" keyspace event and propagates the deletion (as
-// a command of its own, never inside the next command's transaction);
-// then OnEvicted (the expiry stream) has it.
+// a command of its own, never inside the next command's transaction).
+// OnEvicted (the expiry stream) has it first: the expiry journal must
+// hold its message before the AOF's flusher can take the DEL.
 func (d *Dispatcher) onEvicted(ev keyspace.Evicted) {
 	if d.OnEvicted != nil {
-		defer d.OnEvicted(ev)
+		d.OnEvicted(ev)
 	}
 	d.Srv.Stats().EvictedKeys++
 	if ps := d.Srv.PubSub(); ps.Notifies(config.NotifyEvicted) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/zmqpub"
 )
 
 // Logger is where the feature writes its log lines, in the server's log.
@@ -91,6 +92,23 @@ func (x *Service) Open() error {
 	st.watch(x.cfg)
 	return nil
 }
+
+// Journal is the expiry journal, to be kept durable ahead of the AOF
+// (persistence.SetAOFCompanion); nil without one. Call after Open.
+func (x *Service) Journal() *zmqpub.Journal {
+	if x.stream == nil {
+		return nil
+	}
+	return x.stream.journal
+}
+
+// SetAfterPass makes fn run under the keyspace lock after every pass of
+// the timer that expired keys: the server has the AOF write their DELs
+// (and under appendfsync always fsync them) at once, as Redis writes its
+// AOF before its event loop sleeps, rather than on the AOF's next tick.
+// That bounds what a crash can send twice to the keys of one commit.
+// Call before Run.
+func (x *Service) SetAfterPass(fn func()) { x.timer.SetAfterPass(fn) }
 
 // Run expires keys as their deadlines come until ctx is done. The caller
 // owns the goroutine.

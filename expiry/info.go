@@ -47,6 +47,9 @@ func (x *Service) Info(b []byte) []byte {
 	b = infoInt(b, "expiry_messages_resent", x.resent)
 	b = infoInt(b, "expiry_hash_cycles_exhausted", x.exhausted)
 	b = infoInt(b, "expiry_messages_evicted", x.evicted)
+	if j := st.journal; j != nil {
+		b = infoInt(b, "expiry_journal_pending", int64(j.Pending()))
+	}
 	p50, p99, maxLag, n := st.lag.summary(time.Now())
 	b = infoInt(b, "expiry_lag_samples", int64(n))
 	b = infoStr(b, "expiry_lag_p50_ms", strconv.FormatFloat(p50, 'f', 3, 64))

@@ -34,9 +34,12 @@ const spoolFileName = "zredis-expiry.spool"
 type stream struct {
 	outbox *zmqpub.Outbox
 	pub    *zmqpub.Publisher
-	types  atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
-	withID atomic.Bool   // expiry-zmq-message-id: frame 4 is sent
-	lag    lagWindow
+	// journal keeps every message durable ahead of its key's DEL while
+	// the AOF is on (expiry-zmq-journal); nil when off.
+	journal *zmqpub.Journal
+	types   atomic.Uint32 // expiry-zmq-types: bit i set = type code i is sent
+	withID  atomic.Bool   // expiry-zmq-message-id: frame 4 is sent
+	lag     lagWindow
 }
 
 // openStream opens the outbox (replaying a spool a previous run left)
@@ -50,10 +53,28 @@ func openStream(cfg *config.Config, log Logger) (*stream, error) {
 	x := &stream{}
 	x.types.Store(uint32(cfg.Int("expiry-zmq-types")))
 	x.withID.Store(cfg.Bool("expiry-zmq-message-id"))
+	dir := cfg.String("dir")
+	spoolPath := filepath.Join(dir, spoolFileName)
+	hadJournal, err := zmqpub.JournalExists(dir)
+	if err != nil {
+		return nil, err
+	}
+	if hadJournal {
+		// A message the journal holds is replayed from it (or was handed,
+		// or its DEL never reached the AOF and the key expires again):
+		// the spool's copy would be a duplicate.
+		n, err := zmqpub.DropJournaledFromSpool(spoolPath, log.Warningf)
+		if err != nil {
+			return nil, fmt.Errorf("opening the expiry spool: %w", err)
+		}
+		if n > 0 {
+			log.Noticef("Expiry spool: %d messages also in the expiry journal are sent from the journal", n)
+		}
+	}
 	ob, err := zmqpub.OpenOutbox(zmqpub.OutboxConfig{
 		HWM:           int(cfg.Int("expiry-zmq-hwm")),
 		MaxMemBytes:   cfg.Int("expiry-zmq-hwm-bytes"),
-		SpoolPath:     filepath.Join(cfg.String("dir"), spoolFileName),
+		SpoolPath:     spoolPath,
 		SpoolMaxBytes: cfg.Int("expiry-zmq-spool-max-bytes"),
 		Logf:          log.Warningf,
 	})
@@ -63,35 +84,44 @@ func openStream(cfg *config.Config, log Logger) (*stream, error) {
 	if st := ob.Stats(); st.Spooled > 0 {
 		log.Noticef("Expiry spool holds %d messages (%d bytes) from a previous run: they are sent first", st.Spooled, st.SpooledBytes)
 	}
+	if cfg.Bool("expiry-zmq-journal") || hadJournal {
+		if err := x.openJournal(cfg, log, ob); err != nil {
+			ob.Close()
+			return nil, err
+		}
+	}
 	x.outbox = ob
 	pcfg := zmqpub.PublisherConfig{
 		Endpoints:    endpoints,
 		MaxListeners: int(cfg.Int("expiry-zmq-max-listeners")),
 		Logf:         log.Noticef,
-		OnSent:       x.lag.record,
+		OnSent:       x.sent,
 	}
 	if keys, _ := curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); cfg.IsNull("expiry-zmq-curve-secret-key") && len(keys) > 0 {
 		// Listener keys without a server key: CURVE was wanted (an empty
 		// secret from a template, say), and the stream would go in clear.
-		ob.Close()
+		x.closeStores()
 		return nil, errors.New("expiry-zmq-curve-allowed-keys is set but expiry-zmq-curve-secret-key is not: expiry messages would be sent unencrypted to any listener")
 	}
 	if !cfg.IsNull("expiry-zmq-curve-secret-key") {
 		// config checked both keys' syntax; an error here is a bug.
 		secret, err := z85.DecodeKey(cfg.String("expiry-zmq-curve-secret-key"))
 		if err != nil {
-			ob.Close()
+			x.closeStores()
 			return nil, fmt.Errorf("expiry-zmq-curve-secret-key: %w", err)
 		}
 		pcfg.CurveSecretKey = &secret
 		if pcfg.CurveAllowedKeys, err = curveKeys(cfg.Strings("expiry-zmq-curve-allowed-keys")); err != nil {
-			ob.Close()
+			x.closeStores()
 			return nil, fmt.Errorf("expiry-zmq-curve-allowed-keys: %w", err)
 		}
 	}
 	pub, err := zmqpub.NewPublisher(pcfg, ob)
 	if err != nil {
 		ob.Close()
+		if x.journal != nil {
+			x.journal.Close()
+		}
 		return nil, fmt.Errorf("binding expiry-zmq-endpoints: %w", err)
 	}
 	x.pub = pub
@@ -105,6 +135,62 @@ func openStream(cfg *config.Config, log Logger) (*stream, error) {
 		log.Noticef("Expiry messages are published on %s", strings.Join(pub.Endpoints(), " "))
 	}
 	return x, nil
+}
+
+// openJournal opens the expiry journal in dir and queues, ahead of any
+// new message, what a previous run left in it. With
+// expiry-zmq-journal no, or without the AOF at start, the messages found
+// are queued as unjournaled ones and the files are emptied: the journal
+// stays open, and takes records while the AOF is on.
+func (x *stream) openJournal(cfg *config.Config, log Logger, ob *zmqpub.Outbox) error {
+	keep := cfg.Bool("expiry-zmq-journal") && cfg.Bool("appendonly")
+	var dropped []uint64
+	j, count, bytes, err := zmqpub.OpenJournal(cfg.String("dir"), log.Warningf, func(m zmqpub.Message) {
+		if !keep {
+			m.Seq = 0
+		}
+		if !ob.Put(m) && m.Seq != 0 {
+			dropped = append(dropped, m.Seq)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("opening the expiry journal: %w", err)
+	}
+	if count > 0 {
+		log.Noticef("Expiry journal holds %d messages (%d bytes) not handed to a listener before the last stop: they are sent first", count, bytes)
+	}
+	for _, seq := range dropped {
+		j.Handed(seq)
+	}
+	if !keep {
+		if err := j.Forget(); err != nil {
+			j.Close()
+			return fmt.Errorf("emptying the expiry journal: %w", err)
+		}
+		if !cfg.Bool("expiry-zmq-journal") {
+			return j.Close()
+		}
+	}
+	x.journal = j
+	return nil
+}
+
+// closeStores closes the outbox and the journal of a stream that failed
+// to open.
+func (x *stream) closeStores() {
+	x.outbox.Close()
+	if x.journal != nil {
+		x.journal.Close()
+	}
+}
+
+// sent is the publisher's OnSent hook (on a listener's writer
+// goroutine): the message has left for good.
+func (x *stream) sent(m *zmqpub.Message, at time.Time) {
+	x.lag.record(m, at)
+	if x.journal != nil {
+		x.journal.Handed(m.Seq)
+	}
 }
 
 // curveKeys decodes listeners' public keys (Z85), skipping empty entries.
@@ -162,6 +248,13 @@ func (x *stream) close() error {
 	if cerr := x.outbox.Close(); err == nil {
 		err = cerr
 	}
+	if x.journal != nil {
+		// The watermark of what was handed, so that the next run replays
+		// only the rest.
+		if cerr := x.journal.Close(); err == nil {
+			err = cerr
+		}
+	}
 	return err
 }
 
@@ -195,7 +288,8 @@ func (x *stream) sendFields(ev keyspace.ExpiredFields) bool {
 	return true
 }
 
-// put gives m its id, when the operator asked for ids, and queues it.
+// put gives m its id, when the operator asked for ids, journals it (its
+// DEL is propagated after this returns) and queues it.
 // The id's time is the deadline that fell due, or for an eviction (no
 // deadline) the time of the eviction. Under the keyspace lock.
 func (x *stream) put(m zmqpub.Message) {
@@ -206,7 +300,14 @@ func (x *stream) put(m zmqpub.Message) {
 		}
 		m.ID = zmqpub.AppendMessageID(make([]byte, 0, 36), at, m.Frames[0], m.Frames[1])
 	}
-	x.outbox.Put(m)
+	if x.journal != nil {
+		x.journal.Add(&m)
+	}
+	if !x.outbox.Put(m) && x.journal != nil {
+		// Dropped by the outbox's bounds: counted there, and never to be
+		// handed, so the watermark must not wait for it.
+		x.journal.Handed(m.Seq)
+	}
 }
 
 // lagWindow keeps the lag (hand-off to a listener's socket minus the

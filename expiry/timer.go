@@ -26,6 +26,10 @@ type Timer struct {
 
 	mu   sync.Mutex
 	next int64 // deadline the timer sleeps towards, 0 = none
+
+	// afterPass, when set, runs under the keyspace lock after every pass
+	// that expired keys (SetAfterPass).
+	afterPass func()
 }
 
 // NewTimer makes a timer for ks and registers its wake-up hook. Call
@@ -53,6 +57,10 @@ func (t *Timer) scheduled(at int64) {
 	}
 }
 
+// SetAfterPass makes fn run under the keyspace lock after every pass
+// that expired keys. Call before Run.
+func (t *Timer) SetAfterPass(fn func()) { t.afterPass = fn }
+
 // Run expires keys until ctx is done. The caller owns the goroutine.
 func (t *Timer) Run(ctx context.Context) {
 	alarm := time.NewTimer(time.Hour)
@@ -62,6 +70,9 @@ func (t *Timer) Run(ctx context.Context) {
 		var next int64
 		t.ks.Exec(func() {
 			expired = t.ks.ExpireDue(SliceKeys)
+			if expired > 0 && t.afterPass != nil {
+				t.afterPass()
+			}
 			next = t.ks.NextDeadline()
 			// Under the keyspace lock, like scheduled: a deadline added
 			// after this pass is compared with this plan, never with a

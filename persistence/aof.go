@@ -91,6 +91,7 @@ func (p *Service) aofWriterOptions() (aof.WriterOptions, error) {
 			p.host.Fatalf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %v. Exiting...", err)
 		},
 		KeepHistory: func() bool { return p.cfg.Bool("aof-disable-auto-gc") },
+		Companion:   p.companion,
 	}, nil
 }
 
@@ -99,6 +100,9 @@ func (p *Service) aofWriterOptions() (aof.WriterOptions, error) {
 // Under the lock.
 func (p *Service) setAOFWriter(w *aof.Writer) {
 	p.aof.w, p.aof.last = w, 0
+	if p.companion != nil {
+		p.companion.Attach(w != nil)
+	}
 	if w == nil {
 		p.disp.Detach(&p.aof)
 	} else {
@@ -365,6 +369,15 @@ func (p *Service) RewriteAOFAfterSync() {
 		p.aof.scheduled = true
 	} else {
 		p.startAOFRewrite()
+	}
+}
+
+// KickAOF has the AOF's flusher write (and under appendfsync always
+// fsync) what was appended, without waiting: the expiry timer's DELs,
+// which no client waits for. Under the lock.
+func (p *Service) KickAOF() {
+	if p.aof.w != nil {
+		p.aof.w.Kick()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
+	"github.com/zredis/zredis/persistence/aof"
 )
 
 // Service is the persistence of one server. The server makes it with
@@ -24,6 +25,9 @@ type Service struct {
 
 	rdb rdbState // RDB saves; lock
 	aof aofState // the append only file; lock
+	// companion is kept durable ahead of the AOF while the AOF is on
+	// (SetAOFCompanion); nil: none.
+	companion AOFCompanion
 
 	// loadAborted is set when a shutdown came while the dataset loaded.
 	loadAborted atomic.Bool
@@ -43,6 +47,19 @@ func New(host Host, ks *keyspace.Keyspace, disp *engine.Dispatcher, cfg *config.
 	p.watchConfig()
 	return p
 }
+
+// AOFCompanion is a file kept durable ahead of the AOF (the expiry
+// journal, aof.Companion), told when the AOF is turned on or off.
+type AOFCompanion interface {
+	aof.Companion
+	// Attach says whether the AOF is on: the companion takes records only
+	// while it is, and they are committed with the AOF's batches.
+	Attach(on bool)
+}
+
+// SetAOFCompanion gives every AOF writer opened from now on c as its
+// companion. Call before Load.
+func (p *Service) SetAOFCompanion(c AOFCompanion) { p.companion = c }
 
 // Cron starts a background save when a save point is reached, then an
 // AOF rewrite when one is scheduled or the AOF grew enough (serverCron).

@@ -195,19 +195,20 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	})
 	// The expiry funnel's sinks, wired here only and always in this
 	// order (the keyspace counts expired_keys itself): the keyspace
-	// event, then the DEL to the AOF (a no-op while nothing is
-	// propagated), then the expiry stream (a no-op without endpoints;
-	// opened in Run).
+	// event, then the expiry stream (a no-op without endpoints; opened
+	// in Run), then the DEL to the AOF (a no-op while nothing is
+	// propagated). The message goes first: the expiry journal must hold
+	// it before the AOF's flusher can take the DEL (aof.Companion).
 	s.ks.AddExpiredSink(func(e keyspace.Expired) {
 		if s.pubsub.Notifies(config.NotifyExpired) {
 			s.pubsub.Notify(e.DB, config.NotifyExpired, "expired", []byte(e.Key))
 		}
 	})
-	s.ks.AddExpiredSink(s.disp.PropagateExpired)
 	s.ks.AddExpiredSink(s.expiry.Expired)
+	s.ks.AddExpiredSink(s.disp.PropagateExpired)
 	// Hash fields expired on their own, in the same order: the events
-	// (hexpired, and del when the hash went with them), the HDELs, the
-	// hash-fields message.
+	// (hexpired, and del when the hash went with them), the hash-fields
+	// message, the HDELs.
 	s.ks.AddExpiredFieldsSink(func(e keyspace.ExpiredFields) {
 		if s.pubsub.Notifies(config.NotifyHash) {
 			s.pubsub.Notify(e.DB, config.NotifyHash, "hexpired", []byte(e.Key))
@@ -216,10 +217,10 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 			s.pubsub.Notify(e.DB, config.NotifyGeneric, "del", []byte(e.Key))
 		}
 	})
-	s.ks.AddExpiredFieldsSink(s.disp.PropagateExpiredFields)
 	s.ks.AddExpiredFieldsSink(s.expiry.ExpiredFields)
-	// An evicted key goes to the expiry stream after the dispatcher's
-	// event and DEL, as an expired one.
+	s.ks.AddExpiredFieldsSink(s.disp.PropagateExpiredFields)
+	// An evicted key goes to the expiry stream before the dispatcher
+	// propagates its DEL, as an expired one.
 	s.disp.OnEvicted = s.expiry.Evicted
 	// A replica (replicaof) never expires keys itself, so it sends no
 	// expiry messages: the rule is the keyspace's (DB.live).
@@ -351,6 +352,10 @@ func (s *Server) Run(ctx context.Context) error {
 		s.listening.closeAll()
 		return err
 	}
+	if j := s.expiry.Journal(); j != nil {
+		s.persist.SetAOFCompanion(j)
+	}
+	s.expiry.SetAfterPass(s.persist.KickAOF)
 	s.held = map[*netloop.Loop]*heldReplies{}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default

@@ -159,6 +159,9 @@ func OpenOutbox(cfg OutboxConfig) (*Outbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if count > 0 {
+		o.logf("zmq outbox: spool %s: replaying %d messages (%d bytes) left by a previous run", cfg.SpoolPath, count, bytes)
+	}
 	o.spool, o.spooled, o.spooledBytes = s, count, bytes
 	go o.runSpool()
 	o.kickSpool()
@@ -180,12 +183,15 @@ func OpenOutbox(cfg OutboxConfig) (*Outbox, error) {
 // after releasing the mutex. When memory is within its bounds and the
 // spool is empty, m goes to memory; otherwise to the spool if its bound
 // allows and its goroutine is less than 64 MiB behind; otherwise m is
-// dropped and counted. After Close, Put drops.
-func (o *Outbox) Put(m Message) {
+// dropped and counted. After Close, Put drops. It reports whether m was
+// queued (false: dropped).
+func (o *Outbox) Put(m Message) bool {
 	size := int64(m.Size())
+	queued := true
 	o.mu.Lock()
 	switch {
 	case o.closed:
+		queued = false
 		o.dropLocked(1, size, "outbox closed")
 	case o.spooled == 0 && o.memRoomLocked(size):
 		o.mem.pushBack(m)
@@ -203,6 +209,7 @@ func (o *Outbox) Put(m Message) {
 		o.spillLog.bytes += size
 		o.kickSpool()
 	default:
+		queued = false
 		o.dropLocked(1, size, o.dropReasonLocked(size))
 	}
 	line, args := o.takeLogLocked()
@@ -210,6 +217,7 @@ func (o *Outbox) Put(m Message) {
 	if line != "" {
 		o.logf(line, args...)
 	}
+	return queued
 }
 
 // memRoomLocked reports whether memory can take a message of size bytes.

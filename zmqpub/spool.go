@@ -186,7 +186,6 @@ func (s *spoolFile) load() (int64, int64, error) {
 			return 0, 0, err
 		}
 	}
-	s.logf("zmq outbox: spool %s: replaying %d messages (%d bytes) left by a previous run", s.path, count, bytes)
 	return count, bytes, nil
 }
 
@@ -462,35 +461,69 @@ func decodeRecord(rec []byte, owned bool, layout recordLayout) (Message, error) 
 	return m, nil
 }
 
-// upgrade converts a version 1 spool holding records to version 2, batch
-// by batch into a new file, fsynced and renamed into place.
+// DropJournaledFromSpool removes from the spool at path the messages
+// that carry a journal sequence: the expiry journal replays them. It
+// returns how many it removed; a missing spool is no error.
+func DropJournaledFromSpool(path string, logf func(string, ...any)) (int64, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	s, _, _, err := openSpool(path, logf)
+	if err != nil {
+		return 0, err
+	}
+	defer s.close()
+	if s.unread == 0 {
+		return 0, nil
+	}
+	dropped, err := s.copyUnread("dropping journaled messages", func(m *Message) bool { return m.Seq == 0 })
+	return dropped, err
+}
+
+// upgrade converts a version 1 spool holding records to version 2.
 func (s *spoolFile) upgrade() error {
+	_, err := s.copyUnread(fmt.Sprintf("converting to version %d", spoolVersion), nil)
+	return err
+}
+
+// copyUnread replaces the file with a version 2 one holding the unread
+// messages that keep accepts (nil: all), read batch by batch into a new
+// file, fsynced and renamed into place; it returns how many were left
+// out. what names the operation in errors.
+func (s *spoolFile) copyUnread(what string, keep func(*Message) bool) (int64, error) {
 	tmpPath := s.path + ".tmp"
 	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return 0, fmt.Errorf("spool: %w", err)
 	}
-	fail := func(err error) error {
+	fail := func(err error) (int64, error) {
 		tmp.Close()
 		os.Remove(tmpPath)
-		return fmt.Errorf("spool %s: converting to version %d: %w", s.path, spoolVersion, err)
+		return 0, fmt.Errorf("spool %s: %s: %w", s.path, what, err)
 	}
 	w := bufio.NewWriterSize(tmp, spoolWriteBufSize)
 	if _, err := w.Write(spoolHeader(spoolHeaderSize)); err != nil {
 		return fail(err)
 	}
-	count := int64(0)
+	var kept, left int64
 	for s.unread > 0 {
 		batch, _, err := s.readBatch(refillMaxMsgs, refillMaxBytes, true)
 		if err != nil {
 			s.logf("zmq outbox: %v", err)
 		}
 		for i := range batch {
+			if keep != nil && !keep(&batch[i]) {
+				left++
+				continue
+			}
 			if err := appendRecord(w, &batch[i]); err != nil {
 				return fail(err)
 			}
+			kept++
 		}
-		count += int64(len(batch))
 		if err != nil {
 			break
 		}
@@ -511,8 +544,11 @@ func (s *spoolFile) upgrade() error {
 	syncDir(filepath.Dir(s.path))
 	s.file.Close()
 	s.file, s.layout = tmp, layoutV2
-	s.head, s.tail, s.unread = spoolHeaderSize, info.Size(), count
-	return nil
+	if s.writer != nil {
+		s.writer.Reset(offsetWriter{s})
+	}
+	s.head, s.tail, s.unread = spoolHeaderSize, info.Size(), kept
+	return left, nil
 }
 
 // failRead handles a record that fails on the way back (disk corruption

@@ -334,3 +334,29 @@ func FuzzSpoolOpen(f *testing.F) {
 		require.Equal(t, heldBytes, total)
 	})
 }
+
+// The messages a journal holds leave the spool; the others stay, in order.
+func TestDropJournaledFromSpool(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spool")
+	n, err := DropJournaledFromSpool(path, nil)
+	require.NoError(t, err)
+	require.Zero(t, n, "no spool")
+	o := openTestOutbox(t, OutboxConfig{HWM: 1, SpoolPath: path, SpoolMaxBytes: 1 << 30})
+	for i := range 10 {
+		m := testMessage(i)
+		if i%2 == 1 {
+			m.Seq = uint64(i)
+		}
+		o.Put(m)
+	}
+	require.NoError(t, o.Close())
+	n, err = DropJournaledFromSpool(path, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), n)
+	o = openTestOutbox(t, OutboxConfig{HWM: 100, SpoolPath: path, SpoolMaxBytes: 1 << 30})
+	got := takeN(t, o, 5)
+	for k, m := range got {
+		requireSameMessage(t, testMessage(2*k), m)
+	}
+	requireEmpty(t, o)
+}

@@ -164,6 +164,13 @@ func (w *Writer) flushOnce(tick, closing bool) bool {
 		return false
 	}
 
+	if c := w.opt.Companion; c != nil {
+		// Before any byte of the batch: its records precede the commands.
+		if err := c.Commit(policy == Always || closing); err != nil {
+			return fail(chunks, start, err, "writing to the expiry journal before")
+		}
+	}
+
 	pos := start
 	for i := range chunks {
 		c := &chunks[i]
@@ -260,7 +267,14 @@ func (w *Writer) startBackgroundSync(f *os.File, upTo uint64) {
 	w.bgSync = done
 	go func() {
 		defer close(done)
-		w.backgroundSynced(upTo, fdatasync(f))
+		var err error
+		if c := w.opt.Companion; c != nil {
+			err = c.Sync()
+		}
+		if err == nil {
+			err = fdatasync(f)
+		}
+		w.backgroundSynced(upTo, err)
 		w.notify()
 	}()
 }

@@ -54,6 +54,26 @@ type WriterOptions struct {
 	// when it answers true the files a rewrite turned into history stay
 	// on disk and in the manifest (nil: they are deleted).
 	KeepHistory func() bool
+	// Companion, when set, is a file kept durable ahead of the AOF (the
+	// expiry journal): see Companion.
+	Companion Companion
+}
+
+// Companion is a file whose records must reach the disk no later than the
+// AOF commands appended after them: the expiry journal, whose message for
+// an expired key must be durable before the key's DEL is. Its records are
+// handed to it (under the keyspace lock) before the commands they go
+// with are appended; the flusher then calls Commit after taking a batch
+// and before writing it, so every record that precedes a command in the
+// batch is written first, and under Always fsynced first: a crash at any
+// point leaves no command on disk without its records. Under everysec the
+// background fsync calls Sync before the AOF's own.
+type Companion interface {
+	// Commit writes what the companion was handed, fsyncing it when sync
+	// is set. An error fails the batch as the AOF's own write error would.
+	Commit(sync bool) error
+	// Sync fsyncs what Commit wrote.
+	Sync() error
 }
 
 // Status is the writer's state for INFO persistence.
