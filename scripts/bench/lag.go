@@ -240,11 +240,18 @@ func lagRun(s *server, listen func() (*keyFeed, error), lay lagLayout) (lagResul
 // deadlines spread over lagSpread from lagLead after now, and returns
 // the first deadline.
 func loadDeadlines(rc *rconn, prefix string) (time.Time, error) {
-	first := time.Now().Add(lagLead).Truncate(time.Millisecond)
+	return loadSpread(rc, prefix, lagKeys, lagSpread, lagLead)
+}
+
+// loadSpread stores n keys <prefix>:<deadline ms>:<i>, their deadlines
+// spread over spread (0: all due at once) from lead after now, and
+// returns the first deadline.
+func loadSpread(rc *rconn, prefix string, n int, spread, lead time.Duration) (time.Time, error) {
+	first := time.Now().Add(lead).Truncate(time.Millisecond)
 	base := first.UnixMilli()
-	span := lagSpread.Milliseconds()
-	err := rc.load(lagKeys, func(b []byte, i int) []byte {
-		at := strconv.FormatInt(base+span*int64(i)/lagKeys, 10)
+	span := spread.Milliseconds()
+	err := rc.load(n, func(b []byte, i int) []byte {
+		at := strconv.FormatInt(base+span*int64(i)/int64(n), 10)
 		b = appendArray(b, 5)
 		b = appendBulk(b, "SET")
 		b = appendBulk(b, prefix+":"+at+":"+strconv.Itoa(i))

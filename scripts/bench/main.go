@@ -213,17 +213,21 @@ type options struct {
 	memory    bool
 	memN      int // elements per memory shape
 	lag       bool
-	fieldTTL  bool // HEXPIRE and kin under redis-benchmark (fieldttl.go)
-	fieldLag  bool // the lag of hash field expiry (fieldlag.go)
-	persist   bool
-	bgsave    bool
-	bigValues bool
-	evict     bool
-	tls       bool
-	replica   bool
-	target    time.Duration
-	zredisBin string
-	redisBin  string
+	// journal is the expiry journal's cost (journal.go); journalBaseline
+	// an earlier zredis build measured beside it.
+	journal         bool
+	journalBaseline string
+	fieldTTL        bool // HEXPIRE and kin under redis-benchmark (fieldttl.go)
+	fieldLag        bool // the lag of hash field expiry (fieldlag.go)
+	persist         bool
+	bgsave          bool
+	bigValues       bool
+	evict           bool
+	tls             bool
+	replica         bool
+	target          time.Duration
+	zredisBin       string
+	redisBin        string
 	// redis74Bin is a redis-server 7.4 for the field-TTL parts, which
 	// 7.0 (redisBin) cannot run; "" leaves zredis alone there.
 	redis74Bin string
@@ -277,6 +281,8 @@ func run() int {
 	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
 	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
+	flag.BoolVar(&o.journal, "journal", true, "then run the expiry journal's cost (zredis, AOF on: journal on against off) on fresh servers")
+	flag.StringVar(&o.journalBaseline, "journal-baseline", "", "an earlier zredis-server build to run in the journal part too (\"\": none)")
 	flag.BoolVar(&o.fieldTTL, "fieldttl", true, "then run HPEXPIRE, HEXPIRE, HSETEX and HTTL on fresh servers (zredis; redis 7.4 too with -redis74)")
 	flag.BoolVar(&o.fieldLag, "fieldlag", true, "then run the hash-field expiry-lag benchmark on fresh servers (zredis; redis 7.4 too with -redis74)")
 	flag.StringVar(&o.redis74Bin, "redis74", "", "redis-server 7.4 binary for the field-TTL parts (\"\": zredis alone there, no ratios)")
@@ -384,6 +390,7 @@ func run() int {
 		{o.tls, tlsBench},
 		{o.bigValues, bigValuesBench},
 		{o.lag, lagBench},
+		{o.journal && !o.self, journalBench},
 		{o.fieldTTL, fieldTTLBench},
 		{o.fieldLag, fieldLagBench},
 	}
