@@ -316,6 +316,8 @@ var effects = map[string]effectSpec{
 	"expiry-zmq-evictions":              works(""),
 	"expiry-zmq-message-id":             works(""),
 	"expiry-zmq-journal":                works(""),
+	"expiry-stream-key":                 works(""),
+	"expiry-stream-maxlen":              works(""),
 }
 
 // applyEffects copies the classification into the table. A name the

@@ -467,6 +467,10 @@ var directives = []Directive{
 		"send evicted keys too, as the original 0MQ-expiry Redis did"),
 	zr(boolD("expiry-zmq-journal", "", "yes", fImm),
 		"with the AOF on, keep every expiry message in the journal zredis-expiry.journal.N in dir, durable no later than its key's DEL"),
+	zr(strD("expiry-stream-key", "", "", 0),
+		"also append every expiry event to this Redis stream in database 0, for consumer groups (empty: off)"),
+	zr(intD("expiry-stream-maxlen", "", 0, longMax, "0", 0),
+		"cap the expiry-stream-key stream at this many entries, trimming the oldest (0: no cap)"),
 	zr(boolD("expiry-zmq-message-id", "", "no", 0),
 		"add a fourth frame naming the expiry event, for listeners that drop duplicates"),
 }

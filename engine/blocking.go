@@ -139,6 +139,26 @@ func (c *Ctx) DBReady(db int) {
 	}
 }
 
+// MarkKeyReady marks key in database db ready for the clients blocked on
+// it, after a write made outside any command (the expiry feature
+// appending to its stream key). Under the lock.
+func (d *Dispatcher) MarkKeyReady(db int, key []byte) {
+	if d.blocked.waiting > 0 {
+		d.markReady(blockKey{db, string(key)})
+	}
+}
+
+// ServeReadyKeys serves the clients blocked on keys made ready outside
+// any command, as Redis's beforeSleep does after its active expiry.
+// Under the lock.
+func (d *Dispatcher) ServeReadyKeys() {
+	if d.blocked.waiting == 0 || len(d.blocked.ready) == 0 {
+		return
+	}
+	d.KS.BeginCommand(true)
+	d.serveReady()
+}
+
 // serveReady serves the waiters of the keys made ready, in the order the
 // keys became ready and, per key, in blocking order, while the key holds
 // data. Serving a BLMOVE may make its destination ready in turn. Under the

@@ -98,6 +98,9 @@ func (c *cycles) isCounter(db int, e *keyspace.Entry) bool {
 // deadline is the keyspace's deadline hook: it decides about a key whose
 // deadline passed before the expiry funnel removes it. Under the lock.
 func (c *cycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
+	if c.x.isStreamKey(db.ID(), key) {
+		return c.x.keepStreamKey(db, key)
+	}
 	if !c.on() {
 		return keyspace.Remove
 	}
@@ -112,7 +115,7 @@ func (c *cycles) deadline(db *keyspace.DB, key string, e *keyspace.Entry) keyspa
 
 // firstExpiry sends an expiring hash, keeps it and starts its cycles.
 func (c *cycles) firstExpiry(db *keyspace.DB, key string, e *keyspace.Entry) keyspace.Deadline {
-	c.x.stream.send(db.ID(), key, e, e.ExpireAt())
+	c.x.emit(db.ID(), key, e, e.ExpireAt())
 	k := []byte(key)
 	// One unit: an AOF holding the PERSIST without the counter would keep
 	// the hash for ever.
@@ -138,7 +141,7 @@ func (c *cycles) counterDue(loop *keyspace.DB, key string, e *keyspace.Entry) ke
 		return keyspace.Remove // gone or rewritten: the cycles end
 	}
 	x := c.x
-	x.stream.send(main.ID(), key, h, e.ExpireAt())
+	x.emit(main.ID(), key, h, e.ExpireAt())
 	x.resent++
 	if n >= x.cfg.Int("expiry-zmq-hash-max-expire-cycles") {
 		main.Delete(k)

@@ -22,6 +22,8 @@ package expiry
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
@@ -64,6 +66,16 @@ type Service struct {
 	resent    int64 // hashes sent again by the expire cycles
 	exhausted int64 // hashes deleted after their last cycle
 	evicted   int64 // evicted keys sent
+
+	// The stream key (redisstream.go), under the keyspace lock.
+	streamAppended int64     // entries appended
+	streamRefused  int64     // events not appended: the key holds another type
+	streamTypeLog  time.Time // the last log line about that
+	streamWrote    bool      // appended since the timer's last pass
+	streamKeyName  atomic.Pointer[string]
+	keyReady       func(db int, key []byte)
+	serveReady     func()
+	afterPassHook  func()
 }
 
 // New makes the expiry feature of a server: its timer, on ks's wake-up
@@ -73,6 +85,8 @@ type Service struct {
 // evictions. Call before serving clients.
 func New(ks *keyspace.Keyspace, cfg *config.Config, log Logger, prop Propagator) *Service {
 	x := &Service{ks: ks, cfg: cfg, log: log, prop: prop, timer: NewTimer(ks)}
+	x.timer.SetAfterPass(x.afterPass)
+	x.watchStreamKey()
 	x.cycles.x = x
 	ks.SetDeadlineHook(x.cycles.deadline)
 	x.cycles.watch(cfg)
@@ -102,13 +116,42 @@ func (x *Service) Journal() *zmqpub.Journal {
 	return x.stream.journal
 }
 
-// SetAfterPass makes fn run under the keyspace lock after every pass of
-// the timer that expired keys: the server has the AOF write their DELs
-// (and under appendfsync always fsync them) at once, as Redis writes its
-// AOF before its event loop sleeps, rather than on the AOF's next tick.
-// That bounds what a crash can send twice to the keys of one commit.
-// Call before Run.
-func (x *Service) SetAfterPass(fn func()) { x.timer.SetAfterPass(fn) }
+// Hooks are what the server does for the feature after a write it made
+// outside any command. Each runs under the keyspace lock.
+type Hooks struct {
+	// AfterPass runs after every pass of the timer that expired keys:
+	// the server has the AOF write their DELs (and under appendfsync
+	// always fsync them) at once, as Redis writes its AOF before its
+	// event loop sleeps, rather than on the AOF's next tick. That bounds
+	// what a crash can send twice to the keys of one commit.
+	AfterPass func()
+	// KeyReady marks a key ready for the clients blocked on it (the
+	// stream key, appended to).
+	KeyReady func(db int, key []byte)
+	// ServeReady serves the clients blocked on the keys made ready.
+	ServeReady func()
+}
+
+// SetHooks installs the server's hooks. Call before Run.
+func (x *Service) SetHooks(h Hooks) {
+	x.afterPassHook, x.keyReady, x.serveReady = h.AfterPass, h.KeyReady, h.ServeReady
+}
+
+// afterPass is the timer's hook: the writes of the pass are settled as a
+// command's are (the stream key's size, WATCH), its blocked readers
+// served, and the server's AfterPass run.
+func (x *Service) afterPass() {
+	if x.streamWrote {
+		x.streamWrote = false
+		x.ks.EndCommand(true)
+		if x.serveReady != nil {
+			x.serveReady()
+		}
+	}
+	if x.afterPassHook != nil {
+		x.afterPassHook()
+	}
+}
 
 // Run expires keys as their deadlines come until ctx is done. The caller
 // owns the goroutine.
@@ -128,8 +171,8 @@ func (x *Service) Close() error {
 // not by its master: the expiry stream is the master's, so it is not
 // sent; nor is a cycle counter. Under the keyspace lock.
 func (x *Service) Expired(ev keyspace.Expired) {
-	if x.stream != nil && !ev.Replica && !x.cycles.isCounter(ev.DB, ev.Entry) {
-		x.stream.send(ev.DB, ev.Key, ev.Entry, ev.Entry.ExpireAt())
+	if !ev.Replica && !x.cycles.isCounter(ev.DB, ev.Entry) {
+		x.emit(ev.DB, ev.Key, ev.Entry, ev.Entry.ExpireAt())
 	}
 }
 
@@ -138,9 +181,11 @@ func (x *Service) Expired(ev keyspace.Expired) {
 // frame 3 the fields and values, when expiry-zmq-types has hash-fields.
 // Only a master's funnel runs. Under the keyspace lock.
 func (x *Service) ExpiredFields(ev keyspace.ExpiredFields) {
-	if x.stream != nil {
-		x.stream.sendFields(ev)
+	if !x.emitting() || !x.typeSent(zmqpub.TypeHashFields) {
+		return
 	}
+	frames := zmqpub.Encode(ev.DB, zmqpub.TypeHashFields, []byte(ev.Key), ev.Pairs)
+	x.emitFrames(ev.DB, zmqpub.TypeHashFields, ev.Key, frames, ev.At)
 }
 
 // Evicted receives every evicted key, removed and detached: it is sent
@@ -148,10 +193,49 @@ func (x *Service) ExpiredFields(ev keyspace.ExpiredFields) {
 // unless expiry-zmq-evictions is off; never kept for cycles, and a cycle
 // counter is not sent. Under the keyspace lock.
 func (x *Service) Evicted(ev keyspace.Evicted) {
-	if x.stream == nil || !x.cfg.Bool("expiry-zmq-evictions") || x.cycles.isCounter(ev.DB, ev.Entry) {
+	if !x.cfg.Bool("expiry-zmq-evictions") || x.cycles.isCounter(ev.DB, ev.Entry) {
 		return
 	}
-	if x.stream.send(ev.DB, ev.Key, ev.Entry, 0) {
+	if x.emit(ev.DB, ev.Key, ev.Entry, 0) {
 		x.evicted++
+	}
+}
+
+// emitting reports whether events go anywhere: the PUSH socket, or the
+// stream key.
+func (x *Service) emitting() bool { return x.stream != nil || x.streamKey() != "" }
+
+// typeSent reports whether events of wire type t are sent
+// (expiry-zmq-types).
+func (x *Service) typeSent(t zmqpub.Type) bool {
+	if x.stream != nil {
+		return x.stream.types.Load()&(1<<t) != 0
+	}
+	return x.cfg.Int("expiry-zmq-types")&(1<<t) != 0
+}
+
+// emit sends the event of key in database db, holding e's value, if e's
+// type is one expiry-zmq-types sends; deadline is when it fell due (0
+// for an eviction). The message is encoded now: e may be a live entry
+// (a hash the expire cycles keep). Under the keyspace lock.
+func (x *Service) emit(db int, key string, e *keyspace.Entry, deadline int64) bool {
+	t, ok := messageType(e.Type())
+	if !ok || !x.emitting() || !x.typeSent(t) {
+		return false
+	}
+	x.emitFrames(db, t, key, encodeEntry(db, t, key, e), deadline)
+	return true
+}
+
+// emitFrames appends an event to the stream key and puts its message in
+// the outbox. The event's time is the deadline, or for an eviction now.
+func (x *Service) emitFrames(db int, t zmqpub.Type, key string, frames [3][]byte, deadline int64) {
+	at := deadline
+	if at == 0 {
+		at = time.Now().UnixMilli()
+	}
+	x.appendStream(db, t, key, frames, at)
+	if x.stream != nil {
+		x.stream.put(zmqpub.Message{Frames: frames, Deadline: deadline}, at)
 	}
 }

@@ -14,6 +14,11 @@ func (x *Service) Info(b []byte) []byte {
 	cfg := x.cfg
 	b = infoStr(b, "expiry_zmq_endpoints", strings.Join(cfg.Strings("expiry-zmq-endpoints"), ","))
 	b = infoStr(b, "expiry_zmq_types", strings.ReplaceAll(cfg.String("expiry-zmq-types"), " ", ","))
+	if key := x.streamKey(); key != "" {
+		b = infoStr(b, "expiry_stream_key", key)
+		b = infoInt(b, "expiry_stream_appended", x.streamAppended)
+		b = infoInt(b, "expiry_stream_refused", x.streamRefused)
+	}
 	st := x.stream
 	if st == nil {
 		b = infoInt(b, "expiry_zmq_listeners", 0)

@@ -264,40 +264,11 @@ func (x *stream) sends(t keyspace.Type) bool {
 	return ok && x.types.Load()&(1<<code) != 0
 }
 
-// send puts the message of key in database db, holding e's value, in the
-// outbox, if e's type is one expiry-zmq-types sends; deadline is when it
-// fell due (the lag is measured from it), 0 for an eviction. The message
-// is encoded now: e may be a live entry (a hash the expire cycles keep).
-// Under the keyspace lock.
-func (x *stream) send(db int, key string, e *keyspace.Entry, deadline int64) bool {
-	t, ok := messageType(e.Type())
-	if !ok || x.types.Load()&(1<<t) == 0 {
-		return false
-	}
-	x.put(zmqpub.Message{Frames: encodeEntry(db, t, key, e), Deadline: deadline})
-	return true
-}
-
-// sendFields puts the message of expired hash fields in the outbox, if
-// expiry-zmq-types sends hash-fields. Under the keyspace lock.
-func (x *stream) sendFields(ev keyspace.ExpiredFields) bool {
-	if x.types.Load()&(1<<zmqpub.TypeHashFields) == 0 {
-		return false
-	}
-	x.put(zmqpub.Message{Frames: zmqpub.Encode(ev.DB, zmqpub.TypeHashFields, []byte(ev.Key), ev.Pairs), Deadline: ev.At})
-	return true
-}
-
-// put gives m its id, when the operator asked for ids, journals it (its
-// DEL is propagated after this returns) and queues it.
-// The id's time is the deadline that fell due, or for an eviction (no
-// deadline) the time of the eviction. Under the keyspace lock.
-func (x *stream) put(m zmqpub.Message) {
+// put gives m its id, when the operator asked for ids (at is the event's
+// time: the deadline, or the eviction's), journals it (its DEL is
+// propagated after this returns) and queues it. Under the keyspace lock.
+func (x *stream) put(m zmqpub.Message, at int64) {
 	if x.withID.Load() {
-		at := m.Deadline
-		if at == 0 {
-			at = time.Now().UnixMilli()
-		}
 		m.ID = zmqpub.AppendMessageID(make([]byte, 0, 36), at, m.Frames[0], m.Frames[1])
 	}
 	if x.journal != nil {

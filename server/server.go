@@ -355,7 +355,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if j := s.expiry.Journal(); j != nil {
 		s.persist.SetAOFCompanion(j)
 	}
-	s.expiry.SetAfterPass(s.persist.KickAOF)
+	s.expiry.SetHooks(expiry.Hooks{
+		AfterPass:  s.persist.KickAOF,
+		KeyReady:   s.disp.MarkKeyReady,
+		ServeReady: s.disp.ServeReadyKeys,
+	})
 	s.held = map[*netloop.Loop]*heldReplies{}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default

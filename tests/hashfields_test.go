@@ -151,7 +151,7 @@ func TestHashFieldsAOFKill9(t *testing.T) {
 	for i := range 100 {
 		k := fmt.Sprintf("h%d", i)
 		c.Do("HSET", k, "keep", "k", "soon", "s", "later", "l")
-		c.Do("HPEXPIRE", k, "1500", "FIELDS", "1", "soon")
+		c.Do("HPEXPIRE", k, "4000", "FIELDS", "1", "soon")
 		c.Do("HEXPIRE", k, "3600", "FIELDS", "1", "later")
 	}
 	c.Do("HINCRBYFLOAT", "h0", "later", "1")

@@ -53,12 +53,17 @@ func AppendJSON(dst []byte, d Decoded) []byte {
 		dst = append(dst, '"')
 	}
 	dst = append(dst, `,"value":`...)
-	if d.Type == TypeStream && d.Parts == nil {
-		dst = appendJSONStream(dst, d.Entries)
-	} else {
-		dst = appendJSONValue(dst, d.Type, d.Parts)
-	}
+	dst = AppendJSONValue(dst, d)
 	return append(dst, "}\n"...)
+}
+
+// AppendJSONValue appends the value of d as AppendJSON writes it after
+// "value": (a JSON string, object or array).
+func AppendJSONValue(dst []byte, d Decoded) []byte {
+	if d.Type == TypeStream && d.Parts == nil {
+		return appendJSONStream(dst, d.Entries)
+	}
+	return appendJSONValue(dst, d.Type, d.Parts)
 }
 
 // appendJSONStream writes a stream's entries: [["1-0",["f","v"]],...].
