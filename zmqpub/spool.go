@@ -494,60 +494,33 @@ func (s *spoolFile) upgrade() error {
 // file, fsynced and renamed into place; it returns how many were left
 // out. what names the operation in errors.
 func (s *spoolFile) copyUnread(what string, keep func(*Message) bool) (int64, error) {
-	tmpPath := s.path + ".tmp"
-	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	var kept, left int64
+	err := s.replaceFile(func(w *bufio.Writer) error {
+		for s.unread > 0 {
+			batch, _, err := s.readBatch(refillMaxMsgs, refillMaxBytes, true)
+			if err != nil {
+				s.logf("zmq outbox: %v", err)
+			}
+			for i := range batch {
+				if keep != nil && !keep(&batch[i]) {
+					left++
+					continue
+				}
+				if err := appendRecord(w, &batch[i]); err != nil {
+					return err
+				}
+				kept++
+			}
+			if err != nil {
+				return nil // what was read is kept; the rest is gone (logged)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("spool: %w", err)
-	}
-	fail := func(err error) (int64, error) {
-		tmp.Close()
-		os.Remove(tmpPath)
 		return 0, fmt.Errorf("spool %s: %s: %w", s.path, what, err)
 	}
-	w := bufio.NewWriterSize(tmp, spoolWriteBufSize)
-	if _, err := w.Write(spoolHeader(spoolHeaderSize)); err != nil {
-		return fail(err)
-	}
-	var kept, left int64
-	for s.unread > 0 {
-		batch, _, err := s.readBatch(refillMaxMsgs, refillMaxBytes, true)
-		if err != nil {
-			s.logf("zmq outbox: %v", err)
-		}
-		for i := range batch {
-			if keep != nil && !keep(&batch[i]) {
-				left++
-				continue
-			}
-			if err := appendRecord(w, &batch[i]); err != nil {
-				return fail(err)
-			}
-			kept++
-		}
-		if err != nil {
-			break
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	info, err := tmp.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmpPath, s.path); err != nil {
-		return fail(err)
-	}
-	syncDir(filepath.Dir(s.path))
-	s.file.Close()
-	s.file, s.layout = tmp, layoutV2
-	if s.writer != nil {
-		s.writer.Reset(offsetWriter{s})
-	}
-	s.head, s.tail, s.unread = spoolHeaderSize, info.Size(), kept
+	s.unread = kept
 	return left, nil
 }
 
@@ -602,26 +575,42 @@ func (s *spoolFile) rewrite(front []Message) error {
 	if err := s.writer.Flush(); err != nil {
 		return fmt.Errorf("spool %s: %w", s.path, err)
 	}
+	err := s.replaceFile(func(w *bufio.Writer) error {
+		for i := range front {
+			if err := appendRecord(w, &front[i]); err != nil {
+				return err
+			}
+		}
+		_, err := io.Copy(w, io.NewSectionReader(s.file, s.head, s.tail-s.head))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("spool %s: %w", s.path, err)
+	}
+	s.unread += int64(len(front))
+	return nil
+}
+
+// replaceFile puts a new file in the spool's place: the header and what
+// fill writes after it go to a temporary file, which is fsynced and
+// renamed over the spool, and the directory fsynced. The spool then
+// reads the new file from its first record, as version 2.
+func (s *spoolFile) replaceFile(fill func(w *bufio.Writer) error) error {
 	tmpPath := s.path + ".tmp"
 	tmp, err := os.OpenFile(tmpPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("spool: %w", err)
+		return err
 	}
 	fail := func(err error) error {
 		tmp.Close()
 		os.Remove(tmpPath)
-		return fmt.Errorf("spool %s: %w", s.path, err)
+		return err
 	}
 	w := bufio.NewWriterSize(tmp, spoolWriteBufSize)
 	if _, err := w.Write(spoolHeader(spoolHeaderSize)); err != nil {
 		return fail(err)
 	}
-	for i := range front {
-		if err := appendRecord(w, &front[i]); err != nil {
-			return fail(err)
-		}
-	}
-	if _, err := io.Copy(w, io.NewSectionReader(s.file, s.head, s.tail-s.head)); err != nil {
+	if err := fill(w); err != nil {
 		return fail(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -639,10 +628,11 @@ func (s *spoolFile) rewrite(front []Message) error {
 	}
 	syncDir(filepath.Dir(s.path))
 	s.file.Close()
-	s.file = tmp
-	s.writer.Reset(offsetWriter{s})
+	s.file, s.layout = tmp, layoutV2
+	if s.writer != nil {
+		s.writer.Reset(offsetWriter{s})
+	}
 	s.head, s.tail = spoolHeaderSize, info.Size()
-	s.unread += int64(len(front))
 	return nil
 }
 

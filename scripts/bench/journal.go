@@ -131,7 +131,7 @@ func journalRun(ctx context.Context, bin, policy string, extra []string) (journa
 			}
 		})
 	}
-	res.lag = receiveLags(l, lagKeys, first.Add(lagSpread+lagWait))
+	res.lag = receiveLags(l, lagKeys, first.Add(lagSpread+lagWait), deadlineOf)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return res, err
@@ -163,10 +163,10 @@ func journalRun(ctx context.Context, bin, policy string, extra []string) (journa
 	return res, nil
 }
 
-// receiveLags reads n keys made by loadSpread from l, until giveUp, and
-// returns their lag percentiles; a key not received counts as later than
-// any.
-func receiveLags(l *keyFeed, n int, giveUp time.Time) lagResult {
+// receiveLags reads n names from l, until giveUp, and returns their lags
+// (receive time minus the deadline deadlineOf reads from the name) as
+// percentiles; a name not received counts as later than any.
+func receiveLags(l *keyFeed, n int, giveUp time.Time, deadlineOf func(string) (time.Time, bool)) lagResult {
 	var res lagResult
 	var lags []time.Duration
 	for len(lags) < n {

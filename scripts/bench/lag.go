@@ -203,30 +203,13 @@ func lagRun(s *server, listen func() (*keyFeed, error), lay lagLayout) (lagResul
 	}()
 	// Keys not received lagWait after the last deadline count as lagging
 	// forever (redis's sampling expiry can take hours for them).
-	var lags []time.Duration
-	giveUp := first.Add(lagSpread + lagWait)
-	for len(lags) < lagKeys {
-		key, at, err := l.next(time.Until(giveUp))
-		if err != nil {
-			break
-		}
-		if d, ok := lay.deadlineOf(key); ok {
-			lags = append(lags, at.Sub(d))
-		}
-	}
+	got := receiveLags(l, lagKeys, first.Add(lagSpread+lagWait), lay.deadlineOf)
+	res.received, res.p50, res.p99, res.max = got.received, got.p50, got.p99, got.max
 	l.close()
 	wg.Wait()
 	if pingErr != nil {
 		return res, pingErr
 	}
-	res.received = len(lags)
-	for len(lags) < lagKeys {
-		lags = append(lags, notReceived)
-	}
-	slices.Sort(lags)
-	res.p50 = lags[len(lags)/2]
-	res.p99 = lags[min(len(lags)-1, len(lags)*99/100)]
-	res.max = lags[len(lags)-1]
 
 	// Again with no listener connected.
 	if first, err = lay.deadlines(rc, lay.prefixes[1]); err != nil {
