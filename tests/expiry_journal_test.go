@@ -29,9 +29,9 @@ func TestExpiryJournalKill9(t *testing.T) {
 		rounds    int
 	}{
 		{"always", false, 10},
-		{"always", true, 3},
-		{"everysec", false, 3},
-		{"everysec", true, 3},
+		{"always", true, 10},
+		{"everysec", false, 10},
+		{"everysec", true, 10},
 	}
 	for _, tc := range cases {
 		name := tc.policy + "/lagging"
