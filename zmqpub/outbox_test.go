@@ -102,6 +102,25 @@ func collect(o *Outbox, n int) ([]Message, error) {
 	return out, nil
 }
 
+// putPaced is Put for tests that spill more than maxPendingSpillBytes in
+// all and require that nothing is dropped. Put never waits: when the spool
+// goroutine is that far behind the producer (a compaction's fsync, a busy
+// machine, -race) it drops, by design, and a consumer waiting for every
+// message then waits for ones that are nowhere. So the producer waits
+// here while the goroutine is more than half the bound behind.
+func putPaced(o *Outbox, m Message) {
+	for {
+		o.mu.Lock()
+		behind := o.pending.bytes
+		o.mu.Unlock()
+		if behind <= maxPendingSpillBytes/2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	o.Put(m)
+}
+
 // requireSequence checks that ms are testMessage(first), testMessage(first+1), ...
 func requireSequence(t *testing.T, first int, ms []Message) {
 	t.Helper()
@@ -151,8 +170,11 @@ func TestOutboxOrderAcrossMemoryAndSpool(t *testing.T) {
 						got, collectErr = collect(o, total)
 					}()
 				}
-				o.Put(testMessage(i))
+				putPaced(o, testMessage(i)) // 150 MB through the spool
 			}
+			// A drop would leave collect waiting 60 s for a message that
+			// is nowhere; say so now.
+			require.Zero(t, o.Stats().Dropped, "dropped while spilling")
 			if tt.concurrent {
 				<-done
 				require.NoError(t, collectErr)
