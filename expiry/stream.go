@@ -118,10 +118,7 @@ func openStream(cfg *config.Config, log Logger) (*stream, error) {
 	}
 	pub, err := zmqpub.NewPublisher(pcfg, ob)
 	if err != nil {
-		ob.Close()
-		if x.journal != nil {
-			x.journal.Close()
-		}
+		x.closeStores()
 		return nil, fmt.Errorf("binding expiry-zmq-endpoints: %w", err)
 	}
 	x.pub = pub

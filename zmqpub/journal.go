@@ -508,7 +508,9 @@ func (j *Journal) Commit(sync bool) error {
 	}
 	if j.curSize >= journalSegmentBytes {
 		if err := j.rotate(); err != nil {
-			return err
+			// The records are safe in the current segment, which stays
+			// the one written to: the next commit tries again.
+			j.logf("Expiry journal: starting a new segment: %v", err)
 		}
 	}
 	j.deleteHandedSegments()
@@ -523,17 +525,24 @@ func (j *Journal) requeue(buf []byte) {
 	j.mu.Unlock()
 }
 
-// rotate fsyncs and closes the current segment and starts the next.
-// Under fileMu.
+// rotate fsyncs the current segment and starts the next; the old one is
+// closed only once the new one exists, so a failure leaves the journal
+// writing where it was. Under fileMu.
 func (j *Journal) rotate() error {
 	if err := j.cur.Sync(); err != nil {
-		return fmt.Errorf("expiry journal: fsync: %w", err)
+		return fmt.Errorf("fsync: %w", err)
 	}
-	j.syncing.Wait()
-	j.cur.Close()
-	j.segments = append(j.segments, journalSegment{num: j.curNum, last: j.curLast})
+	j.unsynced = false
+	old, oldNum, oldLast := j.cur, j.curNum, j.curLast
 	j.curNum++
-	return j.startSegment()
+	if err := j.startSegment(); err != nil {
+		j.curNum--
+		return err
+	}
+	j.syncing.Wait() // a background fsync of the old segment
+	old.Close()
+	j.segments = append(j.segments, journalSegment{num: oldNum, last: oldLast})
+	return nil
 }
 
 // deleteHandedSegments deletes the closed segments whose messages were

@@ -167,7 +167,9 @@ func (w *Writer) flushOnce(tick, closing bool) bool {
 	if c := w.opt.Companion; c != nil {
 		// Before any byte of the batch: its records precede the commands.
 		if err := c.Commit(policy == Always || closing); err != nil {
-			return fail(chunks, start, err, "writing to the expiry journal before")
+			// As the AOF's own write error: MISCONF, and under Always
+			// Redis's exit (err says it was the journal).
+			return fail(chunks, start, err, "writing to")
 		}
 	}
 
