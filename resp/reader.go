@@ -215,6 +215,16 @@ func (r *Reader) BatchDone() int {
 // On the reading goroutine.
 func (r *Reader) Waiting() int { return r.w - r.pos + int(r.bigN) }
 
+// Head is the first n bytes (or fewer) of what the query buffer holds
+// unparsed, or of the big argument arriving: what Redis's log shows of
+// a query buffer that passed its limit. On the reading goroutine.
+func (r *Reader) Head(n int) []byte {
+	if r.big != nil {
+		return r.big[:min(int64(n), r.bigN)]
+	}
+	return r.buf[r.pos:min(r.w, r.pos+n)]
+}
+
 // Allocated is the size of the query buffer's allocation as Redis's
 // would be: the read buffer (its initial 16 KiB, or the larger one a
 // pipeline needed), or while a big argument arrives its allocation, if

@@ -16,6 +16,7 @@ import (
 	"github.com/zredis/zredis/netloop"
 	"github.com/zredis/zredis/persistence/aof"
 	"github.com/zredis/zredis/resp"
+	"github.com/zredis/zredis/sds"
 )
 
 // newRunID makes a server's run_id: 40 random hex digits, as Redis's
@@ -281,6 +282,9 @@ func (c *conn) finish(err error) bool {
 		case errors.As(err, &pe):
 			cl.W.Error("ERR " + pe.Error())
 			cl.CloseAfterReply = true
+		case errors.Is(err, resp.ErrQueryBufLimit):
+			c.logQueryBufLimit()
+			cl.CloseAfterReply = true
 		case err == io.EOF && cl.W.Len() == 0 && c.lc.Pending() == 0:
 			c.lc.Close()
 			return false
@@ -310,6 +314,16 @@ func (c *conn) finish(err error) bool {
 	c.rd.SetAuthenticated(c.authed)
 	c.lc.SetReadWhilePending(c.readPending)
 	return !c.lc.IsClosed()
+}
+
+// logQueryBufLimit logs, as Redis's readQueryFromClient does, a client
+// closed for passing client-query-buffer-limit, with the first 64 bytes
+// of its query buffer. On the loop.
+func (c *conn) logQueryBufLimit() {
+	c.noteQueryBuf(c.rd.Waiting())
+	info := engine.ClientInfoString(c.cl, time.Now().UnixMilli(), c.cl.W.Len())
+	head := sds.AppendRepr(nil, c.rd.Head(64))
+	c.s.log.Warningf("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", info, head)
 }
 
 // suspend detaches the connection from its loop and finishes the batch on

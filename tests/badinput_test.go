@@ -345,13 +345,16 @@ func TestProtoMaxBulkLen(t *testing.T) {
 // TestClientQueryBufferLimit: Redis closes, without a reply, a client
 // whose unprocessed input exceeds client-query-buffer-limit (1mb is the
 // smallest value it accepts); a big argument counts in full, so even a
-// complete 2 MB SET is refused.
+// complete 2 MB SET is refused. The server logs the client it closed.
 func TestClientQueryBufferLimit(t *testing.T) {
 	onBothConfigured(t, []string{"--client-query-buffer-limit", "1mb"}, func(t *testing.T, p *Proc) {
 		ex := rawExchange(t, p.Addr, bigSet(2<<20, false), false)
 		assert.Equal(t, exchange{Out: "", Closed: true}, ex, "unterminated 2 MB bulk")
 		ex = rawExchange(t, p.Addr, bigSet(2<<20, true), false)
 		assert.Equal(t, exchange{Out: "", Closed: true}, ex, "complete 2 MB SET")
+		// Both logged, with the client and the start of its query
+		// buffer (the big argument's bytes, as they arrived).
+		waitLog(t, p, `Closing client that reached max query buffer length: id=\d+ addr=\S+ .*qbuf=\d+ .* \(qbuf initial bytes: "x{64}"\)`)
 		ex = rawExchange(t, p.Addr, bigSet(512<<10, true), true)
 		assert.Equal(t, exchange{Out: "+OK\r\n"}, ex, "512 KB SET")
 		requireAlive(t, p)
