@@ -44,7 +44,6 @@ type Conn struct {
 	fd       int
 	loop     *Loop
 	handler  Handler
-	out      []byte       // output the socket did not take yet
 	pending  atomic.Int64 // Pending(), readable from any goroutine
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
@@ -54,11 +53,19 @@ type Conn struct {
 	readPending bool
 	events      uint32
 
-	// queued is output written by reference (WriteBuffers) that the
-	// socket did not take yet; it goes out before out.
-	queued      [][]byte
-	queuedBytes int
-	iov         []syscall.Iovec
+	// out is the output the socket did not take yet, in order: chunks
+	// of output copied by Write (of outChunk bytes or more, as Redis
+	// keeps a client's reply list) and buffers written by reference
+	// (WriteBuffers). In chunks, output that waits for a slow reader is
+	// never copied again as it grows, and what was written is freed a
+	// chunk at a time; one flat buffer grown by append copied all of it
+	// at every doubling, on the loop, and kept every byte of it until
+	// the last was written. tailOwned: out's last buffer is a chunk Write
+	// made, which the next Write may fill further.
+	out       [][]byte
+	outBytes  int
+	tailOwned bool
+	iov       []syscall.Iovec
 
 	// drained runs once the output is all written, or the connection
 	// closed (OnDrained).
@@ -299,6 +306,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 }
 
+// outChunk is the size of a chunk of copied output waiting for the
+// socket: Redis's PROTO_REPLY_CHUNK_BYTES.
+const outChunk = 16 << 10
+
 // Write sends p, keeping what the socket does not take for when it
 // becomes writable again; while output waits, the connection is not read
 // (a client that does not read its replies is not served more) unless
@@ -308,8 +319,7 @@ func (c *Conn) Write(p []byte) {
 		return
 	}
 	if c.waiting() {
-		c.out = append(c.out, p...)
-		c.setPending()
+		c.keep(p)
 		return
 	}
 	for len(p) > 0 {
@@ -327,10 +337,29 @@ func (c *Conn) Write(p []byte) {
 		p = p[n:]
 	}
 	if len(p) > 0 {
-		c.out = append(c.out[:0], p...)
-		c.setPending()
+		c.keep(p)
 		c.setEvents(c.want())
 	}
+}
+
+// keep appends a copy of p to the output waiting: into the room left in
+// the last chunk, the rest into a new chunk of outChunk bytes or of the
+// rest's length if larger (Redis's _addReplyProtoToList).
+func (c *Conn) keep(p []byte) {
+	c.outBytes += len(p)
+	if c.tailOwned {
+		t := &c.out[len(c.out)-1]
+		n := min(cap(*t)-len(*t), len(p))
+		*t = append(*t, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) > 0 {
+		chunk := make([]byte, len(p), max(outChunk, len(p)))
+		copy(chunk, p)
+		c.out = append(c.out, chunk)
+		c.tailOwned = true
+	}
+	c.setPending()
 }
 
 // WriteBuffers sends bufs in order, as Write would their concatenation,
@@ -352,32 +381,27 @@ func (c *Conn) WriteBuffers(bufs [][]byte) {
 
 // enqueue appends bufs, by reference, to the output waiting.
 func (c *Conn) enqueue(bufs [][]byte) {
-	if len(c.out) > 0 {
-		// Copied output waiting goes first: it joins the queue.
-		c.queued = append(c.queued, c.out)
-		c.queuedBytes += len(c.out)
-		c.out = nil
-	}
 	for _, b := range bufs {
 		if len(b) > 0 {
-			c.queued = append(c.queued, b)
-			c.queuedBytes += len(b)
+			c.out = append(c.out, b)
+			c.outBytes += len(b)
+			c.tailOwned = false // not ours to append to
 		}
 	}
 	c.setPending()
 }
 
 // waiting reports whether output waits for the socket.
-func (c *Conn) waiting() bool { return len(c.out) > 0 || len(c.queued) > 0 }
+func (c *Conn) waiting() bool { return len(c.out) > 0 }
 
-func (c *Conn) setPending() { c.pending.Store(int64(len(c.out) + c.queuedBytes)) }
+func (c *Conn) setPending() { c.pending.Store(int64(c.outBytes)) }
 
-// flushQueued writes the output queued by reference; false when the
-// socket takes no more (or the connection was closed).
-func (c *Conn) flushQueued() bool {
-	for len(c.queued) > 0 {
+// flushOut writes the output waiting; false when the socket takes no
+// more (or the connection was closed).
+func (c *Conn) flushOut() bool {
+	for len(c.out) > 0 {
 		c.iov = c.iov[:0]
-		for _, b := range c.queued[:min(len(c.queued), maxIovecs)] {
+		for _, b := range c.out[:min(len(c.out), maxIovecs)] {
 			v := syscall.Iovec{Base: &b[0]}
 			v.SetLen(len(b))
 			c.iov = append(c.iov, v)
@@ -393,19 +417,19 @@ func (c *Conn) flushQueued() bool {
 			c.Close()
 			return false
 		}
-		c.queuedBytes -= n
+		c.outBytes -= n
 		for n > 0 {
-			if n < len(c.queued[0]) {
-				c.queued[0] = c.queued[0][n:]
+			if n < len(c.out[0]) {
+				c.out[0] = c.out[0][n:]
 				break
 			}
-			n -= len(c.queued[0])
-			c.queued[0] = nil
-			c.queued = c.queued[1:]
+			n -= len(c.out[0])
+			c.out[0] = nil
+			c.out = c.out[1:]
 		}
 		c.setPending()
 	}
-	c.queued = nil
+	c.out, c.tailOwned = nil, false
 	clear(c.iov)
 	return true
 }
@@ -443,26 +467,10 @@ func (c *Conn) want() uint32 {
 }
 
 func (c *Conn) flush() {
-	if len(c.queued) > 0 && !c.flushQueued() {
+	if !c.flushOut() {
 		c.setEvents(c.want())
 		return
 	}
-	for len(c.out) > 0 {
-		n, err := rawWrite(c.fd, c.out)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == syscall.EAGAIN {
-			return
-		}
-		if err != nil {
-			c.Close()
-			return
-		}
-		c.out = c.out[n:]
-		c.setPending()
-	}
-	c.out = nil
 	if c.closing {
 		c.Close()
 		return
@@ -540,8 +548,7 @@ func (c *Conn) Close() {
 	c.closed = true
 	syscall.Close(c.fd)
 	delete(c.loop.conns, c.fd)
-	c.out = nil
-	c.queued, c.queuedBytes, c.iov = nil, 0, nil
+	c.out, c.outBytes, c.tailOwned, c.iov = nil, 0, false, nil
 	c.pending.Store(0)
 	c.fireDrained()
 	c.handler.Closed(c)

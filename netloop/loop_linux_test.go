@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -335,5 +337,64 @@ func TestOnDrained(t *testing.T) {
 	case <-d.drained:
 	case <-time.After(5 * time.Second):
 		t.Fatal("not drained after the peer read everything")
+	}
+}
+
+// sequencer answers every input byte with numbered lines, one in ten
+// padded past a chunk (35 MB for 20 bytes, more than the sockets hold),
+// while its output waits: the output kept in chunks must reach the peer
+// whole and in order.
+type sequencer struct {
+	next int
+}
+
+func (q *sequencer) Readable(c *Conn) {
+	c.SetReadWhilePending(true)
+	buf := make([]byte, 64)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			if err != ErrWouldBlock {
+				c.Close()
+			}
+			return
+		}
+		for range n {
+			for range 1000 {
+				line := strconv.Itoa(q.next)
+				if q.next%10 == 0 {
+					line += ":" + strings.Repeat("p", outChunk+q.next%1000)
+				}
+				c.Write([]byte(line + "\n"))
+				q.next++
+			}
+		}
+	}
+}
+
+func (q *sequencer) Closed(*Conn) {}
+
+func TestChunkedOutputInOrder(t *testing.T) {
+	q := &sequencer{}
+	addr, _ := serve(t, q)
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	const rounds = 20
+	for range rounds {
+		_, err := nc.Write([]byte("x"))
+		require.NoError(t, err)
+		time.Sleep(2 * time.Millisecond)
+	}
+	nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	sc := bufio.NewScanner(nc)
+	sc.Buffer(nil, 4*outChunk)
+	for want := 0; want < rounds*1000; want++ {
+		require.True(t, sc.Scan(), "line %d: %v", want, sc.Err())
+		num, pad, _ := strings.Cut(sc.Text(), ":")
+		require.Equal(t, strconv.Itoa(want), num)
+		if want%10 == 0 {
+			require.True(t, pad == strings.Repeat("p", outChunk+want%1000), "line %d: padding of %d bytes", want, len(pad))
+		}
 	}
 }

@@ -225,6 +225,7 @@ type options struct {
 	evict           bool
 	tls             bool
 	replica         bool
+	stress          bool // abusive clients, huge requests, slow subscribers, idle connections (stress.go)
 	target          time.Duration
 	zredisBin       string
 	redisBin        string
@@ -290,6 +291,7 @@ func run() int {
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.tls, "tls", true, "then run SET and GET over TLS (redis-benchmark --tls) on fresh servers")
+	flag.BoolVar(&o.stress, "stress", true, "then run the stress cases (abusive clients, a huge multibulk, a non-reading subscriber, 10k idle connections: RSS and PING latency) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary (a redis-server here measures the noise floor, as -against-self)")
 	flag.StringVar(&o.redisBin, "redis", "redis-server", "redis-server binary")
@@ -393,6 +395,7 @@ func run() int {
 		{o.journal && !o.self, journalBench},
 		{o.fieldTTL, fieldTTLBench},
 		{o.fieldLag, fieldLagBench},
+		{o.stress, stressBench},
 	}
 	rc := 0
 	for _, p := range parts {
