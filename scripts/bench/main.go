@@ -15,9 +15,11 @@
 // element of eight shapes loaded with redis-cli --pipe (memory.go), SET
 // with one replica attached (replica.go), the AOF and BGSAVE parts
 // (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
-// 100 MB values (bigvalues.go), the expiry lag (lag.go), and the hash
-// field TTLs of Redis 7.4 and 8.0: the throughput of HEXPIRE and its
-// kin (fieldttl.go) and the lag of field expiry (fieldlag.go). The
+// 100 MB values (bigvalues.go), the expiry lag (lag.go), the stress
+// cases: abusive clients, a huge multibulk, a subscriber that never
+// reads, 10,000 idle connections (stress.go), and the hash field TTLs of
+// Redis 7.4 and 8.0: the throughput of HEXPIRE and its kin
+// (fieldttl.go) and the lag of field expiry (fieldlag.go). The
 // redis-server next to zredis is 7.0, which has no field TTLs: those two
 // parts measure zredis alone, and a redis-server 7.4 next to it when
 // -redis74 names one. Every part adds its figures to one closing table,
@@ -32,6 +34,7 @@
 //	    [-memory=false] [-replica=false] [-persist=false] [-evict=false]
 //	    [-tls=false] [-bigvalues=false] [-lag=false]
 //	    [-fieldttl=false] [-fieldlag=false] [-redis74 path/to/redis-server]
+//	    [-stress=false]
 //	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
