@@ -51,6 +51,10 @@ const (
 	// argvKeepCap bounds the argument vectors kept for reuse, so one huge
 	// command does not pin its argv for the life of the connection.
 	argvKeepCap = 1024
+	// spillMin is how many bytes of completed arguments of a command still
+	// arriving must fill half the read buffer before they are moved out of
+	// it (spill) instead of the buffer growing to hold the whole command.
+	spillMin = 32 << 10
 )
 
 // Limits bound what a client may send. Zero means the Redis default.
@@ -531,6 +535,13 @@ func (r *Reader) makeRoom() {
 	if r.r > 0 && len(r.buf)-r.w < len(r.buf)/2 {
 		r.moveTo(r.buf)
 	}
+	if r.w == len(r.buf) && r.multi > 0 && r.pos-r.cmdStart >= max(spillMin, len(r.buf)/2) {
+		// A command of many arguments is arriving: its completed ones
+		// leave the buffer, which then holds only what is not parsed
+		// yet, as Redis's query buffer does once it made them objects.
+		r.spill()
+		r.moveTo(r.buf)
+	}
 	if r.w == len(r.buf) {
 		r.large.Store(true)
 		nb := getBuf(2 * len(r.buf))
@@ -540,6 +551,34 @@ func (r *Reader) makeRoom() {
 			putBuf(old)
 		}
 	}
+}
+
+// spill moves the completed arguments of the command in progress out of
+// the buffer, into one allocation that they share, and frees their place
+// in the buffer. Without it the buffer grew, by doubling, to hold the
+// whole command: one RPUSH of a million arguments took a buffer of the
+// next power of two above the request and copies at every doubling,
+// where Redis holds each argument as it completes and keeps only the
+// unparsed input. An argument in the shared allocation is not a big one
+// that the caller may keep (IsOwned): it is shorter than BigArg.
+func (r *Reader) spill() {
+	n := 0
+	for _, a := range r.args {
+		if a.start >= 0 {
+			n += a.end - a.start
+		}
+	}
+	held := make([]byte, 0, n)
+	for i, a := range r.args {
+		if a.start >= 0 {
+			at := len(held)
+			held = append(held, r.buf[a.start:a.end]...)
+			r.args[i] = span{start: -1 - len(r.exts)}
+			r.exts = append(r.exts, held[at:len(held):len(held)])
+		}
+	}
+	r.cmdStart = r.pos
+	r.r = r.pos
 }
 
 // moveTo copies the held bytes [r:w) to the start of nb and makes nb the buffer.
@@ -708,11 +747,19 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	} else {
 		r.args = r.args[:0]
 	}
-	if len(r.exts) > 0 {
-		clear(r.exts)
-		r.exts = r.exts[:0]
-	}
+	r.dropExts()
 	return dst
+}
+
+// dropExts forgets the arguments held outside the buffer, keeping their
+// list for reuse unless a command of many spilled arguments grew it.
+func (r *Reader) dropExts() {
+	if cap(r.exts) > argvKeepCap {
+		r.exts = nil
+		return
+	}
+	clear(r.exts)
+	r.exts = r.exts[:0]
 }
 
 // spareArgv returns an empty argument list for a command of n arguments,
@@ -860,8 +907,7 @@ func (r *Reader) parseCount(buf []byte) (done bool, err error) {
 		r.multi = ll
 		r.bulkLen = -1
 		r.args = r.args[:0]
-		clear(r.exts)
-		r.exts = r.exts[:0]
+		r.dropExts()
 	}
 	return true, nil
 }

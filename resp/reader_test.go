@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -440,8 +441,9 @@ func TestHugeAnnouncedLengthsCostLittle(t *testing.T) {
 }
 
 func TestBufferShrinksWhenIdle(t *testing.T) {
-	// Many arguments below BigArg: the command in progress holds them all
-	// in the buffer, which grows, then goes back to its initial size.
+	// Many arguments below BigArg: the completed ones of the command in
+	// progress leave the buffer (spill), which grows only to a few times
+	// spillMin, then goes back to its initial size.
 	args := []string{"MSET"}
 	for i := 0; i < 64; i++ {
 		args = append(args, fmt.Sprint("k", i), strings.Repeat("v", 16<<10))
@@ -451,7 +453,8 @@ func TestBufferShrinksWhenIdle(t *testing.T) {
 	dst, err := rd.ReadBatch(nil)
 	require.NoError(t, err)
 	require.Equal(t, args, strs(dst[0]))
-	require.Greater(t, len(rd.buf), 1<<20)
+	require.Greater(t, len(rd.buf), initialBufSize)
+	require.LessOrEqual(t, len(rd.buf), 4*spillMin, "the buffer held the whole 1 MB command")
 	dst, err = rd.ReadBatch(dst)
 	require.NoError(t, err)
 	require.Equal(t, "GET", string(dst[0][0]))
@@ -703,7 +706,7 @@ func TestLargeAndPeak(t *testing.T) {
 	dst, err := rd.ReadBatch(nil)
 	require.NoError(t, err)
 	require.True(t, rd.Large())
-	require.Greater(t, rd.TakePeak(), int64(128<<10))
+	require.Greater(t, rd.TakePeak(), int64(initialBufSize))
 
 	big := strings.Repeat("x", 100000)
 	rd = NewReader(&chunkReader{data: []byte(mb("SET", "k", big)), n: 4096}, Limits{})
@@ -715,4 +718,35 @@ func TestLargeAndPeak(t *testing.T) {
 	require.Equal(t, int64(initialBufSize), rd.TakePeak(), "then the buffer alone")
 	require.True(t, rd.Release(dst))
 	require.False(t, rd.Large())
+}
+
+// A command of many arguments, arriving in pieces of several sizes, with
+// big ones among them: its completed arguments leave the buffer as it
+// arrives (spill), so the buffer stays a few times spillMin whatever the
+// command's length, and the arguments come out whole and in order.
+func TestSpillManyArguments(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	args := []string{"RPUSH", "list"}
+	for i := 0; i < 100000; i++ {
+		n := rng.Intn(300)
+		if i%10000 == 5000 {
+			n = BigArg + rng.Intn(10000)
+		}
+		args = append(args, strings.Repeat(string(rune('a'+i%26)), n))
+	}
+	in := []byte(mb(args...) + mb("PING"))
+	for _, piece := range []int{1000, 4096, 70000, 1 << 20} {
+		rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
+		dst, err := rd.ReadBatch(nil)
+		require.NoError(t, err)
+		require.True(t, slices.Equal(args, strs(dst[0])), "piece %d: arguments changed", piece)
+		require.LessOrEqual(t, len(rd.buf), 4*max(spillMin, piece), "piece %d", piece)
+		require.Nil(t, rd.exts, "the spilled arguments' list is not kept")
+		if len(dst) == 1 {
+			dst, err = rd.ReadBatch(dst)
+			require.NoError(t, err)
+			dst = append(dst[:0:0], nil, dst[0])
+		}
+		require.Equal(t, []string{"PING"}, strs(dst[1]))
+	}
 }

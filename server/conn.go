@@ -32,6 +32,15 @@ func newRunID() string {
 // pipeline does not starve the others.
 const maxBatchUnderLock = 1024
 
+// readBudget is how many bytes one call of Readable reads at most
+// before the loop serves its other connections: a client that sends one
+// huge request as fast as the socket takes it is read a piece at each
+// turn of the loop, as Redis reads one query buffer's worth per event,
+// instead of holding the loop until the whole request is in. One read
+// may take more (the rest of a big argument, up to what the socket
+// holds); the budget is checked before each.
+const readBudget = 256 << 10
+
 // prefetchWindow is how many commands of a pipelined batch have their
 // keys' memory requested at a time, before the first of them runs
 // (Dispatcher.Prefetch): as many as keyspace.DB.Prefetch keeps in
@@ -61,6 +70,7 @@ type conn struct {
 	onClose func()
 
 	batch  [][][]byte // loop: the commands being run
+	budget int        // loop: what Readable may still read (readBudget)
 	bufs   [][]byte   // loop: replies handed to the socket by reference
 	authed bool       // loop: the client has authenticated, as of the last batch
 
@@ -123,7 +133,12 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 // Read implements io.Reader for the request reader: it reads what the
 // socket holds without blocking, counting bytes for INFO and CLIENT LIST.
 func (c *conn) Read(p []byte) (int, error) {
+	if c.budget <= 0 {
+		// Epoll is level-triggered: the loop calls again next turn.
+		return 0, netloop.ErrWouldBlock
+	}
 	n, err := c.lc.Read(p)
+	c.budget -= n
 	if n > 0 {
 		st := &c.s.stats
 		c.cl.NetIn.Add(int64(n))
@@ -169,6 +184,7 @@ func (c *conn) Readable(lc *netloop.Conn) {
 		return
 	}
 	cl := c.cl
+	c.budget = readBudget
 	for {
 		batch, err := c.rd.ReadBatch(c.batch[:0])
 		c.batch = batch
