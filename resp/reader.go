@@ -118,7 +118,9 @@ func errExpectedDollar(got byte) error {
 }
 
 // span is an argument's position in Reader.buf; for a big argument in an
-// allocation of its own, start is -1-i for Reader.exts[i].
+// allocation of its own, start is -1-i for Reader.exts[i] (and end 0);
+// for one moved out of the buffer (spill), start and end are -1-offset
+// in Reader.spilled.
 type span struct{ start, end int }
 
 // Reader parses client requests from a connection.
@@ -146,9 +148,14 @@ type Reader struct {
 	big    []byte
 	bigN   int64
 	bigMin int64 // BigArg; tests lower it to exercise the path with short input
-	bigOut bool  // a returned argument list held a big argument (see Forget)
+	bigOut bool  // a returned argument list held a big argument or spilled ones (see Forget)
 	grown  int64 // bytes of big-argument allocations outgrown since Forget
 	exts   [][]byte
+	// spilled holds the completed arguments of the command in progress
+	// that left the buffer (spill); nspilled of r.args are there or in
+	// exts, and their bytes are not moved again.
+	spilled  []byte
+	nspilled int
 
 	lim        Limits
 	unauth     bool
@@ -361,13 +368,17 @@ func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
 		return dropped
 	}
 	r.bigOut = false
-	for _, cmd := range batch[:cap(batch)] {
+	all := batch[:cap(batch)]
+	for i, cmd := range all {
 		for _, a := range cmd[:cap(cmd)] {
 			if int64(len(a)) >= r.bigMin {
 				dropped += int64(len(a))
 			}
 		}
 		clear(cmd[:cap(cmd)])
+		if cap(cmd) > argvKeepCap {
+			all[i] = nil // a command of many arguments: not kept for reuse
+		}
 	}
 	return dropped
 }
@@ -562,21 +573,14 @@ func (r *Reader) makeRoom() {
 // unparsed input. An argument in the shared allocation is not a big one
 // that the caller may keep (IsOwned): it is shorter than BigArg.
 func (r *Reader) spill() {
-	n := 0
-	for _, a := range r.args {
-		if a.start >= 0 {
-			n += a.end - a.start
+	for i := r.nspilled; i < len(r.args); i++ {
+		if a := r.args[i]; a.start >= 0 {
+			at := len(r.spilled)
+			r.spilled = append(r.spilled, r.buf[a.start:a.end]...)
+			r.args[i] = span{start: -1 - at, end: -1 - len(r.spilled)}
 		}
 	}
-	held := make([]byte, 0, n)
-	for i, a := range r.args {
-		if a.start >= 0 {
-			at := len(held)
-			held = append(held, r.buf[a.start:a.end]...)
-			r.args[i] = span{start: -1 - len(r.exts)}
-			r.exts = append(r.exts, held[at:len(held):len(held)])
-		}
-	}
+	r.nspilled = len(r.args)
 	r.cmdStart = r.pos
 	r.r = r.pos
 }
@@ -727,6 +731,9 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	cmd := spareArgv(dst, len(r.args))
 	for _, a := range r.args {
 		switch {
+		case a.end < 0:
+			cmd = append(cmd, r.spilled[-1-a.start:-1-a.end:-1-a.end])
+			r.bigOut = true // Forget lets the list of many go
 		case a.start < 0:
 			cmd = append(cmd, r.exts[-1-a.start])
 			r.bigOut = true
@@ -751,15 +758,14 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	return dst
 }
 
-// dropExts forgets the arguments held outside the buffer, keeping their
-// list for reuse unless a command of many spilled arguments grew it.
+// dropExts forgets the arguments held outside the buffer. The arguments
+// returned keep the spilled ones alive until the caller is done.
 func (r *Reader) dropExts() {
-	if cap(r.exts) > argvKeepCap {
-		r.exts = nil
-		return
+	r.spilled, r.nspilled = nil, 0
+	if len(r.exts) > 0 {
+		clear(r.exts)
+		r.exts = r.exts[:0]
 	}
-	clear(r.exts)
-	r.exts = r.exts[:0]
 }
 
 // spareArgv returns an empty argument list for a command of n arguments,

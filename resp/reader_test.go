@@ -741,7 +741,7 @@ func TestSpillManyArguments(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, slices.Equal(args, strs(dst[0])), "piece %d: arguments changed", piece)
 		require.LessOrEqual(t, len(rd.buf), 4*max(spillMin, piece), "piece %d", piece)
-		require.Nil(t, rd.exts, "the spilled arguments' list is not kept")
+		require.Nil(t, rd.spilled, "the spilled arguments are not kept")
 		if len(dst) == 1 {
 			dst, err = rd.ReadBatch(dst)
 			require.NoError(t, err)

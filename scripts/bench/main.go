@@ -34,7 +34,7 @@
 //	    [-memory=false] [-replica=false] [-persist=false] [-evict=false]
 //	    [-tls=false] [-bigvalues=false] [-lag=false]
 //	    [-fieldttl=false] [-fieldlag=false] [-redis74 path/to/redis-server]
-//	    [-stress=false]
+//	    [-stress=false] [-stress-cases abusive,huge,non-reading,idle]
 //	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
@@ -228,7 +228,8 @@ type options struct {
 	evict           bool
 	tls             bool
 	replica         bool
-	stress          bool // abusive clients, huge requests, slow subscribers, idle connections (stress.go)
+	stress          bool   // abusive clients, huge requests, slow subscribers, idle connections (stress.go)
+	stressCases     string // the stress cases to run: names' first words, comma-separated ("": all)
 	target          time.Duration
 	zredisBin       string
 	redisBin        string
@@ -294,6 +295,7 @@ func run() int {
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
 	flag.BoolVar(&o.tls, "tls", true, "then run SET and GET over TLS (redis-benchmark --tls) on fresh servers")
+	flag.StringVar(&o.stressCases, "stress-cases", "", "with -stress, only these cases (first word of their names, comma-separated: abusive,huge,non-reading,idle)")
 	flag.BoolVar(&o.stress, "stress", true, "then run the stress cases (abusive clients, a huge multibulk, a non-reading subscriber, 10k idle connections: RSS and PING latency) on fresh servers")
 	flag.BoolVar(&o.bgsave, "bgsave", true, "with -persist, also run the BGSAVE and start-up part (false: the AOF part only)")
 	flag.StringVar(&o.zredisBin, "zredis", "bin/zredis-server", "zredis-server binary (a redis-server here measures the noise floor, as -against-self)")

@@ -160,6 +160,9 @@ func stressBench(ctx context.Context, o options, w io.Writer) error {
 		stressRSSEvery, stressPingEvery, stressPingTimeout)
 	var died []string
 	for i, c := range stressCases {
+		if o.stressCases != "" && !slices.Contains(strings.Split(o.stressCases, ","), strings.Fields(c.name)[0]) {
+			continue
+		}
 		fmt.Fprintf(w, "\nstress %d/%d, %s\n", i+1, len(stressCases), c.title)
 		var res []stressResult
 		for _, t := range targets {
