@@ -596,7 +596,7 @@ func (r *Reader) moveTo(nb []byte) {
 	r.r = 0
 	r.pos -= shift
 	r.cmdStart -= shift
-	for i := range r.args {
+	for i := r.nspilled; i < len(r.args); i++ { // the spilled ones are not here
 		if r.args[i].start >= 0 {
 			r.args[i].start -= shift
 			r.args[i].end -= shift
