@@ -1,7 +1,8 @@
 // Command bench runs redis-benchmark against zredis-server and a real
 // redis-server side by side and prints, per test, value size and
 // pipeline depth, the median throughput and p99 latency of each and
-// their ratios.
+// their ratios; with -valkey a valkey-server (8.0) runs beside them as a
+// third server.
 //
 // Both servers listen on free loopback ports, each in its own temporary
 // directory, and run for the whole benchmark; the runs alternate between
@@ -9,7 +10,9 @@
 // load affects both alike. Each round runs every (pipeline, size, test)
 // triple once on each server; a ratio is taken per round from the two
 // adjacent runs, and the table shows the median over the rounds. Tests
-// put their keys into a fixed state before every run (setup.go).
+// put their keys into a fixed state before every run (setup.go). With
+// -valkey the runs go zredis, redis, valkey, and every cell has the
+// ratios zredis/valkey next to zredis/redis.
 //
 // Then, each on fresh servers and each skipped by its flag: the RSS per
 // element of eight shapes loaded with redis-cli --pipe (memory.go), SET
@@ -25,7 +28,17 @@
 // -redis74 names one. Every part adds its figures to one closing table,
 // also written as CSV and drawn as an SVG bar chart of the ratios
 // (summary.go). With -against-self a second redis-server stands in for
-// zredis: the ratios then show the harness's own noise.
+// zredis: the ratios then show the harness's own noise. Of the parts
+// after the grid the memory and stress parts measure the -valkey server
+// too.
+//
+// -io-threads N (N > 1) starts every redis-server and valkey-server with
+// N I/O threads (the main thread counted, as their io-threads is) and
+// runs N redis-benchmark processes at once against every server, each
+// with its share of the clients and requests, so that one client thread
+// does not bound a threaded server (processes, not redis-benchmark
+// --threads N, whose rps is rounded: see benchProcs); zredis has no such
+// option, it spreads over the machine's cores by itself.
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
@@ -35,11 +48,13 @@
 //	    [-tls=false] [-bigvalues=false] [-lag=false]
 //	    [-fieldttl=false] [-fieldlag=false] [-redis74 path/to/redis-server]
 //	    [-stress=false] [-stress-cases abusive,huge,non-reading,idle]
+//	    [-valkey path/to/valkey-server] [-io-threads 2]
 //	    [-csv bench-out/bench.csv] [-svg bench-out/bench.svg] [-against-self]
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/csv"
@@ -55,6 +70,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,11 +255,21 @@ type options struct {
 	redis74Ver [2]int // its major and minor version, 7.4 or later
 	benchBin   string
 	cliBin     string
+	// valkeyBin is a valkey-server measured as a third server in the
+	// throughput grid and the memory part; "" leaves it out.
+	valkeyBin string
 	// self is set when the binary in zredis's place is a redis-server
 	// (-against-self): the run then shows the harness's noise floor.
 	self bool
 	sum  *summaryTable // the closing table every part adds its figures to
 }
+
+// ioThreads is -io-threads: above 1, the I/O threads of every
+// redis-server and valkey-server and the redis-benchmark processes of a
+// run. It is set once, before any server starts, and read where every
+// part starts its servers and runs its benchmarks (startServerIn,
+// benchProcs), which then need no options passed down.
+var ioThreads int
 
 // result is one redis-benchmark run.
 type result struct {
@@ -291,6 +317,8 @@ func run() int {
 	flag.BoolVar(&o.fieldTTL, "fieldttl", true, "then run HPEXPIRE, HEXPIRE, HSETEX and HTTL on fresh servers (zredis; redis 7.4 too with -redis74)")
 	flag.BoolVar(&o.fieldLag, "fieldlag", true, "then run the hash-field expiry-lag benchmark on fresh servers (zredis; redis 7.4 too with -redis74)")
 	flag.StringVar(&o.redis74Bin, "redis74", "", "redis-server 7.4 binary for the field-TTL parts (\"\": zredis alone there, no ratios)")
+	flag.StringVar(&o.valkeyBin, "valkey", "", "valkey-server binary, a third server in the throughput grid, the memory and the stress parts (\"\": none)")
+	flag.IntVar(&ioThreads, "io-threads", 0, "above 1: redis-server and valkey-server run with --io-threads N, and every run is N redis-benchmark processes at once (zredis unchanged)")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
@@ -328,8 +356,8 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench: -tests:", err)
 		return 2
 	}
-	if o.rounds < 1 || o.clients < 1 || o.n < 0 || o.memN < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -rounds, -clients and -memn must be at least 1, -n at least 0")
+	if o.rounds < 1 || o.clients < 1 || o.n < 0 || o.memN < 1 || ioThreads < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -rounds, -clients and -memn must be at least 1, -n and -io-threads at least 0")
 		return 2
 	}
 	if self {
@@ -342,12 +370,18 @@ func run() int {
 	if o.redis74Bin != "" {
 		bins = append(bins, &o.redis74Bin)
 	}
+	if o.valkeyBin != "" {
+		bins = append(bins, &o.valkeyBin)
+	}
 	for _, b := range bins {
 		if strings.ContainsRune(*b, '/') {
 			if _, err := os.Stat(*b); err != nil {
 				hint := "make bench builds bin/zredis-server"
-				if b == &o.redis74Bin {
+				switch b {
+				case &o.redis74Bin:
 					hint = "-redis74 names a redis-server 7.4"
+				case &o.valkeyBin:
+					hint = "-valkey names a valkey-server"
 				}
 				fmt.Fprintf(os.Stderr, "bench: %v (%s)\n", err, hint)
 				return 2
@@ -420,9 +454,16 @@ func run() int {
 	}
 
 	o.sum.print(os.Stdout, o.self)
-	title := "zredis / redis-server, " + time.Now().Format("2006-01-02 15:04") + ", " + machine
+	refs := "redis-server"
+	if o.valkeyBin != "" {
+		refs = "redis-server and valkey-server"
+	}
+	title := "zredis / " + refs + ", " + time.Now().Format("2006-01-02 15:04") + ", " + machine
 	if o.self {
-		title = "noise floor: redis-server / redis-server, " + time.Now().Format("2006-01-02 15:04") + ", " + machine
+		title = "noise floor: redis-server / " + refs + ", " + time.Now().Format("2006-01-02 15:04") + ", " + machine
+	}
+	if ioThreads > 1 {
+		title += fmt.Sprintf(", io-threads %d", ioThreads)
 	}
 	for _, out := range []struct {
 		path  string
@@ -487,8 +528,8 @@ func noSave(extra ...string) []string {
 	return append([]string{"--save", "", "--appendonly", "no"}, extra...)
 }
 
-// throughput runs the redis-benchmark tests on a fresh pair of servers
-// and prints the tables.
+// throughput runs the redis-benchmark tests on a fresh pair of servers,
+// a fresh trio with -valkey, and prints the tables.
 func throughput(ctx context.Context, o options, w io.Writer) error {
 	z, err := startServer(ctx, "zredis", o.zredisBin, noSave()...)
 	if err != nil {
@@ -500,15 +541,26 @@ func throughput(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	defer r.stop()
-	fmt.Fprintf(w, "zredis: 127.0.0.1:%d  redis: 127.0.0.1:%d  clients: %d  keyspace (-r): %d  value sizes: %v bytes\n\n",
-		z.port, r.port, o.clients, keyspaceSize, o.sizes)
+	servers := []*server{z, r}
+	var v *server
+	valkeyAddr := ""
+	if o.valkeyBin != "" {
+		if v, err = startServer(ctx, "valkey", o.valkeyBin, noSave()...); err != nil {
+			return err
+		}
+		defer v.stop()
+		servers = append(servers, v)
+		valkeyAddr = fmt.Sprintf("  valkey: 127.0.0.1:%d", v.port)
+	}
+	fmt.Fprintf(w, "zredis: 127.0.0.1:%d  redis: 127.0.0.1:%d%s  clients: %d  keyspace (-r): %d  value sizes: %v bytes\n\n",
+		z.port, r.port, valkeyAddr, o.clients, keyspaceSize, o.sizes)
 
-	res, err := benchmark(ctx, o, z, r)
+	res, err := benchmarkWith(ctx, o, z, r, v)
 	if err != nil {
 		return err
 	}
 	report(w, o, res)
-	for _, s := range []*server{z, r} {
+	for _, s := range servers {
 		if s.exited() {
 			return fmt.Errorf("%s exited during the benchmark:\n%s", s.name, s.out)
 		}
@@ -523,9 +575,17 @@ type cell struct {
 	test     test
 	n        int
 	z, r     []result // one per round
+	v        []result // valkey's, one per round; empty without -valkey
 }
 
+// benchmark runs o's cells on z and r, alternating between them.
 func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
+	return benchmarkWith(ctx, o, z, r, nil)
+}
+
+// benchmarkWith is benchmark with a third server v (valkey) after r in
+// every round when v is not nil.
+func benchmarkWith(ctx context.Context, o options, z, r, v *server) ([]*cell, error) {
 	var cells []*cell
 	for _, p := range o.pipelines {
 		for _, size := range o.sizes {
@@ -535,9 +595,9 @@ func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 		}
 	}
 	if o.n == 0 {
-		// Calibrate on redis-server; both servers then run the same n.
-		// The zredis run is a warm-up of the same size, so neither server
-		// starts the measured rounds cold.
+		// Calibrate on redis-server; all servers then run the same n.
+		// The zredis and valkey runs are warm-ups of the same size, so no
+		// server starts the measured rounds cold.
 		fmt.Printf("calibrating -n for %v per run...\n", o.target)
 		for _, c := range cells {
 			probe := 20000 * c.pipeline
@@ -547,6 +607,11 @@ func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 			res, err := runBench(ctx, o, r, c, probe)
 			if err != nil {
 				return nil, err
+			}
+			if v != nil {
+				if _, err := runBench(ctx, o, v, c, probe); err != nil {
+					return nil, err
+				}
 			}
 			c.n = probe
 			if res.err == "" && res.rps > 0 {
@@ -567,7 +632,16 @@ func benchmark(ctx context.Context, o options, z, r *server) ([]*cell, error) {
 			}
 			c.z = append(c.z, zr)
 			c.r = append(c.r, rr)
-			fmt.Printf("  P%-3d %5dB %-15s n=%-9d zredis %s   redis %s\n", c.pipeline, c.size, c.test.name, c.n, brief(zr), brief(rr))
+			line := fmt.Sprintf("  P%-3d %5dB %-15s n=%-9d zredis %s   redis %s", c.pipeline, c.size, c.test.name, c.n, brief(zr), brief(rr))
+			if v != nil {
+				vr, err := runBench(ctx, o, v, c, c.n)
+				if err != nil {
+					return nil, err
+				}
+				c.v = append(c.v, vr)
+				line += "   valkey " + brief(vr)
+			}
+			fmt.Println(line)
 		}
 	}
 	fmt.Println()
@@ -590,15 +664,12 @@ func roundN(x float64) int {
 	return int(math.Round(x/e) * e)
 }
 
-// runBench runs one redis-benchmark. A failure of the benchmarked server
-// (an error reply, a closed connection) is a result with err set; an
-// error is returned only when the benchmark itself could not run or was
-// interrupted.
+// runBench runs one redis-benchmark; with -io-threads N, N of them at
+// once, each with its share of the clients and requests (see benchProcs).
+// A failure of the benchmarked server (an error reply, a closed
+// connection) is a result with err set; an error is returned only when
+// the benchmark itself could not run or was interrupted.
 func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result, error) {
-	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
-		"-c", strconv.Itoa(o.clients), "-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline),
-		"-r", strconv.Itoa(keyspaceSize), "--csv"}
-	args = append(args, c.test.args(c.size)...)
 	// A hung server must not hang the benchmark: allow far more than the
 	// run should take.
 	rctx, cancel := context.WithTimeout(ctx, 20*o.target+2*time.Minute)
@@ -608,12 +679,26 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 			return result{}, fmt.Errorf("%s: preparing %s: %v", s.name, c.test.name, err)
 		}
 	}
-	cmd := exec.CommandContext(rctx, o.benchBin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	procs := benchProcs(o.clients, n)
+	cmds := make([]*exec.Cmd, procs)
+	stdouts, stderrs := make([]bytes.Buffer, procs), make([]bytes.Buffer, procs)
+	for i := range cmds {
+		po := o
+		po.clients = share(o.clients, procs, i)
+		cmds[i] = exec.CommandContext(rctx, o.benchBin, benchArgs(po, s, c, share(n, procs, i))...)
+		cmds[i].Stdout, cmds[i].Stderr = &stdouts[i], &stderrs[i]
+	}
 	cpu0 := s.cpuTime()
 	start := time.Now()
-	err := cmd.Run()
+	errs := make([]error, procs)
+	for i, cmd := range cmds {
+		errs[i] = cmd.Start()
+	}
+	for i, cmd := range cmds {
+		if errs[i] == nil {
+			errs[i] = cmd.Wait()
+		}
+	}
 	wall := time.Since(start)
 	cpu1 := s.cpuTime()
 	if ctx.Err() != nil {
@@ -625,21 +710,76 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		return result{err: "timed out"}, nil
 	}
-	res, perr := parseCSV(stdout.Bytes())
-	if err != nil || perr != nil {
-		msg := strings.TrimSpace(stderr.String() + " " + stdout.String())
-		if err != nil {
-			msg = err.Error() + ": " + msg
-		} else {
-			msg = perr.Error() + ": " + msg
+	var parts []result
+	var clientCPU time.Duration
+	for i, cmd := range cmds {
+		res, perr := parseCSV(stdouts[i].Bytes())
+		if err := cmp.Or(errs[i], perr); err != nil {
+			return result{err: err.Error() + ": " + strings.TrimSpace(stderrs[i].String()+" "+stdouts[i].String())}, nil
 		}
-		return result{err: msg}, nil
+		parts = append(parts, res)
+		if ps := cmd.ProcessState; ps != nil {
+			clientCPU += ps.UserTime() + ps.SystemTime()
+		}
 	}
+	res := combine(parts)
 	res.cpuPerReq = float64((cpu1 - cpu0).Microseconds()) / float64(n)
-	if ps := cmd.ProcessState; ps != nil && wall > 0 {
-		res.clientCPU = (ps.UserTime() + ps.SystemTime()).Seconds() / wall.Seconds()
+	if wall > 0 {
+		res.clientCPU = clientCPU.Seconds() / wall.Seconds()
 	}
 	return res, nil
+}
+
+// benchProcs is the number of redis-benchmark processes of a run of n
+// requests from clients connections: -io-threads (above 1), as long as
+// each gets a client and a request, else one. Several processes, not
+// redis-benchmark --threads: a threaded redis-benchmark notices that the
+// run is done only on its 250 ms throughput tick, so its run time, and
+// with it rps, is rounded up to a multiple of 250 ms (a run of 1.05 s
+// counts as 1.25 s).
+func benchProcs(clients, n int) int {
+	if ioThreads > 1 {
+		return max(1, min(ioThreads, clients, n))
+	}
+	return 1
+}
+
+// share is the i-th of procs parts of total: the remainder goes to the
+// first ones.
+func share(total, procs, i int) int {
+	s := total / procs
+	if i < total%procs {
+		s++
+	}
+	return s
+}
+
+// combine is the result of the processes of one run, which start
+// together and, with equal shares, end close together against the same
+// server: rps is their sum, and p50 and p99 their means, since the
+// percentiles of their runs cannot be merged from --csv and each process
+// sees the same server.
+func combine(parts []result) result {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var r result
+	for _, p := range parts {
+		r.rps += p.rps
+		r.p50 += p.p50 / float64(len(parts))
+		r.p99 += p.p99 / float64(len(parts))
+	}
+	return r
+}
+
+// benchArgs is redis-benchmark's command line for a run of n requests
+// of c on s from o.clients connections: the options, then the test's
+// arguments, which end with the command where the test gives one.
+func benchArgs(o options, s *server, c *cell, n int) []string {
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+		"-c", strconv.Itoa(o.clients), "-n", strconv.Itoa(n), "-P", strconv.Itoa(c.pipeline),
+		"-r", strconv.Itoa(keyspaceSize), "--csv"}
+	return append(args, c.test.args(c.size)...)
 }
 
 // prepare runs t's setup on s for a run of n requests with values of
@@ -719,8 +859,9 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// summary is one table row: medians over the rounds whose two runs both
-// succeeded, and the median of the per-round ratios.
+// summary is one table row of zredis against a reference (r: redis, or
+// valkey): medians over the rounds whose two runs both succeeded, and
+// the median of the per-round ratios.
 type summary struct {
 	zRPS, rRPS, rpsRatio float64
 	zP99, rP99, p99Ratio float64
@@ -730,17 +871,25 @@ type summary struct {
 	firstErr             string
 }
 
-func summarize(c *cell) summary {
+// summarize is c's row of zredis against redis.
+func summarize(c *cell) summary { return summarizeRuns(c.z, c.r, "redis") }
+
+// summarizeValkey is c's row of zredis against valkey.
+func summarizeValkey(c *cell) summary { return summarizeRuns(c.z, c.v, "valkey") }
+
+// summarizeRuns is the row of zredis's runs z against the reference's
+// runs ref (named refName), round by round.
+func summarizeRuns(z, ref []result, refName string) summary {
 	var s summary
 	var zr, rr, rat, zp, rp, prat, zc, rc, crat, cl []float64
-	for i := range c.z {
-		a, b := c.z[i], c.r[i]
+	for i := range min(len(z), len(ref)) {
+		a, b := z[i], ref[i]
 		if a.err != "" || b.err != "" {
 			if s.firstErr == "" {
 				if a.err != "" {
 					s.firstErr = "zredis: " + a.err
 				} else {
-					s.firstErr = "redis: " + b.err
+					s.firstErr = refName + ": " + b.err
 				}
 			}
 			continue
@@ -766,22 +915,65 @@ func summarize(c *cell) summary {
 }
 
 func report(w io.Writer, o options, cells []*cell) {
+	valkey := hasValkey(cells)
+	bound := "near 1.0"
+	if ioThreads > 1 {
+		bound = fmt.Sprintf("near %d, its processes", ioThreads)
+	}
+	// A missing figure (every round of one pair failed) is a dash.
+	dash := func(v float64, prec int) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
 	var errs []string
 	for _, p := range o.pipelines {
-		fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); ratio = zredis/redis per round, then median; p99 in ms\n",
-			p, o.clients, o.rounds)
-		fmt.Fprintf(w, "cpu/op = server CPU µs per request; client = redis-benchmark's CPU in cores (near 1.0: the client, not the server, bounds rps)\n")
-		fmt.Fprintf(w, "%-15s %6s %9s %11s %11s %9s %11s %11s %9s %9s %9s %9s %7s\n",
-			"test", "value", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio",
-			"z cpu/op", "r cpu/op", "cpu ratio", "client")
+		if valkey {
+			fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); z/r = zredis/redis, z/v = zredis/valkey per round, then median; p99 in ms\n",
+				p, o.clients, o.rounds)
+			fmt.Fprintf(w, "cpu/op = server CPU µs per request; client = redis-benchmark's CPU in cores, the higher of z/r's and z/v's (%s: the client, not the server, bounds rps)\n", bound)
+			fmt.Fprintf(w, "%-15s %6s %9s %11s %11s %11s %7s %7s %10s %10s %10s %7s %7s %8s %8s %8s %7s %7s %6s\n",
+				"test", "value", "n", "zredis rps", "redis rps", "valkey rps", "z/r rps", "z/v rps",
+				"zredis p99", "redis p99", "valkey p99", "z/r p99", "z/v p99",
+				"z cpu/op", "r cpu/op", "v cpu/op", "z/r cpu", "z/v cpu", "client")
+		} else {
+			fmt.Fprintf(w, "pipeline %d, %d clients, median of %d round(s); ratio = zredis/redis per round, then median; p99 in ms\n",
+				p, o.clients, o.rounds)
+			fmt.Fprintf(w, "cpu/op = server CPU µs per request; client = redis-benchmark's CPU in cores (%s: the client, not the server, bounds rps)\n", bound)
+			fmt.Fprintf(w, "%-15s %6s %9s %11s %11s %9s %11s %11s %9s %9s %9s %9s %7s\n",
+				"test", "value", "n", "zredis rps", "redis rps", "rps ratio", "zredis p99", "redis p99", "p99 ratio",
+				"z cpu/op", "r cpu/op", "cpu ratio", "client")
+		}
 		for _, c := range cells {
 			if c.pipeline != p {
 				continue
 			}
 			s := summarize(c)
-			if s.ok == 0 {
+			var sv summary
+			if valkey {
+				sv = summarizeValkey(c)
+			}
+			switch {
+			case s.ok == 0 && sv.ok == 0:
 				fmt.Fprintf(w, "%-15s %5dB %9d %11s\n", c.test.name, c.size, c.n, "failed")
-			} else {
+			case valkey:
+				// zredis's own figures from whichever pair has them:
+				// the same runs, less those whose partner failed.
+				zs := s
+				if s.ok == 0 {
+					zs = sv
+				}
+				client := s.clientCPU
+				if math.IsNaN(client) || sv.clientCPU > client {
+					client = sv.clientCPU
+				}
+				fmt.Fprintf(w, "%-15s %5dB %9d %11.0f %11s %11s %7s %7s %10.3f %10s %10s %7s %7s %8.2f %8s %8s %7s %7s %6.2f\n",
+					c.test.name, c.size, c.n, zs.zRPS, dash(s.rRPS, 0), dash(sv.rRPS, 0), dash(s.rpsRatio, 2), dash(sv.rpsRatio, 2),
+					zs.zP99, dash(s.rP99, 3), dash(sv.rP99, 3), dash(s.p99Ratio, 2), dash(sv.p99Ratio, 2),
+					zs.zCPU, dash(s.rCPU, 2), dash(sv.rCPU, 2), dash(s.cpuRatio, 2), dash(sv.cpuRatio, 2),
+					client)
+			default:
 				fmt.Fprintf(w, "%-15s %5dB %9d %11.0f %11.0f %9.2f %11.3f %11.3f %9.2f %9.2f %9.2f %9.2f %7.2f\n",
 					c.test.name, c.size, c.n, s.zRPS, s.rRPS, s.rpsRatio, s.zP99, s.rP99, s.p99Ratio,
 					s.zCPU, s.rCPU, s.cpuRatio, s.clientCPU)
@@ -789,6 +981,11 @@ func report(w io.Writer, o options, cells []*cell) {
 			if s.firstErr != "" {
 				errs = append(errs, fmt.Sprintf("P%d %dB %s (%d/%d rounds failed): %s",
 					p, c.size, c.test.name, o.rounds-s.ok, o.rounds, s.firstErr))
+			}
+			// zredis's failures are in the line above; valkey's own here.
+			if n, first := failedRuns(c.v); n > 0 {
+				errs = append(errs, fmt.Sprintf("P%d %dB %s (%d/%d valkey runs failed): valkey: %s",
+					p, c.size, c.test.name, n, len(c.v), first))
 			}
 		}
 		fmt.Fprintln(w)
@@ -804,35 +1001,72 @@ func report(w io.Writer, o options, cells []*cell) {
 	}
 }
 
+// hasValkey reports whether the cells ran on valkey too (-valkey).
+func hasValkey(cells []*cell) bool {
+	for _, c := range cells {
+		if len(c.v) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// failedRuns counts the runs in rs that failed and returns the first's
+// error.
+func failedRuns(rs []result) (n int, first string) {
+	for _, r := range rs {
+		if r.err != "" {
+			if n == 0 {
+				first = r.err
+			}
+			n++
+		}
+	}
+	return n, first
+}
+
 // throughputFigures are the summary's figures for the throughput grid:
 // rps and p99 per cell, then per pipeline the geometric mean of each
-// ratio over the cells that ran.
+// ratio over the cells that ran; with valkey in the cells, the same
+// against valkey in sections of their own (", vs valkey"), each after
+// its redis one.
 func throughputFigures(pipelines []int, cells []*cell) []figure {
-	var rps, p99 []figure
+	rps, p99 := cellFigures(pipelines, cells, "", summarize)
+	if !hasValkey(cells) {
+		return append(rps, p99...)
+	}
+	vrps, vp99 := cellFigures(pipelines, cells, ", vs valkey", summarizeValkey)
+	return slices.Concat(rps, vrps, p99, vp99)
+}
+
+// cellFigures are the throughput and p99 figures of the cells against
+// the reference sum summarizes them with, in sections named with suffix.
+func cellFigures(pipelines []int, cells []*cell, suffix string, sum func(*cell) summary) (rps, p99 []figure) {
+	rpsSec, p99Sec := "throughput"+suffix, "p99 latency"+suffix
 	for _, p := range pipelines {
 		var rr, pr []float64
 		for _, c := range cells {
 			if c.pipeline != p {
 				continue
 			}
-			s := summarize(c)
+			s := sum(c)
 			name := fmt.Sprintf("P%d %s %dB", p, c.test.name, c.size)
-			rps = append(rps, figure{section: "throughput", name: name, unit: "rps",
+			rps = append(rps, figure{section: rpsSec, name: name, unit: "rps",
 				z: s.zRPS, r: s.rRPS, ratio: s.rpsRatio, better: higher})
-			p99 = append(p99, figure{section: "p99 latency", name: name, unit: "ms",
+			p99 = append(p99, figure{section: p99Sec, name: name, unit: "ms",
 				z: s.zP99, r: s.rP99, ratio: s.p99Ratio, better: lower})
 			if s.ok > 0 {
 				rr, pr = append(rr, s.rpsRatio), append(pr, s.p99Ratio)
 			}
 		}
 		if len(rr) > 0 {
-			rps = append(rps, figure{section: "throughput", name: fmt.Sprintf("P%d geomean (%d cells)", p, len(rr)),
+			rps = append(rps, figure{section: rpsSec, name: fmt.Sprintf("P%d geomean (%d cells)", p, len(rr)),
 				unit: "rps", z: math.NaN(), r: math.NaN(), ratio: geomean(rr), better: higher})
-			p99 = append(p99, figure{section: "p99 latency", name: fmt.Sprintf("P%d geomean (%d cells)", p, len(pr)),
+			p99 = append(p99, figure{section: p99Sec, name: fmt.Sprintf("P%d geomean (%d cells)", p, len(pr)),
 				unit: "ms", z: math.NaN(), r: math.NaN(), ratio: geomean(pr), better: lower})
 		}
 	}
-	return append(rps, p99...)
+	return rps, p99
 }
 
 // printMachine prints the machine, the kernel and the versions, and
@@ -847,7 +1081,17 @@ func printMachine(o options) string {
 	if o.redis74Bin != "" {
 		fmt.Printf("redis74: %s\n", firstLine(o.redis74Bin, "--version"))
 	}
+	if o.valkeyBin != "" {
+		fmt.Printf("valkey:  %s\n", firstLine(o.valkeyBin, "--version"))
+	}
 	fmt.Printf("bench:   %s\n", firstLine(o.benchBin, "--version"))
+	if ioThreads > 1 {
+		fmt.Printf("threads: redis-server and valkey-server --io-threads %d --io-threads-do-reads yes; %d redis-benchmark processes per run; zredis its own (%d CPUs)\n",
+			ioThreads, ioThreads, runtime.NumCPU())
+	} else {
+		fmt.Printf("threads: redis-server and valkey-server single-threaded I/O (io-threads 1); one redis-benchmark per run; zredis its own (%d CPUs)\n",
+			runtime.NumCPU())
+	}
 	return m
 }
 
@@ -912,7 +1156,12 @@ func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) 
 				return nil, err
 			}
 		}
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}, extra...)
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}
+		if ioThreads > 1 && !zredis {
+			// Before extra, so that a part's own setting would win.
+			args = append(args, "--io-threads", strconv.Itoa(ioThreads), "--io-threads-do-reads", "yes")
+		}
+		args = append(args, extra...)
 		s := &server{name: name, port: port, dir: dir, zredis: zredis, out: &bytes.Buffer{}, done: make(chan struct{})}
 		s.cmd = exec.Command(abs, args...)
 		s.cmd.Dir = dir

@@ -184,6 +184,102 @@ func TestThroughputFigures(t *testing.T) {
 	assert.Equal(t, 0, figs[3].leads())
 }
 
+// With valkey in the cells, its figures follow each redis section in
+// sections of their own, paired with zredis round by round apart from
+// redis: a round whose redis run failed still counts against valkey.
+func TestThroughputFiguresValkey(t *testing.T) {
+	set := test{name: "SET"}
+	cells := []*cell{
+		{pipeline: 1, size: 3, test: set,
+			z: []result{{rps: 200, p99: 1}, {rps: 100, p99: 1}},
+			r: []result{{rps: 100, p99: 2}, {err: "boom"}},
+			v: []result{{rps: 400, p99: 1}, {rps: 100, p99: 2}}},
+	}
+	figs := throughputFigures([]int{1}, cells)
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.section+"|"+f.name)
+	}
+	assert.Equal(t, []string{
+		"throughput|P1 SET 3B", "throughput|P1 geomean (1 cells)",
+		"throughput, vs valkey|P1 SET 3B", "throughput, vs valkey|P1 geomean (1 cells)",
+		"p99 latency|P1 SET 3B", "p99 latency|P1 geomean (1 cells)",
+		"p99 latency, vs valkey|P1 SET 3B", "p99 latency, vs valkey|P1 geomean (1 cells)",
+	}, names)
+	assert.Equal(t, 2.0, figs[0].ratio)
+	assert.Equal(t, 250.0, figs[2].r)                  // valkey's median over both rounds
+	assert.InDelta(t, (0.5+1)/2, figs[2].ratio, 1e-12) // median of 200/400 and 100/100
+	assert.InDelta(t, (1+0.5)/2, figs[6].ratio, 1e-12) // p99: 1/1 and 1/2
+	assert.Equal(t, -1, figs[2].leads())
+
+	sv := summarizeValkey(cells[0])
+	assert.Equal(t, 2, sv.ok)
+	assert.Equal(t, "", sv.firstErr)
+	assert.Equal(t, "redis: boom", summarize(cells[0]).firstErr)
+	n, first := failedRuns(cells[0].r)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "boom", first)
+
+	// No valkey: no valkey sections, and summarizeValkey has nothing.
+	cells[0].v = nil
+	assert.Len(t, throughputFigures([]int{1}, cells), 4)
+	assert.Equal(t, 0, summarizeValkey(cells[0]).ok)
+	assert.True(t, math.IsNaN(summarizeValkey(cells[0]).rpsRatio))
+}
+
+// -io-threads splits a run over as many redis-benchmark processes, each
+// with its share of the clients and the requests.
+func TestBenchProcs(t *testing.T) {
+	defer func(n int) { ioThreads = n }(ioThreads)
+	ioThreads = 0
+	assert.Equal(t, 1, benchProcs(50, 1000))
+	ioThreads = 1
+	assert.Equal(t, 1, benchProcs(50, 1000))
+	ioThreads = 2
+	assert.Equal(t, 2, benchProcs(50, 1000))
+	assert.Equal(t, 1, benchProcs(1, 1000))
+	assert.Equal(t, 1, benchProcs(50, 1))
+	assert.Equal(t, []int{17, 17, 16}, []int{share(50, 3, 0), share(50, 3, 1), share(50, 3, 2)})
+	assert.Equal(t, []int{25, 25}, []int{share(50, 2, 0), share(50, 2, 1)})
+
+	r := combine([]result{{rps: 100, p50: 1, p99: 2}, {rps: 300, p50: 3, p99: 4}})
+	assert.Equal(t, result{rps: 400, p50: 2, p99: 3}, r)
+	one := result{rps: 5, p50: 1, p99: 2}
+	assert.Equal(t, one, combine([]result{one}))
+
+	// The test's arguments stay last: the first non-option is the command.
+	c := &cell{pipeline: 16, size: 3, test: test{name: "SETEX", args: command("SETEX", "k", "100", "$value")}}
+	args := benchArgs(options{clients: 25}, &server{port: 6379}, c, 1000)
+	assert.Equal(t, []string{"-c", "25", "-n", "1000"}, args[4:8])
+	assert.Equal(t, []string{"--csv", "SETEX", "k", "100", "xxx"}, args[len(args)-5:])
+}
+
+// The memory part with valkey: a table per reference, and the summary's
+// valkey sections each after its redis one.
+func TestReportMemoryValkey(t *testing.T) {
+	sides := []memSide{{"zredis", ""}, {"redis", ""}, {"valkey", ""}}
+	res := make([][]memResult, len(memShapes))
+	for i := range res {
+		res[i] = []memResult{{rss: 100 << 20, used: 50 << 20}, {rss: 200 << 20, used: 100 << 20}, {rss: 400 << 20, used: 100 << 20}}
+	}
+	o := options{memN: 1 << 20, sum: &summaryTable{}}
+	var b bytes.Buffer
+	reportMemory(&b, o, sides, res)
+	out := b.String()
+	assert.Contains(t, out, "ratio = zredis/redis\n")
+	assert.Contains(t, out, "ratio = zredis/valkey\n")
+	assert.Regexp(t, `strings\s+100\.0\s+400\.0\s+0\.25 `, out)
+	var sections []string
+	for _, f := range o.sum.grouped() {
+		if len(sections) == 0 || sections[len(sections)-1] != f.section {
+			sections = append(sections, f.section)
+		}
+	}
+	assert.Equal(t, []string{"memory (RSS)", "memory (RSS), vs valkey", "memory (RSS, purged)", "memory (RSS, purged), vs valkey",
+		"memory (used_memory)", "memory (used_memory), vs valkey"}, sections)
+	assert.Len(t, o.sum.figs, 6*len(memShapes))
+}
+
 func sampleSummary() *summaryTable {
 	t := &summaryTable{}
 	t.add(figure{section: "throughput", name: "P1 SET 3B", unit: "rps", z: 150000, r: 100000, ratio: 1.5, better: higher})

@@ -164,13 +164,22 @@ func perElement(before, after int64, n int) float64 {
 	return float64(after-before) / float64(n)
 }
 
-// memoryBench loads each shape into a fresh server of each kind and
-// prints the growth per element and the ratios.
+// memSide is one kind of server the memory part loads.
+type memSide struct{ name, bin string }
+
+// memoryBench loads each shape into a fresh server of each kind (zredis,
+// redis, and valkey with -valkey) and prints the growth per element and
+// the ratios.
 func memoryBench(ctx context.Context, o options, w io.Writer) error {
+	sides := []memSide{{"zredis", o.zredisBin}, {"redis", o.redisBin}}
+	if o.valkeyBin != "" {
+		sides = append(sides, memSide{"valkey", o.valkeyBin})
+	}
 	fmt.Fprintf(w, "memory: %d elements per shape loaded with redis-cli --pipe into a fresh server of each kind\n", o.memN)
-	res := make([][2]memResult, len(memShapes))
+	res := make([][]memResult, len(memShapes))
 	for i, sh := range memShapes {
-		for j, side := range []struct{ name, bin string }{{"zredis", o.zredisBin}, {"redis", o.redisBin}} {
+		res[i] = make([]memResult, len(sides))
+		for j, side := range sides {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -192,26 +201,53 @@ func memoryBench(ctx context.Context, o options, w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	reportMemory(w, o, res)
+	reportMemory(w, o, sides, res)
 	return nil
 }
 
-func reportMemory(w io.Writer, o options, res [][2]memResult) {
+// reportMemory prints one table of zredis (sides[0], res[shape][0])
+// against each other side, and adds the figures to the summary: those
+// against valkey in sections of their own (", vs valkey"), each after
+// its redis one.
+func reportMemory(w io.Writer, o options, sides []memSide, res [][]memResult) {
 	n := o.memN
-	fmt.Fprintf(w, "memory: growth per element over %d elements from a fresh server; ratio = zredis/redis\n", n)
-	fmt.Fprintf(w, "RSS: VmRSS %v after the load; purged: VmRSS after MEMORY PURGE; used: used_memory (zredis: Go heap live objects)\n", memSettle)
-	fmt.Fprintf(w, "%-17s %9s %9s %6s %9s %9s %6s %9s %9s %6s %8s %8s\n", "shape (B/elem)",
-		"z RSS", "r RSS", "ratio", "z purged", "r purged", "ratio", "z used", "r used", "ratio", "z load", "r load")
-	for i, sh := range memShapes {
-		z, r := res[i][0], res[i][1]
-		zr, rr := perElement(z.rss0, z.rss, n), perElement(r.rss0, r.rss, n)
-		zp, rp := perElement(z.rss0, z.rssPurged, n), perElement(r.rss0, r.rssPurged, n)
-		zu, ru := perElement(z.used0, z.used, n), perElement(r.used0, r.used, n)
-		fmt.Fprintf(w, "%-17s %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %7.2fs %7.2fs\n", sh.name,
-			zr, rr, ratioOf(zr, rr), zp, rp, ratioOf(zp, rp), zu, ru, ratioOf(zu, ru), z.load.Seconds(), r.load.Seconds())
-		o.sum.add(figure{section: "memory (RSS)", name: sh.name, unit: "B/elem", z: zr, r: rr, ratio: ratioOf(zr, rr), better: lower})
-		o.sum.add(figure{section: "memory (RSS, purged)", name: sh.name, unit: "B/elem", z: zp, r: rp, ratio: ratioOf(zp, rp), better: lower})
-		o.sum.add(figure{section: "memory (used_memory)", name: sh.name, unit: "B/elem", z: zu, r: ru, ratio: ratioOf(zu, ru), better: neither})
+	// figs[metric][ref]: the summary's figures, added metric by metric.
+	figs := make([][][]figure, 3)
+	for m := range figs {
+		figs[m] = make([][]figure, len(sides))
+	}
+	for j := 1; j < len(sides); j++ {
+		ref := sides[j].name
+		suffix := ""
+		if ref != "redis" {
+			suffix = ", vs " + ref
+		}
+		r0 := ref[:1] // the columns' prefix, as "z" is zredis's
+		fmt.Fprintf(w, "memory: growth per element over %d elements from a fresh server; ratio = zredis/%s\n", n, ref)
+		if j == 1 {
+			fmt.Fprintf(w, "RSS: VmRSS %v after the load; purged: VmRSS after MEMORY PURGE; used: used_memory (zredis: Go heap live objects)\n", memSettle)
+		}
+		fmt.Fprintf(w, "%-17s %9s %9s %6s %9s %9s %6s %9s %9s %6s %8s %8s\n", "shape (B/elem)",
+			"z RSS", r0+" RSS", "ratio", "z purged", r0+" purged", "ratio", "z used", r0+" used", "ratio", "z load", r0+" load")
+		for i, sh := range memShapes {
+			z, r := res[i][0], res[i][j]
+			zr, rr := perElement(z.rss0, z.rss, n), perElement(r.rss0, r.rss, n)
+			zp, rp := perElement(z.rss0, z.rssPurged, n), perElement(r.rss0, r.rssPurged, n)
+			zu, ru := perElement(z.used0, z.used, n), perElement(r.used0, r.used, n)
+			fmt.Fprintf(w, "%-17s %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %7.2fs %7.2fs\n", sh.name,
+				zr, rr, ratioOf(zr, rr), zp, rp, ratioOf(zp, rp), zu, ru, ratioOf(zu, ru), z.load.Seconds(), r.load.Seconds())
+			figs[0][j] = append(figs[0][j], figure{section: "memory (RSS)" + suffix, name: sh.name, unit: "B/elem", z: zr, r: rr, ratio: ratioOf(zr, rr), better: lower})
+			figs[1][j] = append(figs[1][j], figure{section: "memory (RSS, purged)" + suffix, name: sh.name, unit: "B/elem", z: zp, r: rp, ratio: ratioOf(zp, rp), better: lower})
+			figs[2][j] = append(figs[2][j], figure{section: "memory (used_memory)" + suffix, name: sh.name, unit: "B/elem", z: zu, r: ru, ratio: ratioOf(zu, ru), better: neither})
+		}
+		fmt.Fprintln(w)
+	}
+	for _, metric := range figs {
+		for _, ref := range metric {
+			for _, f := range ref {
+				o.sum.add(f)
+			}
+		}
 	}
 	fmt.Fprintln(w, "shapes:")
 	for _, sh := range memShapes {

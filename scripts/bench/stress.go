@@ -66,10 +66,13 @@ const (
 type stressTarget struct{ name, bin string }
 
 // stressTargets are the servers every case runs on, zredis first (the
-// ratios are zredis over each of the others). A third server is one more
-// line here.
+// ratios are zredis over each of the others): Valkey too with -valkey.
 func stressTargets(o options) []stressTarget {
-	return []stressTarget{{"zredis", o.zredisBin}, {"redis", o.redisBin}}
+	ts := []stressTarget{{"zredis", o.zredisBin}, {"redis", o.redisBin}}
+	if o.valkeyBin != "" {
+		ts = append(ts, stressTarget{"valkey", o.valkeyBin})
+	}
+	return ts
 }
 
 // stressCol is a column of a case's own: a figure its run returns.

@@ -13,6 +13,10 @@ import (
 // The closing summary: every part adds its headline figures (a value on
 // each server and the ratio zredis/redis) to one table, printed at the
 // end, written as CSV and drawn as one SVG bar chart of the ratios.
+// Where a part measures another reference than redis-server 7.0 (redis
+// 7.4, valkey), that reference's figures are rows of their own in
+// sections that name it ("..., vs valkey"), with its value in the redis
+// column: the table and the CSV keep their columns.
 
 // Which way a figure is better, for the plot's colours and the table's
 // lead/trail column.
@@ -49,6 +53,12 @@ type summaryTable struct {
 }
 
 func (t *summaryTable) add(f figure) { t.figs = append(t.figs, f) }
+
+// hasOtherRefs reports whether a section has another reference than
+// redis-server 7.0 (", vs X").
+func (t *summaryTable) hasOtherRefs() bool {
+	return slices.ContainsFunc(t.figs, func(f figure) bool { return strings.Contains(f.section, ", vs ") })
+}
 
 // grouped is the figures with each section's together, sections in the
 // order they first appear, figures within one in the order added.
@@ -110,10 +120,19 @@ func (t *summaryTable) print(w io.Writer, self bool) {
 		return
 	}
 	fmt.Fprintln(w, "summary: every figure of this run; ratio = zredis/redis (lead/trail: whether zredis is ahead, by the figure's direction)")
+	if t.hasOtherRefs() {
+		fmt.Fprintln(w, "a section \"..., vs X\" has X in the redis column and its ratio is zredis/X")
+	}
 	if self {
 		fmt.Fprintln(w, "noise floor run: the \"zredis\" column is a second redis-server")
 	}
-	fmt.Fprintf(w, "%-24s %-32s %-7s %12s %12s %7s %s\n", "section", "figure", "unit", "zredis", "redis", "ratio", "")
+	// Wide enough for the longest section ("memory (RSS, purged), vs
+	// valkey"), so that the columns stay aligned.
+	secW := 24
+	for _, f := range t.figs {
+		secW = max(secW, len(f.section))
+	}
+	fmt.Fprintf(w, "%-*s %-32s %-7s %12s %12s %7s %s\n", secW, "section", "figure", "unit", "zredis", "redis", "ratio", "")
 	for _, f := range t.grouped() {
 		mark := ""
 		switch f.leads() {
@@ -126,7 +145,7 @@ func (t *summaryTable) print(w io.Writer, self bool) {
 		if !math.IsNaN(f.ratio) {
 			ratio = strconv.FormatFloat(f.ratio, 'f', 2, 64)
 		}
-		fmt.Fprintf(w, "%-24s %-32s %-7s %12s %12s %7s %s\n", f.section, f.name, f.unit, num(f.z), num(f.r), ratio, mark)
+		fmt.Fprintf(w, "%-*s %-32s %-7s %12s %12s %7s %s\n", secW, f.section, f.name, f.unit, num(f.z), num(f.r), ratio, mark)
 	}
 	fmt.Fprintln(w)
 }
@@ -198,7 +217,11 @@ func (t *summaryTable) writeSVG(w io.Writer, title string) error {
 		svgWidth, height, svgWidth, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="8" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", xmlText(title))
-	fmt.Fprintf(&b, `<text x="8" y="34" fill="#444">ratio zredis/redis-server per figure, log scale; green: zredis leads, red: zredis trails (by the figure's direction)</text>`+"\n")
+	ref := "redis-server"
+	if t.hasOtherRefs() {
+		ref = `redis-server (zredis/X in a section "vs X")`
+	}
+	fmt.Fprintf(&b, `<text x="8" y="34" fill="#444">ratio zredis/%s per figure, log scale; green: zredis leads, red: zredis trails (by the figure's direction)</text>`+"\n", xmlText(ref))
 	// Grid lines and their labels at ratios inside the axis.
 	bottom := height - 30
 	for _, g := range []float64{0.125, 0.25, 0.5, 0.67, 0.8, 1, 1.25, 1.5, 2, 4, 8} {
