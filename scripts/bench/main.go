@@ -32,13 +32,12 @@
 // after the grid the memory and stress parts measure the -valkey server
 // too.
 //
-// -io-threads N (N > 1) starts every redis-server and valkey-server with
-// N I/O threads (the main thread counted, as their io-threads is) and
+// -io-threads N (N > 1) starts every server with N I/O threads (the
+// main thread counted, as their io-threads is; zredis's N event loops) and
 // runs N redis-benchmark processes at once against every server, each
 // with its share of the clients and requests, so that one client thread
 // does not bound a threaded server (processes, not redis-benchmark
-// --threads N, whose rps is rounded: see benchProcs); zredis has no such
-// option, it spreads over the machine's cores by itself.
+// --threads N, whose rps is rounded: see benchProcs).
 //
 // It builds nothing: `make bench` builds bin/zredis-server first.
 //
@@ -264,9 +263,8 @@ type options struct {
 	sum  *summaryTable // the closing table every part adds its figures to
 }
 
-// ioThreads is -io-threads: above 1, the I/O threads of every
-// redis-server and valkey-server and the redis-benchmark processes of a
-// run. It is set once, before any server starts, and read where every
+// ioThreads is -io-threads: above 1, the I/O threads of every server
+// (zredis's event loops) and the redis-benchmark processes of a run. It is set once, before any server starts, and read where every
 // part starts its servers and runs its benchmarks (startServerIn,
 // benchProcs), which then need no options passed down.
 var ioThreads int
@@ -318,7 +316,7 @@ func run() int {
 	flag.BoolVar(&o.fieldLag, "fieldlag", true, "then run the hash-field expiry-lag benchmark on fresh servers (zredis; redis 7.4 too with -redis74)")
 	flag.StringVar(&o.redis74Bin, "redis74", "", "redis-server 7.4 binary for the field-TTL parts (\"\": zredis alone there, no ratios)")
 	flag.StringVar(&o.valkeyBin, "valkey", "", "valkey-server binary, a third server in the throughput grid, the memory and the stress parts (\"\": none)")
-	flag.IntVar(&ioThreads, "io-threads", 0, "above 1: redis-server and valkey-server run with --io-threads N, and every run is N redis-benchmark processes at once (zredis unchanged)")
+	flag.IntVar(&ioThreads, "io-threads", 0, "above 1: every server runs with --io-threads N (zredis: N event loops), and every run is N redis-benchmark processes at once")
 	flag.BoolVar(&o.persist, "persist", true, "then run the persistence benchmarks (SET with the AOF, BGSAVE, start-up) on fresh servers")
 	flag.BoolVar(&o.bigValues, "bigvalues", true, "then run the large-value benchmark (SET, GET, DEL of 10 MB and 100 MB values: time and RSS) on fresh servers")
 	flag.BoolVar(&o.evict, "evict", true, "then run SET under eviction (maxmemory 32mb, allkeys-lru) on fresh servers")
@@ -1086,10 +1084,10 @@ func printMachine(o options) string {
 	}
 	fmt.Printf("bench:   %s\n", firstLine(o.benchBin, "--version"))
 	if ioThreads > 1 {
-		fmt.Printf("threads: redis-server and valkey-server --io-threads %d --io-threads-do-reads yes; %d redis-benchmark processes per run; zredis its own (%d CPUs)\n",
-			ioThreads, ioThreads, runtime.NumCPU())
+		fmt.Printf("threads: every server --io-threads %d --io-threads-do-reads yes (zredis: %d event loops); %d redis-benchmark processes per run (%d CPUs)\n",
+			ioThreads, ioThreads, ioThreads, runtime.NumCPU())
 	} else {
-		fmt.Printf("threads: redis-server and valkey-server single-threaded I/O (io-threads 1); one redis-benchmark per run; zredis its own (%d CPUs)\n",
+		fmt.Printf("threads: io-threads 1 (zredis: one event loop); one redis-benchmark per run (%d CPUs)\n",
 			runtime.NumCPU())
 	}
 	return m
@@ -1157,8 +1155,10 @@ func startServerIn(ctx context.Context, name, bin, dir string, extra ...string) 
 			}
 		}
 		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}
-		if ioThreads > 1 && !zredis {
-			// Before extra, so that a part's own setting would win.
+		if ioThreads > 1 {
+			// Before extra, so that a part's own setting would win. zredis
+			// runs that many event loops (io-threads-do-reads is how its
+			// loops always work, and a no-op there).
 			args = append(args, "--io-threads", strconv.Itoa(ioThreads), "--io-threads-do-reads", "yes")
 		}
 		args = append(args, extra...)
