@@ -263,8 +263,8 @@ func (l *List) memSize(samples int) int64 {
 	return n + sum*int64(len(cs))/int64(seen)
 }
 
-// memSize: an intset is its array; a hashtable its buckets' slot arrays
-// plus the members' strings. A small table is walked; a large one is
+// memSize: an intset is its array; a hashtable its buckets' slot and tag
+// arrays plus the members' records. A small table is walked; a large one is
 // sampled at evenly spaced directory entries, so that the estimate costs
 // O(samples) on every write (it runs after each write to the key).
 func (s *Set) memSize(samples int) int64 {
@@ -290,12 +290,13 @@ func (s *Set) memSize(samples int) int64 {
 		buckets++
 		slots += int64(len(b.slots))
 		members += int64(b.n)
-		for _, m := range b.slots {
+		for _, r := range b.slots {
 			if seen >= int64(samples) {
 				break
 			}
-			if m != "" {
-				sum += allocSize(len(m))
+			if r != nil {
+				m := mstr(r)
+				sum += allocSize(uvarintLen(uint64(len(m))) + len(m))
 				seen++
 			}
 		}
@@ -305,7 +306,7 @@ func (s *Set) memSize(samples int) int64 {
 		buckets = int64(h.n) * buckets / members
 		slots = int64(h.n) * slots / members
 	}
-	n += buckets*48 + slots*16
+	n += buckets*64 + slots*9
 	if seen > 0 {
 		n += sum * int64(h.n) / seen
 	}

@@ -1,10 +1,12 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/zredis/zredis/redisconv"
 )
@@ -285,23 +287,60 @@ func (s *Set) Scan(cursor uint64, count int, fn func(m Member)) uint64 {
 // SSCAN's cursor relies on, and no single operation rehashes more than
 // one bucket.
 //
-// A slot is a bare string header (16 bytes) and tables run between 3/8
-// and 3/4 full: about 30 bytes per member plus the member's bytes, well
-// under a Go map[string]struct{} (about 56 bytes plus the bytes) and
-// under Redis's dictEntry + sds + bucket pointer.
+// A slot is a pointer to the member's record (uvarint length, then the
+// bytes: one allocation, see mrec) and a tag byte that answers most
+// probes without touching the record, and tables run between 3/8 and 3/4
+// full: about 16 bytes per member plus its record, where a string header
+// per slot cost 16 bytes more (30 per member), a Go map[string]struct{}
+// about 56, and Redis's dictEntry and bucket pointer 32.
 type hashSet struct {
 	dir   []*bucket
 	depth uint8
 	n     int
 }
 
-// bucket is one linear-probing table. "" marks a free slot, so the empty
-// member is kept aside in the empty flag.
+// bucket is one linear-probing table. A nil slot is free; the empty
+// member is kept aside, in the empty flag. tags[i] is memberTag of the
+// member in slots[i].
 type bucket struct {
-	slots []string
+	slots []*byte
+	tags  []uint8
 	n     int // members, the empty one included
 	empty bool
 	depth uint8
+}
+
+// newBucket makes a bucket of size slots.
+func newBucket(size int, depth uint8) *bucket {
+	return &bucket{slots: make([]*byte, size), tags: make([]uint8, size), depth: depth}
+}
+
+// memberTag is the tag of a member of hash hv: bits that neither the
+// directory (the top ones) nor the slot index (the bottom ones) use.
+func memberTag(hv uint64) uint8 { return uint8(hv >> 32) }
+
+// mrec makes a member's record: uvarint(len(m)) then m, in one
+// allocation that the slot points to.
+func mrec(m []byte) *byte {
+	b := make([]byte, 0, uvarintLen(uint64(len(m)))+len(m))
+	b = binary.AppendUvarint(b, uint64(len(m)))
+	b = append(b, m...)
+	return unsafe.SliceData(b)
+}
+
+// mstr is the member a record holds, a view of its bytes.
+func mstr(r *byte) string {
+	p := unsafe.Pointer(r)
+	n, shift := 0, 0
+	for {
+		c := *(*byte)(p)
+		p = unsafe.Add(p, 1)
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			return unsafe.String((*byte)(p), n)
+		}
+		shift += 7
+	}
 }
 
 const (
@@ -334,7 +373,7 @@ func newHashSet(hint int) *hashSet {
 	h.dir = make([]*bucket, 1<<h.depth)
 	slots := slotsFor(hint >> h.depth)
 	for i := range h.dir {
-		h.dir[i] = &bucket{slots: make([]string, slots), depth: h.depth}
+		h.dir[i] = newBucket(slots, h.depth)
 	}
 	return h
 }
@@ -345,12 +384,13 @@ func (h *hashSet) bucketOf(hv uint64) *bucket { return h.dir[hv>>(64-h.depth)] }
 // slot met (where m would go).
 func (b *bucket) find(hv uint64, m string) (at, free int) {
 	mask := uint64(len(b.slots) - 1)
+	tag := memberTag(hv)
 	for i := hv & mask; ; i = (i + 1) & mask {
 		s := b.slots[i]
-		if s == "" {
+		if s == nil {
 			return -1, int(i)
 		}
-		if s == m {
+		if b.tags[i] == tag && mstr(s) == m {
 			return int(i), -1
 		}
 	}
@@ -359,60 +399,60 @@ func (b *bucket) find(hv uint64, m string) (at, free int) {
 // findBytes is find for a []byte member, without allocating.
 func (b *bucket) findBytes(hv uint64, m []byte) (at, free int) {
 	mask := uint64(len(b.slots) - 1)
+	tag := memberTag(hv)
 	for i := hv & mask; ; i = (i + 1) & mask {
 		s := b.slots[i]
-		if s == "" {
+		if s == nil {
 			return -1, int(i)
 		}
-		if s == string(m) {
+		if b.tags[i] == tag && mstr(s) == string(m) {
 			return int(i), -1
 		}
 	}
 }
 
-// put stores a non-empty member known to be absent, growing the table
-// when it would pass 3/4 full.
-func (b *bucket) put(hv uint64, m string) {
+// put stores the record of a non-empty member (of hash hv) known to be
+// absent, growing the table when it would pass 3/4 full.
+func (b *bucket) put(hv uint64, r *byte) {
 	if (b.n+1)*4 > len(b.slots)*3 {
 		b.resize(len(b.slots) * 2)
 	}
+	b.place(hv, r)
+	b.n++
+}
+
+// place puts a record in the first free slot from its home.
+func (b *bucket) place(hv uint64, r *byte) {
 	mask := uint64(len(b.slots) - 1)
 	i := hv & mask
-	for b.slots[i] != "" {
+	for b.slots[i] != nil {
 		i = (i + 1) & mask
 	}
-	b.slots[i] = m
-	b.n++
+	b.slots[i], b.tags[i] = r, memberTag(hv)
 }
 
 func (b *bucket) resize(size int) {
 	old := b.slots
-	b.slots = make([]string, size)
-	mask := uint64(size - 1)
+	b.slots, b.tags = make([]*byte, size), make([]uint8, size)
 	for _, s := range old {
-		if s == "" {
-			continue
+		if s != nil {
+			b.place(hashString(mstr(s)), s)
 		}
-		i := hashString(s) & mask
-		for b.slots[i] != "" {
-			i = (i + 1) & mask
-		}
-		b.slots[i] = s
 	}
 }
 
 // del empties slot i and shifts the following run back (no tombstones).
 func (b *bucket) del(i int) {
 	mask := len(b.slots) - 1
-	b.slots[i] = ""
+	b.slots[i], b.tags[i] = nil, 0
 	b.n--
-	for j := (i + 1) & mask; b.slots[j] != ""; j = (j + 1) & mask {
-		k := int(hashString(b.slots[j])) & mask
+	for j := (i + 1) & mask; b.slots[j] != nil; j = (j + 1) & mask {
+		k := int(hashString(mstr(b.slots[j]))) & mask
 		// Move slots[j] into the hole at i unless its home k lies
 		// cyclically in (i, j].
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			b.slots[i] = b.slots[j]
-			b.slots[j] = ""
+			b.slots[i], b.tags[i] = b.slots[j], b.tags[j]
+			b.slots[j], b.tags[j] = nil, 0
 			i = j
 		}
 	}
@@ -460,7 +500,7 @@ func (h *hashSet) add(m []byte) bool {
 		h.split(b)
 		b = h.bucketOf(hv)
 	}
-	b.put(hv, string(m))
+	b.put(hv, mrec(m))
 	h.n++
 	return true
 }
@@ -509,14 +549,17 @@ func (h *hashSet) removed() {
 	h.n--
 	if h.depth > 0 && h.n*16 < len(h.dir)*bucketSlots*3/8 {
 		nh := newHashSet(h.n)
-		h.each(func(k string) bool {
-			hv := hashString(k)
-			b := nh.bucketOf(hv)
-			if k == "" {
-				b.empty = true
-				b.n++
-			} else {
-				b.put(hv, k)
+		h.eachBucket(func(b *bucket) bool {
+			if b.empty {
+				nb := nh.bucketOf(hashString(""))
+				nb.empty = true
+				nb.n++
+			}
+			for _, s := range b.slots {
+				if s != nil {
+					hv := hashString(mstr(s))
+					nh.bucketOf(hv).put(hv, s)
+				}
 			}
 			return true
 		})
@@ -538,29 +581,25 @@ func (h *hashSet) split(b *bucket) {
 	d := b.depth
 	var kids [2]*bucket
 	for i := range kids {
-		kids[i] = &bucket{slots: make([]string, slotsFor(b.n/2+1)), depth: d + 1}
+		kids[i] = newBucket(slotsFor(b.n/2+1), d+1)
 	}
 	var prefix uint64
 	found := false
-	add := func(k string) {
-		hv := hashString(k)
+	kidOf := func(hv uint64) *bucket {
 		if !found {
 			prefix, found = hv>>(64-d), true
 		}
-		kid := kids[hv>>(63-d)&1]
-		if k == "" {
-			kid.empty = true
-			kid.n++
-			return
-		}
-		kid.put(hv, k)
+		return kids[hv>>(63-d)&1]
 	}
 	if b.empty {
-		add("")
+		kid := kidOf(hashString(""))
+		kid.empty = true
+		kid.n++
 	}
 	for _, s := range b.slots {
-		if s != "" {
-			add(s)
+		if s != nil {
+			hv := hashString(mstr(s))
+			kidOf(hv).put(hv, s)
 		}
 	}
 	if d == 0 {
@@ -580,7 +619,7 @@ func (h *hashSet) clone() *hashSet {
 		if b != last {
 			last = b
 			cp := *b
-			cp.slots = slices.Clone(b.slots)
+			cp.slots, cp.tags = slices.Clone(b.slots), slices.Clone(b.tags)
 			lastCopy = &cp
 		}
 		c.dir[i] = lastCopy
@@ -605,7 +644,7 @@ func (h *hashSet) each(fn func(k string) bool) {
 			return false
 		}
 		for _, s := range b.slots {
-			if s != "" && !fn(s) {
+			if s != nil && !fn(mstr(s)) {
 				return false
 			}
 		}
@@ -630,8 +669,8 @@ func (h *hashSet) random() string {
 			continue
 		}
 		for {
-			if s := b.slots[rand.IntN(len(b.slots))]; s != "" {
-				return s
+			if s := b.slots[rand.IntN(len(b.slots))]; s != nil {
+				return mstr(s)
 			}
 		}
 	}
@@ -662,10 +701,11 @@ func (h *hashSet) scan(cursor uint64, count int, fn func(m Member)) uint64 {
 				items = append(items, scanMember{p, ""})
 			}
 		}
-		for _, s := range b.slots {
-			if s == "" {
+		for _, r := range b.slots {
+			if r == nil {
 				continue
 			}
+			s := mstr(r)
 			if p := hashString(s); p >= cursor {
 				items = append(items, scanMember{p, s})
 			}

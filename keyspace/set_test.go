@@ -46,8 +46,9 @@ func checkHashSet(t *testing.T, s *Set) {
 			n++
 			assert.Same(t, b, h.bucketOf(hashString("")))
 		}
-		for _, m := range b.slots {
-			if m != "" {
+		for _, r := range b.slots {
+			if r != nil {
+				m := mstr(r)
 				n++
 				assert.Same(t, b, h.bucketOf(hashString(m)), "member %q", m)
 				at, _ := b.find(hashString(m), m)
