@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"unsafe"
 )
 
@@ -556,12 +557,17 @@ func recField(r string) []byte {
 	return f
 }
 
+// makeRec makes the record of f and v. A strings.Builder's allocation
+// is not zeroed first (make's is): every byte is written at once, and
+// for 1 KiB values the zeroing was 1.2% of HSET's time.
 func makeRec(f, v []byte) string {
-	b := make([]byte, 0, uvarintLen(uint64(len(f)))+len(f)+len(v))
-	b = binary.AppendUvarint(b, uint64(len(f)))
-	b = append(b, f...)
-	b = append(b, v...)
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	var b strings.Builder
+	b.Grow(uvarintLen(uint64(len(f))) + len(f) + len(v))
+	var l [binary.MaxVarintLen64]byte
+	b.Write(binary.AppendUvarint(l[:0], uint64(len(f))))
+	b.Write(f)
+	b.Write(v)
+	return b.String()
 }
 
 // clone returns a copy sharing the immutable records.
