@@ -2,7 +2,8 @@
 #   make run    build and start zredis-server with the default configuration
 #   make test   install what the tests need (Debian packages, BullMQ's npm packages), then run every test
 #   make bench  zredis next to redis-server under redis-benchmark, with ratios
-#               (BENCH_ARGS="-redis74 /path/to/redis-server" adds a 7.4 column
+#               (ARGS or BENCH_ARGS go to scripts/bench: "-valkey /path/to/valkey-server"
+#               adds a Valkey column, "-redis74 /path/to/redis-server" a 7.4 one
 #               for the hash field expiration sections)
 #   make install    build, then install the programs of cmd/ into $(DESTDIR)$(PREFIX)/bin
 #                   (PREFIX=/usr/local and no DESTDIR by default; packaging/ has the systemd units)
@@ -107,7 +108,7 @@ test-serial:
 	@$(MAKE) --no-print-directory fuzz FUZZDIV=4
 
 bench: deps build
-	$(GO) run ./scripts/bench $(BENCH_ARGS)
+	$(GO) run ./scripts/bench $(BENCH_ARGS) $(ARGS)
 
 clean:
 	rm -rf $(BIN)
