@@ -470,6 +470,9 @@ sections.stalled = async (c) => {
   w.on('stalled', () => workerStalled++);
   await until(() => done === 1, 'the stalled job, processed again');
   await until(() => stalledEvents === 1, 'the stalled event');
+  // The processor has returned; the job's return value is stored a moment
+  // later (moveToFinished), on a busy machine after this line ran.
+  await until(async () => (await (await q.getJob(job.id)).getState()) === 'completed', 'the stalled job, completed');
   const j = await q.getJob(job.id);
   await w.close();
   const job2 = await q.add('s2', {}, { attempts: 1 });
