@@ -245,6 +245,7 @@ type options struct {
 	replica         bool
 	stress          bool   // abusive clients, huge requests, slow subscribers, idle connections (stress.go)
 	stressCases     string // the stress cases to run: names' first words, comma-separated ("": all)
+	memShapes       string // the memory shapes to load: names with hyphens, comma-separated ("": all)
 	target          time.Duration
 	zredisBin       string
 	redisBin        string
@@ -308,6 +309,7 @@ func run() int {
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, eight shapes) on fresh servers")
 	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
+	flag.StringVar(&o.memShapes, "memory-shapes", "", "with -memory, only these shapes (names with hyphens for spaces, comma-separated: strings,strings-with-TTL,small-hashes,...)")
 	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")
 	flag.BoolVar(&o.lag, "lag", true, "then run the expiry-lag benchmark on fresh servers")
 	flag.BoolVar(&o.journal, "journal", true, "then run the expiry journal's cost (zredis, AOF on: journal on against off) on fresh servers")

@@ -264,7 +264,7 @@ func TestReportMemoryValkey(t *testing.T) {
 	}
 	o := options{memN: 1 << 20, sum: &summaryTable{}}
 	var b bytes.Buffer
-	reportMemory(&b, o, sides, res)
+	reportMemory(&b, o, memShapes, sides, res)
 	out := b.String()
 	assert.Contains(t, out, "ratio = zredis/redis\n")
 	assert.Contains(t, out, "ratio = zredis/valkey\n")
@@ -405,4 +405,19 @@ func TestInfoField(t *testing.T) {
 	assert.Equal(t, int64(123), v)
 	_, err = infoField(info, "used_memory_rss")
 	assert.Error(t, err)
+}
+
+// TestSelectShapes checks -memory-shapes: hyphenated names, the table's
+// order, and an unknown name refused with the list of shapes.
+func TestSelectShapes(t *testing.T) {
+	all, err := selectShapes("")
+	require.NoError(t, err)
+	assert.Len(t, all, len(memShapes))
+	got, err := selectShapes("list-elements,strings-with-TTL")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, "strings with TTL", got[0].name)
+	assert.Equal(t, "list elements", got[1].name)
+	_, err = selectShapes("strings,lists")
+	assert.ErrorContains(t, err, "strings,strings-with-TTL,small-hashes")
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,9 +176,13 @@ func memoryBench(ctx context.Context, o options, w io.Writer) error {
 	if o.valkeyBin != "" {
 		sides = append(sides, memSide{"valkey", o.valkeyBin})
 	}
+	shapes, err := selectShapes(o.memShapes)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "memory: %d elements per shape loaded with redis-cli --pipe into a fresh server of each kind\n", o.memN)
-	res := make([][]memResult, len(memShapes))
-	for i, sh := range memShapes {
+	res := make([][]memResult, len(shapes))
+	for i, sh := range shapes {
 		res[i] = make([]memResult, len(sides))
 		for j, side := range sides {
 			if ctx.Err() != nil {
@@ -201,15 +206,42 @@ func memoryBench(ctx context.Context, o options, w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
-	reportMemory(w, o, sides, res)
+	reportMemory(w, o, shapes, sides, res)
 	return nil
+}
+
+// shapeFlag is a shape's name as -memory-shapes takes it: hyphens for
+// spaces ("strings-with-TTL").
+func shapeFlag(sh memShape) string { return strings.ReplaceAll(sh.name, " ", "-") }
+
+// selectShapes returns the shapes -memory-shapes names, in the table's
+// order ("": all of them).
+func selectShapes(spec string) ([]memShape, error) {
+	if spec == "" {
+		return memShapes, nil
+	}
+	want := strings.Split(spec, ",")
+	var shapes []memShape
+	for _, sh := range memShapes {
+		if slices.Contains(want, shapeFlag(sh)) {
+			shapes = append(shapes, sh)
+		}
+	}
+	if len(shapes) != len(want) {
+		names := make([]string, len(memShapes))
+		for i, sh := range memShapes {
+			names[i] = shapeFlag(sh)
+		}
+		return nil, fmt.Errorf("-memory-shapes %q: the shapes are %s", spec, strings.Join(names, ","))
+	}
+	return shapes, nil
 }
 
 // reportMemory prints one table of zredis (sides[0], res[shape][0])
 // against each other side, and adds the figures to the summary: those
 // against valkey in sections of their own (", vs valkey"), each after
 // its redis one.
-func reportMemory(w io.Writer, o options, sides []memSide, res [][]memResult) {
+func reportMemory(w io.Writer, o options, shapes []memShape, sides []memSide, res [][]memResult) {
 	n := o.memN
 	// figs[metric][ref]: the summary's figures, added metric by metric.
 	figs := make([][][]figure, 3)
@@ -229,7 +261,7 @@ func reportMemory(w io.Writer, o options, sides []memSide, res [][]memResult) {
 		}
 		fmt.Fprintf(w, "%-17s %9s %9s %6s %9s %9s %6s %9s %9s %6s %8s %8s\n", "shape (B/elem)",
 			"z RSS", r0+" RSS", "ratio", "z purged", r0+" purged", "ratio", "z used", r0+" used", "ratio", "z load", r0+" load")
-		for i, sh := range memShapes {
+		for i, sh := range shapes {
 			z, r := res[i][0], res[i][j]
 			zr, rr := perElement(z.rss0, z.rss, n), perElement(r.rss0, r.rss, n)
 			zp, rp := perElement(z.rss0, z.rssPurged, n), perElement(r.rss0, r.rssPurged, n)
@@ -250,7 +282,7 @@ func reportMemory(w io.Writer, o options, sides []memSide, res [][]memResult) {
 		}
 	}
 	fmt.Fprintln(w, "shapes:")
-	for _, sh := range memShapes {
+	for _, sh := range shapes {
 		fmt.Fprintf(w, "  %-17s %s\n", sh.name, sh.desc)
 	}
 	fmt.Fprintln(w)
