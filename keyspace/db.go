@@ -352,7 +352,7 @@ func (db *DB) OverwriteString(key, val []byte, expireAt int64) {
 // its deadline by a write, and returns what then stands under key: nil,
 // or the entry a deadline hook kept.
 func (db *DB) expiredBeforeWrite(h uint64, key []byte, old *Entry) *Entry {
-	if !db.expireLazily(old.key, old) {
+	if !db.expireLazily(old.Key(), old) {
 		return nil
 	}
 	return db.get(bytesKey(key), h)
@@ -463,7 +463,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	if expireAt != 0 {
 		e.expireAt = expireAt
 		db.expires.add(expireAt, e)
-		db.scheduled(e.key, expireAt)
+		db.scheduled(e.Key(), expireAt)
 	}
 	db.touched(key)
 }
@@ -472,7 +472,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 // nil: a new entry for the key copies its key from there.
 func (e *Entry) keyOr(k string) string {
 	if e != nil {
-		return e.key
+		return e.Key()
 	}
 	return k
 }
@@ -521,7 +521,7 @@ func (db *DB) Insert(key string, e *Entry) {
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, e)
-		db.scheduled(e.key, e.expireAt)
+		db.scheduled(e.Key(), e.expireAt)
 	}
 	db.touchedString(key)
 }
@@ -579,7 +579,7 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, e)
-		db.scheduled(e.key, e.expireAt)
+		db.scheduled(e.Key(), e.expireAt)
 	}
 	db.touched(key)
 	return e
@@ -667,7 +667,7 @@ func (db *DB) setDeadline(e *Entry, at int64) {
 	e.expireAt = at
 	if at != 0 {
 		db.expires.add(at, e)
-		db.scheduled(e.key, at)
+		db.scheduled(e.Key(), at)
 	}
 }
 
@@ -739,13 +739,13 @@ func (db *DB) Take(key []byte) *Entry {
 // remove deletes e, the entry stored under its key (hash h).
 func (db *DB) remove(h uint64, e *Entry) {
 	t := db.writable(shardOf(h))
-	t.del(e.key, h)
+	t.del(e.Key(), h)
 	db.keys--
 	db.dropEntry(e)
 	if e.expireAt != 0 {
 		db.expires.del(e.expireAt, e)
 	}
-	db.touchedString(e.key)
+	db.touchedString(e.Key())
 }
 
 // scheduled tells the expiry timer of a new deadline, and remembers a
@@ -902,7 +902,7 @@ func (db *DB) EachEntry(fn func(key string, e *Entry) bool) {
 		}
 		more := true
 		t.all(func(e *Entry) bool {
-			more = fn(e.key, e)
+			more = fn(e.Key(), e)
 			return more
 		})
 		if !more {
@@ -922,7 +922,7 @@ func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
 	}
 	t.all(func(e *Entry) bool {
 		if e.expireAt == 0 || e.expireAt > db.ks.now {
-			fn(e.key, e)
+			fn(e.Key(), e)
 		}
 		return true
 	})
@@ -981,8 +981,8 @@ func (db *DB) ScanMatch(cursor uint64, count int, match func(key string) bool, f
 		}
 		items := db.ks.scanBuf[:0]
 		t.all(func(e *Entry) bool {
-			if p := keyHash(e.key) >> shardBits; p >= pos {
-				items = append(items, scanItem{p, e.key, e})
+			if p := keyHash(e.Key()) >> shardBits; p >= pos {
+				items = append(items, scanItem{p, e.Key(), e})
 			}
 			return true
 		})

@@ -145,7 +145,7 @@ func (d *deadlines) min() (deadline, bool) {
 		return deadline{}, false
 	}
 	e := s.one()
-	return deadline{s.at, e.key, e}, true
+	return deadline{s.at, e.Key(), e}, true
 }
 
 // random is a key with a deadline picked at random (volatile-random and
@@ -162,7 +162,7 @@ func (d *deadlines) random() (deadline, bool) {
 	if s.b != nil {
 		e = s.b.pick()
 	}
-	return deadline{s.at, e.key, e}, true
+	return deadline{s.at, e.Key(), e}, true
 }
 
 // len is the number of keys with a deadline.

@@ -226,8 +226,8 @@ func TestDeadlineBucketShrinks(t *testing.T) {
 					require.Equal(t, setSizeFor(keep), len(b.set))
 				}
 				for range 1000 {
-					if e := b.pick(); m[e.key] != 42 || ent(e.key) != e {
-						t.Fatalf("pick gave %q, not an entry of the bucket", e.key)
+					if e := b.pick(); m[e.Key()] != 42 || ent(e.Key()) != e {
+						t.Fatalf("pick gave %q, not an entry of the bucket", e.Key())
 					}
 				}
 				// The shrunk bucket grows again, and drains to empty.
@@ -262,9 +262,9 @@ func bucketAt(t *testing.T, d *deadlines, at int64) *dbucket {
 func (d *deadlines) scan(fn func(deadline) bool) {
 	d.tr.Scan(func(s dslot) bool {
 		if s.b == nil {
-			return fn(deadline{s.at, s.e.key, s.e})
+			return fn(deadline{s.at, s.e.Key(), s.e})
 		}
-		return s.b.each(func(e *Entry) bool { return fn(deadline{s.at, e.key, e}) })
+		return s.b.each(func(e *Entry) bool { return fn(deadline{s.at, e.Key(), e}) })
 	})
 }
 

@@ -1,8 +1,11 @@
 package keyspace
 
 import (
+	"encoding/binary"
+	"math/bits"
+	"reflect"
 	"strconv"
-	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/zredis/zredis/redisconv"
@@ -55,15 +58,15 @@ type Encoder interface {
 // obtains it through DB.LookupWrite, which hands out a private copy when
 // a snapshot may still read the original.
 //
-// An entry is one allocation: this header, then a tail holding the key
-// and, when they fit, a string value (Redis's embstr, with the key too)
-// or a small hash's packed fields. A million short keys thus cost one
-// object each, of which the collector scans three words (key, ref),
+// An entry is one allocation: this 40-byte header, then a tail holding
+// the key and, when they fit, a string value (Redis's embstr, with the
+// key too) or a small hash's packed fields. A million short keys thus
+// cost one object each, of which the collector scans one word (ref),
 // rather than an entry, a key string and a value array, plus the slot of
-// a map keyed by string. See newEntry.
+// a map keyed by string. A 10-byte key with a 10-byte value takes 64
+// bytes, the size class Valkey 8's embedded key and value reach. See
+// newEntry and the tail's layout below.
 type Entry struct {
-	key string // the key, in the tail (or its own string when too long)
-
 	// ref, vlen and vcap are the value: a string's bytes (vlen of vcap),
 	// in the tail or an array of their own; a hash, which is these three
 	// words (Hash: Obj points here); or another collection (*List, *Set,
@@ -114,25 +117,42 @@ func (e *Entry) boxed() bool { return e.typ != TypeString && e.strEnc == objBoxe
 // objBox holds a collection of a type Obj does not know by its Type.
 type objBox struct{ o Object }
 
+// The tail's layout:
+//
+//	size      1 byte: the tail's size in 8-byte units, size byte
+//	          included; bigTail for a big entry, followed by the size
+//	          in bytes as 4 bytes, little-endian
+//	key len   uvarint (one byte below 128)
+//	key       the key's bytes: every key lives in its entry's tail
+//	value     the rest: the value's room, when newEntry gave it one
+//
+// An entry of up to 256 bytes has a tail type of its own (tailed, one
+// per size class); a longer key makes a big entry, whose type is made
+// at run time (bigEntryType).
+const bigTail = 0xff
+
 // tailed is an Entry followed by its tail: T is a byte array sized so
-// that the whole is one of Go's size classes. The tail's first byte is
-// its size in 8-byte units; the key follows, then the value's room.
+// that the whole is one of Go's size classes.
 type tailed[T any] struct {
 	Entry
 	tail T
 }
 
-// maxTail is the largest tail (a 256-byte entry): a key longer goes to a
-// string of its own, and a value that does not fit beside the key to an
-// array of its own.
+// maxTail is the largest tail of a small entry (a 256-byte entry): a
+// key and value that do not fit one leave the value to an array of its
+// own, and a key that does not fit alone makes a big entry.
 const maxTail = 256 - int(headerSize)
 
-// tailClasses are the entry sizes newEntry allocates: Go's size classes.
-var tailClasses = [...]int{64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256}
+// tailClasses are the entry sizes allocEntry allocates: Go's size
+// classes.
+var tailClasses = [...]int{48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256}
 
 // allocEntry returns a zero entry whose tail has room for at least n
-// bytes besides its size byte (n < maxTail), and that room.
+// bytes besides its size bytes, and that room.
 func allocEntry(n int) (*Entry, int) {
+	if n+1 > maxTail {
+		return allocBigEntry(n)
+	}
 	size := 256
 	for _, c := range tailClasses {
 		if n+1 <= c-int(headerSize) {
@@ -142,6 +162,8 @@ func allocEntry(n int) (*Entry, int) {
 	}
 	var e *Entry
 	switch size {
+	case 48:
+		e = &new(tailed[[48 - headerSize]byte]).Entry
 	case 64:
 		e = &new(tailed[[64 - headerSize]byte]).Entry
 	case 80:
@@ -174,16 +196,63 @@ func allocEntry(n int) (*Entry, int) {
 	return e, tail - 1
 }
 
-// tailByte is the tail's first byte: its size in 8-byte units.
+// bigEntryTypes caches bigEntryType's types by tail size.
+var bigEntryTypes sync.Map // int -> reflect.Type
+
+// bigEntryType is the type of a big entry with a tail of n bytes: an
+// Entry followed by a byte array, which the collector scans no further
+// than the header's pointer.
+func bigEntryType(n int) reflect.Type {
+	if t, ok := bigEntryTypes.Load(n); ok {
+		return t.(reflect.Type)
+	}
+	t := reflect.StructOf([]reflect.StructField{
+		{Name: "E", Type: reflect.TypeFor[Entry]()},
+		{Name: "T", Type: reflect.ArrayOf(n, reflect.TypeFor[byte]())},
+	})
+	t1, _ := bigEntryTypes.LoadOrStore(n, t)
+	return t1.(reflect.Type)
+}
+
+// allocBigEntry is allocEntry for a tail of more than maxTail bytes
+// (a key that long). The tail is rounded up to an eighth of its power
+// of two, so that at most eight types are made per doubling, whatever
+// the lengths of the keys clients send.
+func allocBigEntry(n int) (*Entry, int) {
+	tail := n + 5
+	step := 1 << (bits.Len(uint(tail-1)) - 3)
+	tail = (tail + step - 1) &^ (step - 1)
+	e := (*Entry)(reflect.New(bigEntryType(tail)).UnsafePointer())
+	t := unsafe.Slice(e.tailByte(), 5)
+	t[0] = bigTail
+	binary.LittleEndian.PutUint32(t[1:], uint32(tail))
+	return e, tail - 5
+}
+
+// tailByte is the tail's first byte: its size in 8-byte units, or
+// bigTail.
 func (e *Entry) tailByte() *byte { return (*byte)(unsafe.Add(unsafe.Pointer(e), headerSize)) }
 
-// tailSize is the tail's size, size byte included (0 for an entry not
-// allocated by allocEntry).
-func (e *Entry) tailSize() int { return int(*e.tailByte()) * 8 }
+// tailSize is the tail's size, size bytes included.
+func (e *Entry) tailSize() int {
+	if s := *e.tailByte(); s != bigTail {
+		return int(s) * 8
+	}
+	return int(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+1)), 4)))
+}
 
-// room is the tail after its size byte: the key, then the value's room.
+// roomAt is the offset in the tail of the room after its size bytes.
+func (e *Entry) roomAt() uintptr {
+	if *e.tailByte() != bigTail {
+		return 1
+	}
+	return 5
+}
+
+// room is the tail after its size bytes: the key, then the value's room.
 func (e *Entry) room() []byte {
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+1)), e.tailSize()-1)
+	at := e.roomAt()
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+at)), e.tailSize()-int(at))
 }
 
 // inTail reports whether p points into the entry's tail: a value stored
@@ -194,17 +263,18 @@ func (e *Entry) inTail(p unsafe.Pointer) bool {
 		uintptr(p) >= uintptr(unsafe.Pointer(e))+headerSize
 }
 
-// keyInTail reports whether the key is stored in the entry's tail.
-func (e *Entry) keyInTail() bool {
-	return len(e.key) > 0 && e.inTail(unsafe.Pointer(unsafe.StringData(e.key)))
+// keyRoom is how much of the tail's room the key takes: its length's
+// uvarint and its bytes.
+func (e *Entry) keyRoom() int {
+	r := e.room()
+	n, w := binary.Uvarint(r)
+	return w + int(n)
 }
 
-// keyRoom is how much of the tail's room the key takes.
-func (e *Entry) keyRoom() int {
-	if e.keyInTail() {
-		return len(e.key)
-	}
-	return 0
+// keyRoomFor is keyRoom for a key of n bytes.
+func keyRoomFor(n int) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], uint64(n)) + n
 }
 
 // newEntry allocates an entry for key ("": a detached entry, which Put
@@ -212,10 +282,7 @@ func (e *Entry) keyRoom() int {
 // that fits (reported by ok, the room then being the value's capacity:
 // vcap, with ref pointing there).
 func newEntry(key string, valRoom int) (e *Entry, ok bool) {
-	k := len(key)
-	if k > maxTail-1 {
-		k = 0
-	}
+	k := keyRoomFor(len(key))
 	ok = k+valRoom < maxTail
 	need := k
 	if ok {
@@ -223,12 +290,7 @@ func newEntry(key string, valRoom int) (e *Entry, ok bool) {
 	}
 	e, _ = allocEntry(need)
 	r := e.room()
-	if len(key) > maxTail-1 {
-		e.key = strings.Clone(key) // key may be a view of a request
-	} else if len(key) > 0 {
-		copy(r, key)
-		e.key = unsafe.String(&r[0], len(key))
-	}
+	copy(r[binary.PutUvarint(r, uint64(len(key))):], key)
 	if ok {
 		e.ref = unsafe.Pointer(unsafe.SliceData(r[k:]))
 		e.vcap = uint32(len(r) - k)
@@ -236,8 +298,20 @@ func newEntry(key string, valRoom int) (e *Entry, ok bool) {
 	return e, ok
 }
 
-// Key is the entry's key (empty for a detached entry, see Put).
-func (e *Entry) Key() string { return e.key }
+// Key is the entry's key (empty for a detached entry, see Put): a view
+// of its tail. The common case, a small entry and a key below 128 bytes,
+// is read without a loop: it is every lookup's comparison.
+func (e *Entry) Key() string {
+	p := unsafe.Add(unsafe.Pointer(e), headerSize)
+	if *(*byte)(p) != bigTail {
+		if n := *(*byte)(unsafe.Add(p, 1)); n < 0x80 {
+			return unsafe.String((*byte)(unsafe.Add(p, 2)), int(n))
+		}
+	}
+	r := e.room()
+	n, w := binary.Uvarint(r)
+	return unsafe.String(&r[w], int(n))
+}
 
 // inline reports whether the string value lives in the entry's tail.
 func (e *Entry) inline() bool { return e.typ == TypeString && e.inTail(e.ref) }
@@ -483,35 +557,35 @@ func (e *Entry) clone() *Entry {
 	var c *Entry
 	switch {
 	case e.typ == TypeString:
-		c, _ = newEntry(e.key, int(e.vlen))
+		c, _ = newEntry(e.Key(), int(e.vlen))
 		*c = e.header(c)
 		c.setStrCopy(e.Str())
 	case e.typ == TypeHash && !e.boxed() && e.hash().tab() == nil:
 		lp := e.hash().lpb()
-		c, _ = newEntry(e.key, len(lp))
+		c, _ = newEntry(e.Key(), len(lp))
 		*c = e.header(c)
 		c.setPacked(lp)
 	default:
-		c, _ = newEntry(e.key, 0)
+		c, _ = newEntry(e.Key(), 0)
 		*c = e.header(c)
 		c.setObj(e.Obj().Clone())
 	}
 	return c
 }
 
-// header is e's header for the entry c, made for the same key: c's key
-// and value storage, e's metadata. The copy is in no table and not
+// header is e's header for the entry c, made for the same key: c's
+// value storage, e's metadata. The copy is in no table and not
 // queued for re-measuring: it gets both when it is stored (memory.go).
 func (e *Entry) header(c *Entry) Entry {
 	h := *e
-	h.key, h.ref, h.vlen, h.vcap = c.key, c.ref, c.vlen, c.vcap
+	h.ref, h.vlen, h.vcap = c.ref, c.vlen, c.vcap
 	h.flags = e.flags &^ (flagLive | flagDirty | flagPinned)
 	return h
 }
 
 // shallow returns a copy of e for the same key that shares e's value,
 // but for bytes in e's tail, which it copies into its own.
-func (e *Entry) shallow() *Entry { return e.copyFor(e.key) }
+func (e *Entry) shallow() *Entry { return e.copyFor(e.Key()) }
 
 // copyFor returns a copy of e for key: e's metadata, and e's value,
 // shared, but for bytes in e's tail, which are copied (into the copy's
@@ -553,7 +627,7 @@ func (c *Entry) setPacked(lp []byte) {
 // NewString or NewObject, or one Take removed from another key). e is
 // not changed: a snapshot may still read it.
 func (e *Entry) rekeyed(key string) *Entry {
-	if e.key == key && (e.keyInTail() || len(key) > maxTail-1) {
+	if e.Key() == key {
 		return e
 	}
 	return e.copyFor(key)

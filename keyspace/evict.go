@@ -307,7 +307,7 @@ func (db *DB) sampleEntry() (string, *Entry) {
 			continue
 		}
 		e := t.sample()
-		return e.key, e
+		return e.Key(), e
 	}
 }
 

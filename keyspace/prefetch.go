@@ -28,8 +28,8 @@ func (db *DB) Prefetch(keys [][]byte) {
 		var tags [PrefetchKeys]uint64
 		for i, k := range keys[:n] {
 			if len(k) >= maxTail {
-				// Not kept in an entry's tail, and perhaps no key at all
-				// (a script's body): not worth hashing under the lock.
+				// A big entry's key, and perhaps no key at all (a
+				// script's body): not worth hashing under the lock.
 				continue
 			}
 			h := keyHash(bytesKey(k))
@@ -46,11 +46,11 @@ func (db *DB) Prefetch(keys [][]byte) {
 				continue
 			}
 			// The key is the first slot whose tag matches, most of the
-			// time; the entry's key follows its header and the tail's
-			// size byte, in the next line.
+			// time; the entry's key follows its header, the tail's
+			// size byte and the key's length byte.
 			if m := matches(g.ctrl, tags[i]); m != 0 {
 				if e := g.ents[bits.TrailingZeros64(m)>>3]; e != nil {
-					prefetchSpan(unsafe.Pointer(e), headerSize+1+uintptr(len(keys[i])))
+					prefetchSpan(unsafe.Pointer(e), headerSize+2+uintptr(len(keys[i])))
 				}
 			}
 		}

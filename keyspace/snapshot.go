@@ -146,7 +146,7 @@ func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
 		for _, t := range s.tables[db] {
 			more := true
 			t.all(func(e *Entry) bool {
-				more = fn(e.key, e)
+				more = fn(e.Key(), e)
 				return more
 			})
 			if !more {
@@ -188,13 +188,13 @@ func (s *Snapshot) each(db int, fn func(key string, e *Entry) bool) {
 func readThrough(t *table, log *undoLog, fn func(key string, e *Entry) bool) bool {
 	more := true
 	t.all(func(e *Entry) bool {
-		if pre, changed := log.pre[e.key]; changed {
+		if pre, changed := log.pre[e.Key()]; changed {
 			if pre == nil {
 				return true // created after the snapshot
 			}
 			e = pre
 		}
-		more = fn(e.key, e)
+		more = fn(e.Key(), e)
 		return more
 	})
 	if !more {

@@ -332,7 +332,7 @@ func TestSnapshotConcurrentWrites(t *testing.T) {
 					continue
 				}
 				t.all(func(en *Entry) bool {
-					want[en.key] = render(en)
+					want[en.Key()] = render(en)
 					return true
 				})
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 // table is one shard's index of its entries by key: an open-addressing
-// hash table of entry pointers, the key being the entry's own (Entry.key).
+// hash table of entry pointers, the key being the entry's own (Entry.Key).
 // A slot costs 9 bytes (a pointer and a control byte) where a Go map
 // keyed by string costs 25 and a string header per key; the table grows
 // by half rather than doubling, so that its load stays between 0.58 and
@@ -93,7 +93,7 @@ func (t *table) get(key string, h uint64) *Entry {
 	for i := home(h, n); ; {
 		g := &t.groups[i]
 		for m := matches(g.ctrl, tag); m != 0; m &= m - 1 {
-			if e := g.ents[bits.TrailingZeros64(m)>>3]; e != nil && e.key == key {
+			if e := g.ents[bits.TrailingZeros64(m)>>3]; e != nil && e.Key() == key {
 				return e
 			}
 		}
@@ -117,7 +117,7 @@ func (t *table) slot(key string, h uint64) (*group, int) {
 		g := &t.groups[i]
 		for m := matches(g.ctrl, tag); m != 0; m &= m - 1 {
 			j := bits.TrailingZeros64(m) >> 3
-			if e := g.ents[j]; e != nil && e.key == key {
+			if e := g.ents[j]; e != nil && e.Key() == key {
 				return g, j
 			}
 		}
@@ -135,9 +135,9 @@ func (t *table) slot(key string, h uint64) (*group, int) {
 // returns the entry replaced, or nil.
 func (t *table) put(e *Entry, h uint64) *Entry {
 	if len(t.logs) > 0 {
-		t.record(e.key, h)
+		t.record(e.Key(), h)
 	}
-	if g, j := t.slot(e.key, h); g != nil {
+	if g, j := t.slot(e.Key(), h); g != nil {
 		old := g.ents[j]
 		g.ents[j] = e
 		return old
@@ -149,7 +149,7 @@ func (t *table) put(e *Entry, h uint64) *Entry {
 // insertNew is put for a key the table does not hold.
 func (t *table) insertNew(e *Entry, h uint64) {
 	if len(t.logs) > 0 {
-		t.record(e.key, h)
+		t.record(e.Key(), h)
 	}
 	t.insert(e, h)
 }
@@ -223,7 +223,7 @@ func (t *table) resize(n int) {
 	for gi := range old {
 		for _, e := range old[gi].ents {
 			if e != nil {
-				t.insert(e, keyHash(e.key))
+				t.insert(e, keyHash(e.Key()))
 			}
 		}
 	}
@@ -263,7 +263,7 @@ func (t *table) nth(n int) (string, *Entry) {
 		for _, e := range t.groups[gi].ents {
 			if e != nil {
 				if n == 0 {
-					return e.key, e
+					return e.Key(), e
 				}
 				n--
 			}

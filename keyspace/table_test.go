@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestTableModel(t *testing.T) {
 		seen := 0
 		tb.all(func(e *Entry) bool {
 			seen++
-			assert.Same(t, model[e.key], e)
+			assert.Same(t, model[e.Key()], e)
 			return true
 		})
 		require.Equal(t, len(model), seen)
@@ -79,15 +80,41 @@ func TestEntryTail(t *testing.T) {
 	e.do(func(db *DB) {
 		db.SetString([]byte("short"), []byte("value"), false, 0)
 		en := db.Peek([]byte("short"))
-		assert.True(t, en.keyInTail())
+		assert.Equal(t, "short", en.Key())
 		assert.True(t, en.inline())
-		assert.Equal(t, int64(80), en.size(), "56 + size byte + 10")
+		assert.Equal(t, int64(64), en.size(), "40 + size byte + length byte + 10")
 
+		// The benchmark's shape: a 10-byte key and a 10-byte value in
+		// 64 bytes.
+		db.SetString([]byte("key:123456"), []byte("v000123456"), false, 0)
+		assert.Equal(t, int64(64), db.Peek([]byte("key:123456")).size())
+
+		// A key too long for a small entry makes a big one, its value
+		// in an array of its own.
 		db.SetString([]byte(long), []byte("v"), false, 0)
 		en = db.Peek([]byte(long))
-		assert.False(t, en.keyInTail())
-		assert.True(t, en.inline())
+		assert.Equal(t, byte(bigTail), *en.tailByte())
+		assert.False(t, en.inline())
 		assert.Equal(t, long, en.Key())
+		assert.Equal(t, "v", string(en.Str()))
+
+		// Keys around the uvarint's one-byte limit and the small
+		// entries' limit.
+		for _, n := range []int{0, 1, 127, 128, maxTail - 3, maxTail - 2, maxTail - 1, maxTail, 5000, 70000} {
+			k := strings.Repeat("k", n)
+			for _, v := range []string{"", "x", strings.Repeat("v", 100)} {
+				en, _ := newEntry(k, len(v))
+				en.typ = TypeString
+				en.setStrCopy([]byte(v))
+				assert.Equal(t, k, en.Key(), "key of %d bytes", n)
+				assert.Equal(t, v, string(en.Str()), "key of %d bytes", n)
+				assert.Equal(t, keyRoomFor(n), en.keyRoom(), "key of %d bytes", n)
+				assert.LessOrEqual(t, int(headerSize)+en.tailSize(), int(en.size()))
+				c := en.clone()
+				assert.Equal(t, k, c.Key())
+				assert.Equal(t, v, string(c.Str()))
+			}
+		}
 
 		h := NewHash()
 		lim := HashLimits{MaxEntries: 128, MaxValue: 64}
@@ -171,7 +198,7 @@ func checkIndex(t *testing.T, db *DB) {
 		tb.all(func(e *Entry) bool {
 			if e.expireAt != 0 {
 				n++
-				require.True(t, db.expires.del(e.expireAt, e), "key %q not indexed as itself at %d", e.key, e.expireAt)
+				require.True(t, db.expires.del(e.expireAt, e), "key %q not indexed as itself at %d", e.Key(), e.expireAt)
 				db.expires.add(e.expireAt, e)
 			}
 			return true
