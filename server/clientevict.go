@@ -51,11 +51,16 @@ func (s *Server) clientsMemory() int64 {
 }
 
 // accountClients sets the keyspace's overhead to the startup heap plus
-// the clients' memory, then evicts clients over maxmemory-clients. Under
-// the lock.
+// the clients' memory (the ring's running total, see clientscron.go;
+// with maxmemory-clients, every client's now), then evicts clients over
+// maxmemory-clients. Under the lock.
 func (s *Server) accountClients(now time.Time) {
-	total := s.clientsMemory()
-	if limit := s.clientEvictionLimit(); limit > 0 && total >= limit {
+	total := s.ring.mem
+	limit := s.clientEvictionLimit()
+	if limit > 0 {
+		total = s.clientsMemory() // a client that just grew counts now
+	}
+	if limit > 0 && total >= limit {
 		type sized struct {
 			c   *conn
 			mem int64

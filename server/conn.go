@@ -81,7 +81,11 @@ type conn struct {
 
 	killed bool          // lock: CLIENT KILL, idle timeout or shutdown: run nothing more
 	gone   chan struct{} // closed when killed
-	paused bool          // lock: held back by CLIENT PAUSE (exempt from the idle timeout)
+	// ringAt is the connection's place in the server's clientRing, and
+	// memCounted what it weighed at its last visit there; lock.
+	ringAt     int
+	memCounted int64
+	paused     bool // lock: held back by CLIENT PAUSE (exempt from the idle timeout)
 
 	// aofWait is the AOF ticket the replies of the running batch wait for
 	// (0: none): a write is acknowledged once the AOF has it (see

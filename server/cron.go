@@ -80,21 +80,16 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.InstOutputKbps = out.value() / 1024
 			s.stats.InstReplInputKbps = replIn.value() / 1024
 			s.stats.InstReplOutputKbps = replOut.value() / 1024
-			s.accountClients(now)
 			// Query buffers: their peaks are sampled for INFO before
 			// the idle or large ones are given back, so that a big
 			// argument's still counts, as in Redis, whose cron trims
 			// such a buffer a run after sampling it.
-			s.peaks.track(now.Unix(), s.clients)
-			s.resizeQueryBuffers(now.UnixMilli())
+			s.visitClients(now)
+			s.accountClients(now)
 			s.disp.Tracking.LimitKeys()
 			s.disp.Tracking.Broadcast() // what expiry and eviction changed
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
-			if tick%10 == 0 {
-				s.closeIdleClients(now.UnixMilli())
-				s.checkOutputLimits()
-			}
 			s.persist.Cron(now)
 			s.repl.Cron(now, tick%10 == 0)
 		})
@@ -113,22 +108,19 @@ func (s *Server) cron(ctx context.Context) {
 	}
 }
 
-// closeIdleClients closes the connections idle for more than the timeout
-// directive's seconds (clientsCronHandleTimeout). MONITOR, Pub/Sub,
-// replica, blocked and paused clients are exempt, as in Redis. Called under the lock.
-func (s *Server) closeIdleClients(nowMs int64) {
-	timeout := s.idleTimeout.Load()
-	if timeout <= 0 {
-		return
+// closeIfIdle closes c if it has been idle for more than the timeout
+// directive's seconds (clientsCronHandleTimeout), and reports whether
+// it did. MONITOR, Pub/Sub, replica, blocked and paused clients are
+// exempt, as in Redis. At the client's visit, under the lock.
+func (s *Server) closeIfIdle(c *conn, nowMs, timeout int64) bool {
+	cl := c.cl
+	if cl.Monitor || cl.Replica || cl.Blocked || c.paused || cl.Subs+cl.PSubs+cl.SSubs > 0 {
+		return false
 	}
-	for _, c := range s.clients {
-		cl := c.cl
-		if cl.Monitor || cl.Replica || cl.Blocked || c.paused || cl.Subs+cl.PSubs+cl.SSubs > 0 {
-			continue
-		}
-		if (nowMs-cl.LastInteraction.Load())/1000 > timeout {
-			s.log.Verbosef("Closing idle client")
-			s.drop(c)
-		}
+	if (nowMs-cl.LastInteraction.Load())/1000 > timeout {
+		s.log.Verbosef("Closing idle client")
+		s.drop(c)
+		return true
 	}
+	return false
 }

@@ -152,18 +152,17 @@ func (c *conn) closeOverLimit(writer int, async bool) {
 	c.closeNow()
 }
 
-// checkOutputLimits is the periodic check of clientsCron: a client that
+// checkOutputLimit is the periodic check of clientsCron: a client that
 // stays past the soft limit without being sent anything more (a client
 // that stopped sending commands, a subscriber whose channels went quiet)
-// is closed once soft-seconds have passed. Once a second, under the lock.
-func (s *Server) checkOutputLimits() {
-	for _, c := range s.clients {
-		if c.cl.Output == nil {
-			continue // not on its loop yet (attach sets Output)
-		}
-		if n := c.pendingOutput(); n > replyStaticBytes {
-			c.checkOutputFrom(n, 0, false)
-		}
+// is closed once soft-seconds have passed. At the client's visit, once a
+// second (clientscron.go), under the lock.
+func (s *Server) checkOutputLimit(c *conn) {
+	if c.cl.Output == nil {
+		return // not on its loop yet (attach sets Output)
+	}
+	if n := c.pendingOutput(); n > replyStaticBytes {
+		c.checkOutputFrom(n, 0, false)
 	}
 }
 
@@ -199,22 +198,27 @@ const peakSlots = 8
 // clientsCronTrackExpansiveClients does.
 type clientPeaks struct {
 	in, out [peakSlots]int64
+	cur     int // the slot of this tick (rotate)
 }
 
-// track samples every client into the slot of the Unix second now, as
-// Redis does on each run of its clients cron: the input is the memory of
-// the query buffer (its largest since the last sample, as Redis would
-// allocate it: engine.QueryBufFigures). Under the lock.
-func (p *clientPeaks) track(now int64, clients map[int64]*conn) {
-	i := int(now % peakSlots)
-	next := (i + 1) % peakSlots
+// rotate starts the slot of the Unix second now for this tick's
+// samples, as Redis's clientsCron does at each run: the slot after it,
+// the oldest, is cleared.
+func (p *clientPeaks) rotate(now int64) {
+	p.cur = int(now % peakSlots)
+	next := (p.cur + 1) % peakSlots
 	p.in[next], p.out[next] = 0, 0
-	for _, c := range clients {
-		_, in := engine.QueryBufFigures(c.rd.TakePeak())
-		p.in[i] = max(p.in[i], in)
-		if c.cl.Output != nil {
-			p.out[i] = max(p.out[i], c.cl.Output(0).Mem)
-		}
+}
+
+// sample records c's buffers in the current slot: the input is the
+// memory of the query buffer (its largest since the last sample, as
+// Redis would allocate it: engine.QueryBufFigures). At the client's
+// visit, under the lock.
+func (p *clientPeaks) sample(c *conn) {
+	_, in := engine.QueryBufFigures(c.rd.TakePeak())
+	p.in[p.cur] = max(p.in[p.cur], in)
+	if c.cl.Output != nil {
+		p.out[p.cur] = max(p.out[p.cur], c.cl.Output(0).Mem)
 	}
 }
 

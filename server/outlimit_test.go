@@ -77,14 +77,21 @@ func TestClientPeaks(t *testing.T) {
 	}
 	ping := "*1\r\n$4\r\nPING\r\n"
 	var p clientPeaks
-	p.track(100, map[int64]*conn{1: mk("", 500), 2: mk(ping, 20)})
+	// track is one tick of the cron visiting cs.
+	track := func(now int64, cs map[int64]*conn) {
+		p.rotate(now)
+		for _, c := range cs {
+			p.sample(c)
+		}
+	}
+	track(100, map[int64]*conn{1: mk("", 500), 2: mk(ping, 20)})
 	in, out := p.max()
 	assert.Equal(t, [2]int64{20480, 500}, [2]int64{in, out})
-	p.track(101, map[int64]*conn{1: mk("", 1)})
+	track(101, map[int64]*conn{1: mk("", 1)})
 	in, out = p.max()
 	assert.Equal(t, [2]int64{20480, 500}, [2]int64{in, out}, "the peaks of the last seconds are kept")
 	for sec := int64(102); sec < 100+peakSlots; sec++ {
-		p.track(sec, nil)
+		track(sec, nil)
 	}
 	in, out = p.max()
 	assert.Equal(t, [2]int64{8, 1}, [2]int64{in, out}, "second 100 left the window")
@@ -92,11 +99,11 @@ func TestClientPeaks(t *testing.T) {
 	// A 300000-byte argument: its allocation counts in the sample after
 	// it arrived, though the command took it.
 	big := mk("*2\r\n$4\r\nECHO\r\n$300000\r\n"+strings.Repeat("x", 300000)+"\r\n", 0)
-	p.track(200, map[int64]*conn{1: big})
+	track(200, map[int64]*conn{1: big})
 	in, _ = p.max()
 	assert.Equal(t, int64(327680), in)
 	p = clientPeaks{}
-	p.track(201, map[int64]*conn{1: big})
+	track(201, map[int64]*conn{1: big})
 	in, _ = p.max()
 	assert.Equal(t, int64(20480), in, "the next sample sees the 16 KiB buffer alone")
 }

@@ -5,8 +5,8 @@ package server
 // unused space of a client idle for more than 2 seconds.
 const queryBufIdleMs = 2000
 
-// resizeQueryBuffers releases, as Redis's clientsCronResizeQueryBuffer
-// trims them, the query buffers that hold nothing: a client's that has
+// resizeQueryBuffer releases, as Redis's clientsCronResizeQueryBuffer
+// trims them, a query buffer that holds nothing: a client's that has
 // been idle for more than 2 seconds, or one's that grew past its initial
 // 16 KiB or took a big argument (Redis trims a buffer past 32 KiB that
 // is more than twice its recent use, which an empty one always is).
@@ -14,22 +14,21 @@ const queryBufIdleMs = 2000
 // for one large pipeline, for as long as it stays open. The release
 // runs on the connection's loop, which owns the reader; a client blocked
 // or held by CLIENT PAUSE keeps its buffer, which its command's
-// arguments still use. Called by the cron under the lock, every tick.
-func (s *Server) resizeQueryBuffers(nowMs int64) {
-	for _, c := range s.clients {
-		cl := c.cl
-		if cl.QueryBufAlloc.Load() == 0 || cl.QueryBuf.Load() != 0 || cl.Blocked || c.paused {
-			continue
-		}
-		// Redis compares whole seconds (server.unixtime).
-		if !c.rd.Large() && nowMs/1000-cl.LastInteraction.Load()/1000 <= queryBufIdleMs/1000 {
-			continue
-		}
-		if c.releasing.Swap(true) {
-			continue // one release already on its way
-		}
-		c.loop.Submit(c.releaseQueryBuf)
+// arguments still use. At the client's visit (clientscron.go), under the
+// lock.
+func (s *Server) resizeQueryBuffer(c *conn, nowMs int64) {
+	cl := c.cl
+	if cl.QueryBufAlloc.Load() == 0 || cl.QueryBuf.Load() != 0 || cl.Blocked || c.paused {
+		return
 	}
+	// Redis compares whole seconds (server.unixtime).
+	if !c.rd.Large() && nowMs/1000-cl.LastInteraction.Load()/1000 <= queryBufIdleMs/1000 {
+		return
+	}
+	if c.releasing.Swap(true) {
+		return // one release already on its way
+	}
+	c.loop.Submit(c.releaseQueryBuf)
 }
 
 // releaseQueryBuf releases the connection's query buffer if it still

@@ -50,6 +50,7 @@ type Server struct {
 
 	// Guarded by the keyspace lock.
 	clients  map[int64]*conn
+	ring     clientRing // the clients in the cron's order (clientscron.go)
 	nextID   int64
 	closing  bool
 	monitors []*conn
@@ -547,6 +548,7 @@ func (s *Server) accept(nc net.Conn) {
 		c.cl.ID = s.nextID
 		s.disp.NewClientAuth(c.cl)
 		s.clients[c.cl.ID] = c
+		s.ring.add(c)
 		s.conns.Add(1)
 	}()
 	if closing {
@@ -588,6 +590,7 @@ func (s *Server) drop(c *conn) {
 	}
 	if s.clients[c.cl.ID] == c {
 		delete(s.clients, c.cl.ID)
+		s.ring.remove(c)
 	}
 	engine.ReleaseClient(c.cl)    // its MULTI queue and WATCHed keys
 	s.disp.Tracking.Disable(c.cl) // its client-side caching
