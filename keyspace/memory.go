@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"math/bits"
+	"unsafe"
 )
 
 // Memory accounting: what the dataset holds, counted incrementally so
@@ -260,23 +261,24 @@ func (l *List) memSize(samples int) int64 {
 	return n + sum*int64(len(cs))/int64(seen)
 }
 
-// memSize: an intset is its array; a hashtable its buckets' slot and tag
-// arrays plus the members' records. A small table is walked; a large one is
-// sampled at evenly spaced directory entries, so that the estimate costs
-// O(samples) on every write (it runs after each write to the key).
+// memSize: an intset is its array; a hashtable its directory and, per
+// bucket, the bucket, its slot array, its arena of records (holes and
+// room included) and its long members. A small table is walked; a large
+// one is sampled at evenly spaced directory entries, so that the estimate
+// costs O(samples) on every write (it runs after each write to the key).
 func (s *Set) memSize(samples int) int64 {
 	if s.ht == nil {
 		return 32 + allocSize(8*cap(s.ints))
 	}
 	h := s.ht
 	samples = max(samples, 1)
-	n := int64(48) + int64(len(h.dir))*8
+	n := int64(48) + allocSize(len(h.dir)*8)
 	const exact = 64
 	step := 1
 	if len(h.dir) > exact {
 		step = len(h.dir) / exact
 	}
-	var buckets, slots, members, sum, seen int64
+	var members, sum, long, longSum, longSeen int64
 	last := (*bucket)(nil)
 	for i := 0; i < len(h.dir); i += step {
 		b := h.dir[i]
@@ -284,31 +286,29 @@ func (s *Set) memSize(samples int) int64 {
 			continue
 		}
 		last = b
-		buckets++
-		slots += int64(len(b.slots))
 		members += int64(b.n)
-		for _, r := range b.slots {
-			if seen >= int64(samples) {
+		sum += bucketSize + allocSize(4*len(b.slots)) + allocSize(cap(b.arena)) + allocSize(16*cap(b.big))
+		long += int64(len(b.big))
+		for _, m := range b.big {
+			if longSeen >= int64(samples) {
 				break
 			}
-			if r != nil {
-				m := mstr(r)
-				sum += allocSize(uvarintLen(uint64(len(m))) + len(m))
-				seen++
-			}
+			longSum += allocSize(len(m))
+			longSeen++
 		}
+	}
+	if longSeen > 0 {
+		sum += longSum * long / longSeen
 	}
 	if step > 1 && members > 0 {
 		// Scale what the sampled buckets hold to every member.
-		buckets = int64(h.n) * buckets / members
-		slots = int64(h.n) * slots / members
+		sum = sum * int64(h.n) / members
 	}
-	n += buckets*64 + slots*9
-	if seen > 0 {
-		n += sum * int64(h.n) / seen
-	}
-	return n
+	return n + sum
 }
+
+// bucketSize is the allocation of a set's bucket.
+var bucketSize = allocSize(int(unsafe.Sizeof(bucket{})))
 
 // memSize: the member table (records of member and score) and the
 // B-tree items pointing into it (about 1.4 items' room per member).

@@ -17,10 +17,10 @@ import (
 //     there are at most set-max-intset-entries of them. The members are
 //     kept as a sorted []int64, so iteration is in ascending numeric order,
 //     exactly as Redis's intset iterates.
-//   - hashtable: anything else. The members live in Go maps split by the
-//     high bits of a 64-bit hash of the member (extendible hashing, see
-//     hashSet), which keeps each map small enough for SSCAN and random
-//     draws to be cheap, and costs no more per member than one Go map.
+//   - hashtable: anything else. The members live in small tables split
+//     by the high bits of a 64-bit hash of the member (extendible
+//     hashing, see hashSet), which keeps each table small enough for
+//     SSCAN and random draws to be cheap.
 //
 // As in Redis 7.0, a set never converts back from hashtable to intset;
 // only a set made afresh (SMOVE to a new key, the STORE commands, SPOP's
@@ -180,8 +180,9 @@ func (s *Set) HasMember(m Member) bool {
 }
 
 // Member is one member handed out by iteration: an integer of an intset
-// (IsInt) or a string of a hashtable. Str aliases the set's storage and
-// stays valid while the member is not removed.
+// (IsInt) or a string of a hashtable. Str aliases the set's storage,
+// whose bytes the set never changes: it stays valid after the member is
+// removed (SPOP propagates a member it removed).
 type Member struct {
 	Str   string
 	Int   int64
@@ -287,60 +288,123 @@ func (s *Set) Scan(cursor uint64, count int, fn func(m Member)) uint64 {
 // SSCAN's cursor relies on, and no single operation rehashes more than
 // one bucket.
 //
-// A slot is a pointer to the member's record (uvarint length, then the
-// bytes: one allocation, see mrec) and a tag byte that answers most
-// probes without touching the record, and tables run between 3/8 and 3/4
-// full: about 16 bytes per member plus its record, where a string header
-// per slot cost 16 bytes more (30 per member), a Go map[string]struct{}
-// about 56, and Redis's dictEntry and bucket pointer 32.
+// A bucket keeps its members' records (uvarint length, then the bytes)
+// one after another in one byte array, its arena, and a slot is a 4-byte
+// reference into it with a tag byte that answers most probes without
+// reading the record. Tables run between 3/8 and 3/4 full: about 7 bytes
+// of slot per member plus its record (11 bytes for a 10-byte member),
+// where a pointer and tag per slot to a record of its own cost 38, a Go
+// map[string]struct{} about 56, and Redis's dictEntry and bucket pointer
+// 32 plus the sds.
+//
+// Members are handed out as views of their records (Member.Str), so the
+// bytes of a record are never changed: a record is only ever appended to
+// the arena, and a removed one stays as a hole, counted, until the
+// bucket copies its live records into a new arena: when the holes pass
+// half of it, when its table shrinks, and when it splits (each half
+// copies its own records).
 type hashSet struct {
 	dir   []*bucket
 	depth uint8
 	n     int
 }
 
-// bucket is one linear-probing table. A nil slot is free; the empty
-// member is kept aside, in the empty flag. tags[i] is memberTag of the
-// member in slots[i].
+// bucket is one linear-probing table. A slot is 0 when free, else the
+// member's tag in the top 8 bits and its ref in the low refBits: the
+// offset of its record in arena plus 1, or, with bigRef set, its index
+// in big. The tag shares the slot's word so that a probe reads one
+// array (a separate tag array cost a byte per slot and often a cache
+// miss). The empty member is kept aside, in the empty flag.
 type bucket struct {
-	slots []*byte
-	tags  []uint8
-	n     int // members, the empty one included
+	slots []uint32
+	arena []byte   // records, appended only (see hashSet)
+	big   []string // members too long for the arena (see store)
+	n     int      // members, the empty one included
+	holes int      // bytes of arena held by removed records
 	empty bool
 	depth uint8
 }
 
+const (
+	refBits = 24
+	refMask = 1<<refBits - 1
+	// bigRef marks a ref to big; arena offsets stay below it (8 MB). A
+	// bucket's arena holds up to 768 records of at most bigMember bytes,
+	// and holes up to as much again: about 1.5 MB. Past the limit (a
+	// bucket at maxDepth), store keeps members in big.
+	bigRef = 1 << (refBits - 1)
+	// bigMember is the longest member kept in the arena. A longer one
+	// is a string of its own, so that the copies of a compaction, a
+	// growth or a split stay small.
+	bigMember = 1024
+	// arenaGrowth: a full arena grows into a new one with room for
+	// 1/arenaGrowth more bytes, so each byte is copied a few times as
+	// the bucket fills, and the room left is a few percent of it.
+	arenaGrowth = 8
+)
+
 // newBucket makes a bucket of size slots.
 func newBucket(size int, depth uint8) *bucket {
-	return &bucket{slots: make([]*byte, size), tags: make([]uint8, size), depth: depth}
+	return &bucket{slots: make([]uint32, size), depth: depth}
 }
 
-// memberTag is the tag of a member of hash hv: bits that neither the
-// directory (the top ones) nor the slot index (the bottom ones) use.
-func memberTag(hv uint64) uint8 { return uint8(hv >> 32) }
+// memberTag is the tag of a member of hash hv, in a slot's top bits:
+// bits that neither the directory (the top ones) nor the slot index (the
+// bottom ones) use.
+func memberTag(hv uint64) uint32 { return uint32(hv>>32) << refBits }
 
-// mrec makes a member's record: uvarint(len(m)) then m, in one
-// allocation that the slot points to.
-func mrec(m []byte) *byte {
-	b := make([]byte, 0, uvarintLen(uint64(len(m)))+len(m))
-	b = binary.AppendUvarint(b, uint64(len(m)))
-	b = append(b, m...)
-	return unsafe.SliceData(b)
-}
-
-// mstr is the member a record holds, a view of its bytes.
-func mstr(r *byte) string {
-	p := unsafe.Pointer(r)
-	n, shift := 0, 0
-	for {
-		c := *(*byte)(p)
-		p = unsafe.Add(p, 1)
-		n |= int(c&0x7f) << shift
-		if c < 0x80 {
-			return unsafe.String((*byte)(p), n)
-		}
-		shift += 7
+// recStr is the member of the record at off in a, a view of its bytes.
+func recStr(a []byte, off uint32) string {
+	if n := a[off]; n < 0x80 {
+		return unsafe.String(&a[off+1], int(n))
 	}
+	return recStrLong(a, off)
+}
+
+func recStrLong(a []byte, off uint32) string {
+	n, k := binary.Uvarint(a[off:])
+	return unsafe.String(&a[int(off)+k], int(n))
+}
+
+// recLen is the size of the record at off in a: header and bytes.
+func recLen(a []byte, off uint32) int {
+	if c := a[off]; c < 0x80 {
+		return 1 + int(c)
+	}
+	n, k := binary.Uvarint(a[off:])
+	return k + int(n)
+}
+
+// str is the member of the non-free slot value v.
+func (b *bucket) str(v uint32) string {
+	if ref := v & refMask; ref < bigRef {
+		return recStr(b.arena, ref-1)
+	}
+	return b.big[v&refMask-bigRef]
+}
+
+// store keeps a copy of the non-empty member m, in the arena or, when
+// long (or when the arena is at its limit), in big, and returns its ref.
+func (b *bucket) store(m []byte) uint32 {
+	size := uvarintLen(uint64(len(m))) + len(m)
+	if len(m) > bigMember || len(b.arena)+size >= bigRef {
+		if len(b.big) >= bigRef {
+			panic("keyspace: set bucket overflow") // 8M long members sharing 40 hash bits
+		}
+		b.big = append(b.big, string(m))
+		return bigRef + uint32(len(b.big)-1)
+	}
+	if len(b.arena)+size > cap(b.arena) {
+		// Into a new array: the old one may be shared with a clone's
+		// arena or with the views of members handed out.
+		need := len(b.arena) + size
+		a := slices.Grow([]byte(nil), need+need/arenaGrowth)
+		b.arena = append(a, b.arena...)
+	}
+	off := len(b.arena)
+	b.arena = binary.AppendUvarint(b.arena, uint64(len(m)))
+	b.arena = append(b.arena, m...)
+	return uint32(off) + 1
 }
 
 const (
@@ -386,11 +450,20 @@ func (b *bucket) find(hv uint64, m string) (at, free int) {
 	mask := uint64(len(b.slots) - 1)
 	tag := memberTag(hv)
 	for i := hv & mask; ; i = (i + 1) & mask {
-		s := b.slots[i]
-		if s == nil {
+		v := b.slots[i]
+		if v == 0 {
 			return -1, int(i)
 		}
-		if b.tags[i] == tag && mstr(s) == m {
+		if v&^refMask != tag {
+			continue
+		}
+		// A short member is compared in place (recStr is not inlined):
+		// a record of another length has another first byte.
+		if ref := v & refMask; ref < bigRef && len(m) < 0x80 {
+			if r := b.arena[ref-1:]; int(r[0]) == len(m) && string(r[1:1+len(m)]) == m {
+				return int(i), -1
+			}
+		} else if b.str(v) == m {
 			return int(i), -1
 		}
 	}
@@ -401,63 +474,131 @@ func (b *bucket) findBytes(hv uint64, m []byte) (at, free int) {
 	mask := uint64(len(b.slots) - 1)
 	tag := memberTag(hv)
 	for i := hv & mask; ; i = (i + 1) & mask {
-		s := b.slots[i]
-		if s == nil {
+		v := b.slots[i]
+		if v == 0 {
 			return -1, int(i)
 		}
-		if b.tags[i] == tag && mstr(s) == string(m) {
+		if v&^refMask != tag {
+			continue
+		}
+		if ref := v & refMask; ref < bigRef && len(m) < 0x80 {
+			if r := b.arena[ref-1:]; int(r[0]) == len(m) && string(r[1:1+len(m)]) == string(m) {
+				return int(i), -1
+			}
+		} else if b.str(v) == string(m) {
 			return int(i), -1
 		}
 	}
 }
 
-// put stores the record of a non-empty member (of hash hv) known to be
+// put stores a copy of the non-empty member m (of hash hv), known to be
 // absent, growing the table when it would pass 3/4 full.
-func (b *bucket) put(hv uint64, r *byte) {
+func (b *bucket) put(hv uint64, m []byte) {
 	if (b.n+1)*4 > len(b.slots)*3 {
-		b.resize(len(b.slots) * 2)
+		b.rehash(len(b.slots) * 2)
 	}
-	b.place(hv, r)
+	b.place(hv, memberTag(hv)|b.store(m))
 	b.n++
 }
 
-// place puts a record in the first free slot from its home.
-func (b *bucket) place(hv uint64, r *byte) {
+// place puts the slot value v in the first free slot from hv's home.
+func (b *bucket) place(hv uint64, v uint32) {
 	mask := uint64(len(b.slots) - 1)
 	i := hv & mask
-	for b.slots[i] != nil {
+	for b.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	b.slots[i], b.tags[i] = r, memberTag(hv)
+	b.slots[i] = v
 }
 
-func (b *bucket) resize(size int) {
+// rehash moves the slots into a table of size slots; their refs stand.
+func (b *bucket) rehash(size int) {
 	old := b.slots
-	b.slots, b.tags = make([]*byte, size), make([]uint8, size)
-	for _, s := range old {
-		if s != nil {
-			b.place(hashString(mstr(s)), s)
+	b.slots = make([]uint32, size)
+	for _, v := range old {
+		if v != 0 {
+			b.place(hashString(b.str(v)), v)
 		}
 	}
+}
+
+// repack copies the records of b's slots, whose refs point into arena
+// and big (b's own, or those of the bucket b was split from), into a new
+// arena of their size and a new big, and points the slots there.
+func (b *bucket) repack(arena []byte, big []string) {
+	size, long := 0, 0
+	for _, v := range b.slots {
+		if v == 0 {
+			continue
+		}
+		if ref := v & refMask; ref < bigRef {
+			size += recLen(arena, ref-1)
+		} else {
+			long++
+		}
+	}
+	var na []byte
+	if size > 0 {
+		na = slices.Grow(na, size)
+	}
+	var nb []string
+	if long > 0 {
+		nb = make([]string, 0, long)
+	}
+	for i, v := range b.slots {
+		if v == 0 {
+			continue
+		}
+		ref := v & refMask
+		if ref < bigRef {
+			off := ref - 1
+			ref = uint32(len(na)) + 1
+			na = append(na, arena[off:int(off)+recLen(arena, off)]...)
+		} else {
+			nb = append(nb, big[ref-bigRef])
+			ref = bigRef + uint32(len(nb)-1)
+		}
+		b.slots[i] = v&^refMask | ref
+	}
+	b.arena, b.big, b.holes = na, nb, 0
 }
 
 // del empties slot i and shifts the following run back (no tombstones).
+// Its record becomes a hole; a long member's place in big is taken by
+// the last one.
 func (b *bucket) del(i int) {
+	v := b.slots[i]
+	if ref := v & refMask; ref < bigRef {
+		b.holes += recLen(b.arena, ref-1)
+	} else {
+		last := uint32(len(b.big) - 1)
+		if k := ref - bigRef; k != last {
+			moved := b.big[last]
+			at, _ := b.find(hashString(moved), moved)
+			b.slots[at] = b.slots[at]&^refMask | ref
+			b.big[k] = moved
+		}
+		b.big[last] = ""
+		b.big = b.big[:last]
+	}
 	mask := len(b.slots) - 1
-	b.slots[i], b.tags[i] = nil, 0
+	b.slots[i] = 0
 	b.n--
-	for j := (i + 1) & mask; b.slots[j] != nil; j = (j + 1) & mask {
-		k := int(hashString(mstr(b.slots[j]))) & mask
+	for j := (i + 1) & mask; b.slots[j] != 0; j = (j + 1) & mask {
+		k := int(hashString(b.str(b.slots[j]))) & mask
 		// Move slots[j] into the hole at i unless its home k lies
 		// cyclically in (i, j].
 		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			b.slots[i], b.tags[i] = b.slots[j], b.tags[j]
-			b.slots[j], b.tags[j] = nil, 0
+			b.slots[i], b.slots[j] = b.slots[j], 0
 			i = j
 		}
 	}
-	if len(b.slots) > minSlots && b.n*8 < len(b.slots) {
-		b.resize(len(b.slots) / 2)
+	shrink := len(b.slots) > minSlots && b.n*8 < len(b.slots)
+	if shrink {
+		b.rehash(len(b.slots) / 2)
+	}
+	if shrink || b.holes*2 > len(b.arena) {
+		b.repack(b.arena, b.big)
 	}
 }
 
@@ -500,7 +641,7 @@ func (h *hashSet) add(m []byte) bool {
 		h.split(b)
 		b = h.bucketOf(hv)
 	}
-	b.put(hv, mrec(m))
+	b.put(hv, m)
 	h.n++
 	return true
 }
@@ -555,10 +696,11 @@ func (h *hashSet) removed() {
 				nb.empty = true
 				nb.n++
 			}
-			for _, s := range b.slots {
-				if s != nil {
-					hv := hashString(mstr(s))
-					nh.bucketOf(hv).put(hv, s)
+			for _, v := range b.slots {
+				if v != 0 {
+					m := b.str(v)
+					hv := hashString(m)
+					nh.bucketOf(hv).put(hv, unsafe.Slice(unsafe.StringData(m), len(m)))
 				}
 			}
 			return true
@@ -568,7 +710,9 @@ func (h *hashSet) removed() {
 	}
 }
 
-// split divides b on its next hash bit.
+// split divides b on its next hash bit. The halves' slots first refer to
+// b's records (their arena and big are b's), then each half copies its
+// own into an arena of its size.
 func (h *hashSet) split(b *bucket) {
 	if b.depth == h.depth {
 		dir := make([]*bucket, 2*len(h.dir))
@@ -582,6 +726,7 @@ func (h *hashSet) split(b *bucket) {
 	var kids [2]*bucket
 	for i := range kids {
 		kids[i] = newBucket(slotsFor(b.n/2+1), d+1)
+		kids[i].arena, kids[i].big = b.arena, b.big
 	}
 	var prefix uint64
 	found := false
@@ -596,11 +741,19 @@ func (h *hashSet) split(b *bucket) {
 		kid.empty = true
 		kid.n++
 	}
-	for _, s := range b.slots {
-		if s != nil {
-			hv := hashString(mstr(s))
-			kidOf(hv).put(hv, s)
+	for _, v := range b.slots {
+		if v != 0 {
+			hv := hashString(b.str(v))
+			kid := kidOf(hv)
+			if (kid.n+1)*4 > len(kid.slots)*3 {
+				kid.rehash(len(kid.slots) * 2)
+			}
+			kid.place(hv, v)
+			kid.n++
 		}
+	}
+	for _, kid := range kids {
+		kid.repack(kid.arena, kid.big)
 	}
 	if d == 0 {
 		prefix = 0
@@ -612,6 +765,11 @@ func (h *hashSet) split(b *bucket) {
 	}
 }
 
+// clone copies the directory and the buckets' tables. The arenas are
+// shared, the clone's capped at its length: records are never changed,
+// and an append goes past what the other copy reads (the original's,
+// into its spare room) or into a new array (the clone's). big is copied,
+// as del changes it in place.
 func (h *hashSet) clone() *hashSet {
 	c := &hashSet{dir: make([]*bucket, len(h.dir)), depth: h.depth, n: h.n}
 	var last, lastCopy *bucket
@@ -619,7 +777,9 @@ func (h *hashSet) clone() *hashSet {
 		if b != last {
 			last = b
 			cp := *b
-			cp.slots, cp.tags = slices.Clone(b.slots), slices.Clone(b.tags)
+			cp.slots = slices.Clone(b.slots)
+			cp.arena = slices.Clip(b.arena)
+			cp.big = slices.Clone(b.big)
 			lastCopy = &cp
 		}
 		c.dir[i] = lastCopy
@@ -643,8 +803,8 @@ func (h *hashSet) each(fn func(k string) bool) {
 		if b.empty && !fn("") {
 			return false
 		}
-		for _, s := range b.slots {
-			if s != nil && !fn(mstr(s)) {
+		for _, v := range b.slots {
+			if v != 0 && !fn(b.str(v)) {
 				return false
 			}
 		}
@@ -669,8 +829,8 @@ func (h *hashSet) random() string {
 			continue
 		}
 		for {
-			if s := b.slots[rand.IntN(len(b.slots))]; s != nil {
-				return mstr(s)
+			if v := b.slots[rand.IntN(len(b.slots))]; v != 0 {
+				return b.str(v)
 			}
 		}
 	}
@@ -701,11 +861,11 @@ func (h *hashSet) scan(cursor uint64, count int, fn func(m Member)) uint64 {
 				items = append(items, scanMember{p, ""})
 			}
 		}
-		for _, r := range b.slots {
-			if r == nil {
+		for _, v := range b.slots {
+			if v == 0 {
 				continue
 			}
-			s := mstr(r)
+			s := b.str(v)
 			if p := hashString(s); p >= cursor {
 				items = append(items, scanMember{p, s})
 			}

@@ -1,11 +1,15 @@
 package keyspace
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,16 +50,28 @@ func checkHashSet(t *testing.T, s *Set) {
 			n++
 			assert.Same(t, b, h.bucketOf(hashString("")))
 		}
-		for _, r := range b.slots {
-			if r != nil {
-				m := mstr(r)
+		live, long := 0, 0
+		for _, v := range b.slots {
+			if v != 0 {
+				m := b.str(v)
 				n++
 				assert.Same(t, b, h.bucketOf(hashString(m)), "member %q", m)
 				at, _ := b.find(hashString(m), m)
 				assert.GreaterOrEqual(t, at, 0, "member %q not reachable", m)
+				assert.Equal(t, memberTag(hashString(m)), v&^refMask, "tag of %q", m)
+				if ref := v & refMask; ref < bigRef {
+					live += recLen(b.arena, ref-1)
+				} else {
+					long++
+				}
 			}
 		}
 		assert.Equal(t, n, b.n)
+		// Every record is live or counted as a hole, and the holes were
+		// compacted away before they passed half of the arena.
+		assert.Equal(t, len(b.arena), live+b.holes)
+		assert.LessOrEqual(t, b.holes*2, len(b.arena))
+		assert.Len(t, b.big, long)
 		total += n
 		return true
 	})
@@ -311,6 +327,266 @@ func TestSetScanGuarantee(t *testing.T) {
 	assert.LessOrEqual(t, n, keep+1)
 }
 
+// longMember is a member too long for a bucket's arena (kept in big).
+func longMember(i int) string { return strings.Repeat("L", bigMember) + strconv.Itoa(i) }
+
+// Members of every record form (one- and two-byte length headers, long
+// ones out of the arena, the empty one) against a map model, through
+// splits, compactions, table shrinks and rebuilds.
+func TestSetHashtableRecordForms(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	model := map[string]bool{}
+	r := rand.New(rand.NewPCG(3, 4))
+	key := func() string {
+		i := r.IntN(4000)
+		switch i % 5 {
+		case 0:
+			return longMember(i)
+		case 1:
+			return strings.Repeat("y", 120+i%16) + strconv.Itoa(i) // 127/128 bytes
+		case 2:
+			if i%50 == 2 {
+				return ""
+			}
+		}
+		return "m" + strconv.Itoa(i)
+	}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 8000; i++ {
+			k := key()
+			require.Equal(t, !model[k], s.Add([]byte(k), 512), "add %q", k)
+			model[k] = true
+		}
+		checkHashSet(t, s)
+		require.Equal(t, sortedKeys(model), setMembers(s))
+		for i := 0; i < 12000; i++ {
+			k := key()
+			require.Equal(t, model[k], s.Remove([]byte(k)), "remove %q", k)
+			delete(model, k)
+		}
+		checkHashSet(t, s)
+		require.Equal(t, sortedKeys(model), setMembers(s))
+	}
+}
+
+// A removed record stays in the arena as a hole until the holes pass
+// half of it; then the bucket copies its records into a new arena.
+func TestSetArenaHolesCompact(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	for i := 0; i < 300; i++ {
+		s.Add(fmt.Appendf(nil, "m%04d", i), 512) // 6-byte records
+	}
+	b := s.ht.dir[0]
+	require.Zero(t, b.holes)
+	arena := unsafe.SliceData(b.arena)
+	for i := 0; i < 150; i++ {
+		require.True(t, s.Remove(fmt.Appendf(nil, "m%04d", i)))
+	}
+	assert.Same(t, arena, unsafe.SliceData(b.arena), "compacted before half")
+	assert.Equal(t, 150*6, b.holes)
+	assert.Equal(t, 300*6, len(b.arena))
+	require.True(t, s.Remove([]byte("m0150")))
+	assert.NotSame(t, arena, unsafe.SliceData(b.arena), "not compacted past half")
+	assert.Zero(t, b.holes)
+	assert.Equal(t, 149*6, len(b.arena))
+	checkHashSet(t, s)
+	for i := 151; i < 300; i++ {
+		require.True(t, s.Has(fmt.Appendf(nil, "m%04d", i)))
+	}
+}
+
+// Members handed out stay intact whatever the set does after: appends,
+// compactions, table resizes, splits, rebuilds, and their own removal
+// (SPOP writes and propagates a member it removed).
+func TestSetViewsSurvive(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	for i := 0; i < 2000; i++ {
+		s.Add([]byte("m"+strconv.Itoa(i)), 512)
+	}
+	s.Add([]byte(longMember(1)), 512)
+	views := map[string]string{}
+	s.Each(func(m Member) bool {
+		views[strings.Clone(m.Str)] = m.Str
+		return true
+	})
+	for i := 0; i < 500; i++ {
+		m := s.Random()
+		want := strings.Clone(m.Str)
+		s.RemoveMember(m)
+		views[want] = m.Str
+	}
+	for i := 0; i < 20000; i++ { // splits, appends
+		s.Add([]byte("n"+strconv.Itoa(i)), 512)
+	}
+	for i := 0; i < 20000; i++ { // compactions, shrinks, a rebuild
+		s.Remove([]byte("n" + strconv.Itoa(i)))
+	}
+	for s.Len() > 0 {
+		s.RemoveMember(s.Random())
+	}
+	for want, v := range views {
+		require.Equal(t, want, v)
+	}
+}
+
+// A split gives each half its own arena holding just its records.
+func TestSetSplitArenas(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	s.Add(nil, 512)
+	n := 0
+	for s.ht.depth == 0 {
+		s.Add([]byte("m"+strconv.Itoa(n)), 512)
+		n++
+	}
+	require.Equal(t, bucketSlots*3/4, n, "split as the table, the empty member counted, would pass 3/4")
+	parent := map[*byte]bool{}
+	for _, b := range s.ht.dir {
+		require.Equal(t, uint8(1), b.depth)
+		require.Zero(t, b.holes)
+		assert.LessOrEqual(t, cap(b.arena), len(b.arena)+len(b.arena)/4+64, "arena room")
+		parent[unsafe.SliceData(b.arena)] = true
+	}
+	assert.Len(t, parent, 2)
+	checkHashSet(t, s)
+	require.Equal(t, n+1, s.Len())
+	for i := 0; i < n; i++ {
+		require.True(t, s.Has([]byte("m"+strconv.Itoa(i))))
+	}
+	assert.True(t, s.Has(nil))
+}
+
+// A split whose members all go to one half grows that half's table
+// (a bucket past bucketSlots, as a rebuild can leave, splitting).
+func TestSetSplitSkewed(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	h := s.ht
+	var ms []string
+	for i := 0; len(ms) < 2000; i++ {
+		if m := "m" + strconv.Itoa(i); hashString(m)>>63 == 0 {
+			ms = append(ms, m)
+		}
+	}
+	for _, m := range ms {
+		h.dir[0].put(hashString(m), []byte(m))
+		h.n++
+	}
+	h.split(h.dir[0])
+	checkHashSet(t, s)
+	require.Equal(t, 2000, h.dir[0].n)
+	require.Zero(t, h.dir[1].n)
+	assert.Empty(t, h.dir[1].arena)
+	for _, m := range ms {
+		require.True(t, s.Has([]byte(m)))
+	}
+}
+
+// The empty member is kept beside the table, not in the arena, and goes
+// through splits, scans, draws and clones like any other.
+func TestSetEmptyMember(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	require.True(t, s.Add(nil, 512))
+	require.False(t, s.Add([]byte{}, 512))
+	assert.Empty(t, s.ht.dir[0].arena)
+	assert.Equal(t, 1, s.Len())
+	assert.True(t, s.Has(nil))
+	assert.Equal(t, "", s.Random().Str)
+	assert.Equal(t, []string{""}, setMembers(s))
+	for i := 0; i < 3000; i++ {
+		s.Add([]byte("m"+strconv.Itoa(i)), 512)
+	}
+	c := s.Clone().(*Set)
+	require.True(t, s.Remove(nil))
+	assert.False(t, s.Has(nil))
+	assert.True(t, c.Has(nil))
+	found := false
+	for cur := c.Scan(0, 100, func(m Member) { found = found || m.Str == "" }); cur != 0; {
+		cur = c.Scan(cur, 100, func(m Member) { found = found || m.Str == "" })
+	}
+	assert.True(t, found)
+	checkHashSet(t, s)
+	checkHashSet(t, c)
+	assert.Equal(t, 3000, s.Len())
+	assert.Equal(t, 3001, c.Len())
+}
+
+// A clone shares the arenas of the original: adds to either (into the
+// spare room of what was one array), removals of long members (which
+// move big entries) and compactions must not show in the other.
+func TestSetCloneIsolation(t *testing.T) {
+	s := NewSetFor([]byte("x"))
+	model := map[string]bool{}
+	for i := 0; i < 3000; i++ {
+		k := "m" + strconv.Itoa(i)
+		if i%10 == 0 {
+			k = longMember(i)
+		}
+		s.Add([]byte(k), 512)
+		model[k] = true
+	}
+	c := s.Clone().(*Set)
+	cm := maps.Clone(model)
+	for i := 0; i < 3000; i++ {
+		s.Add([]byte("s"+strconv.Itoa(i)), 512)
+		model["s"+strconv.Itoa(i)] = true
+		c.Add([]byte("c"+strconv.Itoa(i)), 512)
+		cm["c"+strconv.Itoa(i)] = true
+	}
+	for i := 0; i < 3000; i += 2 {
+		k := "m" + strconv.Itoa(i)
+		if i%10 == 0 {
+			k = longMember(i)
+		}
+		s.Remove([]byte(k))
+		delete(model, k)
+	}
+	for i := 1; i < 3000; i += 2 {
+		c.Remove([]byte("m" + strconv.Itoa(i)))
+		delete(cm, "m"+strconv.Itoa(i))
+	}
+	checkHashSet(t, s)
+	checkHashSet(t, c)
+	require.Equal(t, sortedKeys(model), setMembers(s))
+	require.Equal(t, sortedKeys(cm), setMembers(c))
+}
+
+// A snapshot reads the original while the writer changes its clone, or
+// the reverse: neither writes bytes the other reads (run with -race).
+func TestSetCloneWhileRead(t *testing.T) {
+	for _, writeClone := range []bool{true, false} {
+		s := NewSetFor([]byte("x"))
+		for i := 0; i < 5000; i++ {
+			s.Add([]byte("m"+strconv.Itoa(i)), 512)
+		}
+		c := s.Clone().(*Set)
+		read, write := s, c
+		if !writeClone {
+			read, write = c, s
+		}
+		done := make(chan int)
+		go func() {
+			n := 0
+			for k := 0; k < 10; k++ {
+				read.Each(func(m Member) bool {
+					n += len(m.Str)
+					return true
+				})
+				read.Has([]byte("m4999"))
+			}
+			done <- n
+		}()
+		for i := 0; i < 5000; i++ {
+			write.Add([]byte("w"+strconv.Itoa(i)), 512)
+			write.Remove([]byte("m" + strconv.Itoa(i)))
+		}
+		sum := 0
+		for i := 0; i < 5000; i++ {
+			sum += len("m" + strconv.Itoa(i))
+		}
+		assert.Equal(t, 10*sum, <-done)
+		assert.Equal(t, 5000, read.Len())
+	}
+}
+
 func TestSetMemberBytes(t *testing.T) {
 	assert.Equal(t, "-42", string(Member{Int: -42, IsInt: true}.Bytes(nil)))
 	assert.Equal(t, "ab", string(Member{Str: "ab"}.Bytes(nil)))
@@ -347,5 +623,88 @@ func BenchmarkSetAddHas(b *testing.B) {
 		k := keys[i&(len(keys)-1)]
 		s.Add(k, 512)
 		s.Has(k)
+	}
+}
+
+// benchMember is the memory benchmark's set member: "m" and 9 digits.
+func benchMember(buf []byte, i int) []byte {
+	return strconv.AppendInt(append(buf[:0], 'm'), int64(100_000_000+i), 10)
+}
+
+// benchSet is a hashtable set of n benchMembers.
+func benchSet(n int) *Set {
+	s := NewSetFor([]byte("m"))
+	var buf []byte
+	for i := 0; i < n; i++ {
+		buf = benchMember(buf, i)
+		s.Add(buf, 512)
+	}
+	return s
+}
+
+// BenchmarkSetAdd is SADD of new members into sets growing to 1M.
+func BenchmarkSetAdd(b *testing.B) {
+	var s *Set
+	var buf []byte
+	for i := 0; i < b.N; i++ {
+		if i%(1<<20) == 0 {
+			s = NewSetFor([]byte("m"))
+		}
+		buf = benchMember(buf, i)
+		s.Add(buf, 512)
+	}
+}
+
+// BenchmarkSetHas is SISMEMBER on a 1M-member set, of members and of
+// strangers.
+func BenchmarkSetHas(b *testing.B) {
+	const n = 1 << 20
+	s := benchSet(n)
+	b.Run("hit", func(b *testing.B) {
+		var buf []byte
+		for i := 0; i < b.N; i++ {
+			buf = benchMember(buf, i*7919%n)
+			if !s.Has(buf) {
+				b.Fatal("missing")
+			}
+		}
+	})
+	b.Run("miss", func(b *testing.B) {
+		var buf []byte
+		for i := 0; i < b.N; i++ {
+			buf = benchMember(buf, n+i*7919%n)
+			if s.Has(buf) {
+				b.Fatal("found")
+			}
+		}
+	})
+}
+
+// BenchmarkSetEach is SMEMBERS of a 1M-member set: an op is one member.
+func BenchmarkSetEach(b *testing.B) {
+	s := benchSet(1 << 20)
+	b.ResetTimer()
+	total := 0
+	for total < b.N {
+		s.Each(func(m Member) bool {
+			total++
+			return total < b.N
+		})
+	}
+}
+
+// BenchmarkSetPop is SPOP (a random draw, then its removal) from a set
+// of 1M members, refilled when it empties.
+func BenchmarkSetPop(b *testing.B) {
+	const n = 1 << 20
+	s := benchSet(n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if s.Len() == 0 {
+			b.StopTimer()
+			s = benchSet(n)
+			b.StartTimer()
+		}
+		s.RemoveMember(s.Random())
 	}
 }
