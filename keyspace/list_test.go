@@ -233,6 +233,72 @@ func BenchmarkListPushPop(b *testing.B) {
 	}
 }
 
+// benchListValue is the memory benchmark's element: 10 bytes.
+var benchListValue = []byte("v000000001")
+
+// benchPush is RPUSH (or LPUSH) of one element to a list that grows to
+// 64k elements, then starts again, so that small lists' growth counts
+// too.
+func benchPush(b *testing.B, front bool) {
+	l := NewList()
+	for i := 0; i < b.N; i++ {
+		l.Push(front, benchListValue)
+		if l.Len() == 1<<16 {
+			l = NewList()
+		}
+	}
+}
+
+func BenchmarkListRPush(b *testing.B) { benchPush(b, false) }
+func BenchmarkListLPush(b *testing.B) { benchPush(b, true) }
+
+// BenchmarkListLPop pops from the head of a list filled by RPUSH, the
+// queue's read side.
+func BenchmarkListLPop(b *testing.B) {
+	l := NewList()
+	for i := 0; i < b.N; i++ {
+		l.Push(false, benchListValue)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l.Pop(true)
+	}
+}
+
+// benchList is a list of n 10-byte elements, half pushed at each end.
+func benchList(n int) *List {
+	l := NewList()
+	for i := 0; i < n; i++ {
+		l.Push(i%2 == 0, benchListValue)
+	}
+	return l
+}
+
+// BenchmarkListLRange reads 100 elements (LRANGE) from positions spread
+// over a 100k-element list; one op is one element.
+func BenchmarkListLRange(b *testing.B) {
+	l := benchList(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 100 {
+		from := (i * 7919) % (l.Len() - 100)
+		k := 0
+		l.Each(from, false, func(_ int, v []byte) bool {
+			k++
+			return k < 100
+		})
+	}
+}
+
+// BenchmarkListIndex is LINDEX at positions spread over a 100k-element
+// list.
+func BenchmarkListIndex(b *testing.B) {
+	l := benchList(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = l.At((i * 7919) % l.Len())
+	}
+}
+
 // checkListInvariants verifies the chunk bookkeeping: no empty chunk,
 // positions contiguous from head, lengths adding up.
 func checkListInvariants(t *testing.T, l *List) {
