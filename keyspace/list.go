@@ -1,12 +1,17 @@
 package keyspace
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+)
 
 // List is a list value, stored as Redis's quicklist is: a sequence of
-// chunks, each packing up to listChunkElems elements (and about
-// listChunkBytes of data) into one byte buffer with a 4-byte end offset
-// per element. An element costs its bytes plus 4, against 24 for a slice
-// header and an allocation of its own.
+// chunks, each packing elements into one buffer of at most
+// listChunkBytes (a larger element has a chunk of its own), their bytes
+// from the front and a 2-byte offset per element from the back, as a
+// listpack node packs its entries. An element costs its bytes plus 2,
+// against 24 for a slice header and an allocation of its own.
 //
 //   - Pushes and pops at both ends are O(1) amortized: a chunk grows at
 //     one end only (the tail for a chunk made by a tail push, the head
@@ -15,8 +20,8 @@ import "bytes"
 //   - Access by index is O(log chunks): every chunk records the absolute
 //     position of its first element, positions that only change for the
 //     chunks after an insertion in the middle.
-//   - Changes in the middle (LSET, LINSERT) rebuild one chunk; LREM
-//     rebuilds the list.
+//   - Changes in the middle (LSET, LINSERT) rewrite one chunk, split in
+//     halves when it overflows; LREM rebuilds the list.
 //
 // Every method that stores an element copies it. A slice returned by At,
 // Pop or Each aliases the list's memory: it must not be modified, and it
@@ -28,87 +33,172 @@ type List struct {
 	n    int
 }
 
-// Chunk limits. A chunk accepts elements while it holds fewer than
-// listChunkElems and its data stays within listChunkBytes (a larger
-// element gets a chunk of its own), as Redis's default
-// list-max-listpack-size of -2 (8 kB nodes) does.
-const (
-	listChunkBytes = 8 << 10
-	listChunkElems = 512
-)
+// listChunkBytes bounds a chunk's buffer, elements and offsets: a chunk
+// takes an element while its buffer stays within it, except that an
+// empty chunk takes any element. Redis's nodes are 8 kB by default
+// (list-max-listpack-size -2); 14 KiB is a size class of Go's allocator
+// whose spans hold four buffers exactly, so that a chunk filled by
+// streaming pushes wastes nothing. An 8 KiB buffer would take a span of
+// its own, whose descriptor (about 160 bytes, outside the heap) would
+// cost a 10-byte element a quarter of a byte more.
+const listChunkBytes = 14 << 10
 
+// A chunk of more than one element stays within listChunkBytes, so that
+// its offsets fit 16 bits; a larger element is alone in its chunk.
+const _ uint16 = listChunkBytes
+
+// listChunk holds n physical elements: their bytes one after the other
+// from the buffer's front, and from its back n+1 2-byte slots, the k-th
+// from the end holding where element k starts, the last where the data
+// ends (size; its low 16 bits for an element alone that is larger).
+// Between the two is the room the next elements grow into.
 type listChunk struct {
-	data  []byte
-	ends  []uint32 // ends[k] is where physical element k ends in data
-	lo    int      // physical elements [lo, len(ends)) are live
-	start int      // absolute position of the chunk's first element
-	rev   bool     // the logical order is the physical order reversed
+	buf   []byte
+	size  int    // bytes of element data, buf[:size]
+	start int    // absolute position of the chunk's first element
+	n     uint16 // physical elements
+	lo    uint16 // physical elements [lo, n) are live
+	rev   bool   // the logical order is the physical order reversed
 }
 
-func (c *listChunk) count() int { return len(c.ends) - c.lo }
+func (c *listChunk) count() int { return int(c.n - c.lo) }
 
-// phys is physical element k.
-func (c *listChunk) phys(k int) []byte {
-	s := uint32(0)
-	if k > 0 {
-		s = c.ends[k-1]
+// used is the bytes of the buffer the elements and their offsets take.
+func (c *listChunk) used() int { return c.size + 2*int(c.n+1) }
+
+// slot is slot k, 0 <= k <= n.
+func (c *listChunk) slot(k int) int {
+	i := len(c.buf) - 2*k - 2
+	return int(binary.LittleEndian.Uint16(c.buf[i : i+2]))
+}
+
+func (c *listChunk) setSlot(k, off int) {
+	i := len(c.buf) - 2*k - 2
+	binary.LittleEndian.PutUint16(c.buf[i:i+2], uint16(off))
+}
+
+// off is where physical element k starts, 0 <= k <= n (n: the data's
+// end, whatever its size).
+func (c *listChunk) off(k int) int {
+	if k == int(c.n) {
+		return c.size
 	}
-	e := c.ends[k]
-	return c.data[s:e:e]
+	return c.slot(k)
+}
+
+// phys is physical element k, 0 <= k < n. Its two slots are read at
+// once: slot k+1 is the lower address.
+func (c *listChunk) phys(k int) []byte {
+	i := len(c.buf) - 2*k - 4
+	x := binary.LittleEndian.Uint32(c.buf[i : i+4])
+	// A chunk of one element may exceed 16 bits: slot 1 holds the low
+	// bits of its size, the only offset with more.
+	s, e := int(x>>16), int(x&0xffff)|c.size&^0xffff
+	return c.buf[s:e:e]
 }
 
 // at is the chunk's j-th element in list order.
 func (c *listChunk) at(j int) []byte {
 	if c.rev {
-		return c.phys(len(c.ends) - 1 - j)
+		j = c.count() - 1 - j
 	}
-	return c.phys(c.lo + j)
+	return c.phys(int(c.lo) + j)
 }
 
 // fits reports whether v may be added to the chunk.
 func (c *listChunk) fits(v []byte) bool {
-	return len(c.ends) == 0 || (len(c.ends) < listChunkElems && len(c.data)+len(v) <= listChunkBytes)
+	return c.n == 0 || c.used()+len(v)+2 <= listChunkBytes
 }
 
 // add appends a copy of v at the chunk's growing end.
 func (c *listChunk) add(v []byte) {
-	c.data = append(c.data, v...)
-	c.ends = append(c.ends, uint32(len(c.data)))
-}
-
-// dropLast removes the physical element at the growing end.
-func (c *listChunk) dropLast() {
-	c.ends = c.ends[:len(c.ends)-1]
-	if len(c.ends) == 0 {
-		c.data = c.data[:0]
-		return
+	if need := c.used() + len(v) + 2; need > len(c.buf) {
+		c.grow(need)
 	}
-	c.data = c.data[:c.ends[len(c.ends)-1]]
+	c.put(v)
 }
 
-// seal compacts a chunk that stopped growing: the room append left in
-// its buffers and the skipped elements' bytes are released.
+// put is add when the buffer has room.
+func (c *listChunk) put(v []byte) {
+	size := c.size + len(v)
+	copy(c.buf[c.size:size], v)
+	c.size = size
+	c.n++
+	c.setSlot(int(c.n), size)
+}
+
+// grow moves the chunk into a buffer of at least need bytes, doubling
+// (up to listChunkBytes) so that pushes stay O(1) amortized. The buffer
+// is its whole size class: the allocator would round it up anyway.
+func (c *listChunk) grow(need int) {
+	b := slices.Grow([]byte(nil), max(need, min(2*len(c.buf), listChunkBytes)))
+	b = b[:cap(b)]
+	offs := 2 * int(c.n+1)
+	if c.buf == nil {
+		clear(b[len(b)-offs:]) // slot 0: element 0 starts at 0
+	} else {
+		copy(b, c.buf[:c.size])
+		copy(b[len(b)-offs:], c.buf[len(c.buf)-offs:])
+	}
+	c.buf = b
+}
+
+// dropLast removes the physical element at the growing end; its start
+// is the new end of the data, in the slot that becomes the last.
+func (c *listChunk) dropLast() {
+	c.n--
+	c.size = c.slot(int(c.n))
+}
+
+// seal compacts a chunk that stopped growing: the room left for growth
+// and the skipped elements' bytes are released.
 func (c *listChunk) seal() {
-	if c.lo == 0 && cap(c.data)-len(c.data) <= len(c.data)/8 && cap(c.ends)-len(c.ends) <= len(c.ends)/8 {
+	if c.lo == 0 && len(c.buf)-c.used() <= c.used()/8 {
 		return
 	}
 	*c = *c.copyLive()
 }
 
 // copyLive returns a copy of the chunk holding only its live elements,
-// in buffers of the exact size.
+// in a buffer of the exact size.
 func (c *listChunk) copyLive() *listChunk {
-	base := uint32(0)
-	if c.lo > 0 {
-		base = c.ends[c.lo-1]
+	return c.splice(int(c.n), 0)
+}
+
+// splice returns a copy of the chunk's live elements, in a buffer of the
+// exact size, with the del physical elements from q (lo <= q, q+del <=
+// n) replaced by vs (in physical order). It returns nil when the result
+// would not fit a chunk.
+func (c *listChunk) splice(q, del int, vs ...[]byte) *listChunk {
+	lo, n := int(c.lo), int(c.n)
+	// The bytes [base, cut) stay, [cut, rest) go, vs come, [rest, size) stay.
+	base, cut, rest := c.off(lo), c.off(q), c.off(q+del)
+	out := &listChunk{start: c.start, rev: c.rev, n: uint16(n - lo - del + len(vs))}
+	out.size = cut - base + c.size - rest
+	for _, v := range vs {
+		out.size += len(v)
 	}
-	data := make([]byte, len(c.data)-int(base))
-	copy(data, c.data[base:])
-	ends := make([]uint32, c.count())
-	for k := range ends {
-		ends[k] = c.ends[c.lo+k] - base
+	if out.n > 1 && out.used() > listChunkBytes {
+		return nil
 	}
-	return &listChunk{data: data, ends: ends, start: c.start, rev: c.rev}
+	out.buf = make([]byte, out.used())
+	at := copy(out.buf, c.buf[base:cut])
+	t := 0
+	for k := lo; k < q; k++ {
+		out.setSlot(t, c.slot(k)-base)
+		t++
+	}
+	for _, v := range vs {
+		out.setSlot(t, at)
+		at += copy(out.buf[at:], v)
+		t++
+	}
+	copy(out.buf[at:], c.buf[rest:c.size])
+	for k := q + del; k <= n; k++ {
+		out.setSlot(t, c.off(k)-rest+at)
+		t++
+	}
+	return out
 }
 
 // NewList returns an empty list.
@@ -196,30 +286,34 @@ func (l *List) Each(from int, reverse bool, fn func(i int, v []byte) bool) {
 		return
 	}
 	k, j := l.locate(from)
-	i := from
-	if !reverse {
-		for ; k < len(l.cs); k++ {
-			c := l.cs[k]
-			for ; j < c.count(); j++ {
-				if !fn(i, c.at(j)) {
-					return
-				}
-				i++
-			}
-			j = 0
-		}
-		return
+	step := 1
+	if reverse {
+		step = -1
 	}
-	for ; k >= l.c0; k-- {
+	for i := from; k >= l.c0 && k < len(l.cs); k += step {
 		c := l.cs[k]
-		for ; j >= 0; j-- {
-			if !fn(i, c.at(j)) {
+		// Elements j onwards (m of them), by physical index p stepping d.
+		m := c.count() - j
+		if reverse {
+			if j < 0 {
+				j = c.count() - 1
+			}
+			m = j + 1
+		}
+		p, d := int(c.lo)+j, step
+		if c.rev {
+			p, d = int(c.n)-1-j, -step
+		}
+		for ; m > 0; m-- {
+			if !fn(i, c.phys(p)) {
 				return
 			}
-			i--
+			i += step
+			p += d
 		}
-		if k > l.c0 {
-			j = l.cs[k-1].count() - 1
+		j = 0
+		if reverse {
+			j = -1 // the next chunk's last element
 		}
 	}
 }
@@ -250,41 +344,47 @@ func (l *List) appendChunk(c *listChunk) {
 	l.cs = append(l.cs, c)
 }
 
-// newChunkAfter seals prev, the end chunk that cannot take the next
-// push, and makes the chunk that replaces it at that end. When prev
-// grew the same way until it was full, pushes are streaming in: the new
-// chunk starts with prev's size, so that it fills without regrowing.
-func newChunkAfter(prev *listChunk, rev bool, start int) *listChunk {
-	c := &listChunk{rev: rev, start: start}
-	if prev == nil {
-		return c
+// newEnd adds an empty chunk at the head (front) or the tail for v,
+// which end, the chunk there (nil when none), cannot take; end is sealed.
+// When end grew the same way until it was full, pushes are streaming
+// in: the new chunk starts with end's size, so that it fills without
+// regrowing.
+func (l *List) newEnd(front bool, end *listChunk, v []byte) *listChunk {
+	c := &listChunk{rev: front, start: l.head + l.n}
+	if front {
+		c.start = l.head
 	}
-	if prev.rev == rev && prev.lo == 0 {
-		c.data = make([]byte, 0, min(len(prev.data), listChunkBytes))
-		c.ends = make([]uint32, 0, len(prev.ends))
+	if end != nil {
+		if end.rev == front && end.lo == 0 && end.n > 1 {
+			c.grow(max(min(end.used(), listChunkBytes), c.used()+len(v)+2))
+		}
+		end.seal()
 	}
-	prev.seal()
+	if front {
+		l.prependChunk(c)
+	} else {
+		l.appendChunk(c)
+	}
 	return c
 }
 
 // Push adds a copy of v at the head (front) or the tail.
 func (l *List) Push(front bool, v []byte) {
+	c := l.tail()
 	if front {
-		c := l.first()
-		if c == nil || !c.rev || !c.fits(v) {
-			c = newChunkAfter(c, true, l.head)
-			l.prependChunk(c)
-		}
-		c.add(v)
+		c = l.first()
+	}
+	if c == nil || c.rev != front || !c.fits(v) {
+		c = l.newEnd(front, c, v)
+	}
+	// c.add(v), spelled out: add is too large to be inlined.
+	if need := c.used() + len(v) + 2; need > len(c.buf) {
+		c.grow(need)
+	}
+	c.put(v)
+	if front {
 		c.start--
 		l.head--
-	} else {
-		c := l.tail()
-		if c == nil || c.rev || !c.fits(v) {
-			c = newChunkAfter(c, false, l.head+l.n)
-			l.appendChunk(c)
-		}
-		c.add(v)
 	}
 	l.n++
 }
@@ -307,10 +407,10 @@ func (l *List) Pop(front bool) []byte {
 	if front {
 		c := l.cs[l.c0]
 		if c.rev {
-			v = c.phys(len(c.ends) - 1)
+			v = c.phys(int(c.n) - 1)
 			c.dropLast()
 		} else {
-			v = c.phys(c.lo)
+			v = c.phys(int(c.lo))
 			c.lo++
 		}
 		c.start++
@@ -323,10 +423,10 @@ func (l *List) Pop(front bool) []byte {
 		last := len(l.cs) - 1
 		c := l.cs[last]
 		if c.rev {
-			v = c.phys(c.lo)
+			v = c.phys(int(c.lo))
 			c.lo++
 		} else {
-			v = c.phys(len(c.ends) - 1)
+			v = c.phys(int(c.n) - 1)
 			c.dropLast()
 		}
 		if c.count() == 0 {
@@ -341,34 +441,25 @@ func (l *List) Pop(front bool) []byte {
 	return v
 }
 
-// chunkElems returns the elements of chunk c in list order, plus room
-// for one more.
-func chunkElems(c *listChunk) [][]byte {
-	out := make([][]byte, c.count(), c.count()+1)
-	for j := range out {
-		out[j] = c.at(j)
-	}
-	return out
-}
-
-// buildChunks packs copies of elems into chunks, the first holding
-// position start, all growing in the given direction.
-func buildChunks(elems [][]byte, start int, rev bool) []*listChunk {
+// buildChunks packs copies of n elements, element x being elem(x), into
+// chunks, the first holding position start, all growing in the given
+// direction, each in a buffer of the exact size.
+func buildChunks(n int, elem func(x int) []byte, start int, rev bool) []*listChunk {
 	var out []*listChunk
-	for from := 0; from < len(elems); {
-		to, size := from, 0
-		for to < len(elems) && (to == from || (to-from < listChunkElems && size+len(elems[to]) <= listChunkBytes)) {
-			size += len(elems[to])
+	for from := 0; from < n; {
+		to, size := from+1, len(elem(from))
+		for to < n && size+len(elem(to))+2*(to-from+2) <= listChunkBytes {
+			size += len(elem(to))
 			to++
 		}
-		c := &listChunk{start: start + from, rev: rev, data: make([]byte, 0, size), ends: make([]uint32, 0, to-from)}
+		c := &listChunk{start: start + from, rev: rev, buf: make([]byte, size+2*(to-from+1))}
 		if rev {
-			for j := to - 1; j >= from; j-- {
-				c.add(elems[j])
+			for x := to - 1; x >= from; x-- {
+				c.add(elem(x))
 			}
 		} else {
-			for j := from; j < to; j++ {
-				c.add(elems[j])
+			for x := from; x < to; x++ {
+				c.add(elem(x))
 			}
 		}
 		out = append(out, c)
@@ -390,13 +481,41 @@ func (l *List) replaceChunk(k int, chunks []*listChunk) {
 	l.cs, l.c0 = cs, 0
 }
 
+// physIndex is the physical index of the chunk's j-th element in list
+// order, and where an element inserted before it goes.
+func (c *listChunk) physIndex(j int) (at, before int) {
+	if c.rev {
+		return int(c.n) - 1 - j, int(c.n) - j
+	}
+	return int(c.lo) + j, int(c.lo) + j
+}
+
+// rebuild puts in place of chunk k the n elements elem(0..n-1), in two
+// halves, so that inserts into a full chunk leave it two chunks of half
+// its size rather than a full one and a trail of single elements.
+func (l *List) rebuild(k, n int, elem func(x int) []byte) {
+	c := l.cs[k]
+	h := n / 2
+	chunks := buildChunks(h, elem, c.start, c.rev)
+	chunks = append(chunks, buildChunks(n-h, func(x int) []byte { return elem(h + x) }, c.start+h, c.rev)...)
+	l.replaceChunk(k, chunks)
+}
+
 // Set replaces element i, 0 <= i < Len(), with a copy of v.
 func (l *List) Set(i int, v []byte) {
 	k, j := l.locate(i)
 	c := l.cs[k]
-	elems := chunkElems(c)
-	elems[j] = v
-	l.replaceChunk(k, buildChunks(elems, c.start, c.rev))
+	p, _ := c.physIndex(j)
+	if out := c.splice(p, 1, v); out != nil {
+		l.cs[k] = out
+		return
+	}
+	l.rebuild(k, c.count(), func(x int) []byte {
+		if x == j {
+			return v
+		}
+		return c.at(x)
+	})
 }
 
 // Insert puts a copy of v before element i (0 <= i <= Len(); Len()
@@ -408,15 +527,24 @@ func (l *List) Insert(i int, v []byte) {
 	}
 	k, j := l.locate(i)
 	c := l.cs[k]
-	elems := chunkElems(c)
-	elems = append(elems, nil)
-	copy(elems[j+1:], elems[j:])
-	elems[j] = v
 	for _, after := range l.cs[k+1:] {
 		after.start++
 	}
 	l.n++
-	l.replaceChunk(k, buildChunks(elems, c.start, c.rev))
+	_, q := c.physIndex(j)
+	if out := c.splice(q, 0, v); out != nil {
+		l.cs[k] = out
+		return
+	}
+	l.rebuild(k, c.count()+1, func(x int) []byte {
+		switch {
+		case x < j:
+			return c.at(x)
+		case x == j:
+			return v
+		}
+		return c.at(x - 1)
+	})
 }
 
 // Trim keeps elements [start, end] (inclusive, 0 <= start <= end < Len())

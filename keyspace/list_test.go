@@ -3,8 +3,10 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -253,14 +255,17 @@ func BenchmarkListRPush(b *testing.B) { benchPush(b, false) }
 func BenchmarkListLPush(b *testing.B) { benchPush(b, true) }
 
 // BenchmarkListLPop pops from the head of a list filled by RPUSH, the
-// queue's read side.
+// queue's read side, a million elements (refilled untimed) at a time.
 func BenchmarkListLPop(b *testing.B) {
 	l := NewList()
 	for i := 0; i < b.N; i++ {
-		l.Push(false, benchListValue)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+		if l.Len() == 0 {
+			b.StopTimer()
+			for k := 0; k < min(b.N-i, 1<<20); k++ {
+				l.Push(false, benchListValue)
+			}
+			b.StartTimer()
+		}
 		l.Pop(true)
 	}
 }
@@ -299,6 +304,31 @@ func BenchmarkListIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkListSet is LSET of a 10-byte element at positions spread
+// over a 100k-element list: a chunk rewritten each time.
+func BenchmarkListSet(b *testing.B) {
+	l := benchList(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l.Set((i*7919)%l.Len(), benchListValue)
+	}
+}
+
+// BenchmarkListInsert is LINSERT at positions spread over a list that
+// starts at 100k elements, rebuilt every 100k inserts.
+func BenchmarkListInsert(b *testing.B) {
+	l := benchList(100000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%100000 == 99999 {
+			b.StopTimer()
+			l = benchList(100000)
+			b.StartTimer()
+		}
+		l.Insert(1+(i*7919)%(l.Len()-1), benchListValue)
+	}
+}
+
 // checkListInvariants verifies the chunk bookkeeping: no empty chunk,
 // positions contiguous from head, lengths adding up.
 func checkListInvariants(t *testing.T, l *List) {
@@ -313,7 +343,19 @@ func checkListInvariants(t *testing.T, l *List) {
 		require.Equal(t, pos, c.start)
 		pos += c.count()
 		total += c.count()
-		require.LessOrEqual(t, len(c.ends), listChunkElems)
+		require.LessOrEqual(t, int(c.lo), int(c.n))
+		require.LessOrEqual(t, c.used(), len(c.buf))
+		if c.n > 1 {
+			require.LessOrEqual(t, c.used(), listChunkBytes, "only an element alone may exceed a chunk")
+		}
+		end, ordered := c.size, true
+		for k := int(c.n) - 1; k >= 0; k-- {
+			ordered = ordered && c.off(k) <= end
+			end = c.off(k)
+		}
+		require.True(t, ordered, "the offsets are in order")
+		require.Zero(t, end)
+		require.Equal(t, c.size&0xffff, c.slot(int(c.n)), "the last slot holds the data's end")
 	}
 	require.Equal(t, l.n, total)
 	for _, c := range l.cs[:l.c0] {
@@ -323,11 +365,11 @@ func checkListInvariants(t *testing.T, l *List) {
 
 func TestListChunking(t *testing.T) {
 	l := NewList()
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < 20000; i++ {
 		l.Push(i%3 != 0, []byte(fmt.Sprint(i)))
 	}
 	checkListInvariants(t, l)
-	require.Greater(t, len(l.cs)-l.c0, 5000/listChunkElems)
+	require.Greater(t, len(l.cs)-l.c0, 3, "the elements fill several chunks")
 	big := strings.Repeat("b", 3*listChunkBytes)
 	l.Insert(2500, []byte(big))
 	l.Set(10, []byte(big))
@@ -345,4 +387,257 @@ func TestListChunking(t *testing.T) {
 	}
 	assert.Less(t, cap(q.cs), 64)
 	checkListInvariants(t, q)
+}
+
+// requireList checks l against want element by element: At, Each both
+// ways from every end and from the middle, and the chunk invariants.
+func requireList(t *testing.T, want []string, l *List) {
+	t.Helper()
+	checkListInvariants(t, l)
+	require.Equal(t, len(want), l.Len())
+	if len(want) == 0 {
+		return
+	}
+	require.Equal(t, want, listContents(l))
+	for _, from := range []int{0, len(want) / 2, len(want) - 1} {
+		var fwd, back []string
+		badIndex := false
+		l.Each(from, false, func(i int, v []byte) bool {
+			badIndex = badIndex || i != from+len(fwd)
+			fwd = append(fwd, string(v))
+			return true
+		})
+		l.Each(from, true, func(i int, v []byte) bool {
+			badIndex = badIndex || i != from-len(back)
+			back = append(back, string(v))
+			return true
+		})
+		require.False(t, badIndex, "Each's positions")
+		require.Equal(t, want[from:], fwd)
+		slices.Reverse(back)
+		require.Equal(t, want[:from+1], back)
+	}
+}
+
+// TestListLargeElements: elements too large for a chunk, and for 16-bit
+// offsets, live alone in theirs, among small ones, pushed and popped at
+// both ends, replaced and inserted in the middle.
+func TestListLargeElements(t *testing.T) {
+	huge := strings.Repeat("h", 70000)    // beyond 16 bits
+	large := strings.Repeat("L", 20000)   // beyond a chunk, within 16 bits
+	edge := strings.Repeat("e", 1<<16)    // the first size past 16 bits
+	under := strings.Repeat("u", 1<<16-1) // the last within
+	l := NewList()
+	var m []string
+	push := func(front bool, v string) {
+		l.Push(front, []byte(v))
+		if front {
+			m = append([]string{v}, m...)
+		} else {
+			m = append(m, v)
+		}
+	}
+	for i := 0; i < 3000; i++ {
+		push(i%2 == 0, fmt.Sprint(i))
+		switch i {
+		case 500:
+			push(false, huge)
+		case 900:
+			push(true, large)
+		case 1500:
+			push(false, edge)
+		case 2000:
+			push(true, under)
+		}
+	}
+	requireList(t, m, l)
+	for _, v := range []string{huge, large, edge, under} {
+		require.GreaterOrEqual(t, l.Find([]byte(v)), 0)
+	}
+	// Replace small elements with large ones and back, insert large ones
+	// into the middle of full chunks, at both ends' kinds of chunk.
+	for _, i := range []int{10, 1000, 1600, 2900} {
+		l.Set(i, []byte(huge))
+		m[i] = huge
+		requireList(t, m, l)
+		l.Insert(i+1, []byte(edge))
+		m = slices.Insert(m, i+1, edge)
+		requireList(t, m, l)
+		l.Set(i, []byte("small"))
+		m[i] = "small"
+		requireList(t, m, l)
+	}
+	c := l.Clone().(*List)
+	requireList(t, m, c)
+	l.Insert(5, []byte(huge))
+	m = slices.Insert(m, 5, huge)
+	require.Equal(t, int64(2), l.Remove([]byte(huge), 2, true))
+	m = modelRemove(m, huge, 2, true)
+	require.Equal(t, -1, l.Find([]byte(huge)))
+	requireList(t, m, l)
+	// Pop everything from alternate ends.
+	for front := true; l.Len() > 0; front = !front {
+		want := m[len(m)-1]
+		if front {
+			want, m = m[0], m[1:]
+		} else {
+			m = m[:len(m)-1]
+		}
+		require.Equal(t, want, string(l.Pop(front)))
+	}
+	requireList(t, nil, l)
+	assert.NotEmpty(t, listContents(c), "the clone is a list of its own")
+}
+
+// TestListChunkBoundary: streaming pushes fill chunks to the byte, a
+// chunk takes an element that makes it exactly full and not one more,
+// and sealed chunks keep no room.
+func TestListChunkBoundary(t *testing.T) {
+	for _, front := range []bool{false, true} {
+		l := NewList()
+		v := []byte("v000000001")
+		for i := 0; i < 100000; i++ {
+			l.Push(front, v)
+		}
+		checkListInvariants(t, l)
+		per := (listChunkBytes - 2) / (len(v) + 2)
+		cs := l.cs[l.c0:]
+		assert.Len(t, cs, (100000+per-1)/per, "front=%v", front)
+		for k, c := range cs {
+			if (front && k == 0) || (!front && k == len(cs)-1) {
+				continue // the growing end
+			}
+			assert.Equal(t, per, c.count())
+			assert.Equal(t, listChunkBytes, len(c.buf), "a full chunk is exactly one buffer of the limit")
+		}
+	}
+	// An element that fills the chunk to the byte is taken; one more
+	// byte is not.
+	l := NewList()
+	l.Push(false, []byte("a"))
+	rest := listChunkBytes - l.tail().used() - 2
+	l.Push(false, make([]byte, rest))
+	require.Len(t, l.cs[l.c0:], 1)
+	require.Equal(t, listChunkBytes, l.tail().used())
+	l.Push(false, nil)
+	require.Len(t, l.cs[l.c0:], 2, "a full chunk takes no empty element either")
+	l.Pop(false)
+	l.Pop(false)
+	l.Push(false, make([]byte, rest+1))
+	require.Len(t, l.cs[l.c0:], 2)
+	checkListInvariants(t, l)
+	// A chunk that stops growing with room left is compacted.
+	s := NewList()
+	v := []byte("v000000001")
+	for i := 0; i < 1000; i++ {
+		s.Push(false, v)
+	}
+	s.Push(true, v)                                            // a head chunk of its own
+	s.Push(false, []byte(strings.Repeat("x", listChunkBytes))) // seals the tail
+	require.Len(t, s.cs[s.c0:], 3)
+	sealed := s.cs[s.c0+1]
+	assert.Equal(t, 1000, sealed.count())
+	assert.Equal(t, sealed.used(), len(sealed.buf), "a sealed chunk has no room")
+	checkListInvariants(t, s)
+}
+
+// TestListMiddleChanges: LSET, LINSERT and LREM in reversed (head-pushed)
+// and forward chunks with skipped elements, against a model, down to
+// splitting a full chunk in halves.
+func TestListMiddleChanges(t *testing.T) {
+	for _, front := range []bool{false, true} {
+		l := NewList()
+		var m []string
+		per := (listChunkBytes - 2) / (5 + 2)
+		for i := 0; i < 3*per; i++ {
+			v := fmt.Sprintf("%05d", i)
+			l.Push(front, []byte(v))
+			if front {
+				m = append([]string{v}, m...)
+			} else {
+				m = append(m, v)
+			}
+		}
+		// Skip elements at the non-growing ends.
+		for i := 0; i < 7; i++ {
+			require.Equal(t, m[0], string(l.Pop(true)))
+			require.Equal(t, m[len(m)-1], string(l.Pop(false)))
+			m = m[1 : len(m)-1]
+		}
+		requireList(t, m, l)
+		chunks := len(l.cs) - l.c0
+		// Inserting into a full chunk splits it in two halves.
+		full := -1
+		for k := l.c0; k < len(l.cs); k++ {
+			if c := l.cs[k]; c.lo == 0 && c.used()+7 > listChunkBytes {
+				full = k
+				break
+			}
+		}
+		require.GreaterOrEqual(t, full, 0, "a full chunk")
+		n := l.cs[full].count()
+		i := l.cs[full].start - l.head + n/3
+		l.Insert(i, []byte("split"))
+		m = slices.Insert(m, i, "split")
+		requireList(t, m, l)
+		assert.Equal(t, chunks+1, len(l.cs)-l.c0)
+		assert.InDelta(t, (n+1)/2, l.cs[full].count(), 1)
+		assert.InDelta(t, (n+1)/2, l.cs[full+1].count(), 1)
+		for _, i := range []int{0, 1, per / 2, per, len(m) - 2} {
+			l.Set(i, []byte("set"))
+			m[i] = "set"
+			requireList(t, m, l)
+			l.Set(i, []byte("setting longer")) // grows the chunk
+			m[i] = "setting longer"
+			requireList(t, m, l)
+			l.Insert(i, []byte("ins"))
+			m = slices.Insert(m, i, "ins")
+			requireList(t, m, l)
+		}
+		// LREM rebuilds everything, compacted.
+		require.Equal(t, int64(5), l.Remove([]byte("ins"), 0, front))
+		m = modelRemove(m, "ins", 0, front)
+		requireList(t, m, l)
+		for _, c := range l.cs[l.c0:] {
+			assert.LessOrEqual(t, len(c.buf)-c.used(), c.used()/8)
+		}
+	}
+}
+
+// TestListCloneCompacts: a clone holds the live elements only, in
+// buffers of the exact size, and shares nothing with the original.
+func TestListCloneCompacts(t *testing.T) {
+	l := NewList()
+	var m []string
+	for i := 0; i < 5000; i++ {
+		v := fmt.Sprint(i)
+		l.Push(i%2 == 0, []byte(v))
+		if i%2 == 0 {
+			m = append([]string{v}, m...)
+		} else {
+			m = append(m, v)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		l.Pop(true)
+		l.Pop(false)
+	}
+	m = m[100 : len(m)-100]
+	c := l.Clone().(*List)
+	requireList(t, m, c)
+	for _, ch := range c.cs[c.c0:] {
+		assert.Zero(t, ch.lo)
+		assert.Equal(t, ch.used(), len(ch.buf))
+	}
+	c.Set(0, []byte("changed"))
+	c.Push(true, []byte("new"))
+	c.Push(false, []byte("new"))
+	c.Pop(false)
+	requireList(t, m, l)
+	assert.Less(t, c.MemoryUsage(5), l.MemoryUsage(5), "the clone has no room for growth")
+}
+
+// The chunk header is what memSize counts for it.
+func TestListChunkHeader(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(listChunk{}), uintptr(48))
 }

@@ -234,12 +234,13 @@ func (ks *Keyspace) Overhead() int64 { return ks.overhead }
 func (h *Hash) memSize(samples int) int64 { return h.MemoryUsage(samples) }
 
 // memSize counts a list's chunks exactly up to a few dozen, beyond that
-// by sampling chunks spread over the list.
+// by sampling chunks spread over the list: each is its header (48 bytes)
+// and its buffer, elements and offsets together.
 func (l *List) memSize(samples int) int64 {
 	cs := l.cs[l.c0:]
 	n := int64(len(l.cs))*8 + 48
 	chunk := func(c *listChunk) int64 {
-		return 64 + allocSize(cap(c.data)) + allocSize(4*cap(c.ends))
+		return 48 + allocSize(cap(c.buf))
 	}
 	const exact = 32
 	if len(cs) <= exact {
