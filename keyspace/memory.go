@@ -311,11 +311,15 @@ func (s *Set) memSize(samples int) int64 {
 // bucketSize is the allocation of a set's bucket.
 var bucketSize = allocSize(int(unsafe.Sizeof(bucket{})))
 
-// memSize: the member table (records of member and score) and the
-// B-tree items pointing into it (about 1.4 items' room per member).
+// memSize: the member table (9 bytes a slot) and the members' records,
+// and the B-tree's 16-byte items pointing to them: a node's array is
+// allocated whole and a split leaves two half full, which ascending
+// scores (a time series) never fill again, so an item costs about twice
+// its size (one and a half times with random scores).
 func (z *ZSet) memSize(samples int) int64 {
+	const itemCost = 2 * int64(unsafe.Sizeof(zitem{}))
 	t := z.dict
-	n := int64(64) + int64(len(t.tags))*17
+	n := int64(64) + int64(len(t.tags))*9
 	if t.n == 0 {
 		return n
 	}
@@ -324,13 +328,13 @@ func (z *ZSet) memSize(samples int) int64 {
 		if t.tags[i] == 0 {
 			continue
 		}
-		sum += allocSize(len(r))
+		sum += allocSize(zrecSize(r))
 		seen++
 		if samples > 0 && seen >= int64(samples) {
 			break
 		}
 	}
-	return n + (sum/seen+48)*int64(t.n)
+	return n + (sum/seen+itemCost)*int64(t.n)
 }
 
 // IndexOverhead is what the database's indexes cost beyond its entries

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -17,32 +18,42 @@ const (
 	ZSetListpackValue   = 64
 )
 
-// zitem is one member of a sorted set, ordered by (score, member) with
-// members compared bytewise, as Redis's skiplist orders them.
+// zitem is one member of a sorted set in the tree: its score and its
+// record in the member table (see zrec), where the member is read from.
+// Items are ordered by (score, member) with members compared bytewise,
+// as Redis's skiplist orders them. The score is kept in the item too so
+// that comparisons touch the record only on equal scores; 16 bytes an
+// item where a member string header made 24, which shrinks the tree's
+// nodes by a third.
 type zitem struct {
-	score  float64
-	member string
+	score float64
+	rec   *byte
 }
 
+// zless orders items. An item with a nil record is a search key, never
+// stored, that sorts before every member of its score (the empty one
+// included) without reading their records.
 func zless(a, b zitem) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return a.member < b.member
+	if a.rec == nil || b.rec == nil {
+		return b.rec != nil
+	}
+	return zrecMember(a.rec) < zrecMember(b.rec)
 }
 
 // ZSet is a sorted set: a B-tree ordered by (score, member) for ranges
-// and ranks, plus a member -> score table for point lookups. The table is
-// the hash type's (see hashTable): one immutable record per member,
-// holding the member and its score's 8 bytes, ordered by the member's
-// hash position, which is what lets ZSCAN keep the SCAN guarantee while
-// the set grows or shrinks. The tree's member strings are views into the
-// records, so a member is allocated once. Ranks are found by binary
-// search over the tree's positional access (GetAt), O(log² n), never by
-// walking.
+// and ranks, plus a member -> record table (zdict) for point lookups.
+// Each member has one immutable record holding its score and its bytes,
+// which the tree's item and the table's slot both point to, so a member
+// is allocated once. The table is ordered by the member's hash position,
+// which is what lets ZSCAN keep the SCAN guarantee while the set grows or
+// shrinks. Ranks are found by binary search over the tree's positional
+// access (GetAt), O(log² n), never by walking.
 type ZSet struct {
 	tree *btree.BTreeG[zitem]
-	dict *hashTable
+	dict *zdict
 	// big records that Redis would have converted the set to a skiplist
 	// (OBJECT ENCODING "skiplist"); Redis never converts back on removal.
 	big bool
@@ -54,45 +65,84 @@ func newZTree() *btree.BTreeG[zitem] {
 
 // NewZSet returns an empty sorted set in the small ("listpack") encoding.
 func NewZSet() *ZSet {
-	return &ZSet{tree: newZTree(), dict: newHashTable(0)}
+	return &ZSet{tree: newZTree(), dict: newZdict()}
 }
-
-// ---- member -> score table ---------------------------------------------------
 
 // bytesOf views a string's bytes without copying; the caller must not
 // change them.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-func scoreOfRec(v []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(v)) }
+// ---- member records -----------------------------------------------------------
 
-// lookup returns member's score.
-func (z *ZSet) lookup(member []byte) (float64, bool) {
+// A zrec is a member's record: uvarint(len(member)), the member, then
+// its score's 8 bytes (IEEE 754, little-endian), in one allocation that
+// the tree's item and the table's slot point to. Records are never
+// changed: a new score gets a new record, which is what lets a clone
+// share them.
+func zrecMake(member []byte, score float64) *byte {
+	n := uvarintLen(uint64(len(member))) + len(member)
+	b := make([]byte, n+8)
+	binary.PutUvarint(b, uint64(len(member)))
+	copy(b[n-len(member):], member)
+	binary.LittleEndian.PutUint64(b[n:], math.Float64bits(score))
+	return unsafe.SliceData(b)
+}
+
+// zrecMember is the member a record holds, a view of its bytes.
+func zrecMember(r *byte) string { return mstr(r) }
+
+// mstr is the string a record that starts with its uvarint length
+// holds, a view of its bytes.
+func mstr(r *byte) string {
+	p := unsafe.Pointer(r)
+	n, shift := 0, 0
+	for {
+		c := *(*byte)(p)
+		p = unsafe.Add(p, 1)
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			return unsafe.String((*byte)(p), n)
+		}
+		shift += 7
+	}
+}
+
+// zrecScore is the score a record holds. A member shorter than 128 bytes
+// has one length byte, read inline. The score may be unaligned, hence
+// the byte-wise read.
+func zrecScore(r *byte) float64 {
+	off := 1 + int(*r)
+	if *r >= 0x80 {
+		m := mstr(r)
+		off = uvarintLen(uint64(len(m))) + len(m)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), off)), 8)
+	return math.Float64frombits(binary.LittleEndian.Uint64(b))
+}
+
+// zrecSize is the record's length, as allocated.
+func zrecSize(r *byte) int {
+	m := zrecMember(r)
+	return uvarintLen(uint64(len(m))) + len(m) + 8
+}
+
+// ---- ZSet's use of the table --------------------------------------------------
+
+// lookup returns member's record, nil when absent.
+func (z *ZSet) lookup(member []byte) *byte {
 	i := z.dict.find(member, fieldHash(member))
 	if i < 0 {
-		return 0, false
+		return nil
 	}
-	_, v := recSplit(z.dict.recs[i])
-	return scoreOfRec(v), true
+	return z.dict.recs[i]
 }
 
-// store records member's score and returns the member as a view into its
-// record, for the tree to share.
-func (z *ZSet) store(member []byte, score float64) string {
-	var sb [8]byte
-	binary.LittleEndian.PutUint64(sb[:], math.Float64bits(score))
-	rec, _ := z.dict.put(member, sb[:])
-	f, _ := recSplit(rec)
-	return unsafe.String(unsafe.SliceData(f), len(f))
-}
-
-// rangeDict calls fn for every member and score, in table order.
-func (z *ZSet) rangeDict(fn func(member []byte, score float64)) {
-	for i, r := range z.dict.recs {
-		if z.dict.tags[i] != 0 {
-			f, v := recSplit(r)
-			fn(f, scoreOfRec(v))
-		}
-	}
+// rescore gives the member in slot i, whose record is old, a new score.
+func (z *ZSet) rescore(i int, old *byte, score float64) {
+	z.tree.Delete(zitem{zrecScore(old), old})
+	r := zrecMake(bytesOf(zrecMember(old)), score)
+	z.dict.recs[i] = r
+	z.tree.Set(zitem{score, r})
 }
 
 // Type is TypeZSet.
@@ -101,8 +151,8 @@ func (z *ZSet) Type() Type { return TypeZSet }
 // Len is the number of members.
 func (z *ZSet) Len() int { return z.dict.n }
 
-// Clone returns an isolated copy: the tree is copied on write, the map
-// copied now.
+// Clone returns an isolated copy: the tree is copied on write, the
+// table's slots copied now, the immutable records shared.
 func (z *ZSet) Clone() Object {
 	return &ZSet{tree: z.tree.Copy(), dict: z.dict.clone(), big: z.big}
 }
@@ -135,22 +185,30 @@ func (z *ZSet) Fit(maxEntries, maxValue int) {
 	if z.big {
 		return
 	}
-	var negZero [][]byte
-	z.rangeDict(func(m []byte, s float64) {
-		if len(m) > maxValue {
+	negZero := false
+	for i, r := range z.dict.recs {
+		if z.dict.tags[i] == 0 {
+			continue
+		}
+		if len(zrecMember(r)) > maxValue {
 			z.big = true
+			return
 		}
-		if s == 0 && math.Signbit(s) {
-			negZero = append(negZero, m)
+		if s := zrecScore(r); s == 0 && math.Signbit(s) {
+			negZero = true
 		}
-	})
-	if z.big {
+	}
+	if !negZero {
 		return
 	}
-	// A listpack stores zero scores as 0 (see Set).
-	for _, m := range negZero {
-		z.tree.Delete(zitem{math.Copysign(0, -1), string(m)})
-		z.tree.Set(zitem{0, z.store(m, 0)})
+	// A listpack stores zero scores as 0 (see Set). A new record leaves
+	// its slot in place, so the walk sees every record once.
+	for i, r := range z.dict.recs {
+		if z.dict.tags[i] != 0 {
+			if s := zrecScore(r); s == 0 && math.Signbit(s) {
+				z.rescore(i, r, 0)
+			}
+		}
 	}
 }
 
@@ -160,7 +218,11 @@ func (z *ZSet) MarkBig() { z.big = true }
 
 // Score returns the member's score.
 func (z *ZSet) Score(member []byte) (float64, bool) {
-	return z.lookup(member)
+	r := z.lookup(member)
+	if r == nil {
+		return 0, false
+	}
+	return zrecScore(r), true
 }
 
 // Set gives member the score, adding it when absent. It reports whether
@@ -172,27 +234,28 @@ func (z *ZSet) Set(member []byte, score float64) (added bool) {
 	if score == 0 && !z.big {
 		score = 0
 	}
-	old, ok := z.lookup(member)
-	if ok {
-		if old == score {
-			return false
+	x := fieldHash(member)
+	if i := z.dict.find(member, x); i >= 0 {
+		if old := z.dict.recs[i]; zrecScore(old) != score {
+			z.rescore(i, old, score)
 		}
-		z.tree.Delete(zitem{old, string(member)})
-		z.tree.Set(zitem{score, z.store(member, score)})
 		return false
 	}
-	z.tree.Set(zitem{score, z.store(member, score)})
+	r := zrecMake(member, score)
+	z.dict.add(r, x)
+	z.tree.Set(zitem{score, r})
 	return true
 }
 
 // Remove deletes member and reports whether it was there.
 func (z *ZSet) Remove(member []byte) bool {
-	old, ok := z.lookup(member)
-	if !ok {
+	i := z.dict.find(member, fieldHash(member))
+	if i < 0 {
 		return false
 	}
-	z.tree.Delete(zitem{old, string(member)})
-	z.dict.del(member)
+	r := z.dict.recs[i]
+	z.tree.Delete(zitem{zrecScore(r), r})
+	z.dict.delAt(i)
 	return true
 }
 
@@ -207,18 +270,18 @@ func (z *ZSet) search(pred func(zitem) bool) int {
 
 // Rank returns the 0-based position of member in ascending order.
 func (z *ZSet) Rank(member []byte) (int, bool) {
-	s, ok := z.lookup(member)
-	if !ok {
+	r := z.lookup(member)
+	if r == nil {
 		return 0, false
 	}
-	key := zitem{s, string(member)}
+	key := zitem{zrecScore(r), r}
 	return z.search(func(it zitem) bool { return !zless(it, key) }), true
 }
 
 // At returns the member and score at position i (0 <= i < Len).
 func (z *ZSet) At(i int) (string, float64) {
 	it, _ := z.tree.GetAt(i)
-	return it.member, it.score
+	return zrecMember(it.rec), it.score
 }
 
 // Scan continues a ZSCAN from cursor. A set in the small encoding is
@@ -229,12 +292,12 @@ func (z *ZSet) At(i int) (string, float64) {
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member []byte, score float64)) uint64 {
 	if !z.big {
 		z.tree.Scan(func(it zitem) bool {
-			fn(bytesOf(it.member), it.score)
+			fn(bytesOf(zrecMember(it.rec)), it.score)
 			return true
 		})
 		return 0
 	}
-	return z.dict.scan(cursor, count, func(f, v []byte) { fn(f, scoreOfRec(v)) })
+	return z.dict.scan(cursor, count, func(r *byte) { fn(bytesOf(zrecMember(r)), zrecScore(r)) })
 }
 
 // Ascend calls fn for the items from position i upwards until fn returns
@@ -244,7 +307,7 @@ func (z *ZSet) Ascend(i int, fn func(member string, score float64) bool) {
 		return
 	}
 	it, _ := z.tree.GetAt(i)
-	z.tree.Ascend(it, func(it zitem) bool { return fn(it.member, it.score) })
+	z.tree.Ascend(it, func(it zitem) bool { return fn(zrecMember(it.rec), it.score) })
 }
 
 // Descend calls fn for the items from position i downwards until fn
@@ -254,7 +317,7 @@ func (z *ZSet) Descend(i int, fn func(member string, score float64) bool) {
 		return
 	}
 	it, _ := z.tree.GetAt(i)
-	z.tree.Descend(it, func(it zitem) bool { return fn(it.member, it.score) })
+	z.tree.Descend(it, func(it zitem) bool { return fn(zrecMember(it.rec), it.score) })
 }
 
 // DeleteRange removes the items at positions [start, end) and returns
@@ -270,11 +333,11 @@ func (z *ZSet) DeleteRange(start, end int) int {
 	switch {
 	case k == n:
 		z.tree = newZTree()
-		z.dict = newHashTable(0)
+		z.dict = newZdict()
 	case k < 64 || k < n/4:
 		for i := 0; i < k; i++ {
 			it, _ := z.tree.DeleteAt(start)
-			z.dict.del(bytesOf(it.member))
+			z.dict.del(it.rec)
 		}
 	default:
 		nt := newZTree()
@@ -283,7 +346,7 @@ func (z *ZSet) DeleteRange(start, end int) int {
 			if i < start || i >= end {
 				nt.Load(it)
 			} else {
-				z.dict.del(bytesOf(it.member))
+				z.dict.del(it.rec)
 			}
 			i++
 			return true
@@ -302,10 +365,11 @@ func (z *ZSet) Pop(max bool) (string, float64, bool) {
 	} else {
 		it, ok = z.tree.PopMin()
 	}
-	if ok {
-		z.dict.del(bytesOf(it.member))
+	if !ok {
+		return "", 0, false
 	}
-	return it.member, it.score, ok
+	z.dict.del(it.rec)
+	return zrecMember(it.rec), it.score, true
 }
 
 // ScoreRange is a score interval as ZRANGEBYSCORE takes it: [Min, Max],
@@ -326,7 +390,7 @@ func (z *ZSet) AscendScores(r ScoreRange, fn func(member string, score float64) 
 		if it.score > r.Max || r.MaxEx && it.score == r.Max {
 			return false
 		}
-		return fn(it.member, it.score)
+		return fn(zrecMember(it.rec), it.score)
 	})
 }
 
@@ -376,18 +440,184 @@ func (b LexBound) cmp(member string) int {
 // the same score.
 func (z *ZSet) LexBounds(min, max LexBound) (start, end int) {
 	start = z.search(func(it zitem) bool {
-		c := min.cmp(it.member)
+		c := min.cmp(zrecMember(it.rec))
 		if min.Ex {
 			return c > 0
 		}
 		return c >= 0
 	})
 	end = z.search(func(it zitem) bool {
-		c := max.cmp(it.member)
+		c := max.cmp(zrecMember(it.rec))
 		if max.Ex {
 			return c >= 0
 		}
 		return c > 0
 	})
 	return start, end
+}
+
+// ---- member table -------------------------------------------------------------
+
+// zdict is a sorted set's member table: the hash type's table (see
+// hashTable: open addressing with linear probing, home slot the top bits
+// of the member's 64-bit hash, no wrap-around, backward-shift deletion,
+// load at most 3/4) with a slot that points to the member's zrec where
+// the hash's holds a string header. A record's length is known from its
+// own bytes (the score's is fixed), so a slot is 9 bytes with its tag
+// rather than 17: 12 to 24 bytes a member as the load runs from 3/4 to
+// 3/8 (19 for a million members) where the hash's table needs 23 to 45.
+type zdict struct {
+	tags        []uint8
+	recs        []*byte
+	shift       uint
+	n           int
+	shrinkBelow int // no shrink is tried until n drops below this
+}
+
+func newZdict() *zdict { return makeZdict(minTableBits) }
+
+func makeZdict(b uint) *zdict {
+	size := 1<<b + tableSpare(b)
+	return &zdict{tags: make([]uint8, size), recs: make([]*byte, size), shift: 64 - b, shrinkBelow: math.MaxInt}
+}
+
+func (t *zdict) bits() uint { return 64 - t.shift }
+
+// recHash is the hash of the record's member.
+func recHash(r *byte) uint64 { return fieldHash(bytesOf(zrecMember(r))) }
+
+// clone returns a copy sharing the immutable records.
+func (t *zdict) clone() *zdict {
+	c := *t
+	c.tags = slices.Clone(t.tags)
+	c.recs = slices.Clone(t.recs)
+	return &c
+}
+
+// find returns the slot holding member m (of hash x), or -1.
+func (t *zdict) find(m []byte, x uint64) int {
+	tag := tagOf(x)
+	for i := int(x >> t.shift); i < len(t.tags); i++ {
+		switch t.tags[i] {
+		case 0:
+			return -1
+		case tag:
+			if zrecMember(t.recs[i]) == string(m) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// add stores the record r of a member (of hash x) known to be absent.
+func (t *zdict) add(r *byte, x uint64) {
+	if t.n+1 > (1<<t.bits())*3/4 {
+		t.resize(t.bits() + 1)
+	}
+	for !t.insert(r, x) {
+		t.resize(t.bits() + 1)
+	}
+	t.n++
+}
+
+// insert places a record known to be absent; false when its cluster runs
+// off the end of the slot array.
+func (t *zdict) insert(r *byte, x uint64) bool {
+	for i := int(x >> t.shift); i < len(t.tags); i++ {
+		if t.tags[i] == 0 {
+			t.tags[i], t.recs[i] = tagOf(x), r
+			return true
+		}
+	}
+	return false
+}
+
+// resize rebuilds the table with 2^b home slots, or more if a cluster
+// would run off the end.
+func (t *zdict) resize(b uint) {
+	for !t.tryResize(b, len(t.tags)) {
+		b++
+	}
+}
+
+// tryResize rebuilds the table with 2^b home slots unless a record would
+// land more than maxProbe slots past its home or off the end; it reports
+// whether it did.
+func (t *zdict) tryResize(b uint, maxProbe int) bool {
+	nt := makeZdict(b)
+	for i, r := range t.recs {
+		if t.tags[i] == 0 {
+			continue
+		}
+		x := recHash(r)
+		home := int(x >> nt.shift)
+		j := home
+		for j < len(nt.tags) && nt.tags[j] != 0 {
+			j++
+		}
+		if j == len(nt.tags) || j-home > maxProbe {
+			return false
+		}
+		nt.tags[j], nt.recs[j] = tagOf(x), r
+	}
+	t.tags, t.recs, t.shift = nt.tags, nt.recs, nt.shift
+	t.shrinkBelow = math.MaxInt
+	return true
+}
+
+// del removes the record r, one of the table's.
+func (t *zdict) del(r *byte) {
+	m := bytesOf(zrecMember(r))
+	if i := t.find(m, fieldHash(m)); i >= 0 {
+		t.delAt(i)
+	}
+}
+
+// delAt empties slot i with backward-shift deletion, so that no cluster
+// ever holds a hole (find and scan rely on it), and shrinks the table as
+// hashTable.del does.
+func (t *zdict) delAt(i int) {
+	for j := i + 1; j < len(t.tags) && t.tags[j] != 0; j++ {
+		if home := int(recHash(t.recs[j]) >> t.shift); home <= i {
+			t.tags[i], t.recs[i] = t.tags[j], t.recs[j]
+			i = j
+		}
+	}
+	t.tags[i], t.recs[i] = 0, nil
+	t.n--
+	if b := t.bits(); b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
+		nb := uint(minTableBits)
+		for (1<<nb)/4 < t.n {
+			nb++
+		}
+		if !t.tryResize(nb, maxShrinkProbe) {
+			t.shrinkBelow = t.n / 2
+		}
+	}
+}
+
+// scan visits the records in the order of their members' hash positions
+// from position cursor on and returns the position to continue from (0
+// when done), with hashTable.scan's guarantee: a member present for the
+// whole scan is visited at least once however the table grows or
+// shrinks between calls.
+func (t *zdict) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
+	seen := 0
+	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
+		if t.tags[i] == 0 {
+			if seen >= count {
+				if i >= 1<<(64-t.shift) {
+					return 0 // past every home slot: nothing is left
+				}
+				return uint64(i) << t.shift
+			}
+			continue
+		}
+		if r := t.recs[i]; recHash(r) >= cursor {
+			fn(r)
+			seen++
+		}
+	}
+	return 0
 }

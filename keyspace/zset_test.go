@@ -1,9 +1,12 @@
 package keyspace
 
 import (
+	"fmt"
+	"math"
 	"math/rand"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -245,4 +248,164 @@ func TestZSetAscendScoresMatchesScoreBounds(t *testing.T) {
 		})
 		require.Equal(t, want, got, "%+v", r)
 	}
+}
+
+// zsetConsistent checks that the tree and the table hold the same
+// records, each at or after its home slot with no empty slot between.
+func zsetConsistent(t *testing.T, z *ZSet) {
+	t.Helper()
+	require.Equal(t, z.dict.n, z.tree.Len())
+	z.tree.Scan(func(it zitem) bool {
+		m := bytesOf(zrecMember(it.rec))
+		i := z.dict.find(m, fieldHash(m))
+		require.GreaterOrEqual(t, i, 0, "%q not in the table", m)
+		require.Same(t, it.rec, z.dict.recs[i], "%q", m)
+		require.Equal(t, it.score, zrecScore(it.rec), "%q", m)
+		return true
+	})
+	d := z.dict
+	for i := range d.tags {
+		if d.tags[i] != 0 {
+			home := int(recHash(d.recs[i]) >> d.shift)
+			require.LessOrEqual(t, home, i)
+			for j := home; j < i; j++ {
+				require.NotZero(t, d.tags[j])
+			}
+		}
+	}
+}
+
+// The empty member (whose bytes would start past its record's end) and
+// members of one, two and three uvarint length bytes, in both encodings.
+func TestZSetMemberLengths(t *testing.T) {
+	members := []string{"", "a", strings.Repeat("b", 127), strings.Repeat("c", 128), strings.Repeat("d", 20000)}
+	for _, big := range []bool{false, true} {
+		z := NewZSet()
+		if big {
+			z.MarkBig()
+		}
+		for _, m := range members {
+			require.True(t, z.Set([]byte(m), 1))
+		}
+		for i, m := range members {
+			s, ok := z.Score([]byte(m))
+			require.True(t, ok)
+			require.Equal(t, 1.0, s)
+			r, ok := z.Rank([]byte(m))
+			require.True(t, ok)
+			require.Equal(t, i, r, "%d bytes", len(m))
+			got, _ := z.At(i)
+			require.Equal(t, m, got)
+		}
+		var scanned []string
+		cursor := uint64(0)
+		for {
+			cursor = z.Scan(cursor, 2, func(m []byte, s float64) { scanned = append(scanned, string(m)) })
+			if cursor == 0 {
+				break
+			}
+		}
+		assert.ElementsMatch(t, members, scanned)
+		var ranged []string
+		z.AscendScores(ScoreRange{Min: 1, Max: 1}, func(m string, _ float64) bool {
+			ranged = append(ranged, m)
+			return true
+		})
+		assert.Equal(t, members, ranged)
+		require.False(t, z.Set([]byte(""), 2))
+		m, s := z.At(len(members) - 1)
+		assert.Equal(t, "", m)
+		assert.Equal(t, 2.0, s)
+		zsetConsistent(t, z)
+		for _, m := range members {
+			require.True(t, z.Remove([]byte(m)))
+		}
+		require.Equal(t, 0, z.Len())
+		zsetConsistent(t, z)
+	}
+}
+
+// Fit turns the -0 scores of a set it makes a listpack into 0 and keeps
+// the tree and the table agreeing.
+func TestZSetFitNegativeZero(t *testing.T) {
+	z := NewZSet()
+	z.MarkBig()
+	negZero := math.Copysign(0, -1)
+	z.Set([]byte("a"), negZero)
+	z.Set([]byte("b"), 0)
+	z.Set([]byte("c"), negZero)
+	z.Set([]byte("d"), -1)
+	c := z.Clone().(*ZSet)
+	z.Fit(ZSetListpackEntries, ZSetListpackValue)
+	assert.Equal(t, "listpack", z.Encoding())
+	for _, m := range []string{"a", "b", "c"} {
+		s, _ := z.Score([]byte(m))
+		assert.False(t, math.Signbit(s), m)
+	}
+	assert.Equal(t, []string{"d=-1", "a=0", "b=0", "c=0"}, zmembers(z))
+	zsetConsistent(t, z)
+	// The clone shares the old records, which Fit did not change.
+	s, _ := c.Score([]byte("a"))
+	assert.True(t, math.Signbit(s))
+	zsetConsistent(t, c)
+}
+
+// ZSCAN returns every member present for the whole scan while the set
+// grows and shrinks between calls (the table resizes both ways), and a
+// scan that deletes what it sees empties the set.
+func TestZSetScanWhileResizing(t *testing.T) {
+	for _, count := range []int{5, 64, 1 << 20} {
+		z := NewZSet()
+		z.MarkBig()
+		for i := 0; i < 500; i++ {
+			z.Set([]byte(fmt.Sprint("s", i)), float64(i))
+		}
+		seen := map[string]bool{}
+		rng := rand.New(rand.NewSource(int64(count)))
+		cursor := uint64(0)
+		for step := 1; ; step++ {
+			cursor = z.Scan(cursor, count, func(m []byte, s float64) {
+				if m[0] == 's' {
+					require.Equal(t, fmt.Sprint("s", s), string(m))
+				}
+				seen[string(m)] = true
+			})
+			if cursor == 0 {
+				break
+			}
+			// The t members score above every s member: positions 500
+			// on are theirs.
+			switch step % 20 {
+			case 0:
+				for j := 0; j < 10000; j++ {
+					z.Set([]byte(fmt.Sprint("t", rng.Intn(1<<30))), float64(1000+rng.Intn(1<<30)))
+				}
+			case 10:
+				z.DeleteRange(500, z.Len())
+			}
+		}
+		for i := 0; i < 500; i++ {
+			require.True(t, seen[fmt.Sprint("s", i)], "count %d: s%d missed", count, i)
+		}
+		zsetConsistent(t, z)
+	}
+
+	z := NewZSet()
+	z.MarkBig()
+	for i := 0; i < 20000; i++ {
+		z.Set([]byte(fmt.Sprint("f", i)), float64(i%7))
+	}
+	cursor := uint64(0)
+	for {
+		var seen [][]byte
+		cursor = z.Scan(cursor, 100, func(m []byte, _ float64) { seen = append(seen, append([]byte(nil), m...)) })
+		for _, m := range seen {
+			require.True(t, z.Remove(m))
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Equal(t, 0, z.Len())
+	zsetConsistent(t, z)
 }
