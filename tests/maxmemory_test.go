@@ -399,8 +399,12 @@ func TestUsedMemoryFollowsDataset(t *testing.T) {
 }
 
 // MEMORY USAGE of large lists, sets and sorted sets is the estimate that
-// used_memory counts, and lands near redis-server's (within a factor of
-// two; it was 32 bytes per element whatever the elements).
+// used_memory counts, and lands near redis-server's: within a factor of
+// two above it, and no lower than 0.3 of it (it was 32 bytes per element
+// whatever the elements). A set's short members are packed in arenas and
+// really take about 0.4 of what redis-server's take (make bench's memory
+// part); keyspace's TestUsedMemoryFollowsHeap checks the estimate
+// against the heap itself.
 func TestMemoryUsageCollectionsNearRedis(t *testing.T) {
 	usage := map[string][3]float64{}
 	onBoth(t, func(t *testing.T, p *Proc) {
@@ -440,6 +444,7 @@ func TestMemoryUsageCollectionsNearRedis(t *testing.T) {
 		if r[i] == 0 {
 			continue // the redis subtest was skipped (RequireRedis)
 		}
-		assert.InDelta(t, 1, z[i]/r[i], 0.5, "%s: zredis %v, redis %v", key, z[i], r[i])
+		ratio := z[i] / r[i]
+		assert.True(t, ratio >= 0.3 && ratio <= 1.5, "%s: zredis %v, redis %v (ratio %.2f)", key, z[i], r[i], ratio)
 	}
 }
