@@ -329,9 +329,6 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 // centre's cosine computed once per search: the same operations in the
 // same order, so the same result to the last bit.
 func (s *geoShape) fromCentre(lon, lat float64) float64 {
-	if !s.cosSet {
-		s.cosLat, s.cosSet = math.Cos(s.xy[1]*degToRad), true
-	}
 	lon1r, lon2r := s.xy[0]*degToRad, lon*degToRad
 	v := math.Sin((lon2r - lon1r) / 2)
 	if v == 0 {
@@ -339,8 +336,17 @@ func (s *geoShape) fromCentre(lon, lat float64) float64 {
 	}
 	lat1r, lat2r := s.xy[1]*degToRad, lat*degToRad
 	u := math.Sin((lat2r - lat1r) / 2)
-	a := u*u + s.cosLat*math.Cos(lat2r)*v*v
+	a := u*u + s.centreCos()*math.Cos(lat2r)*v*v
 	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+}
+
+// centreCos is the cosine of the centre's latitude, computed once per
+// search.
+func (s *geoShape) centreCos() float64 {
+	if !s.cosSet {
+		s.cosLat, s.cosSet = math.Cos(s.xy[1]*degToRad), true
+	}
+	return s.cosLat
 }
 
 // surelyOutside reports whether a point is beyond the circle of radius
@@ -355,9 +361,6 @@ func (s *geoShape) surelyOutside(xy [2]float64, r float64) bool {
 	if latDistance(xy[1], s.xy[1]) > r*margin {
 		return true
 	}
-	if !s.cosSet {
-		s.cosLat, s.cosSet = math.Cos(s.xy[1]*degToRad), true
-	}
 	if r >= math.Pi*earthRadius {
 		return false // past half the earth's circumference no term bounds it
 	}
@@ -369,7 +372,7 @@ func (s *geoShape) surelyOutside(xy [2]float64, r float64) bool {
 	lat1r, lat2r := s.xy[1]*degToRad, xy[1]*degToRad
 	v := math.Sin((lon2r - lon1r) / 2)
 	u := math.Sin((lat2r - lat1r) / 2)
-	return u*u+s.cosLat*math.Cos(lat2r)*v*v > s.maxTerm
+	return u*u+s.centreCos()*math.Cos(lat2r)*v*v > s.maxTerm
 }
 
 // within reports whether a point is in the shape, and its distance from

@@ -272,10 +272,7 @@ func (e *Entry) keyRoom() int {
 }
 
 // keyRoomFor is keyRoom for a key of n bytes.
-func keyRoomFor(n int) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(b[:], uint64(n)) + n
-}
+func keyRoomFor(n int) int { return uvarintLen(uint64(n)) + n }
 
 // newEntry allocates an entry for key ("": a detached entry, which Put
 // gives its key) with room for a value of valRoom bytes in its tail when
