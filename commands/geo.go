@@ -106,13 +106,19 @@ func interleave64(xlo, ylo uint32) uint64 {
 }
 
 func deinterleave64(v uint64) uint64 {
-	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF}
-	s := [...]uint{0, 1, 2, 4, 8, 16}
 	x, y := v, v>>1
-	for i := 0; i < 6; i++ {
-		x = (x | x>>s[i]) & b[i]
-		y = (y | y>>s[i]) & b[i]
-	}
+	x &= 0x5555555555555555
+	y &= 0x5555555555555555
+	x = (x | x>>1) & 0x3333333333333333
+	y = (y | y>>1) & 0x3333333333333333
+	x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
+	y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
+	x = (x | x>>4) & 0x00FF00FF00FF00FF
+	y = (y | y>>4) & 0x00FF00FF00FF00FF
+	x = (x | x>>8) & 0x0000FFFF0000FFFF
+	y = (y | y>>8) & 0x0000FFFF0000FFFF
+	x = (x | x>>16) & 0x00000000FFFFFFFF
+	y = (y | y>>16) & 0x00000000FFFFFFFF
 	return x | y<<32
 }
 
@@ -149,16 +155,37 @@ func geohashDecode(lonR, latR ghRange, h ghBits) (ghArea, bool) {
 }
 
 // decodeGeohash is decodeGeohash: a score's longitude and latitude, the
-// centre of its 26-step area, clamped to the WGS84 limits.
+// centre of its 26-step area, clamped to the WGS84 limits. It is
+// geohashDecode's arithmetic for the WGS84 ranges at step 26 with its
+// constants folded, operation for operation (dividing by 2^26 and
+// multiplying by 2^-26 are the same exact scaling): GEOSEARCH decodes
+// every point of its boxes, and the general decoding was a third of
+// its time.
 func decodeGeohash(score float64) ([2]float64, bool) {
-	a, ok := geohashDecode(wgsLong, wgsLat, ghBits{bits: uint64(score), step: geoStepMax})
-	if !ok {
-		return [2]float64{}, false
+	bits := uint64(score)
+	const (
+		scale    = 1.0 / (1 << geoStepMax)
+		latScale = geoLatMax - geoLatMin
+		lonScale = geoLongMax - geoLongMin
+	)
+	sep := deinterleave64(bits)
+	ilat, ilon := uint32(sep), uint32(sep>>32)
+	latMin := geoLatMin + (float64(ilat)*scale)*latScale
+	latMax := geoLatMin + (float64(uint64(ilat)+1)*scale)*latScale
+	lonMin := geoLongMin + (float64(ilon)*scale)*lonScale
+	lonMax := geoLongMin + (float64(uint64(ilon)+1)*scale)*lonScale
+	lon := (lonMin + lonMax) / 2
+	if lon < geoLongMin {
+		lon = geoLongMin
+	} else if lon > geoLongMax {
+		lon = geoLongMax
 	}
-	lon := (a.lon.min + a.lon.max) / 2
-	lon = min(max(lon, geoLongMin), geoLongMax)
-	lat := (a.lat.min + a.lat.max) / 2
-	lat = min(max(lat, geoLatMin), geoLatMax)
+	lat := (latMin + latMax) / 2
+	if lat < geoLatMin {
+		lat = geoLatMin
+	} else if lat > geoLatMax {
+		lat = geoLatMax
+	}
 	return [2]float64{lon, lat}, true
 }
 
@@ -214,9 +241,10 @@ type geoShape struct {
 	xy                    [2]float64
 	conversion            float64
 	radius, width, height float64
-	cosLat                float64 // cos of the centre's latitude, once known
-	cosSet                bool
-	maxTerm               float64 // the haversine term of the radius, with a margin (surelyOutside), once known
+	// Computed by prepare, once per search.
+	cosLat  float64 // cos of the centre's latitude
+	maxTerm float64 // a circle's haversine term of the radius, with outsideMargin; 0: no bound
+	cosMin  float64 // a lower bound of cosLat*cos(lat) for the latitudes within the radius
 }
 
 func estimateSteps(rangeMeters, lat float64) uint {
@@ -336,64 +364,84 @@ func (s *geoShape) fromCentre(lon, lat float64) float64 {
 	}
 	lat1r, lat2r := s.xy[1]*degToRad, lat*degToRad
 	u := math.Sin((lat2r - lat1r) / 2)
-	a := u*u + s.centreCos()*math.Cos(lat2r)*v*v
+	a := u*u + s.cosLat*math.Cos(lat2r)*v*v
 	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
 }
 
-// centreCos is the cosine of the centre's latitude, computed once per
-// search.
-func (s *geoShape) centreCos() float64 {
-	if !s.cosSet {
-		s.cosLat, s.cosSet = math.Cos(s.xy[1]*degToRad), true
-	}
-	return s.cosLat
-}
+// outsideMargin is the relative margin by which a point must be past
+// the radius to be rejected before its exact distance: far more than
+// the rounding of the few operations that differ from geoDistance's.
+const outsideMargin = 1 + 1e-9
 
-// surelyOutside reports whether a point is beyond the circle of radius
-// r around the centre by more than rounding could explain, without the
-// arcsine: farther north or south than r (Redis 7.2's
-// geohashGetLatDistance test), or with a haversine term past the one of
-// r. Most points of a search's boxes are outside, and the arcsine and
-// sines were most of GEOSEARCH's time. A point it lets through is
-// measured exactly as before, so the answers do not change.
-func (s *geoShape) surelyOutside(xy [2]float64, r float64) bool {
-	const margin = 1 + 1e-9
-	if latDistance(xy[1], s.xy[1]) > r*margin {
-		return true
+// prepare computes once per search what within reads for every point:
+// the cosine of the centre's latitude and, for a circle, the haversine
+// term of the radius and a lower bound of cos(lat1)*cos(lat2) over the
+// band of latitudes within the radius.
+func (s *geoShape) prepare() {
+	lat1r := s.xy[1] * degToRad
+	s.cosLat = math.Cos(lat1r)
+	if s.box {
+		return
 	}
+	r := s.radius * s.conversion
 	if r >= math.Pi*earthRadius {
-		return false // past half the earth's circumference no term bounds it
+		return // past half the earth's circumference no term bounds it
 	}
-	if s.maxTerm == 0 {
-		h := math.Sin(r / (2 * earthRadius))
-		s.maxTerm = h * h * margin
-	}
-	lon1r, lon2r := s.xy[0]*degToRad, xy[0]*degToRad
-	lat1r, lat2r := s.xy[1]*degToRad, xy[1]*degToRad
-	v := math.Sin((lon2r - lon1r) / 2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	return u*u+s.centreCos()*math.Cos(lat2r)*v*v > s.maxTerm
+	h := math.Sin(r / (2 * earthRadius))
+	s.maxTerm = h * h * outsideMargin
+	band := r * (1 + 1e-6) / earthRadius
+	lo, hi := max(lat1r-band, -math.Pi/2), min(lat1r+band, math.Pi/2)
+	s.cosMin = s.cosLat * min(math.Cos(lo), math.Cos(hi)) * (1 - 1e-9)
 }
 
 // within reports whether a point is in the shape, and its distance from
-// the centre (geoWithinShape).
+// the centre (geoWithinShape), with the answer of geoWithinShape to the
+// last bit. Most points of a search's boxes are outside a circle, and
+// trigonometry was most of GEOSEARCH's time, so a point is rejected as
+// cheaply as it can be shown to be outside by more than rounding: by
+// latitude (Redis 7.2's geohashGetLatDistance test); then by a lower
+// bound of the haversine term, x - x³/6 <= sin x for x >= 0 and the
+// band's smallest cosine; then by the term itself, which also gives
+// the distance of a point inside.
 func (s *geoShape) within(xy [2]float64) (float64, bool) {
-	if !s.box {
-		r := s.radius * s.conversion
-		if s.surelyOutside(xy, r) {
+	if s.box {
+		w, h := s.width*s.conversion, s.height*s.conversion
+		if latDistance(xy[1], s.xy[1]) > h/2 {
 			return 0, false
 		}
-		d := s.fromCentre(xy[0], xy[1])
-		return d, d <= r
+		if geoDistance(xy[0], xy[1], s.xy[0], xy[1]) > w/2 {
+			return 0, false
+		}
+		return s.fromCentre(xy[0], xy[1]), true
 	}
-	w, h := s.width*s.conversion, s.height*s.conversion
-	if latDistance(xy[1], s.xy[1]) > h/2 {
+	r := s.radius * s.conversion
+	if latDistance(xy[1], s.xy[1]) > r*outsideMargin {
 		return 0, false
 	}
-	if geoDistance(xy[0], xy[1], s.xy[0], xy[1]) > w/2 {
+	lon1r, lon2r := s.xy[0]*degToRad, xy[0]*degToRad
+	lat1r, lat2r := s.xy[1]*degToRad, xy[1]*degToRad
+	x, y := math.Abs(lon2r-lon1r)/2, math.Abs(lat2r-lat1r)/2
+	bounded := s.maxTerm != 0
+	if bounded {
+		uLow := max(y-y*y*y/6, 0)
+		vLow := max(x-x*x*x/6, 0)
+		if uLow*uLow+s.cosMin*vLow*vLow > s.maxTerm {
+			return 0, false
+		}
+	}
+	v := math.Sin((lon2r - lon1r) / 2)
+	u := math.Sin((lat2r - lat1r) / 2)
+	a := u*u + s.cosLat*math.Cos(lat2r)*v*v
+	if bounded && a > s.maxTerm {
 		return 0, false
 	}
-	return s.fromCentre(xy[0], xy[1]), true
+	var d float64
+	if v == 0 {
+		d = latDistance(s.xy[1], xy[1])
+	} else {
+		d = 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+	}
+	return d, d <= r
 }
 
 type geoPoint struct {
@@ -407,6 +455,7 @@ type geoPoint struct {
 // (membersOfAllNeighbors), at most limit of them when limit > 0.
 func (s *geoShape) search(z *keyspace.ZSet, limit int) []geoPoint {
 	var out []geoPoint
+	s.prepare()
 	boxes := s.searchAreas()
 	last := -1
 	for i, h := range boxes {
