@@ -133,10 +133,15 @@ func hashAdd(c *engine.Ctx, key []byte, h *keyspace.Hash) {
 func hashLimits(c *engine.Ctx) keyspace.HashLimits {
 	cfg := c.Config()
 	return keyspace.HashLimits{
-		MaxEntries: cfg.Int("hash-max-listpack-entries"),
-		MaxValue:   cfg.Int("hash-max-listpack-value"),
+		MaxEntries: cfg.IntOf(hashMaxListpackEntries),
+		MaxValue:   cfg.IntOf(hashMaxListpackValue),
 	}
 }
+
+var (
+	hashMaxListpackEntries = config.KeyOf("hash-max-listpack-entries")
+	hashMaxListpackValue   = config.KeyOf("hash-max-listpack-value")
+)
 
 // ---- HSET, HMSET, HSETNX ------------------------------------------------------
 

@@ -521,7 +521,9 @@ func maxU8(a, b uint8) uint8 {
 	return b
 }
 
-func sparseMaxBytes(c *engine.Ctx) int { return int(c.Config().Int("hll-sparse-max-bytes")) }
+func sparseMaxBytes(c *engine.Ctx) int { return int(c.Config().IntOf(hllSparseMaxBytes)) }
+
+var hllSparseMaxBytes = config.KeyOf("hll-sparse-max-bytes")
 
 // PFADD key [element ...]: 1 when the HLL was created or a register changed.
 func pfaddCommand(c *engine.Ctx) {

@@ -48,9 +48,11 @@ func sintercardKeys(args [][]byte) []int {
 	return pos
 }
 
+var setMaxIntsetEntries = config.KeyOf("set-max-intset-entries")
+
 // maxIntset is set-max-intset-entries.
 func maxIntset(c *engine.Ctx) int {
-	n := c.Config().Int("set-max-intset-entries")
+	n := c.Config().IntOf(setMaxIntsetEntries)
 	if n > math.MaxInt32 {
 		return math.MaxInt32
 	}

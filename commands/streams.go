@@ -229,8 +229,13 @@ func streamWrite(c *engine.Ctx, key []byte, quiet bool) (*keyspace.Stream, bool)
 // streamLimits are stream-node-max-bytes and stream-node-max-entries.
 func streamLimits(c *engine.Ctx) (int64, int64) {
 	cfg := c.Config()
-	return cfg.Int("stream-node-max-bytes"), cfg.Int("stream-node-max-entries")
+	return cfg.IntOf(streamNodeMaxBytes), cfg.IntOf(streamNodeMaxEntries)
 }
+
+var (
+	streamNodeMaxBytes   = config.KeyOf("stream-node-max-bytes")
+	streamNodeMaxEntries = config.KeyOf("stream-node-max-entries")
+)
 
 // obeys reports whether the client's commands are applied as given
 // (mustObeyClient): the master's stream, an AOF being loaded.

@@ -19,7 +19,9 @@ func init() {
 
 // maxBulkLen is proto-max-bulk-len, the largest string a command may
 // build.
-func maxBulkLen(c *engine.Ctx) int64 { return int64(c.Config().Int("proto-max-bulk-len")) }
+func maxBulkLen(c *engine.Ctx) int64 { return c.Config().IntOf(protoMaxBulkLen) }
+
+var protoMaxBulkLen = config.KeyOf("proto-max-bulk-len")
 
 // checkStringLength refuses a string of size+add bytes when it would
 // exceed proto-max-bulk-len or overflow (t_string.c checkStringLength).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/sds"
@@ -50,8 +51,13 @@ func storeKeys(args [][]byte) []int {
 // zsetLimits are zset-max-listpack-entries and zset-max-listpack-value.
 func zsetLimits(c *engine.Ctx) (entries, value int) {
 	cfg := c.Config()
-	return int(cfg.Int("zset-max-listpack-entries")), int(cfg.Int("zset-max-listpack-value"))
+	return int(cfg.IntOf(zsetMaxListpackEntries)), int(cfg.IntOf(zsetMaxListpackValue))
 }
+
+var (
+	zsetMaxListpackEntries = config.KeyOf("zset-max-listpack-entries")
+	zsetMaxListpackValue   = config.KeyOf("zset-max-listpack-value")
+)
 
 // zsetOf returns the sorted set in e, nil when e is nil; ok=false means
 // e holds another type and WRONGTYPE was written.

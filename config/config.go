@@ -129,9 +129,21 @@ func mustIndex(name string) int {
 	return e.index
 }
 
+// A Key is a directive found by name once, when a package is
+// initialised: a command that reads a limit on every call (HSET's
+// hash-max-listpack-entries, SADD's set-max-intset-entries) reads it by
+// Key, without hashing the name; that lookup was 2.5% of HSET's time.
+type Key int
+
+// KeyOf returns the Key of a directive; it panics on an unknown name.
+func KeyOf(name string) Key { return Key(mustIndex(name)) }
+
 func (c *Config) load(name string) (*Directive, *value) {
-	i := mustIndex(name)
-	return &directives[i], c.vals[i].Load()
+	return c.loadKey(KeyOf(name))
+}
+
+func (c *Config) loadKey(k Key) (*Directive, *value) {
+	return &directives[k], c.vals[k].Load()
 }
 
 // Int returns the numeric value of a bool, integer, memory, octal, enum
@@ -140,17 +152,26 @@ func (c *Config) load(name string) (*Directive, *value) {
 // cluster-link-sendbuf-limit) are clamped; use Uint for the raw value.
 // maxmemory-clients is negative when given as a percentage (-N means N%).
 // It panics on an unknown name or a directive without a numeric value.
-func (c *Config) Int(name string) int64 {
-	d, v := c.load(name)
+func (c *Config) Int(name string) int64 { return c.IntOf(KeyOf(name)) }
+
+// IntOf is Int of the directive k.
+func (c *Config) IntOf(k Key) int64 {
+	d, v := c.loadKey(k)
 	switch d.Kind {
 	case KindBool, KindInt, KindMemory, KindOctal, KindEnum, KindFlags, KindNotifyKeyspaceEvents:
 	default:
-		panic("config: " + name + " is not numeric")
+		panic("config: " + d.Name + " is not numeric")
 	}
 	if d.Unsigned && v.n < 0 {
 		return math.MaxInt64
 	}
 	return v.n
+}
+
+// StringOf is String of the directive k.
+func (c *Config) StringOf(k Key) string {
+	_, v := c.loadKey(k)
+	return v.s
 }
 
 // Uint returns the value of an unsigned numeric directive without clamping.
@@ -174,10 +195,7 @@ func (c *Config) Bool(name string) bool {
 }
 
 // String returns a directive's value as CONFIG GET prints it.
-func (c *Config) String(name string) string {
-	_, v := c.load(name)
-	return v.s
-}
+func (c *Config) String(name string) string { return c.StringOf(KeyOf(name)) }
 
 // Strings returns list values (bind addresses, expiry-zmq-endpoints entries)
 // or, for other directives, the CONFIG GET text split on spaces.
