@@ -3,6 +3,8 @@ package engine
 import (
 	"math/bits"
 	"strconv"
+
+	"github.com/zredis/zredis/resp"
 )
 
 // clientFlags is the flags= field of CLIENT LIST, letters in Redis's order.
@@ -49,9 +51,8 @@ func clientFlags(dst []byte, cl *Client) []byte {
 	return dst
 }
 
-// readBufSize is the size of a connection's query buffer while it holds
-// less (the request reader's initial buffer), and the size of the part of
-// its output that stands for Redis's static reply buffer (rbs: Redis's
+// readBufSize is the size of the part of a connection's output that
+// stands for Redis's static reply buffer (rbs: Redis's
 // PROTO_REPLY_CHUNK_BYTES).
 const readBufSize = 16 << 10
 
@@ -81,7 +82,7 @@ func QueryBufFigures(alloc int64) (capacity, mem int64) {
 	switch alloc {
 	case 0:
 		return 0, redisEmptySDSBytes
-	case readBufSize:
+	case resp.QueryBufSize:
 		return redisQueryBufCap, redisQueryBufMem
 	default:
 		return alloc, jemallocSize(alloc)

@@ -29,7 +29,7 @@ func TestClientInfoHeldAndQueryBuffer(t *testing.T) {
 		"no buffer yet: Redis's empty sds, 768 + 8 + 16384")
 
 	cl.Paused, cl.PausedArgs = true, [][]byte{[]byte("set"), []byte("k"), []byte("v")}
-	cl.QueryBufAlloc.Store(readBufSize)
+	cl.QueryBufAlloc.Store(resp.QueryBufSize)
 	cl.QueryBuf.Store(20)
 	f = clientInfoFields(ClientInfoString(cl, 0, 0))
 	assert.Equal(t, "b", f["flags"])
