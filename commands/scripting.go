@@ -83,13 +83,11 @@ func scriptCallFlags(evalsha bool) func(d *engine.Dispatcher, cmd *engine.Comman
 		var flags engine.ScriptFlags
 		cached := false
 		if e != nil {
-			sha := string(args[1])
 			if evalsha {
-				sha = strings.ToLower(sha)
+				flags, cached = e.FlagsSHA(args[1])
 			} else {
-				sha = scripting.Sha1Hex(args[1])
+				flags, cached = e.Flags(scripting.Sha1Hex(args[1]))
 			}
-			flags, cached = e.Flags(sha)
 		}
 		if !cached {
 			if evalsha {

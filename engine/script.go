@@ -5,8 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/resp"
 )
+
+var busyReplyThreshold = config.KeyOf("busy-reply-threshold")
 
 // Scripts (Redis 7.0 script.c): what the engine gives the Lua scripting of
 // package scripting. A script runs inside the command that started it
@@ -51,6 +54,7 @@ type ScriptRun struct {
 	caller *Ctx
 	client Client
 	w      *resp.Writer
+	call   Ctx // the context of the command the script calls, reused
 
 	readOnly   bool // EVAL_RO, or the no-writes flag
 	allowOOM   bool
@@ -168,8 +172,10 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 	run.oomAtStart = oom
 	run.writeDirty = false
 	run.repl = ReplAll
-	run.start = time.Now()
-	run.busyAfter = time.Duration(d.Srv.Config().Int("busy-reply-threshold")) * time.Millisecond
+	// The run starts with its command, whose start the client's batch
+	// clock holds: no clock read of its own.
+	run.start = cl.batchStart.Add(cl.batchOff)
+	run.busyAfter = time.Duration(d.Srv.Config().IntOf(busyReplyThreshold)) * time.Millisecond
 	run.timedOut, run.killed, run.discard = false, false, false
 	d.script = run
 	return ""
@@ -194,6 +200,7 @@ func (d *Dispatcher) EndScript(run *ScriptRun) {
 	run.w.Reset()
 	run.caller = nil
 	run.client = Client{}
+	run.call = Ctx{}
 }
 
 // ScriptCall runs one command a script called (scriptCall) and returns
@@ -220,12 +227,15 @@ func (d *Dispatcher) ScriptCall(run *ScriptRun, args [][]byte) (reply []byte, re
 	}
 	cl := &run.client
 	run.w.Reset()
-	ic := Ctx{Args: args, Cmd: cmd, Client: cl, W: run.w, KS: d.KS, DB: d.KS.DB(cl.DB), Srv: d.Srv, D: d}
+	// One context serves every call of the run (a called command cannot
+	// run a script in turn): a new one per call was an allocation.
+	ic := &run.call
+	*ic = Ctx{Args: args, Cmd: cmd, Client: cl, W: run.w, KS: d.KS, DB: d.KS.DB(cl.DB), Srv: d.Srv, D: d}
 	p := d.propagating()
 	if p != nil {
 		p.except = ReplAll &^ run.repl
 	}
-	offload := d.call(&ic, cl.batchOff)
+	offload := d.call(ic, cl.batchOff)
 	if p != nil {
 		p.except = 0
 	}

@@ -266,6 +266,12 @@ func (e *Engine) protect(L *lua.LState, g *lua.LTable) {
 	}
 
 	// The globals' view: reading a missing name is an error, as writing.
+	// The view reads through to the globals as a table, and the globals'
+	// own metatable raises the error for a name they miss: a global that
+	// exists (redis, KEYS) is then found without a call. Through a
+	// function, every read of one was a Go call and an allocation, a
+	// tenth of a small EVALSHA's time. Scripts see the metatable Redis
+	// gives _G, whose __index is a function.
 	index := L.NewFunction(func(L *lua.LState) int {
 		k := L.Get(2)
 		v := g.RawGet(k)
@@ -275,8 +281,14 @@ func (e *Engine) protect(L *lua.LState, g *lua.LTable) {
 		L.Push(v)
 		return 1
 	})
-	env := view(g, index)
-	envMT = view(env.Metatable.(*lua.LTable), env.Metatable)
+	missing := L.NewTable()
+	missing.RawSetString("__index", index)
+	g.Metatable = missing
+	env := view(g, g)
+	shown := L.NewTable()
+	shown.RawSetString("__index", index)
+	shown.RawSetString("__newindex", e.refuse)
+	envMT = view(shown, shown)
 	g.RawSetString("_G", env)
 	e.env = env
 	L.G.Global = g
