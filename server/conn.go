@@ -34,8 +34,8 @@ const maxBatchUnderLock = 1024
 
 // readBudget is how many bytes one call of Readable reads at most
 // before the loop serves its other connections: one read of a query
-// buffer's worth (resp's initialBufSize, the 20 KiB Redis's query buffer
-// holds), as Redis reads once per readable event. A client that
+// buffer's worth (the 20 KiB Redis's query buffer holds), as Redis reads
+// once per readable event. A client that
 // sends one huge request as fast as the socket takes it is thus read a
 // piece at each turn of the loop instead of holding the loop until the
 // whole request is in; and of fifty clients pipelining big writes, each
@@ -45,7 +45,7 @@ const maxBatchUnderLock = 1024
 // latency redis-benchmark reports is the time to a pipeline's first
 // reply). One read may take more (the rest of a big argument, up to what
 // the socket holds); the budget is checked before each.
-const readBudget = 20 << 10
+const readBudget = resp.QueryBufSize
 
 // prefetchWindow is how many commands of a pipelined batch have their
 // keys' memory requested at a time, before the first of them runs
