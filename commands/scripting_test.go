@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,6 +39,44 @@ func TestEvalReplies(t *testing.T) {
 		require.Equal(t, tc.want, e.run(tc.args...), "%q", tc.args)
 	}
 }
+
+// KEYS and ARGV are filled again for each run, and what a run did to
+// them (new fields, a metatable, removed or added elements) is gone for
+// the next; redis.call's arguments, whose buffers are reused from call
+// to call, each keep their own bytes.
+func TestEvalKeysArgvFreshEachRun(t *testing.T) {
+	e := newTestEnv(t)
+	const show = "local t = {} for k, v in pairs(KEYS) do t[#t+1] = 'K' .. k .. '=' .. v end " +
+		"for k, v in pairs(ARGV) do t[#t+1] = 'A' .. k .. '=' .. v end " +
+		"t[#t+1] = tostring(getmetatable(KEYS)) .. tostring(getmetatable(ARGV)) return table.concat(t, ',')"
+	spoil := []string{
+		"KEYS.x = 1 ARGV[5] = 'y'",
+		"setmetatable(KEYS, {}) setmetatable(ARGV, {__index = function() return 'z' end})",
+		"KEYS[1] = nil table.remove(ARGV)",
+		"KEYS[3] = 'c' ARGV[1] = 7",
+		"rawset(KEYS, 1.5, 'f')",
+	}
+	for _, sp := range spoil {
+		require.Equal(t, "$-1\r\n", e.run("EVAL", sp+" return nil", "2", "k1", "k2", "a1"), sp)
+		require.Equal(t, bulk("K1=k1,K2=k2,A1=a1,nilnil"),
+			e.run("EVAL", show, "2", "k1", "k2", "a1"), "after %q", sp)
+		require.Equal(t, bulk("K1=p,A1=q,A2=r,nilnil"), e.run("EVAL", show, "1", "p", "q", "r"), "after %q", sp)
+	}
+	require.Equal(t, bulk("nilnil"), e.run("EVAL", show, "0"))
+
+	// The arguments of consecutive calls, of different lengths and of
+	// numbers, land whole.
+	require.Equal(t, "+OK\r\n", e.run("EVAL",
+		"redis.call('set', KEYS[1], 'a-long-value-' .. ARGV[1]) redis.call('set', 'k2', 3.5) "+
+			"redis.call('set', 'k3', '') redis.call('append', KEYS[1], '!') return redis.status_reply('OK')",
+		"1", "k1", "x"))
+	require.Equal(t, bulk("a-long-value-x!"), e.run("GET", "k1"))
+	require.Equal(t, bulk("3.5"), e.run("GET", "k2"))
+	require.Equal(t, bulk(""), e.run("GET", "k3"))
+}
+
+// bulk is s as a RESP2 bulk string.
+func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 
 func TestEvalCacheAndInfo(t *testing.T) {
 	e := newTestEnv(t)

@@ -65,6 +65,7 @@ func (e *Engine) newState() {
 	}
 	g := L.G.Global
 	e.globals = g
+	e.keysT, e.argvT = nil, nil
 
 	// Globals Redis does not give scripts.
 	keep := map[string]bool{}
@@ -649,23 +650,43 @@ func newErrorTable(L *lua.LState, msg string) *lua.LTable {
 }
 
 // argsOf converts redis.call's arguments (luaArgsToRedisArgv): strings
-// as they are, numbers as %.17g; anything else is refused.
-func argsOf(L *lua.LState) ([][]byte, string) {
+// as they are, numbers as %.17g; anything else is refused. They are
+// copied into buffers the engine reuses from call to call, as Redis
+// reuses its lua_argv: a called command keeps nothing of its arguments
+// without copying it (its context does not own them, engine.Ctx.OwnsArg),
+// and the propagated form is a copy too.
+func (e *Engine) argsOf(L *lua.LState) ([][]byte, string) {
 	n := L.GetTop()
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	args := make([][]byte, n)
+	if cap(e.argBytes) > maxKeptArgBytes || cap(e.args) > maxKeptArgs {
+		e.argBytes, e.argEnds, e.args = nil, nil, nil
+	}
+	buf, ends := e.argBytes[:0], e.argEnds[:0]
+	if buf == nil {
+		buf = make([]byte, 0, 256) // an empty argument is not a nil one
+	}
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LNumber:
-			args[i-1] = resp.AppendDouble(nil, float64(v))
+			buf = resp.AppendDouble(buf, float64(v))
 		case lua.LString:
-			args[i-1] = []byte(v)
+			buf = append(buf, v...)
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
+		ends = append(ends, len(buf))
 	}
+	args := e.args[:0]
+	start := 0
+	for _, end := range ends {
+		// Capped at its end: a command that appends to an argument
+		// does not write over the next.
+		args = append(args, buf[start:end:end])
+		start = end
+	}
+	e.argBytes, e.argEnds, e.args = buf, ends, args
 	return args, ""
 }
 
@@ -674,7 +695,7 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	if !e.running {
 		L.Error(newErrorTable(L, "redis.call/pcall can only be called inside a script invocation"), 1)
 	}
-	args, msg := argsOf(L)
+	args, msg := e.argsOf(L)
 	if msg != "" {
 		t := newErrorTable(L, msg)
 		if raise {
@@ -816,7 +837,7 @@ func (e *Engine) redisACLCheckCmd(L *lua.LState) int {
 	if !e.running {
 		L.Error(newErrorTable(L, "redis.acl_check_cmd can only be called inside a script invocation"), 1)
 	}
-	args, msg := argsOf(L)
+	args, msg := e.argsOf(L)
 	if msg != "" {
 		L.Error(newErrorTable(L, msg), 1)
 	}
