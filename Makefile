@@ -21,7 +21,7 @@ PROGRAMS  := $(sort $(notdir $(patsubst %/main.go,%,$(wildcard cmd/*/main.go))))
 # make unit: every package but ./tests/ (the end-to-end suite, make
 # integration), under the race detector. Packages without tests cost
 # nothing here; leaving one out would mean its tests never run.
-RACE_PKGS := ./cmd/... ./commands/... ./config/... ./docs/... ./engine/... ./expiry/... \
+RACE_PKGS := ./cluster/... ./cmd/... ./commands/... ./config/... ./docs/... ./engine/... ./expiry/... \
 	./internal/... ./keyspace/... ./listpack/... ./netloop/... ./persistence/... ./redisconv/... \
 	./replication/... ./resp/... ./scripting/... ./scripts/... ./sds/... ./server/... ./tlsconfig/... ./zmqpub/...
 # A test that needs a tool make deps installs fails, instead of skipping,
