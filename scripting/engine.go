@@ -136,9 +136,7 @@ type Engine struct {
 	argBytes []byte
 	argEnds  []int
 
-	env      *lua.LTable // the globals scripts see (a read-only view)
-	keysT    *lua.LTable // KEYS and ARGV as the last run left them (setArray)
-	argvT    *lua.LTable
+	env      *lua.LTable                 // the globals scripts see (a read-only view)
 	globals  *lua.LTable                 // the real globals behind env
 	readonly map[*lua.LTable]*lua.LTable // read-only views -> the tables they show
 	refuse   *lua.LFunction              // a view's __newindex: "Attempt to modify a readonly table"
@@ -442,51 +440,9 @@ func (e *Engine) Eval(c *engine.Ctx, evalsha, ro bool) {
 // call runs a compiled script with KEYS and ARGV set and writes its
 // result, converted, or its error (luaCallFunction).
 func (e *Engine) call(c *engine.Ctx, s *script, keys, argv [][]byte) {
-	e.setArray(&e.keysT, "KEYS", keys)
-	e.setArray(&e.argvT, "ARGV", argv)
+	e.globals.RawSetString("KEYS", e.newArray(keys))
+	e.globals.RawSetString("ARGV", e.newArray(argv))
 	e.run1(c, s.fn, nil)
-}
-
-// setArray sets the global name to a Lua array of elems
-// (luaCreateArray). The table *t the last run had is filled again when
-// that run left it as it was made: no metatable, and nothing but as many
-// elements as elems has. No script can tell it from a new one, since
-// none can keep a reference past its run (the globals and the libraries
-// are read-only, and its coroutines stop with it); a new table, and the
-// global set to it, were three allocations and a map write per run.
-func (e *Engine) setArray(t **lua.LTable, name string, elems [][]byte) {
-	if *t == nil || !plainArray(*t, len(elems)) {
-		*t = e.newArray(elems)
-		e.globals.RawSetString(name, *t)
-		return
-	}
-	for i, b := range elems {
-		(*t).RawSetInt(i+1, lua.LString(b))
-	}
-}
-
-// plainArray reports whether t has no metatable and holds exactly the
-// keys 1 to n.
-func plainArray(t *lua.LTable, n int) bool {
-	if t.Metatable != lua.LNil {
-		return false
-	}
-	count := 0
-	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
-		count++
-		if count > n {
-			return false
-		}
-	}
-	if count != n {
-		return false
-	}
-	for i := 1; i <= n; i++ {
-		if t.RawGetInt(i) == lua.LNil {
-			return false
-		}
-	}
-	return true
 }
 
 // run1 runs fn with args (a script: none; a function: its keys and
@@ -497,7 +453,7 @@ func (e *Engine) run1(c *engine.Ctx, fn *lua.LFunction, args []lua.LValue) {
 	L.SetTop(0) // whatever a failed run left
 	e.mu.Lock()
 	rc := e.rc
-	if rc == nil || rc.d != c.D || rc.stopped() != "" {
+	if rc == nil || rc.d != c.D || !rc.begin() {
 		// The first run, or the last one's context stopped (by its
 		// end, with coroutines, or by a kill or an Interrupt).
 		rc = newRunCtx(c.D, &e.run)

@@ -65,7 +65,6 @@ func (e *Engine) newState() {
 	}
 	g := L.G.Global
 	e.globals = g
-	e.keysT, e.argvT = nil, nil
 
 	// Globals Redis does not give scripts.
 	keep := map[string]bool{}
@@ -660,9 +659,6 @@ func (e *Engine) argsOf(L *lua.LState) ([][]byte, string) {
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	if cap(e.argBytes) > maxKeptArgBytes || cap(e.args) > maxKeptArgs {
-		e.argBytes, e.argEnds, e.args = nil, nil, nil
-	}
 	buf, ends := e.argBytes[:0], e.argEnds[:0]
 	if buf == nil {
 		buf = make([]byte, 0, 256) // an empty argument is not a nil one
@@ -690,6 +686,15 @@ func (e *Engine) argsOf(L *lua.LState) ([][]byte, string) {
 	return args, ""
 }
 
+// doneWithArgs is called once a call is done with what argsOf returned:
+// buffers larger than a call needs kept for the next are let go, so that
+// a large value a script wrote is not held until its next call.
+func (e *Engine) doneWithArgs() {
+	if cap(e.argBytes) > maxKeptArgBytes || cap(e.args) > maxKeptArgs {
+		e.argBytes, e.argEnds, e.args = nil, nil, nil
+	}
+}
+
 // redisCall is redis.call (raise) and redis.pcall (luaRedisGenericCommand).
 func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	if !e.running {
@@ -706,6 +711,7 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	}
 	L.SetTop(0)
 	reply, refused := e.run.Caller().D.ScriptCall(&e.run, args)
+	e.doneWithArgs()
 	if refused != "" {
 		t := newErrorTable(L, "-"+refused)
 		t.RawSetString("ignore_error_stats_update", lua.LTrue)
@@ -843,6 +849,7 @@ func (e *Engine) redisACLCheckCmd(L *lua.LState) int {
 	}
 	c := e.run.Caller()
 	ok, known := c.D.ACLCheckCommand(c.Client.User, args)
+	e.doneWithArgs()
 	if !known {
 		L.Error(newErrorTable(L, "Invalid command passed to redis.acl_check_cmd()"), 1)
 	}

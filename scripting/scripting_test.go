@@ -278,3 +278,40 @@ func TestCompileErrors(t *testing.T) {
 		assert.Equal(t, tc.want, msg, tc.body)
 	}
 }
+
+// redis.call's arguments are copied into buffers reused from call to
+// call: strings as they are, numbers as %.17g, each capped at its end;
+// buffers grown past what a call needs kept are let go once the call is
+// done, so that a large value a script wrote is not held.
+func TestCallArgsBuffers(t *testing.T) {
+	e := newTestEngine(t)
+	L := e.L
+	call := func(vals ...lua.LValue) [][]byte {
+		L.SetTop(0)
+		for _, v := range vals {
+			L.Push(v)
+		}
+		args, msg := e.argsOf(L)
+		require.Empty(t, msg)
+		L.SetTop(0)
+		return args
+	}
+	args := call(lua.LString("SET"), lua.LString(""), lua.LNumber(1.5))
+	require.Equal(t, [][]byte{[]byte("SET"), {}, []byte("1.5")}, args)
+	require.NotNil(t, args[1], "an empty argument is not a nil one")
+	require.Equal(t, len(args[0]), cap(args[0]), "capped at its end")
+	e.doneWithArgs()
+	require.NotNil(t, e.argBytes, "small buffers are kept for the next call")
+
+	big := strings.Repeat("x", maxKeptArgBytes+1)
+	args = call(lua.LString("SET"), lua.LString("k"), lua.LString(big))
+	require.Equal(t, big, string(args[2]))
+	e.doneWithArgs()
+	require.Nil(t, e.argBytes, "a large value is not held after its call")
+	require.Nil(t, e.args)
+
+	L.Push(lua.LTrue)
+	_, msg := e.argsOf(L)
+	require.Equal(t, "Lua redis lib command arguments must be strings or integers", msg)
+	L.SetTop(0)
+}

@@ -44,6 +44,7 @@ type runCtx struct {
 	timedOut bool
 
 	mu    sync.Mutex
+	idle  bool     // between runs (end, begin): stop does nothing
 	why   string   // why the run stopped, "" while it goes on
 	after []func() // AfterFunc's functions
 }
@@ -56,17 +57,32 @@ func newRunCtx(d *engine.Dispatcher, run *engine.ScriptRun) *runCtx {
 // whether the context may serve the next run as it is: nothing was
 // derived from it (no coroutine holds it) and nothing stopped it, so its
 // channel is still open and no one but the engine refers to it. A new
-// context per run was two allocations on every EVALSHA.
+// context per run was two allocations on every EVALSHA. A reusable
+// context is idle until begin: a stop between runs (an Interrupt that
+// found it) does nothing, as it did to an ended context.
 func (r *runCtx) end() (reusable bool) {
 	r.mu.Lock()
 	clean := r.why == "" && len(r.after) == 0
-	r.mu.Unlock()
 	if clean {
-		r.n = 0
-		return true
+		r.idle = true
 	}
-	r.stop("ended")
-	return false
+	r.mu.Unlock()
+	if !clean {
+		r.stop("ended")
+	}
+	return clean
+}
+
+// begin starts a run on a context end found reusable; false when it is
+// not (it stopped), and the run needs a new one.
+func (r *runCtx) begin() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.why != "" {
+		return false
+	}
+	r.idle, r.n = false, 0
+	return true
 }
 
 func (r *runCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
@@ -113,7 +129,7 @@ func (r *runCtx) AfterFunc(f func()) (stop func() bool) {
 // stop ends the run with why; the first reason stays. Any goroutine.
 func (r *runCtx) stop(why string) {
 	r.mu.Lock()
-	if r.why != "" {
+	if r.why != "" || r.idle {
 		r.mu.Unlock()
 		return
 	}
