@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/zredis/zredis/cluster/bus"
 	"github.com/zredis/zredis/internal/testsupport"
+	"github.com/zredis/zredis/resp"
 )
 
 func TestKeySlot(t *testing.T) {
@@ -41,10 +43,11 @@ func startCluster(t *testing.T, n int) ([]*testsupport.Proc, []*redis.Client) {
 	t.Helper()
 	var procs []*testsupport.Proc
 	var clients []*redis.Client
-	for range n {
+	for i := range n {
 		cport := testsupport.FreePort(t)
-		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport))
-		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port)})
+		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
+			"--cluster-announce-hostname", fmt.Sprintf("node-%d.test", i))
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port), Protocol: 2})
 		t.Cleanup(func() { c.Close() })
 		procs, clients = append(procs, p), append(clients, c)
 	}
@@ -137,6 +140,32 @@ func TestNodesConfMatchesRedis(t *testing.T) {
 		return true
 	}, 20*time.Second, 50*time.Millisecond)
 
+	// Every node knows every hostname.
+	require.Eventually(t, func() bool {
+		for _, c := range clients {
+			nodes, err := c.ClusterNodes(ctx).Result()
+			if err != nil || strings.Count(nodes, ".test ") != 3 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
+	// The replica is in CLUSTER SLOTS once it has a replication offset.
+	require.Eventually(t, func() bool {
+		for _, c := range clients {
+			slots, err := c.Do(ctx, "CLUSTER", "SLOTS").Slice()
+			if err != nil || len(slots) == 0 {
+				return false
+			}
+			for _, r := range slots {
+				if r := r.([]any); r[0].(int64) == 0 && len(r) != 4 {
+					return false
+				}
+			}
+		}
+		return true
+	}, 20*time.Second, 50*time.Millisecond)
+
 	for i, c := range clients {
 		require.NoError(t, c.ClusterSaveConfig(ctx).Err())
 		file, err := os.ReadFile(filepath.Join(procs[i].Dir, "nodes.conf"))
@@ -149,6 +178,33 @@ func TestNodesConfMatchesRedis(t *testing.T) {
 		nodes, err := c.ClusterNodes(ctx).Result()
 		require.NoError(t, err)
 		require.Equal(t, normalized(nodes), normalized(string(cfg.AppendNodes(nil, 0, false))), "node %d", i)
+
+		// CLUSTER SLOTS, for each preferred endpoint type.
+		for _, ep := range []struct {
+			name string
+			ep   Endpoint
+		}{{"ip", EndpointIP}, {"hostname", EndpointHostname}, {"unknown-endpoint", EndpointUnknown}} {
+			require.NoError(t, c.ConfigSet(ctx, "cluster-preferred-endpoint-type", ep.name).Err())
+			want, err := c.Do(ctx, "CLUSTER", "SLOTS").Slice()
+			require.NoError(t, err)
+			w := resp.NewWriter()
+			cfg.WriteSlots(w, ep.ep, false, func(*Node) bool { return true })
+			got, rest := parseRESP2(t, w.Bytes())
+			require.Empty(t, rest)
+			require.Equal(t, want, got, "node %d, %s", i, ep.name)
+
+			// CLUSTER SHARDS, in any order of shards, offsets aside.
+			want, err = c.Do(ctx, "CLUSTER", "SHARDS").Slice()
+			require.NoError(t, err)
+			for _, n := range cfg.Nodes {
+				n.ReplOffset = 1
+			}
+			w.Reset()
+			cfg.WriteShards(w, ep.ep, false)
+			got, rest = parseRESP2(t, w.Bytes())
+			require.Empty(t, rest)
+			require.Equal(t, shardSet(want), shardSet(got.([]any)), "node %d, %s", i, ep.name)
+		}
 	}
 	cfg, err := ParseNodesConf(func() []byte {
 		b, _ := os.ReadFile(filepath.Join(procs[0].Dir, "nodes.conf"))
@@ -162,6 +218,71 @@ func TestNodesConfMatchesRedis(t *testing.T) {
 	require.Equal(t, me.Name, replica.Master)
 	require.Zero(t, replica.ConfigEpoch, "a replica's config epoch is not loaded")
 	require.GreaterOrEqual(t, cfg.CurrentEpoch, me.ConfigEpoch)
+}
+
+// parseRESP2 reads one RESP2 reply as go-redis gives it: arrays as
+// []any, bulk and simple strings as string, integers as int64, nulls as
+// nil.
+func parseRESP2(t *testing.T, b []byte) (any, []byte) {
+	t.Helper()
+	i := bytes.Index(b, []byte("\r\n"))
+	require.Positive(t, i)
+	line, rest := string(b[1:i]), b[i+2:]
+	switch b[0] {
+	case '+':
+		return line, rest
+	case ':':
+		n, err := strconv.ParseInt(line, 10, 64)
+		require.NoError(t, err)
+		return n, rest
+	case '$':
+		n, err := strconv.Atoi(line)
+		require.NoError(t, err)
+		if n < 0 {
+			return nil, rest
+		}
+		return string(rest[:n]), rest[n+2:]
+	case '*':
+		n, err := strconv.Atoi(line)
+		require.NoError(t, err)
+		if n < 0 {
+			return nil, rest
+		}
+		a := []any{}
+		for range n {
+			var v any
+			v, rest = parseRESP2(t, rest)
+			a = append(a, v)
+		}
+		return a, rest
+	}
+	t.Fatalf("not RESP2: %q", b)
+	return nil, nil
+}
+
+// shardSet is a CLUSTER SHARDS reply as sorted strings, one per shard,
+// with the replication offsets zeroed.
+func shardSet(shards []any) []string {
+	var zero func(v any)
+	zero = func(v any) {
+		a, ok := v.([]any)
+		if !ok {
+			return
+		}
+		for i := range a {
+			if i+1 < len(a) && a[i] == "replication-offset" {
+				a[i+1] = int64(0)
+			}
+			zero(a[i])
+		}
+	}
+	var out []string
+	for _, sh := range shards {
+		zero(sh)
+		out = append(out, fmt.Sprint(sh))
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestParseNodesConfRefuses(t *testing.T) {

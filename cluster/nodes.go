@@ -27,6 +27,9 @@ type Node struct {
 	// Linked: this node has a link to it (or it is this node), which
 	// CLUSTER NODES shows as "connected".
 	Linked bool
+	// ReplOffset is the replication offset its last message gave (this
+	// node's own is the caller's to set); not in nodes.conf.
+	ReplOffset int64
 }
 
 // IsReplica reports whether n is a replica with a known master.
