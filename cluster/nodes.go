@@ -89,6 +89,20 @@ var nodeFlagNames = []struct {
 	{bus.FlagNoFailover, "nofailover"},
 }
 
+// flagNamed is the flag CLUSTER NODES names name (in any case), 0 for
+// "noflags"; false for a name it does not have.
+func flagNamed(name string) (uint16, bool) {
+	if strings.EqualFold(name, "noflags") {
+		return 0, true
+	}
+	for _, f := range nodeFlagNames {
+		if strings.EqualFold(name, f.name) {
+			return f.flag, true
+		}
+	}
+	return 0, false
+}
+
 // validName is verifyClusterNodeId: 40 characters of a-z and 0-9.
 func validName(s string) bool {
 	if len(s) != bus.NameLen {
@@ -185,32 +199,18 @@ func ParseNodesConf(data []byte, nowMs int64) (*Config, error) {
 		}
 
 		for _, f := range strings.Split(argv[2], ",") {
-			switch strings.ToLower(f) {
-			case "myself":
+			flag, ok := flagNamed(f)
+			if !ok {
+				return nil, fmt.Errorf("%w (unknown flag %q)", ErrCorrupted, f)
+			}
+			if flag == bus.FlagMyself {
 				if c.Myself != nil {
 					return nil, ErrCorrupted // Redis asserts
 				}
 				c.Myself = n
-				n.Flags |= bus.FlagMyself
 				n.Linked = true
-			case "master":
-				n.Flags |= bus.FlagMaster
-			case "slave":
-				n.Flags |= bus.FlagReplica
-			case "fail?":
-				n.Flags |= bus.FlagPFail
-			case "fail":
-				n.Flags |= bus.FlagFail
-			case "handshake":
-				n.Flags |= bus.FlagHandshake
-			case "noaddr":
-				n.Flags |= bus.FlagNoAddr
-			case "nofailover":
-				n.Flags |= bus.FlagNoFailover
-			case "noflags":
-			default:
-				return nil, fmt.Errorf("%w (unknown flag %q)", ErrCorrupted, f)
 			}
+			n.Flags |= flag
 		}
 
 		if argv[3][0] != '-' {

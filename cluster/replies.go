@@ -15,6 +15,21 @@ const (
 	EndpointUnknown                  // "unknown-endpoint": null
 )
 
+// preferredEndpoint is what n is shown by: its IP, its hostname ("?"
+// when it has none), or, for unknown-endpoint, nothing (false).
+func preferredEndpoint(n *Node, ep Endpoint) (string, bool) {
+	switch ep {
+	case EndpointIP:
+		return n.IP, true
+	case EndpointHostname:
+		if n.Hostname != "" {
+			return n.Hostname, true
+		}
+		return "?", true
+	}
+	return "", false
+}
+
 // Replicas are the replicas of master, in the order they became known
 // (Redis's master->slaves).
 func (c *Config) Replicas(master *Node) []*Node {
@@ -89,16 +104,9 @@ func (c *Config) WriteSlots(w *resp.Writer, ep Endpoint, usePPort bool, availabl
 // has.
 func writeNode(w *resp.Writer, n *Node, ep Endpoint, usePPort bool) {
 	w.Array(4)
-	switch ep {
-	case EndpointIP:
-		w.BulkString(n.IP)
-	case EndpointHostname:
-		if n.Hostname != "" {
-			w.BulkString(n.Hostname)
-		} else {
-			w.BulkString("?")
-		}
-	default:
+	if e, ok := preferredEndpoint(n, ep); ok {
+		w.BulkString(e)
+	} else {
 		w.Null()
 	}
 	port := n.Port
@@ -200,18 +208,8 @@ func writeShardNode(w *resp.Writer, n *Node, ep Endpoint, tlsCluster bool) {
 	w.BulkString("ip")
 	w.BulkString(n.IP)
 	w.BulkString("endpoint")
-	switch ep {
-	case EndpointIP:
-		w.BulkString(n.IP)
-	case EndpointHostname:
-		if n.Hostname != "" {
-			w.BulkString(n.Hostname)
-		} else {
-			w.BulkString("?")
-		}
-	default:
-		w.BulkString("")
-	}
+	e, _ := preferredEndpoint(n, ep) // "" for unknown-endpoint, as getPreferredEndpoint
+	w.BulkString(e)
 	if n.Hostname != "" {
 		w.BulkString("hostname")
 		w.BulkString(n.Hostname)
