@@ -306,11 +306,16 @@ func TestParseNodesConfRefuses(t *testing.T) {
 		me + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected [5->-xyz]\n",                          // bad node name
 		me + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected [5\n",
 		me + " 127.0.0.1:7000@17000 myself,master notaname 0 0 1 connected\n",
+		me + " 127.0.0.1:7000@17000 myself,master \"\" 0 0 1 connected\n", // an empty master
 		me + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected \"unterminated\n",
 	} {
 		_, err := ParseNodesConf([]byte(bad), 5)
 		require.ErrorIs(t, err, ErrCorrupted, "%q", bad)
 	}
+	// An empty slot argument is slot 0, as Redis's atoi reads it.
+	cfg, err = ParseNodesConf([]byte(me+" 127.0.0.1:7000@17000 myself,master - 0 0 1 connected \"\"\n"), 5)
+	require.NoError(t, err)
+	require.True(t, cfg.Myself.Slots.Has(0))
 	// A file of 3.x, without the bus port.
 	cfg, err = ParseNodesConf([]byte(me+" 127.0.0.1:7000 myself,master - 0 0 0 connected\n"), 5)
 	require.NoError(t, err)

@@ -213,7 +213,7 @@ func ParseNodesConf(data []byte, nowMs int64) (*Config, error) {
 			n.Flags |= flag
 		}
 
-		if argv[3][0] != '-' {
+		if !strings.HasPrefix(argv[3], "-") {
 			if !validName(argv[3]) {
 				return nil, ErrCorrupted
 			}
@@ -232,7 +232,7 @@ func ParseNodesConf(data []byte, nowMs int64) (*Config, error) {
 		}
 
 		for _, a := range argv[8:] {
-			if a[0] == '[' {
+			if strings.HasPrefix(a, "[") {
 				// [slot->-name] migrating, [slot-<-name] importing.
 				dash := strings.IndexByte(a, '-')
 				if dash < 0 || dash+3 > len(a) {

@@ -33,24 +33,54 @@ func readMessage(c net.Conn) (*Message, error) {
 	return Parse(b)
 }
 
-// command sends one inline command and returns its reply's first line
-// and, for a bulk reply, its body.
-func command(t *testing.T, rd *bufio.Reader, c net.Conn, args ...string) string {
-	t.Helper()
-	_, err := fmt.Fprintf(c, "%s\r\n", strings.Join(args, " "))
-	require.NoError(t, err)
+// do sends one inline command and returns its reply's first line and,
+// for a bulk reply, its body.
+func do(rd *bufio.Reader, c net.Conn, args ...string) (string, error) {
+	if _, err := fmt.Fprintf(c, "%s\r\n", strings.Join(args, " ")); err != nil {
+		return "", err
+	}
 	line, err := rd.ReadString('\n')
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	line = strings.TrimRight(line, "\r\n")
 	if !strings.HasPrefix(line, "$") {
-		return line
+		return line, nil
 	}
 	n, err := strconv.Atoi(line[1:])
-	require.NoError(t, err)
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("bulk length %q", line)
+	}
 	body := make([]byte, n+2)
-	_, err = io.ReadFull(rd, body)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return "", err
+	}
+	return string(body[:n]), nil
+}
+
+// command is do on the test's goroutine, which fails the test on an
+// error.
+func command(t *testing.T, rd *bufio.Reader, c net.Conn, args ...string) string {
+	t.Helper()
+	reply, err := do(rd, c, args...)
 	require.NoError(t, err)
-	return string(body[:n])
+	return reply
+}
+
+// nodeLine is the line of CLUSTER NODES that starts with name, "" when
+// there is none or the command failed; for Eventually's conditions,
+// which run on another goroutine.
+func nodeLine(rd *bufio.Reader, c net.Conn, name Name) string {
+	nodes, err := do(rd, c, "CLUSTER", "NODES")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(nodes, "\n") {
+		if strings.HasPrefix(l, string(name[:])) {
+			return l
+		}
+	}
+	return ""
 }
 
 // A real redis-server 7.0 in cluster mode and a node speaking this
@@ -103,34 +133,30 @@ func TestHandshakeWithRedis(t *testing.T) {
 
 	// redis-server pings the node on this link from now on; it gets its
 	// PONGs.
-	done := make(chan struct{})
-	defer close(done)
+	// The reader stops when the test closes the link, and the test
+	// waits for it.
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		for {
 			m, err := readMessage(in)
 			if err != nil {
 				return
-			}
-			select {
-			case <-done:
-				return
-			default:
 			}
 			if m.Type == Ping {
 				in.Write(pong())
 			}
 		}
 	}()
+	defer func() {
+		in.Close()
+		<-exited
+	}()
 
 	var line string
 	require.Eventually(t, func() bool {
-		for _, l := range strings.Split(command(t, rd, cli, "CLUSTER", "NODES"), "\n") {
-			if strings.HasPrefix(l, string(ourName[:])) {
-				line = l
-				return strings.Contains(l, " connected")
-			}
-		}
-		return false
+		line = nodeLine(rd, cli, ourName)
+		return strings.Contains(line, " connected")
 	}, 10*time.Second, 50*time.Millisecond, "CLUSTER NODES does not list the node as connected")
 	f := strings.Fields(line)
 	require.True(t, strings.HasPrefix(f[1], fmt.Sprintf("127.0.0.1:%d@%d", ourPort, ourCport)), line)
@@ -155,12 +181,7 @@ func TestHandshakeWithRedis(t *testing.T) {
 	// The hostname the messages carry, and the slot they claim, which
 	// no node had.
 	require.Eventually(t, func() bool {
-		for _, l := range strings.Split(command(t, rd, cli, "CLUSTER", "NODES"), "\n") {
-			if strings.HasPrefix(l, string(ourName[:])) {
-				line = l
-			}
-		}
-		f := strings.Fields(line)
+		f := strings.Fields(nodeLine(rd, cli, ourName))
 		return len(f) > 8 && f[1] == fmt.Sprintf("127.0.0.1:%d@%d,zredis-test", ourPort, ourCport) && f[8] == "100"
-	}, 10*time.Second, 50*time.Millisecond, "CLUSTER NODES: %s", line)
+	}, 10*time.Second, 50*time.Millisecond, "CLUSTER NODES does not show the hostname and the slot")
 }
