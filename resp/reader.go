@@ -141,9 +141,15 @@ type Reader struct {
 	rd    io.Reader
 	buf   []byte
 	small []byte // the initial buffer, returned to when a grown one is released
-	r     int
-	pos   int
-	w     int
+	// shared is the buffer of initialBufSize that the connections of one
+	// event loop read into in turn (see LoopBuffers); onShared tells
+	// that small is it, lent to this reader until DoneWithShared or
+	// KeepShared.
+	shared   *LoopBuffers
+	onShared bool
+	r        int
+	pos      int
+	w        int
 
 	// State of a multibulk command whose elements have only partly arrived.
 	// It persists across reads so no element is parsed twice, which keeps a
@@ -288,7 +294,14 @@ func (r *Reader) TakePeak() int64 {
 // buffer alive. It reports whether the buffer was released. On the
 // reading goroutine, between batches.
 func (r *Reader) Release(batch [][][]byte) bool {
-	if r.buf == nil || r.multi > 0 || r.big != nil || r.w != r.pos || r.err != nil {
+	if r.buf == nil && r.alloc.Load() != 0 && r.err == nil {
+		// Read through the loop's buffer (DoneWithShared): nothing to
+		// free, but the figures Redis would show now go to 0.
+		r.alloc.Store(0)
+		r.large.Store(false)
+		return true
+	}
+	if r.buf == nil || r.onShared || r.multi > 0 || r.big != nil || r.w != r.pos || r.err != nil {
 		return false
 	}
 	for _, cmd := range batch[:cap(batch)] {
@@ -534,22 +547,21 @@ func copyChunk(dst, src []byte) { copy(dst, src) }
 // announces.
 func (r *Reader) makeRoom() {
 	if r.buf == nil {
-		r.small = make([]byte, initialBufSize)
-		r.buf = r.small
+		r.buf = r.smallBuf()
 	}
 	held := r.w - r.r
 	if held == 0 {
 		r.r, r.pos, r.w, r.cmdStart = 0, 0, 0, 0
 		if len(r.buf) > initialBufSize {
 			putBuf(r.buf)
-			r.buf = r.small
+			r.buf = r.smallBuf()
 		}
 		return
 	}
 	if len(r.buf) > initialBufSize && held <= initialBufSize/2 {
 		// A large buffer is no longer needed for what is held: move back.
 		old := r.buf
-		r.moveTo(r.small)
+		r.moveTo(r.smallBuf())
 		putBuf(old)
 		return
 	}

@@ -175,6 +175,7 @@ func (c *conn) attach() {
 		return
 	}
 	c.lc = lc
+	c.rd.UseLoop(c.s.loopBufs[c.loop])
 	locked := c.lock(true)
 	authed := !c.s.disp.AuthRequired(c.cl)
 	c.cl.Output = c.outputFigures
@@ -184,7 +185,27 @@ func (c *conn) attach() {
 
 // Readable implements netloop.Handler. It runs every batch the input
 // already holds: more input may never come to make the loop call again.
+// Then the reader gives the loop's read buffer back (DoneWithShared)
+// unless a worker finishes the batch (suspend).
 func (c *conn) Readable(lc *netloop.Conn) {
+	c.readable(lc)
+	if !c.suspended {
+		c.rd.DoneWithShared()
+	}
+}
+
+// readMore reads on after a batch that had waited (suspend, held.go)
+// has been finished (more: finish's answer), or gives the loop's read
+// buffer back. On the loop.
+func (c *conn) readMore(more bool) {
+	if more && c.rd.Unparsed() > 0 {
+		c.Readable(c.lc)
+		return
+	}
+	c.rd.DoneWithShared()
+}
+
+func (c *conn) readable(lc *netloop.Conn) {
 	if c.aofWait != 0 {
 		// Replies are held for the AOF (held.go): the input that came
 		// meanwhile waits until they are out, so that no later reply
@@ -245,6 +266,7 @@ func (c *conn) serveWhileBlocked() {
 		return
 	}
 	s.blockedLoop.Store(c.loop)
+	c.rd.KeepShared() // the script's batch is in it
 	c.loop.ServeWhileBlocked(c.lc)
 	s.blockedLoop.Store(nil)
 }
@@ -359,6 +381,7 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 	s := c.s
 	c.lc.Detach()
 	c.suspended = true
+	c.rd.KeepShared() // the batch is in it, and the loop reads on
 	s.workers.Add(1)
 	go func() {
 		defer s.workers.Done()
@@ -388,9 +411,7 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 			c.suspended = false
 			more := c.finish(err)
 			c.flushPubSub()
-			if more && c.rd.Unparsed() > 0 {
-				c.Readable(c.lc)
-			}
+			c.readMore(more)
 		})
 	}()
 }

@@ -126,9 +126,7 @@ func (h *heldReplies) releaseSettled() {
 				c.heldDetached = false
 				c.lc.Attach()
 			}
-			if c.finish(c.heldErr) && c.rd.Unparsed() > 0 {
-				c.Readable(c.lc)
-			}
+			c.readMore(c.finish(c.heldErr))
 		}
 	}
 	if n == 0 {

@@ -89,6 +89,9 @@ type Server struct {
 	// the AOF (held.go). Set in Run.
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
+	// loopBufs is each loop's read buffer, which its connections share
+	// (resp.LoopBuffers).
+	loopBufs map[*netloop.Loop]*resp.LoopBuffers
 
 	// persist is the persistence orchestration (package persistence):
 	// RDB saves, the AOF, loading, INFO persistence; it reaches the
@@ -363,6 +366,7 @@ func (s *Server) Run(ctx context.Context) error {
 		ServeReady: s.disp.ServeReadyKeys,
 	})
 	s.held = map[*netloop.Loop]*heldReplies{}
+	s.loopBufs = map[*netloop.Loop]*resp.LoopBuffers{}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default
 	// of one serves a small machine best, where the clients share the
@@ -380,6 +384,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.loops = append(s.loops, l)
 		h := newHeldReplies(s, l)
 		s.held[l] = h
+		s.loopBufs[l] = resp.NewLoopBuffers()
 		s.heldList = append(s.heldList, h)
 		l.AfterEvents = h.afterEvents
 		looping.Add(1)
