@@ -30,6 +30,15 @@ type Node struct {
 	// ReplOffset is the replication offset its last message gave (this
 	// node's own is the caller's to set); not in nodes.conf.
 	ReplOffset int64
+
+	// What a running node (State) keeps of it, not in nodes.conf.
+	link         *link              // this node's link to it
+	inLink       *link              // its link to this node
+	ctime        int64              // when this node learned of it, Unix ms
+	dataReceived int64              // its last message, Unix ms
+	failTime     int64              // when it was marked failing, Unix ms
+	reports      map[bus.Name]int64 // masters that report it failing, and when
+	dialing      bool               // its outbound link is being made
 }
 
 // IsReplica reports whether n is a replica with a known master.

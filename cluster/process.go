@@ -1,0 +1,653 @@
+package cluster
+
+import (
+	"bytes"
+	"net"
+
+	"github.com/zredis/zredis/cluster/bus"
+)
+
+// process handles one message a link read (clusterProcessPacket). Under
+// mu.
+func (s *State) process(l *link, m *bus.Message) {
+	now := nowMs()
+	h := &m.Header
+	me := s.cfg.Myself
+	sender := s.senderOf(l, h)
+	if sender != nil {
+		sender.dataReceived = now
+	}
+	if sender != nil && sender.Flags&bus.FlagHandshake == 0 {
+		if h.CurrentEpoch > s.cfg.CurrentEpoch {
+			s.cfg.CurrentEpoch = h.CurrentEpoch
+		}
+		if h.ConfigEpoch > sender.ConfigEpoch {
+			sender.ConfigEpoch = h.ConfigEpoch
+			s.todoSave = true
+		}
+		sender.ReplOffset = int64(h.Offset)
+	}
+
+	switch h.Type {
+	case bus.Ping, bus.Meet:
+		// A MEET tells this node the address the others reach it by
+		// (or a PING while it has none).
+		if (h.Type == bus.Meet || me.IP == "") && s.opt.AnnounceIP == "" {
+			if ip := hostOf(l.conn.LocalAddr()); ip != "" && ip != me.IP {
+				me.IP = ip
+				s.opt.Logf('#', "IP address for this node updated to %s", ip)
+				s.todoSave = true
+			}
+		}
+		if sender == nil && h.Type == bus.Meet {
+			n := &Node{Name: randomName(), Flags: bus.FlagHandshake, ctime: now,
+				IP: s.ipOf(l, h.IP), Port: int(h.Port), PPort: int(h.PPort), CPort: int(h.CPort)}
+			s.cfg.Nodes = append(s.cfg.Nodes, n)
+			s.todoSave = true
+			// The MEET's gossip is trusted: the sender was told to
+			// meet this node.
+			s.processGossip(l, m, nil)
+		}
+		s.sendPing(l, bus.Pong)
+	}
+
+	switch h.Type {
+	case bus.Ping, bus.Pong, bus.Meet:
+		if !l.inbound {
+			n := l.node
+			if n.Flags&bus.FlagHandshake != 0 {
+				if sender != nil {
+					// A node met twice: the known one keeps its name.
+					s.opt.Logf('.', "Handshake: we already know node %.40s, updating the address if needed.", sender.Name[:])
+					s.updateAddress(sender, l, h)
+					s.delNode(n)
+					return
+				}
+				n.Name = h.Sender
+				n.Flags &^= bus.FlagHandshake
+				n.Flags |= h.Flags & (bus.FlagMaster | bus.FlagReplica)
+				s.todoSave = true
+			} else if n.Name != h.Sender {
+				n.Flags |= bus.FlagNoAddr
+				n.IP, n.Port, n.PPort, n.CPort = "", 0, 0, 0
+				s.freeLink(l)
+				s.todoSave = true
+				return
+			}
+		}
+		if sender != nil {
+			sender.Flags = sender.Flags&^bus.FlagNoFailover | h.Flags&bus.FlagNoFailover
+		}
+		if sender != nil && h.Type == bus.Ping && sender.Flags&bus.FlagHandshake == 0 {
+			s.updateAddress(sender, l, h)
+		}
+		if !l.inbound && h.Type == bus.Pong {
+			n := l.node
+			n.PongReceived, n.PingSent = now, 0
+			if n.Flags&bus.FlagPFail != 0 {
+				n.Flags &^= bus.FlagPFail
+				s.todoSave, s.stateChanged = true, true
+			} else if n.Flags&bus.FlagFail != 0 {
+				s.clearFailureIfNeeded(n)
+			}
+		}
+		if sender != nil {
+			if h.ReplicaOf.IsZero() {
+				s.setAsMaster(sender)
+			} else {
+				if sender.Flags&bus.FlagMaster != 0 {
+					s.delNodeSlots(sender)
+					sender.Flags &^= bus.FlagMaster | bus.FlagMigrateTo
+					sender.Flags |= bus.FlagReplica
+					s.todoSave, s.stateChanged = true, true
+				}
+				if master := s.cfg.Lookup(h.ReplicaOf); master != nil && sender.Master != master.Name {
+					sender.Master = master.Name
+					s.todoSave = true
+				}
+			}
+		}
+		var senderMaster *Node
+		dirty := false
+		if sender != nil {
+			senderMaster = sender
+			if sender.Flags&bus.FlagMaster == 0 {
+				senderMaster = s.cfg.Lookup(sender.Master)
+			}
+			if senderMaster != nil {
+				dirty = senderMaster.Slots != h.Slots
+			}
+		}
+		if sender != nil && sender.Flags&bus.FlagMaster != 0 && dirty {
+			s.updateSlotsConfigWith(sender, h.ConfigEpoch, &h.Slots)
+		}
+		if sender != nil && dirty {
+			// The sender claims slots a newer configuration gave to
+			// another node: it is told (clusterSendUpdate).
+			for j := 0; j < Slots; j++ {
+				if !h.Slots.Has(j) || s.slots[j] == sender || s.slots[j] == nil {
+					continue
+				}
+				if owner := s.slots[j]; owner.ConfigEpoch > h.ConfigEpoch {
+					s.opt.Logf('.', "Node %.40s has old slots configuration, sending an UPDATE message about %.40s", sender.Name[:], owner.Name[:])
+					if sender.link != nil {
+						sender.link.send((&bus.Message{Header: s.header(bus.Update), UpdateEpoch: owner.ConfigEpoch,
+							UpdateNode: owner.Name, UpdateSlots: owner.Slots}).Append(nil))
+					}
+					break
+				}
+			}
+		}
+		if sender != nil && me.Flags&bus.FlagMaster != 0 && sender.Flags&bus.FlagMaster != 0 && h.ConfigEpoch == me.ConfigEpoch {
+			s.handleEpochCollision(sender)
+		}
+		if sender != nil {
+			s.processGossip(l, m, sender)
+			if m.Hostname != sender.Hostname {
+				sender.Hostname = m.Hostname
+				s.todoSave = true
+			}
+		}
+
+	case bus.Fail:
+		if sender == nil {
+			s.opt.Logf('-', "Ignoring FAIL message from unknown node %.40s about %.40s", h.Sender[:], m.About[:])
+			return
+		}
+		if n := s.cfg.Lookup(m.About); n != nil && n.Flags&(bus.FlagFail|bus.FlagMyself) == 0 {
+			s.opt.Logf('-', "FAIL message received from %.40s about %.40s", h.Sender[:], m.About[:])
+			n.Flags = n.Flags&^bus.FlagPFail | bus.FlagFail
+			n.failTime = now
+			s.todoSave, s.stateChanged = true, true
+		}
+
+	case bus.Update:
+		if sender == nil {
+			return
+		}
+		n := s.cfg.Lookup(m.UpdateNode)
+		if n == nil || n.ConfigEpoch >= m.UpdateEpoch {
+			return
+		}
+		if n.Flags&bus.FlagReplica != 0 {
+			s.setAsMaster(n)
+		}
+		n.ConfigEpoch = m.UpdateEpoch
+		s.todoSave = true
+		s.updateSlotsConfigWith(n, m.UpdateEpoch, &m.UpdateSlots)
+
+	case bus.Publish, bus.PublishShard, bus.FailoverAuthRequest, bus.FailoverAuthAck, bus.MFStart, bus.Module:
+		// Not acted on yet: this node neither relays messages published
+		// elsewhere nor votes in elections (see README, Cluster).
+
+	default:
+		s.opt.Logf('#', "Received unknown packet type: %d", h.Type)
+	}
+}
+
+// senderOf is the node that sent a message on l (getNodeFromLinkAndMsg):
+// an outbound link's node once its handshake is over, else the node the
+// header names, which an inbound link is then bound to.
+func (s *State) senderOf(l *link, h *bus.Header) *Node {
+	if l.node != nil && l.node.Flags&bus.FlagHandshake == 0 {
+		return l.node
+	}
+	n := s.cfg.Lookup(h.Sender)
+	if n != nil && l.inbound && l.node == nil {
+		if n.inLink != nil && n.inLink != l {
+			s.freeLink(n.inLink)
+		}
+		n.inLink, l.node = l, n
+	}
+	return n
+}
+
+// ipOf is the address of a message's sender: the one it announces, else
+// the link's peer (nodeIp2String).
+func (s *State) ipOf(l *link, announced string) string {
+	if announced != "" {
+		return announced
+	}
+	return hostOf(l.conn.RemoteAddr())
+}
+
+func hostOf(a net.Addr) string {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// updateAddress takes a node's new address from a message on an inbound
+// link (nodeUpdateAddressIfNeeded): its outbound link is then remade.
+func (s *State) updateAddress(n *Node, l *link, h *bus.Header) {
+	if n == s.cfg.Myself || l == n.link {
+		return
+	}
+	ip := s.ipOf(l, h.IP)
+	if n.IP == ip && n.Port == int(h.Port) && n.CPort == int(h.CPort) && n.PPort == int(h.PPort) {
+		return
+	}
+	n.IP, n.Port, n.CPort, n.PPort = ip, int(h.Port), int(h.CPort), int(h.PPort)
+	if n.link != nil {
+		s.freeLink(n.link)
+	}
+	n.Flags &^= bus.FlagNoAddr
+	s.opt.Logf('#', "Address updated for node %.40s, now %s:%d", n.Name[:], ip, n.Port)
+	s.todoSave, s.stateChanged = true, true
+}
+
+// processGossip reads a PING, PONG or MEET's gossip entries
+// (clusterProcessGossipSection): failure reports from masters, pong
+// times, addresses, and the nodes this node did not know.
+func (s *State) processGossip(l *link, m *bus.Message, sender *Node) {
+	now := nowMs()
+	me := s.cfg.Myself
+	for i := range m.Gossip {
+		g := &m.Gossip[i]
+		n := s.cfg.Lookup(g.Name)
+		if n == nil {
+			if sender != nil && g.Flags&bus.FlagNoAddr == 0 && !g.Name.IsZero() && validName(string(g.Name[:])) {
+				s.cfg.Nodes = append(s.cfg.Nodes, &Node{Name: g.Name, Flags: g.Flags &^ bus.FlagMyself, ctime: now,
+					IP: g.IP, Port: int(g.Port), PPort: int(g.PPort), CPort: int(g.CPort)})
+			}
+			continue
+		}
+		if sender != nil && sender.Flags&bus.FlagMaster != 0 && n != me {
+			if g.Flags&(bus.FlagFail|bus.FlagPFail) != 0 {
+				if n.reports == nil {
+					n.reports = map[bus.Name]int64{}
+				}
+				if _, had := n.reports[sender.Name]; !had {
+					s.opt.Logf('.', "Node %.40s reported node %.40s as not reachable.", sender.Name[:], n.Name[:])
+				}
+				n.reports[sender.Name] = now
+				s.markFailingIfNeeded(n)
+			} else if _, had := n.reports[sender.Name]; had {
+				delete(n.reports, sender.Name)
+				s.opt.Logf('.', "Node %.40s reported node %.40s is back online.", sender.Name[:], n.Name[:])
+			}
+		}
+		if g.Flags&(bus.FlagFail|bus.FlagPFail) == 0 && n.PingSent == 0 && s.failureReports(n) == 0 {
+			if pong := int64(g.PongReceived) * 1000; pong <= now+500 && pong > n.PongReceived {
+				n.PongReceived = pong
+			}
+		}
+		if n.Flags&(bus.FlagFail|bus.FlagPFail) != 0 && g.Flags&(bus.FlagNoAddr|bus.FlagFail|bus.FlagPFail) == 0 &&
+			(n.IP != g.IP || n.Port != int(g.Port) || n.CPort != int(g.CPort)) {
+			if n.link != nil {
+				s.freeLink(n.link)
+			}
+			n.IP, n.Port, n.PPort, n.CPort = g.IP, int(g.Port), int(g.PPort), int(g.CPort)
+			n.Flags &^= bus.FlagNoAddr
+		}
+	}
+}
+
+// failureReports counts the reports on n still valid: made within twice
+// the node timeout (clusterNodeCleanupFailureReports).
+func (s *State) failureReports(n *Node) int {
+	maxAge := 2 * s.opt.NodeTimeout.Milliseconds()
+	now := nowMs()
+	for name, at := range n.reports {
+		if now-at > maxAge {
+			delete(n.reports, name)
+		}
+	}
+	return len(n.reports)
+}
+
+// markFailingIfNeeded turns a node this node cannot reach into a failed
+// one once a majority of the masters serving slots agrees
+// (markNodeAsFailingIfNeeded), and tells every node.
+func (s *State) markFailingIfNeeded(n *Node) {
+	if n.Flags&bus.FlagPFail == 0 || n.Flags&bus.FlagFail != 0 {
+		return
+	}
+	failures := s.failureReports(n)
+	if s.cfg.Myself.Flags&bus.FlagMaster != 0 {
+		failures++
+	}
+	if failures < s.size()/2+1 {
+		return
+	}
+	s.opt.Logf('-', "Marking node %.40s as failing (quorum reached).", n.Name[:])
+	n.Flags = n.Flags&^bus.FlagPFail | bus.FlagFail
+	n.failTime = nowMs()
+	msg := (&bus.Message{Header: s.header(bus.Fail), About: n.Name}).Append(nil)
+	s.broadcast(msg)
+	s.todoSave, s.stateChanged = true, true
+}
+
+// clearFailureIfNeeded lifts a failure mark from a node reachable again
+// (clearNodeFailureIfNeeded): at once for a replica or a master without
+// slots; for a master with slots, only when nobody took them over in
+// twice the node timeout.
+func (s *State) clearFailureIfNeeded(n *Node) {
+	if n.Flags&bus.FlagReplica != 0 || n.numSlots() == 0 {
+		what := "master without slots"
+		if n.Flags&bus.FlagReplica != 0 {
+			what = "replica"
+		}
+		s.opt.Logf('-', "Clear FAIL state for node %.40s: %s is reachable again.", n.Name[:], what)
+		n.Flags &^= bus.FlagFail
+		s.todoSave, s.stateChanged = true, true
+	}
+	if n.Flags&bus.FlagMaster != 0 && n.numSlots() > 0 && nowMs()-n.failTime > 2*s.opt.NodeTimeout.Milliseconds() {
+		s.opt.Logf('-', "Clear FAIL state for node %.40s: is reachable again and nobody is serving its slots after some time.", n.Name[:])
+		n.Flags &^= bus.FlagFail
+		s.todoSave, s.stateChanged = true, true
+	}
+}
+
+// numSlots is how many slots n claims.
+func (n *Node) numSlots() int {
+	c := 0
+	for _, b := range n.Slots {
+		for ; b != 0; b &= b - 1 {
+			c++
+		}
+	}
+	return c
+}
+
+// size is the number of masters serving at least one slot (the
+// cluster's size, its quorum's base).
+func (s *State) size() int {
+	c := 0
+	for _, n := range s.cfg.Nodes {
+		if n.Flags&bus.FlagMaster != 0 && n.numSlots() > 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// setAsMaster records that n is a master (clusterSetNodeAsMaster).
+func (s *State) setAsMaster(n *Node) {
+	if n.Flags&bus.FlagMaster != 0 {
+		return
+	}
+	n.Flags = n.Flags&^bus.FlagReplica | bus.FlagMaster
+	n.Master = bus.Name{}
+	s.todoSave, s.stateChanged = true, true
+}
+
+// addSlot gives slot to n (clusterAddSlot); false if it has an owner.
+func (s *State) addSlot(n *Node, slot int) bool {
+	if s.slots[slot] != nil {
+		return false
+	}
+	n.Slots.Set(slot)
+	s.slots[slot] = n
+	return true
+}
+
+// delSlot takes slot from its owner (clusterDelSlot).
+func (s *State) delSlot(slot int) bool {
+	n := s.slots[slot]
+	if n == nil {
+		return false
+	}
+	n.Slots.Clear(slot)
+	s.slots[slot] = nil
+	return true
+}
+
+// delNodeSlots takes every slot from n (clusterDelNodeSlots).
+func (s *State) delNodeSlots(n *Node) {
+	for j := 0; j < Slots; j++ {
+		if s.slots[j] == n {
+			s.delSlot(j)
+		}
+	}
+}
+
+// delNode forgets n (clusterDelNode): its slots, the failure reports it
+// made, its links.
+func (s *State) delNode(n *Node) {
+	for j := 0; j < Slots; j++ {
+		if s.slots[j] == n {
+			s.slots[j] = nil
+		}
+	}
+	for _, o := range s.cfg.Nodes {
+		delete(o.reports, n.Name)
+	}
+	if n.link != nil {
+		s.freeLink(n.link)
+	}
+	if n.inLink != nil {
+		s.freeLink(n.inLink)
+	}
+	for i, o := range s.cfg.Nodes {
+		if o == n {
+			s.cfg.Nodes = append(s.cfg.Nodes[:i], s.cfg.Nodes[i+1:]...)
+			break
+		}
+	}
+	s.todoSave, s.stateChanged = true, true
+}
+
+// updateSlotsConfigWith takes the slots sender claims with a config epoch
+// newer than their owner's (clusterUpdateSlotsConfigWith); this node
+// gives up the slots it loses.
+func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bitmap) {
+	me := s.cfg.Myself
+	if sender == me {
+		s.opt.Logf('#', "Discarding UPDATE message about myself.")
+		return
+	}
+	for j := 0; j < Slots; j++ {
+		if !slots.Has(j) || s.slots[j] == sender {
+			continue
+		}
+		if _, importing := s.cfg.Importing[j]; importing {
+			continue
+		}
+		if owner := s.slots[j]; owner == nil || owner.ConfigEpoch < epoch {
+			s.delSlot(j)
+			s.addSlot(sender, j)
+			s.todoSave, s.stateChanged = true, true
+		}
+	}
+}
+
+// handleEpochCollision gives this node a new config epoch when another
+// master has the same one and a smaller name
+// (clusterHandleConfigEpochCollision), so that every master ends with a
+// config epoch of its own.
+func (s *State) handleEpochCollision(sender *Node) {
+	me := s.cfg.Myself
+	if sender.ConfigEpoch != me.ConfigEpoch || sender.Flags&bus.FlagMaster == 0 || me.Flags&bus.FlagMaster == 0 {
+		return
+	}
+	if bytes.Compare(sender.Name[:], me.Name[:]) <= 0 {
+		return
+	}
+	s.cfg.CurrentEpoch++
+	me.ConfigEpoch = s.cfg.CurrentEpoch
+	s.todoSave = true
+	s.opt.Logf('.', "WARNING: configEpoch collision with node %.40s (%s). configEpoch set to %d", sender.Name[:], sender.IP, me.ConfigEpoch)
+}
+
+// Delays of updateState (CLUSTER_WRITABLE_DELAY, CLUSTER_MIN_REJOIN_DELAY,
+// CLUSTER_MAX_REJOIN_DELAY), in ms.
+const (
+	writableDelay  = 2000
+	minRejoinDelay = 500
+	maxRejoinDelay = 5000
+)
+
+// updateState recomputes the cluster's state (clusterUpdateState): ok
+// when every slot is served by a master that is not failing (with
+// cluster-require-full-coverage) and this node is in the majority of the
+// masters.
+func (s *State) updateState() {
+	s.stateChanged = false
+	now := nowMs()
+	if s.firstUpdate == 0 {
+		s.firstUpdate = now
+	}
+	me := s.cfg.Myself
+	if me.Flags&bus.FlagMaster != 0 && s.state == stateFail && now-s.firstUpdate < writableDelay {
+		return // CLUSTER_WRITABLE_DELAY: a master just started waits for the others' view
+	}
+	next := stateOK
+	if s.opt.RequireFullCoverage {
+		for j := 0; j < Slots; j++ {
+			if s.slots[j] == nil || s.slots[j].Flags&bus.FlagFail != 0 {
+				next = stateFail
+				break
+			}
+		}
+	}
+	size, reachable := 0, 0
+	for _, n := range s.cfg.Nodes {
+		if n.Flags&bus.FlagMaster != 0 && n.numSlots() > 0 {
+			size++
+			if n.Flags&(bus.FlagFail|bus.FlagPFail) == 0 {
+				reachable++
+			}
+		}
+	}
+	if reachable < size/2+1 {
+		next = stateFail
+		s.minoritySince = now
+	}
+	if next != s.state {
+		// A master back from a minority partition waits before it
+		// accepts writes again, so its clients see the failover the
+		// majority may have done.
+		rejoin := min(max(s.opt.NodeTimeout.Milliseconds(), minRejoinDelay), maxRejoinDelay)
+		if next == stateOK && me.Flags&bus.FlagMaster != 0 && now-s.minoritySince < rejoin {
+			return
+		}
+		word := "ok"
+		if next == stateFail {
+			word = "fail"
+		}
+		s.opt.Logf('#', "Cluster state changed: %s", word)
+		s.state = next
+	}
+}
+
+// header is this node's message header of type t
+// (clusterBuildMessageHdr): a replica sends its master's slots and
+// config epoch.
+func (s *State) header(t bus.Type) bus.Header {
+	me := s.cfg.Myself
+	h := bus.Header{Type: t, Sender: me.Name, Flags: me.Flags, State: s.state,
+		Port: uint16(me.Port), CPort: uint16(me.CPort), PPort: uint16(me.PPort),
+		CurrentEpoch: s.cfg.CurrentEpoch, ConfigEpoch: me.ConfigEpoch, Offset: uint64(s.opt.Offset())}
+	master := me
+	if me.Flags&bus.FlagReplica != 0 {
+		h.ReplicaOf = me.Master
+		if m := s.cfg.Lookup(me.Master); m != nil {
+			master = m
+		}
+	}
+	h.Slots = master.Slots
+	h.ConfigEpoch = master.ConfigEpoch
+	if s.opt.AnnounceIP != "" {
+		h.IP = s.opt.AnnounceIP
+	}
+	return h
+}
+
+// sendPing sends a PING, PONG or MEET on l with gossip about a tenth of
+// the nodes (at least three) and every node failing as this node sees
+// it (clusterSendPing).
+func (s *State) sendPing(l *link, t bus.Type) {
+	if !l.inbound && t == bus.Ping {
+		l.node.PingSent = nowMs()
+	}
+	m := &bus.Message{Header: s.header(t), Hostname: s.cfg.Myself.Hostname}
+	wanted := max(len(s.cfg.Nodes)/10, 3)
+	var pfail []*Node
+	for _, i := range randPerm(len(s.cfg.Nodes)) {
+		n := s.cfg.Nodes[i]
+		if n.Flags&bus.FlagPFail != 0 {
+			if n.Flags&(bus.FlagHandshake|bus.FlagNoAddr) == 0 {
+				pfail = append(pfail, n)
+			}
+			continue
+		}
+		if len(m.Gossip) >= wanted || n == s.cfg.Myself || n.Flags&(bus.FlagHandshake|bus.FlagNoAddr) != 0 ||
+			(n.link == nil && n.numSlots() == 0) {
+			continue
+		}
+		m.Gossip = append(m.Gossip, gossipOf(n))
+	}
+	for _, n := range pfail {
+		m.Gossip = append(m.Gossip, gossipOf(n))
+	}
+	l.send(m.Append(nil))
+}
+
+func gossipOf(n *Node) bus.Gossip {
+	return bus.Gossip{Name: n.Name, PingSent: uint32(n.PingSent / 1000), PongReceived: uint32(n.PongReceived / 1000),
+		IP: n.IP, Port: uint16(n.Port), CPort: uint16(n.CPort), PPort: uint16(n.PPort), Flags: n.Flags}
+}
+
+// broadcast sends msg to every node this node is linked to, and not in
+// handshake (clusterBroadcastMessage).
+func (s *State) broadcast(msg []byte) {
+	for _, n := range s.cfg.Nodes {
+		if n.link != nil && n.Flags&(bus.FlagMyself|bus.FlagHandshake) == 0 {
+			n.link.send(msg)
+		}
+	}
+}
+
+// Meet starts a handshake with the node at ip:port, bus port cport
+// (CLUSTER MEET, clusterStartHandshake). It returns false for an
+// address Redis refuses.
+func (s *State) Meet(ip string, port, cport int) bool {
+	addr := net.ParseIP(ip)
+	if addr == nil || port <= 0 || port > 65535 || cport <= 0 || cport > 65535 {
+		return false
+	}
+	norm := addr.String()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.cfg.Nodes {
+		if n.Flags&bus.FlagHandshake != 0 && n.IP == norm && n.Port == port && n.CPort == cport {
+			return true // in progress
+		}
+	}
+	s.cfg.Nodes = append(s.cfg.Nodes, &Node{Name: randomName(), Flags: bus.FlagHandshake | bus.FlagMeet,
+		IP: norm, Port: port, CPort: cport, ctime: nowMs()})
+	return true
+}
+
+// AddSlots gives this node the slots (CLUSTER ADDSLOTS, the checks done
+// by the caller).
+func (s *State) AddSlots(slots ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range slots {
+		s.addSlot(s.cfg.Myself, j)
+	}
+	s.todoSave, s.stateChanged = true, true
+}
+
+// SetConfigEpoch sets this node's config epoch (CLUSTER
+// SET-CONFIG-EPOCH, the checks done by the caller).
+func (s *State) SetConfigEpoch(e uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Myself.ConfigEpoch = e
+	if s.cfg.CurrentEpoch < e {
+		s.cfg.CurrentEpoch = e
+	}
+	s.todoSave, s.stateChanged = true, true
+}
+
+// StateOK reports whether the cluster's state is ok as this node sees it.
+func (s *State) StateOK() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state == stateOK
+}

@@ -1,0 +1,276 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/zredis/zredis/cluster/bus"
+)
+
+// Options are what a node is started with: the cluster-* directives and
+// the server's own ports.
+type Options struct {
+	// ConfigFile is cluster-config-file; "" keeps the configuration in
+	// memory only (tests).
+	ConfigFile string
+	// BindIP is the address the bus listens on (the first of bind).
+	BindIP string
+	// Port is the client port; BusPort the bus's (cluster-port, or
+	// Port+10000).
+	Port, BusPort int
+	// AnnounceIP, AnnouncePort, AnnounceBusPort and AnnounceHostname are
+	// the cluster-announce-* directives: what the node tells the others
+	// (0 and "": its own).
+	AnnounceIP       string
+	AnnouncePort     int
+	AnnounceBusPort  int
+	AnnounceHostname string
+	// NodeTimeout is cluster-node-timeout.
+	NodeTimeout time.Duration
+	// RequireFullCoverage is cluster-require-full-coverage.
+	RequireFullCoverage bool
+	// Offset is the node's replication offset, which its messages carry.
+	Offset func() int64
+	// Logf writes a log line at the level Redis logs it ('.' verbose,
+	// '-' notice, '#' warning: Redis's LL_* marks).
+	Logf func(level byte, format string, args ...any)
+}
+
+// State is a running cluster node (clusterState): what it knows of the
+// cluster, its links to the other nodes' buses, and the cron that
+// pings them and detects failures. Its fields are guarded by mu: the
+// links' readers, the cron and the server's commands take it; no I/O is
+// done under it (messages go to the links' queues, the nodes.conf write
+// takes a copy).
+type State struct {
+	opt Options
+
+	mu    sync.Mutex
+	cfg   *Config
+	slots [Slots]*Node // the master serving each slot
+	state uint8        // stateOK or stateFail
+	// firstUpdate and minoritySince time clusterUpdateState's delays:
+	// a master waits before its first ok, and before an ok again after
+	// it found itself in a minority.
+	firstUpdate, minoritySince int64
+	// todoSave: nodes.conf is to be written (clusterDoBeforeSleep's
+	// CLUSTER_TODO_SAVE_CONFIG); the cron writes it.
+	todoSave bool
+	// stateChanged: a change may change the cluster's state.
+	stateChanged bool
+
+	ln     net.Listener
+	saveMu sync.Mutex // one nodes.conf write at a time
+	stop   chan struct{}
+	wg     sync.WaitGroup // the accept loop, the cron, the links' goroutines, dials
+	links  map[*link]struct{}
+	closed bool
+}
+
+const (
+	stateOK   uint8 = 0
+	stateFail uint8 = 1
+)
+
+// New makes the node: from nodes.conf when the file has a configuration,
+// else a new one, with a random name, saved at once (clusterInit). It
+// does not listen yet (Start).
+func New(opt Options) (*State, error) {
+	if opt.NodeTimeout <= 0 {
+		opt.NodeTimeout = 15 * time.Second
+	}
+	if opt.Logf == nil {
+		opt.Logf = func(byte, string, ...any) {}
+	}
+	if opt.Offset == nil {
+		opt.Offset = func() int64 { return 0 }
+	}
+	s := &State{opt: opt, stop: make(chan struct{}), links: map[*link]struct{}{}, state: stateFail}
+	var cfg *Config
+	if opt.ConfigFile != "" {
+		data, err := os.ReadFile(opt.ConfigFile)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("Loading the cluster node config from %s: %v", opt.ConfigFile, err)
+		}
+		if cfg, err = ParseNodesConf(data, nowMs()); err != nil {
+			return nil, err
+		}
+	}
+	if cfg == nil {
+		myself := &Node{Name: randomName(), Flags: bus.FlagMyself | bus.FlagMaster}
+		cfg = &Config{Nodes: []*Node{myself}, Myself: myself, Migrating: map[int]bus.Name{}, Importing: map[int]bus.Name{}}
+		opt.Logf('-', "No cluster configuration found, I'm %s", myself.Name[:])
+		s.todoSave = true
+	} else {
+		opt.Logf('-', "Node configuration loaded, I'm %.6s", cfg.Myself.Name[:])
+	}
+	s.cfg = cfg
+	for _, n := range cfg.Nodes {
+		n.ctime = nowMs()
+		if n.Flags&bus.FlagMaster == 0 {
+			continue
+		}
+		for slot := 0; slot < Slots; slot++ {
+			if n.Slots.Has(slot) {
+				s.slots[slot] = n
+			}
+		}
+	}
+	s.applyAnnounced()
+	s.updateState()
+	if s.todoSave {
+		if err := s.saveConfig(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// applyAnnounced sets what this node tells the others of itself (the
+// cluster-announce-* directives, clusterUpdateMyselfAnnouncedPorts).
+func (s *State) applyAnnounced() {
+	me := s.cfg.Myself
+	me.Port = s.opt.Port
+	if s.opt.AnnouncePort != 0 {
+		me.Port = s.opt.AnnouncePort
+	}
+	me.CPort = s.opt.BusPort
+	if s.opt.AnnounceBusPort != 0 {
+		me.CPort = s.opt.AnnounceBusPort
+	}
+	if s.opt.AnnounceIP != "" {
+		me.IP = s.opt.AnnounceIP
+	}
+	me.Hostname = s.opt.AnnounceHostname
+}
+
+// randomName is a new node name: 40 random hex digits
+// (getRandomHexChars).
+func randomName() (n bus.Name) {
+	var b [bus.NameLen / 2]byte
+	rand.Read(b[:])
+	hex.Encode(n[:], b[:])
+	return n
+}
+
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// Start listens on the bus port and starts the cron. It returns once the
+// port is bound.
+func (s *State) Start() error {
+	addr := net.JoinHostPort(s.opt.BindIP, fmt.Sprint(s.opt.BusPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("Could not bind the cluster bus to %s: %v", addr, err)
+	}
+	s.ln = ln
+	s.wg.Add(2)
+	go s.acceptLoop()
+	go s.cronLoop()
+	return nil
+}
+
+// Stop closes the bus and every link, stops the cron, and waits for all
+// of the node's goroutines; then writes nodes.conf if it changed.
+func (s *State) Stop() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.stop)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for l := range s.links {
+		l.close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.mu.Lock()
+	save := s.todoSave
+	s.mu.Unlock()
+	if save {
+		s.saveConfig()
+	}
+}
+
+// Myself is this node's name.
+func (s *State) Myself() bus.Name {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Myself.Name
+}
+
+// NodesConf is what nodes.conf would hold now.
+func (s *State) NodesConf() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.NodesConf()
+}
+
+// ClusterNodes is CLUSTER NODES's reply.
+func (s *State) ClusterNodes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.AppendNodes(nil, 0, false)
+}
+
+// saveConfig writes nodes.conf as clusterSaveConfig does: the whole
+// content, fsynced; here to a temporary file renamed over the old one,
+// so a crash mid-write leaves the old file whole. Not under mu.
+func (s *State) saveConfig() error {
+	if s.opt.ConfigFile == "" {
+		s.mu.Lock()
+		s.todoSave = false
+		s.mu.Unlock()
+		return nil
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	content := s.cfg.NodesConf()
+	s.todoSave = false
+	s.mu.Unlock()
+	err := writeFileSync(s.opt.ConfigFile, content)
+	if err != nil {
+		s.opt.Logf('#', "Could not save the cluster configuration: %v", err)
+		s.mu.Lock()
+		s.todoSave = true
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func writeFileSync(path string, content []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".nodes-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(content)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
