@@ -24,9 +24,26 @@ func (s *State) cronLoop() {
 		s.mu.Lock()
 		s.cron(iteration)
 		save := s.todoSave
+		votes := s.votes
+		s.votes = nil
 		s.mu.Unlock()
-		if save {
-			s.saveConfig()
+		if save && s.saveConfig() != nil {
+			continue // no vote leaves unless nodes.conf has it
+		}
+		if len(votes) > 0 {
+			s.mu.Lock()
+			s.sendVotes(votes)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// sendVotes sends the votes granted (voteIfNeeded) once nodes.conf has
+// them. Under mu.
+func (s *State) sendVotes(votes []*Node) {
+	for _, n := range votes {
+		if n.link != nil {
+			n.link.send((&bus.Message{Header: s.header(bus.FailoverAuthAck)}).Append(nil))
 		}
 	}
 }

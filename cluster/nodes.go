@@ -39,6 +39,7 @@ type Node struct {
 	failTime     int64              // when it was marked failing, Unix ms
 	reports      map[bus.Name]int64 // masters that report it failing, and when
 	dialing      bool               // its outbound link is being made
+	votedTime    int64              // when this node last voted for a replica of it, Unix ms
 }
 
 // IsReplica reports whether n is a replica with a known master.

@@ -176,9 +176,14 @@ func (s *State) process(l *link, m *bus.Message) {
 		s.todoSave = true
 		s.updateSlotsConfigWith(n, m.UpdateEpoch, &m.UpdateSlots)
 
-	case bus.Publish, bus.PublishShard, bus.FailoverAuthRequest, bus.FailoverAuthAck, bus.MFStart, bus.Module:
+	case bus.FailoverAuthRequest:
+		if sender != nil {
+			s.voteIfNeeded(sender, h)
+		}
+
+	case bus.Publish, bus.PublishShard, bus.FailoverAuthAck, bus.MFStart, bus.Module:
 		// Not acted on yet: this node neither relays messages published
-		// elsewhere nor votes in elections (see README, Cluster).
+		// elsewhere nor runs elections of its own (see README, Cluster).
 
 	default:
 		s.opt.Logf('#', "Received unknown packet type: %d", h.Type)
@@ -650,4 +655,58 @@ func (s *State) StateOK() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state == stateOK
+}
+
+// voteIfNeeded grants a replica's request to be elected in its failed
+// master's place (clusterSendFailoverAuthIfNeeded): this node, a master
+// serving slots, votes once per epoch, not for a master, not while the
+// master is up (unless the request forces it: a manual failover), not
+// twice for one master within twice the node timeout, and not when the
+// replica's configuration is older than a slot's owner's.
+func (s *State) voteIfNeeded(n *Node, req *bus.Header) {
+	me := s.cfg.Myself
+	if me.Flags&bus.FlagMaster == 0 || me.numSlots() == 0 {
+		return
+	}
+	if req.CurrentEpoch < s.cfg.CurrentEpoch {
+		s.opt.Logf('#', "Failover auth denied to %.40s: reqEpoch (%d) < curEpoch(%d)", n.Name[:], req.CurrentEpoch, s.cfg.CurrentEpoch)
+		return
+	}
+	if s.cfg.LastVoteEpoch == s.cfg.CurrentEpoch {
+		s.opt.Logf('#', "Failover auth denied to %.40s: already voted for epoch %d", n.Name[:], s.cfg.CurrentEpoch)
+		return
+	}
+	master := s.cfg.Lookup(n.Master)
+	force := req.MFlags[0]&bus.MFlagForceAck != 0
+	switch {
+	case n.Flags&bus.FlagMaster != 0:
+		s.opt.Logf('#', "Failover auth denied to %.40s: it is a master node", n.Name[:])
+		return
+	case master == nil:
+		s.opt.Logf('#', "Failover auth denied to %.40s: I don't know its master", n.Name[:])
+		return
+	case master.Flags&bus.FlagFail == 0 && !force:
+		s.opt.Logf('#', "Failover auth denied to %.40s: its master is up", n.Name[:])
+		return
+	}
+	window := 2 * s.opt.NodeTimeout.Milliseconds()
+	if since := nowMs() - master.votedTime; since < window {
+		s.opt.Logf('#', "Failover auth denied to %.40s: can't vote about this master before %d milliseconds", n.Name[:], window-since)
+		return
+	}
+	for j := 0; j < Slots; j++ {
+		if !req.Slots.Has(j) || s.slots[j] == nil || s.slots[j].ConfigEpoch <= req.ConfigEpoch {
+			continue
+		}
+		s.opt.Logf('#', "Failover auth denied to %.40s: slot %d epoch (%d) > reqEpoch (%d)", n.Name[:], j, s.slots[j].ConfigEpoch, req.ConfigEpoch)
+		return
+	}
+	s.cfg.LastVoteEpoch = s.cfg.CurrentEpoch
+	master.votedTime = nowMs()
+	s.todoSave = true
+	// The vote goes out once nodes.conf has it (the cron's write), as
+	// Redis writes it before the next turn of its loop sends the ACK: a
+	// node restarted after a crash must not vote twice in one epoch.
+	s.votes = append(s.votes, n)
+	s.opt.Logf('#', "Failover auth granted to %.40s for epoch %d", n.Name[:], s.cfg.CurrentEpoch)
 }

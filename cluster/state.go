@@ -64,6 +64,9 @@ type State struct {
 	todoSave bool
 	// stateChanged: a change may change the cluster's state.
 	stateChanged bool
+	// votes are the replicas granted a vote, sent once nodes.conf has
+	// it (sendVotes).
+	votes []*Node
 
 	ln     net.Listener
 	saveMu sync.Mutex // one nodes.conf write at a time

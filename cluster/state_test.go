@@ -233,3 +233,65 @@ func TestStateBadBusInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, st.Myself(), cfg.Myself.Name)
 }
+
+// A failover the State votes in: masters A and B (redis-server) and the
+// State, A with a redis-server replica. Killed, A is marked failing by B
+// and the State; its replica needs two of the three masters' votes, so
+// it is elected only if the State votes, and then serves A's slots in
+// every node's view.
+func TestStateVotesInFailover(t *testing.T) {
+	ctx := context.Background()
+	timeout := 1000
+	var procs []*testsupport.Proc
+	var clients []*redis.Client
+	var names []bus.Name
+	for range 3 {
+		cport := testsupport.FreePort(t)
+		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
+			"--cluster-node-timeout", strconv.Itoa(timeout))
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port), Protocol: 2})
+		t.Cleanup(func() { c.Close() })
+		id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
+		require.NoError(t, err)
+		procs, clients, names = append(procs, p), append(clients, c), append(names, nameOf(id))
+	}
+	log := &logRecorder{}
+	port, busPort := testsupport.FreePort(t), testsupport.FreePort(t)
+	st, err := New(Options{BindIP: "127.0.0.1", Port: port, BusPort: busPort,
+		NodeTimeout: time.Duration(timeout) * time.Millisecond, RequireFullCoverage: true, Logf: log.logf})
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	defer st.Stop()
+
+	require.NoError(t, clients[0].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 5000).Err())
+	require.NoError(t, clients[1].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 5001, 10000).Err())
+	st.AddSlots(rangeOf(10001, 16383)...)
+	require.NoError(t, clients[0].Do(ctx, "CLUSTER", "MEET", "127.0.0.1", port, busPort).Err())
+	for _, i := range []int{1, 2} {
+		cport, err := clients[i].ConfigGet(ctx, "cluster-port").Result()
+		require.NoError(t, err)
+		require.NoError(t, clients[0].Do(ctx, "CLUSTER", "MEET", "127.0.0.1", procs[i].Port, cport["cluster-port"]).Err())
+	}
+	require.Eventually(t, func() bool {
+		return clients[2].Do(ctx, "CLUSTER", "REPLICATE", string(names[0][:])).Err() == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool {
+		r := nodesLine(string(st.ClusterNodes()), names[2])
+		if len(r) < 4 || r[2] != "slave" || r[3] != string(names[0][:]) || !st.StateOK() {
+			return false
+		}
+		info, err := clients[2].Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}, 20*time.Second, 100*time.Millisecond, "the replica is not set up:\n%s", st.ClusterNodes())
+
+	procs[0].Kill()
+	require.Eventually(t, func() bool {
+		r := nodesLine(string(st.ClusterNodes()), names[2])
+		nodes, err := clients[1].Do(ctx, "CLUSTER", "NODES").Text()
+		b := nodesLine(nodes, names[2])
+		return len(r) == 9 && r[2] == "master" && r[8] == "0-5000" &&
+			err == nil && len(b) == 9 && b[2] == "master" && b[8] == "0-5000"
+	}, 30*time.Second, 100*time.Millisecond, "the replica was not promoted:\n%s", st.ClusterNodes())
+	require.True(t, log.has("Failover auth granted to "+string(names[2][:])))
+	require.Eventually(t, st.StateOK, 10*time.Second, 100*time.Millisecond)
+}
