@@ -26,7 +26,7 @@ func (s *State) cronLoop() {
 		save := s.todoSave
 		votes := s.votes
 		s.votes = nil
-		s.mu.Unlock()
+		s.unlock()
 		if save && s.saveConfig() != nil {
 			continue // no vote leaves unless nodes.conf has it
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -54,10 +55,14 @@ func (s *State) newLink(conn net.Conn, node *Node, inbound bool) *link {
 
 // send queues msg; a link whose queue is full is freed. Under mu.
 func (l *link) send(msg []byte) {
+	if t := bus.Type(binary.BigEndian.Uint16(msg[12:])); t.Known() {
+		l.s.sent[t]++
+	}
 	select {
 	case <-l.done:
 	case l.out <- msg:
 	default:
+		l.s.linksOverLimit++
 		l.s.opt.Logf('#', "Freeing cluster link(%s node %s, used memory: over %d messages) due to exceeding send buffer memory limit.",
 			l.direction(), l.nodeName(), sendQueueLen)
 		l.s.freeLink(l)
@@ -126,7 +131,7 @@ func (l *link) readLoop() {
 		} else {
 			s.process(l, msg)
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if cap(buf) > 1<<20 {
 			buf = nil // one large PUBLISH does not stay held
 		}

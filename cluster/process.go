@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"net"
+	"net/netip"
 
 	"github.com/zredis/zredis/cluster/bus"
 )
@@ -12,6 +13,9 @@ import (
 func (s *State) process(l *link, m *bus.Message) {
 	now := nowMs()
 	h := &m.Header
+	if h.Type.Known() {
+		s.received[h.Type]++
+	}
 	me := s.cfg.Myself
 	sender := s.senderOf(l, h)
 	if sender != nil {
@@ -145,7 +149,7 @@ func (s *State) process(l *link, m *bus.Message) {
 			s.processGossip(l, m, sender)
 			if m.Hostname != sender.Hostname {
 				sender.Hostname = m.Hostname
-				s.todoSave = true
+				s.todoSave, s.routesDirty = true, true
 			}
 		}
 
@@ -240,6 +244,7 @@ func (s *State) updateAddress(n *Node, l *link, h *bus.Header) {
 	}
 	n.Flags &^= bus.FlagNoAddr
 	s.opt.Logf('#', "Address updated for node %.40s, now %s:%d", n.Name[:], ip, n.Port)
+	s.routesDirty = true
 	s.todoSave, s.stateChanged = true, true
 }
 
@@ -253,7 +258,7 @@ func (s *State) processGossip(l *link, m *bus.Message, sender *Node) {
 		g := &m.Gossip[i]
 		n := s.cfg.Lookup(g.Name)
 		if n == nil {
-			if sender != nil && g.Flags&bus.FlagNoAddr == 0 && !g.Name.IsZero() && validName(string(g.Name[:])) {
+			if sender != nil && g.Flags&bus.FlagNoAddr == 0 && validName(string(g.Name[:])) && !s.blacklisted(g.Name) {
 				s.cfg.Nodes = append(s.cfg.Nodes, &Node{Name: g.Name, Flags: g.Flags &^ bus.FlagMyself, ctime: now,
 					IP: g.IP, Port: int(g.Port), PPort: int(g.PPort), CPort: int(g.CPort)})
 			}
@@ -386,6 +391,7 @@ func (s *State) addSlot(n *Node, slot int) bool {
 	}
 	n.Slots.Set(slot)
 	s.slots[slot] = n
+	s.routesDirty = true
 	return true
 }
 
@@ -397,6 +403,7 @@ func (s *State) delSlot(slot int) bool {
 	}
 	n.Slots.Clear(slot)
 	s.slots[slot] = nil
+	s.routesDirty = true
 	return true
 }
 
@@ -415,6 +422,7 @@ func (s *State) delNode(n *Node) {
 	for j := 0; j < Slots; j++ {
 		if s.slots[j] == n {
 			s.slots[j] = nil
+			s.routesDirty = true
 		}
 	}
 	for _, o := range s.cfg.Nodes {
@@ -535,6 +543,7 @@ func (s *State) updateState() {
 		}
 		s.opt.Logf('#', "Cluster state changed: %s", word)
 		s.state = next
+		s.routesDirty = true
 	}
 }
 
@@ -606,50 +615,6 @@ func (s *State) broadcast(msg []byte) {
 	}
 }
 
-// Meet starts a handshake with the node at ip:port, bus port cport
-// (CLUSTER MEET, clusterStartHandshake). It returns false for an
-// address Redis refuses.
-func (s *State) Meet(ip string, port, cport int) bool {
-	addr := net.ParseIP(ip)
-	if addr == nil || port <= 0 || port > 65535 || cport <= 0 || cport > 65535 {
-		return false
-	}
-	norm := addr.String()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, n := range s.cfg.Nodes {
-		if n.Flags&bus.FlagHandshake != 0 && n.IP == norm && n.Port == port && n.CPort == cport {
-			return true // in progress
-		}
-	}
-	s.cfg.Nodes = append(s.cfg.Nodes, &Node{Name: randomName(), Flags: bus.FlagHandshake | bus.FlagMeet,
-		IP: norm, Port: port, CPort: cport, ctime: nowMs()})
-	return true
-}
-
-// AddSlots gives this node the slots (CLUSTER ADDSLOTS, the checks done
-// by the caller).
-func (s *State) AddSlots(slots ...int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, j := range slots {
-		s.addSlot(s.cfg.Myself, j)
-	}
-	s.todoSave, s.stateChanged = true, true
-}
-
-// SetConfigEpoch sets this node's config epoch (CLUSTER
-// SET-CONFIG-EPOCH, the checks done by the caller).
-func (s *State) SetConfigEpoch(e uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg.Myself.ConfigEpoch = e
-	if s.cfg.CurrentEpoch < e {
-		s.cfg.CurrentEpoch = e
-	}
-	s.todoSave, s.stateChanged = true, true
-}
-
 // StateOK reports whether the cluster's state is ok as this node sees it.
 func (s *State) StateOK() bool {
 	s.mu.Lock()
@@ -709,4 +674,14 @@ func (s *State) voteIfNeeded(n *Node, req *bus.Header) {
 	// node restarted after a crash must not vote twice in one epoch.
 	s.votes = append(s.votes, n)
 	s.opt.Logf('#', "Failover auth granted to %.40s for epoch %d", n.Name[:], s.cfg.CurrentEpoch)
+}
+
+// normalizeIP is an address as Redis keeps it after inet_pton and
+// inet_ntop; false for one that is not an IP address.
+func normalizeIP(ip string) (string, bool) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Zone() != "" {
+		return "", false
+	}
+	return a.Unmap().String(), true
 }

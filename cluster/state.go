@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zredis/zredis/cluster/bus"
@@ -35,6 +36,10 @@ type Options struct {
 	NodeTimeout time.Duration
 	// RequireFullCoverage is cluster-require-full-coverage.
 	RequireFullCoverage bool
+	// Endpoint is cluster-preferred-endpoint-type.
+	Endpoint Endpoint
+	// TLS is tls-cluster: the ports nodes announce are TLS ones.
+	TLS bool
 	// Offset is the node's replication offset, which its messages carry.
 	Offset func() int64
 	// Logf writes a log line at the level Redis logs it ('.' verbose,
@@ -67,6 +72,17 @@ type State struct {
 	// votes are the replicas granted a vote, sent once nodes.conf has
 	// it (sendVotes).
 	votes []*Node
+	// routes is what redirections read (Routes); routesDirty: a change
+	// since it was built.
+	routes      atomic.Pointer[Routes]
+	routesDirty bool
+	// blacklist holds the nodes CLUSTER FORGET dropped, until when
+	// (Unix ms) gossip may not add them again.
+	blacklist map[bus.Name]int64
+	// sent and received count messages by type, linksOverLimit the
+	// links freed for a full queue (CLUSTER INFO).
+	sent, received [bus.TypeCount]int64
+	linksOverLimit int64
 
 	ln     net.Listener
 	saveMu sync.Mutex // one nodes.conf write at a time
@@ -127,6 +143,7 @@ func New(opt Options) (*State, error) {
 	}
 	s.applyAnnounced()
 	s.updateState()
+	s.publishRoutes()
 	if s.todoSave {
 		if err := s.saveConfig(); err != nil {
 			return nil, err
@@ -219,11 +236,10 @@ func (s *State) NodesConf() []byte {
 	return s.cfg.NodesConf()
 }
 
-// ClusterNodes is CLUSTER NODES's reply.
-func (s *State) ClusterNodes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.AppendNodes(nil, 0, false)
+// unlock publishes what changed in the routing, then releases mu.
+func (s *State) unlock() {
+	s.publishRoutes()
+	s.mu.Unlock()
 }
 
 // saveConfig writes nodes.conf as clusterSaveConfig does: the whole

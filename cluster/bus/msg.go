@@ -77,7 +77,7 @@ const (
 	MFStart
 	Module
 	PublishShard
-	typeCount // CLUSTERMSG_TYPE_COUNT
+	TypeCount // CLUSTERMSG_TYPE_COUNT
 )
 
 // String is the type's name as clusterGetMessageTypeString gives it
@@ -111,7 +111,7 @@ func (t Type) String() string {
 }
 
 // Known reports whether t is a type redis-server 7.0 knows.
-func (t Type) Known() bool { return t < typeCount }
+func (t Type) Known() bool { return t < TypeCount }
 
 // Node flags (CLUSTER_NODE_*), as the header and gossip entries carry them.
 const (
