@@ -32,6 +32,8 @@ type heldReplies struct {
 	waiting atomic.Bool // groups is not empty
 	queued  atomic.Bool // a release is queued on the loop
 	release func()      // the queued task (one closure for the loop's life)
+	// releasing: releaseSettled is running; loop.
+	releasing bool
 }
 
 // heldGroup is one round's held connections and the AOF ticket of w that
@@ -105,14 +107,26 @@ func (h *heldReplies) progressed() {
 // unanswered. Under everysec and no the replies go out, as
 // Redis's do. On the loop.
 func (h *heldReplies) releaseSettled() {
-	n := 0
-	for ; n < len(h.groups); n++ {
-		g := h.groups[n]
+	if h.releasing {
+		// Re-entered: a connection this call let go on runs a script
+		// past busy-reply-threshold, whose serving of the loop ran
+		// AfterEvents. The outer call goes on with what is settled.
+		return
+	}
+	h.releasing = true
+	defer func() { h.releasing = false }()
+	for len(h.groups) > 0 {
+		g := h.groups[0]
 		ok, err := g.w.Settled(g.upTo)
 		always := err != nil && g.w.Policy() == aof.Always
 		if !ok || (always && err != aof.ErrClosed) {
 			break
 		}
+		// The group leaves the list before its connections go on: they
+		// may be held again, in a new group.
+		rest := copy(h.groups, h.groups[1:])
+		h.groups[rest] = heldGroup{}
+		h.groups = h.groups[:rest]
 		for _, c := range g.conns {
 			c.aofWait, c.aofW = 0, nil
 			if c.lc.IsClosed() {
@@ -129,13 +143,7 @@ func (h *heldReplies) releaseSettled() {
 			c.readMore(c.finish(c.heldErr))
 		}
 	}
-	if n == 0 {
-		return
-	}
-	rest := copy(h.groups, h.groups[n:])
-	clear(h.groups[rest:])
-	h.groups = h.groups[:rest]
-	if rest == 0 {
+	if len(h.groups) == 0 {
 		h.waiting.Store(false)
 	}
 }
