@@ -34,10 +34,12 @@ type DB struct {
 	expires deadlines
 	fields  fieldIndex // hashes with volatile fields (hashfields.go)
 	used    int64      // entries' and key strings' cost, see memory.go
+	slots   *slotIndex // keys by hash slot, in cluster mode (slots.go)
+	keyCost int64      // a key's cost in the indexes, see memory.go
 }
 
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ks: ks, id: id, expires: newDeadlines(), fields: newFieldIndex()}
+	return &DB{ks: ks, id: id, expires: newDeadlines(), fields: newFieldIndex(), keyCost: tableSlotCost}
 }
 
 // ID is the database number.
@@ -277,7 +279,7 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 			c = e.shallow()
 		}
 		db.writable(shardOf(h)).put(c, h)
-		db.replaceEntry(e, c)
+		db.replaceEntry(e, c, h)
 		db.reheld(e, c)
 		e = c
 		if wasDirty {
@@ -447,7 +449,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		}
 		t = db.writable(i)
 		t.put(e, h)
-		db.replaceEntry(old, e)
+		db.replaceEntry(old, e, h)
 	} else {
 		if keepTTL {
 			expireAt = 0
@@ -455,7 +457,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		t = db.writable(i)
 		t.insertNew(e, h)
 		db.keys++
-		db.addEntry(e)
+		db.addEntry(e, h)
 		if db.ks.onAdded != nil {
 			db.ks.onAdded(db.id, key)
 		}
@@ -514,10 +516,10 @@ func (db *DB) Insert(key string, e *Entry) {
 		if old.expireAt != 0 {
 			db.expires.del(old.expireAt, old)
 		}
-		db.replaceEntry(old, e)
+		db.replaceEntry(old, e, h)
 	} else {
 		db.keys++
-		db.addEntry(e)
+		db.addEntry(e, h)
 	}
 	if e.expireAt != 0 {
 		db.expires.add(e.expireAt, e)
@@ -565,11 +567,11 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 			db.ks.dropped(old, FreeServerDel) // dbOverwrite
 		}
 		t.put(e, h)
-		db.replaceEntry(old, e)
+		db.replaceEntry(old, e, h)
 	} else {
 		t.insertNew(e, h)
 		db.keys++
-		db.addEntry(e)
+		db.addEntry(e, h)
 		if db.ks.onAdded != nil {
 			db.ks.onAdded(db.id, key)
 		}
@@ -741,7 +743,7 @@ func (db *DB) remove(h uint64, e *Entry) {
 	t := db.writable(shardOf(h))
 	t.del(e.Key(), h)
 	db.keys--
-	db.dropEntry(e)
+	db.dropEntry(e, h)
 	if e.expireAt != 0 {
 		db.expires.del(e.expireAt, e)
 	}
@@ -816,6 +818,9 @@ func (db *DB) Reserve(n int) {
 			db.shards[i].reserve(per)
 		}
 	}
+	if db.slots != nil {
+		db.slots.reserve(n)
+	}
 }
 
 // Flush removes every key. Snapshots keep what they pinned.
@@ -836,6 +841,9 @@ func (db *DB) flush() {
 	db.used = 0
 	db.expires = newDeadlines()
 	db.fields = newFieldIndex()
+	if db.slots != nil {
+		clear(db.slots.slots[:])
+	}
 }
 
 // RandomKey returns a random live key, or "" and false when there is
@@ -1122,4 +1130,11 @@ func (db *DB) swap(o *DB) {
 	db.used, o.used = o.used, db.used
 	db.expires, o.expires = o.expires, db.expires
 	db.fields, o.fields = o.fields, db.fields
+	// The slot index stays database 0's and is rebuilt for what it holds
+	// now (a cluster has no SWAPDB: this is for completeness, not speed).
+	for _, d := range [...]*DB{db, o} {
+		if d.slots != nil {
+			d.slots.build(d)
+		}
+	}
 }

@@ -24,11 +24,14 @@ import (
 // they estimate what the garbage collector keeps live for the dataset.
 
 // Per-key costs outside the entry: a slot of a shard's table (entry
-// pointer and control byte, at the table's mean load of about 0.73) and
+// pointer and control byte, at the table's mean load of about 0.73), in
+// cluster mode one of the slot index too (the same, and the slot tables'
+// headers: 15 bytes a key among 1M, BenchmarkSlotIndexHeapPerKey), and
 // an item of the deadline index (deadline, hash, key header, B-tree
 // occupancy).
 const (
 	tableSlotCost  = 12
+	slotIndexCost  = 15
 	deadlineCost   = 48
 	collectionCost = 16 // the collection's own header (a *Hash, *Set...)
 	memUnit        = 8  // Entry.mem counts 8-byte units: 32 GB per entry
@@ -118,28 +121,40 @@ func (e *Entry) setCost(c int64) int64 {
 	return u * memUnit
 }
 
+// addEntry, dropEntry and replaceEntry follow every change of which
+// entries db's live tables hold (flagLive), each called once after the
+// table's insert, delete or replacement: what is counted and indexed
+// besides the tables (the hash field index, the slot index in cluster
+// mode) follows from here. h is the key's hash (keyHash).
+
 // addEntry counts e, just stored under key in db's live table.
-func (db *DB) addEntry(e *Entry) {
+func (db *DB) addEntry(e *Entry, h uint64) {
 	db.used += e.setCost(e.cost())
 	e.flags |= flagLive
 	if e.typ == TypeHash {
 		db.indexFields(e)
 	}
+	if db.slots != nil {
+		db.slots.add(e, h)
+	}
 }
 
 // dropEntry uncounts e, just removed from db's live table (it may live
 // on in a snapshot, or be stored again under another key by Put).
-func (db *DB) dropEntry(e *Entry) {
+func (db *DB) dropEntry(e *Entry, h uint64) {
 	db.used -= e.memBytes()
 	e.mem = 0
 	e.flags &^= flagLive
 	if len(db.fields.at) != 0 {
 		db.unindexFields(e)
 	}
+	if db.slots != nil {
+		db.slots.del(e.Key(), h)
+	}
 }
 
 // replaceEntry moves the count of key from old to e, which took its place.
-func (db *DB) replaceEntry(old, e *Entry) {
+func (db *DB) replaceEntry(old, e *Entry, h uint64) {
 	db.used += e.setCost(e.cost()) - old.memBytes()
 	old.mem = 0
 	old.flags &^= flagLive
@@ -149,6 +164,9 @@ func (db *DB) replaceEntry(old, e *Entry) {
 	}
 	if e.typ == TypeHash {
 		db.indexFields(e)
+	}
+	if db.slots != nil {
+		db.slots.replace(e, h)
 	}
 }
 
@@ -217,7 +235,7 @@ func (ks *Keyspace) UsedMemory() int64 {
 func (ks *Keyspace) DatasetMemory() int64 {
 	var n int64
 	for _, db := range ks.dbs {
-		n += db.used + int64(db.keys)*tableSlotCost + int64(db.expires.len())*deadlineCost
+		n += db.used + int64(db.keys)*db.keyCost + int64(db.expires.len())*deadlineCost
 	}
 	return n
 }
@@ -346,9 +364,10 @@ func (z *ZSet) memSize(samples int) int64 {
 
 // IndexOverhead is what the database's indexes cost beyond its entries
 // (MEMORY STATS's overhead.hashtable.main and .expires): the map slots
-// and the deadline index.
+// (and the slot index's, as Redis 7.0's dictEntry metadata), and the
+// deadline index.
 func (db *DB) IndexOverhead() (main, expires int64) {
-	return int64(db.keys) * tableSlotCost, int64(db.expires.len()) * deadlineCost
+	return int64(db.keys) * db.keyCost, int64(db.expires.len()) * deadlineCost
 }
 
 // MemoryUsage is MEMORY USAGE's estimate of the value, the same one that

@@ -21,7 +21,7 @@ func recount(ks *Keyspace) int64 {
 				continue
 			}
 			t.all(func(e *Entry) bool {
-				n += allocUnits(e.cost()) + tableSlotCost
+				n += allocUnits(e.cost()) + db.keyCost
 				return true
 			})
 		}
@@ -45,53 +45,57 @@ func heapAlloc() int64 {
 // without deadlines) and for each collection type.
 func TestUsedMemoryFollowsHeap(t *testing.T) {
 	type load struct {
-		name string
-		keys int
-		fill func(db *DB, i int)
+		name  string
+		keys  int
+		fill  func(db *DB, i int)
+		slots bool // cluster mode's slot index on
 	}
 	hl := HashLimits{MaxEntries: 128, MaxValue: 64}
 	loads := []load{
-		{"string-8", 200000, func(db *DB, i int) {
+		{name: "string-8", keys: 200000, fill: func(db *DB, i int) {
 			db.SetString(fmt.Appendf(nil, "key:%08d", i), []byte("12345678"), false, 0)
 		}},
-		{"string-100-ttl", 100000, func(db *DB, i int) {
+		{name: "string-8-slot-index", keys: 200000, slots: true, fill: func(db *DB, i int) {
+			db.SetString(fmt.Appendf(nil, "key:%08d", i), []byte("12345678"), false, 0)
+		}},
+		{name: "string-100-ttl", keys: 100000, fill: func(db *DB, i int) {
 			db.SetString(fmt.Appendf(nil, "key:%08d", i), []byte(strings.Repeat("v", 100)), false, epoch+int64(i)+1e9)
 		}},
-		{"string-1000", 50000, func(db *DB, i int) {
+		{name: "string-1000", keys: 50000, fill: func(db *DB, i int) {
 			db.SetString(fmt.Appendf(nil, "key:%08d", i), []byte(strings.Repeat("v", 1000)), false, 0)
 		}},
-		{"string-100000", 500, func(db *DB, i int) {
+		{name: "string-100000", keys: 500, fill: func(db *DB, i int) {
 			db.SetString(fmt.Appendf(nil, "key:%08d", i), []byte(strings.Repeat("v", 100000)), false, 0)
 		}},
-		{"hash-small", 20000, func(db *DB, i int) {
+		{name: "hash-small", keys: 20000, fill: func(db *DB, i int) {
 			h := NewHash()
 			for f := 0; f < 10; f++ {
 				h.Set(fmt.Appendf(nil, "field%d", f), []byte("value-value"), hl)
 			}
 			db.Put(fmt.Appendf(nil, "key:%08d", i), NewObject(h, 0))
 		}},
-		{"hash-big", 20, func(db *DB, i int) {
+		{name: "hash-big", keys: 20, fill: func(db *DB, i int) {
 			h := NewHash()
 			for f := 0; f < 5000; f++ {
 				h.Set(fmt.Appendf(nil, "field%d", f), []byte("value-value"), hl)
 			}
 			db.Put(fmt.Appendf(nil, "key:%08d", i), NewObject(h, 0))
 		}},
-		{"list", 200, func(db *DB, i int) {
+		{name: "list", keys: 200, fill: func(db *DB, i int) {
 			l := NewList()
 			for f := 0; f < 2000; f++ {
 				l.Push(false, fmt.Appendf(nil, "element-%d", f))
 			}
 			db.Put(fmt.Appendf(nil, "key:%08d", i), NewObject(l, 0))
 		}},
-		{"set", 50, func(db *DB, i int) {
+		{name: "set", keys: 50, fill: func(db *DB, i int) {
 			s := NewSet()
 			for f := 0; f < 5000; f++ {
 				s.Add(fmt.Appendf(nil, "member-%d", f), 512)
 			}
 			db.Put(fmt.Appendf(nil, "key:%08d", i), NewObject(s, 0))
 		}},
-		{"zset", 50, func(db *DB, i int) {
+		{name: "zset", keys: 50, fill: func(db *DB, i int) {
 			z := NewZSet()
 			for f := 0; f < 5000; f++ {
 				z.Set(fmt.Appendf(nil, "member-%d", f), float64(f))
@@ -102,6 +106,9 @@ func TestUsedMemoryFollowsHeap(t *testing.T) {
 	for _, l := range loads {
 		t.Run(l.name, func(t *testing.T) {
 			e := newEnv(t)
+			if l.slots {
+				e.ks.Exec(e.ks.EnableSlotIndex)
+			}
 			before := heapAlloc()
 			for i := 0; i < l.keys; i++ {
 				e.do(func(db *DB) { l.fill(db, i) })
