@@ -302,7 +302,7 @@ func (s *State) Info() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster_state:%s\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\ncluster_slots_pfail:%d\r\n"+
 		"cluster_slots_fail:%d\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\ncluster_current_epoch:%d\r\ncluster_my_epoch:%d\r\n",
-		state, assigned, ok, pfail, fail, len(s.cfg.Nodes), s.size(), s.cfg.CurrentEpoch, myEpoch)
+		state, assigned, ok, pfail, fail, len(s.cfg.Nodes), s.size, s.cfg.CurrentEpoch, myEpoch)
 	var sent, received int64
 	for t, n := range s.sent {
 		if n != 0 {
@@ -327,5 +327,77 @@ func (s *State) Info() string {
 func (s *State) Size() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.size()
+	return s.size
+}
+
+// WriteLinks writes CLUSTER LINKS (addReplyClusterLinksDescription): a
+// map per link with a known node, outbound then inbound for each node.
+// The send buffer is the messages queued on the link.
+func (s *State) WriteLinks(w *resp.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var links []*link
+	for _, n := range s.cfg.Nodes {
+		if n == s.cfg.Myself {
+			continue
+		}
+		if n.link != nil {
+			links = append(links, n.link)
+		}
+		if n.inLink != nil {
+			links = append(links, n.inLink)
+		}
+	}
+	w.Array(len(links))
+	for _, l := range links {
+		queued := int64(0)
+		for range len(l.out) {
+			queued += bus.HeaderLen // a close estimate: most messages are pings
+		}
+		events := "r"
+		if len(l.out) > 0 {
+			events = "rw"
+		}
+		w.Map(6)
+		w.BulkString("direction")
+		w.BulkString(l.direction())
+		w.BulkString("node")
+		w.Bulk(l.node.Name[:])
+		w.BulkString("create-time")
+		w.Int(l.ctime)
+		w.BulkString("events")
+		w.BulkString(events)
+		w.BulkString("send-buffer-allocated")
+		w.Int(queued)
+		w.BulkString("send-buffer-used")
+		w.Int(queued)
+	}
+}
+
+// Reset is CLUSTER RESET (clusterReset; the caller checked the database
+// is empty): every slot given up, every other node forgotten, and for a
+// hard reset the epochs back to 0 and a new name.
+func (s *State) Reset(hard bool) {
+	s.mu.Lock()
+	for j := range s.slots {
+		s.delSlot(j)
+	}
+	clear(s.cfg.Migrating)
+	clear(s.cfg.Importing)
+	me := s.cfg.Myself
+	for _, n := range append([]*Node(nil), s.cfg.Nodes...) {
+		if n != me {
+			s.delNode(n)
+		}
+	}
+	if hard {
+		s.cfg.CurrentEpoch, s.cfg.LastVoteEpoch, me.ConfigEpoch = 0, 0, 0
+		s.opt.Logf('#', "configEpoch set to 0 via CLUSTER RESET HARD")
+		me.Name = randomName()
+		s.opt.Logf('-', "Node hard reset, now I'm %.40s", me.Name[:])
+	}
+	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
+	s.updateState()
+	s.unlock()
+	s.saveConfig()
 }

@@ -126,12 +126,23 @@ func (l *link) readLoop() {
 			s.mu.Unlock()
 			break
 		}
+		deliver := false
 		if err != nil {
 			s.opt.Logf('#', "%s", err)
 		} else {
-			s.process(l, msg)
+			deliver = s.process(l, msg)
 		}
+		lost := s.lostSlots
+		s.lostSlots = nil
 		s.unlock()
+		if len(lost) > 0 {
+			s.opt.OnSlotsLost(lost)
+		}
+		if deliver {
+			// Off the lock: delivery takes the keyspace's, which the
+			// server's commands hold while they call the State.
+			s.opt.OnPublish(msg.Channel, msg.Payload, msg.Type == bus.PublishShard)
+		}
 		if cap(buf) > 1<<20 {
 			buf = nil // one large PUBLISH does not stay held
 		}

@@ -8,9 +8,10 @@ import (
 	"github.com/zredis/zredis/cluster/bus"
 )
 
-// process handles one message a link read (clusterProcessPacket). Under
-// mu.
-func (s *State) process(l *link, m *bus.Message) {
+// process handles one message a link read (clusterProcessPacket). It
+// reports whether the message is one published elsewhere for this
+// node's subscribers, which the caller delivers off the lock. Under mu.
+func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 	now := nowMs()
 	h := &m.Header
 	if h.Type.Known() {
@@ -185,13 +186,18 @@ func (s *State) process(l *link, m *bus.Message) {
 			s.voteIfNeeded(sender, h)
 		}
 
-	case bus.Publish, bus.PublishShard, bus.FailoverAuthAck, bus.MFStart, bus.Module:
-		// Not acted on yet: this node neither relays messages published
-		// elsewhere nor runs elections of its own (see README, Cluster).
+	case bus.Publish, bus.PublishShard:
+		return sender != nil // Redis drops what an unknown node sends
+
+	case bus.FailoverAuthAck, bus.MFStart, bus.Module:
+		// Not acted on: this node runs no election of its own and has
+		// no replica in the cluster to fail over manually, and no
+		// module to hand a message to (see README, Cluster).
 
 	default:
 		s.opt.Logf('#', "Received unknown packet type: %d", h.Type)
 	}
+	return false
 }
 
 // senderOf is the node that sent a message on l (getNodeFromLinkAndMsg):
@@ -319,7 +325,7 @@ func (s *State) markFailingIfNeeded(n *Node) {
 	if s.cfg.Myself.Flags&bus.FlagMaster != 0 {
 		failures++
 	}
-	if failures < s.size()/2+1 {
+	if failures < s.size/2+1 {
 		return
 	}
 	s.opt.Logf('-', "Marking node %.40s as failing (quorum reached).", n.Name[:])
@@ -356,18 +362,6 @@ func (n *Node) numSlots() int {
 	c := 0
 	for _, b := range n.Slots {
 		for ; b != 0; b &= b - 1 {
-			c++
-		}
-	}
-	return c
-}
-
-// size is the number of masters serving at least one slot (the
-// cluster's size, its quorum's base).
-func (s *State) size() int {
-	c := 0
-	for _, n := range s.cfg.Nodes {
-		if n.Flags&bus.FlagMaster != 0 && n.numSlots() > 0 {
 			c++
 		}
 	}
@@ -444,8 +438,11 @@ func (s *State) delNode(n *Node) {
 }
 
 // updateSlotsConfigWith takes the slots sender claims with a config epoch
-// newer than their owner's (clusterUpdateSlotsConfigWith); this node
-// gives up the slots it loses.
+// newer than their owner's (clusterUpdateSlotsConfigWith). This node
+// gives up the slots it loses, and their keys (lostSlots): where Redis
+// would make a master that lost all its slots a replica of the new
+// owner, a zredis node, which does not serve as a cluster replica yet,
+// stays a master without those slots.
 func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bitmap) {
 	me := s.cfg.Myself
 	if sender == me {
@@ -460,6 +457,9 @@ func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bit
 			continue
 		}
 		if owner := s.slots[j]; owner == nil || owner.ConfigEpoch < epoch {
+			if owner == me {
+				s.lostSlots = append(s.lostSlots, j)
+			}
 			s.delSlot(j)
 			s.addSlot(sender, j)
 			s.todoSave, s.stateChanged = true, true
@@ -525,6 +525,7 @@ func (s *State) updateState() {
 			}
 		}
 	}
+	s.size = size
 	if reachable < size/2+1 {
 		next = stateFail
 		s.minoritySince = now
@@ -684,4 +685,33 @@ func normalizeIP(ip string) (string, bool) {
 		return "", false
 	}
 	return a.Unmap().String(), true
+}
+
+// Publish sends a message published on this node to the others
+// (clusterPropagatePublish): to every node, or for SPUBLISH to the nodes
+// of this node's shard (clusterPropagatePublishShard).
+func (s *State) Publish(channel, message []byte, shard bool) {
+	t := bus.Publish
+	if shard {
+		t = bus.PublishShard
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg := (&bus.Message{Header: s.header(t), Channel: channel, Payload: message}).Append(nil)
+	if !shard {
+		s.broadcast(msg)
+		return
+	}
+	me := s.cfg.Myself
+	master := me
+	if me.Flags&bus.FlagReplica != 0 {
+		if master = s.cfg.Lookup(me.Master); master == nil {
+			return
+		}
+	}
+	for _, n := range append(s.cfg.Replicas(master), master) {
+		if n != me && n.link != nil && n.Flags&bus.FlagHandshake == 0 {
+			n.link.send(msg)
+		}
+	}
 }

@@ -42,6 +42,16 @@ type Options struct {
 	TLS bool
 	// Offset is the node's replication offset, which its messages carry.
 	Offset func() int64
+	// OnPublish delivers a message another node published (PUBLISH, or
+	// SPUBLISH in this node's shard) to this node's subscribers. It is
+	// called without the State's lock; channel and message are valid
+	// during the call only.
+	OnPublish func(channel, message []byte, shard bool)
+	// OnSlotsLost deletes this node's keys in slots another master took
+	// over with a newer configuration (a failover while this node was
+	// cut off), as Redis deletes the keys of its dirty slots; called
+	// without the State's lock.
+	OnSlotsLost func(slots []int)
 	// Logf writes a log line at the level Redis logs it ('.' verbose,
 	// '-' notice, '#' warning: Redis's LL_* marks).
 	Logf func(level byte, format string, args ...any)
@@ -60,6 +70,10 @@ type State struct {
 	cfg   *Config
 	slots [Slots]*Node // the master serving each slot
 	state uint8        // stateOK or stateFail
+	// size is the number of masters serving slots as of the last
+	// updateState (server.cluster->size: 1 until then), the base of the
+	// failure quorum.
+	size int
 	// firstUpdate and minoritySince time clusterUpdateState's delays:
 	// a master waits before its first ok, and before an ok again after
 	// it found itself in a minority.
@@ -69,6 +83,9 @@ type State struct {
 	todoSave bool
 	// stateChanged: a change may change the cluster's state.
 	stateChanged bool
+	// lostSlots are slots this node lost to a newer configuration, whose
+	// keys are still to be deleted (OnSlotsLost).
+	lostSlots []int
 	// votes are the replicas granted a vote, sent once nodes.conf has
 	// it (sendVotes).
 	votes []*Node
@@ -110,7 +127,13 @@ func New(opt Options) (*State, error) {
 	if opt.Offset == nil {
 		opt.Offset = func() int64 { return 0 }
 	}
-	s := &State{opt: opt, stop: make(chan struct{}), links: map[*link]struct{}{}, state: stateFail}
+	if opt.OnPublish == nil {
+		opt.OnPublish = func([]byte, []byte, bool) {}
+	}
+	if opt.OnSlotsLost == nil {
+		opt.OnSlotsLost = func([]int) {}
+	}
+	s := &State{opt: opt, stop: make(chan struct{}), links: map[*link]struct{}{}, state: stateFail, size: 1}
 	var cfg *Config
 	if opt.ConfigFile != "" {
 		data, err := os.ReadFile(opt.ConfigFile)
@@ -292,4 +315,20 @@ func writeFileSync(path string, content []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// SetOptions changes the options CONFIG SET may change at run time
+// (cluster-node-timeout, cluster-require-full-coverage, the
+// cluster-announce-* directives, cluster-preferred-endpoint-type): what
+// this node tells the others, and shows, changes at once.
+func (s *State) SetOptions(change func(*Options)) {
+	s.mu.Lock()
+	change(&s.opt)
+	if s.opt.NodeTimeout <= 0 {
+		s.opt.NodeTimeout = time.Millisecond
+	}
+	s.applyAnnounced()
+	s.routesDirty, s.stateChanged, s.todoSave = true, true, true
+	s.updateState()
+	s.unlock()
 }

@@ -62,19 +62,7 @@ func nodesLine(nodes string, name bus.Name) []string {
 func TestStateJoinsRedisCluster(t *testing.T) {
 	ctx := context.Background()
 	timeout := 1000
-	var procs []*testsupport.Proc
-	var clients []*redis.Client
-	var names []bus.Name
-	for range 2 {
-		cport := testsupport.FreePort(t)
-		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
-			"--cluster-node-timeout", strconv.Itoa(timeout))
-		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port), Protocol: 2})
-		t.Cleanup(func() { c.Close() })
-		id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
-		require.NoError(t, err)
-		procs, clients, names = append(procs, p), append(clients, c), append(names, nameOf(id))
-	}
+	procs, clients, names := startRedisNodes(t, 2, timeout)
 
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nodes.conf")
@@ -160,6 +148,26 @@ func TestStateJoinsRedisCluster(t *testing.T) {
 	require.Len(t, strings.Split(strings.TrimSpace(string(again.ClusterNodes())), "\n"), 3)
 }
 
+// startRedisNodes starts n redis-server 7.0 nodes in cluster mode, each
+// with its own bus port and the node timeout, not met yet.
+func startRedisNodes(t *testing.T, n, timeout int) ([]*testsupport.Proc, []*redis.Client, []bus.Name) {
+	ctx := context.Background()
+	var procs []*testsupport.Proc
+	var clients []*redis.Client
+	var names []bus.Name
+	for range n {
+		cport := testsupport.FreePort(t)
+		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
+			"--cluster-node-timeout", strconv.Itoa(timeout))
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port), Protocol: 2})
+		t.Cleanup(func() { c.Close() })
+		id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
+		require.NoError(t, err)
+		procs, clients, names = append(procs, p), append(clients, c), append(names, nameOf(id))
+	}
+	return procs, clients, names
+}
+
 func rangeOf(from, to int) []int {
 	var r []int
 	for i := from; i <= to; i++ {
@@ -242,19 +250,7 @@ func TestStateBadBusInput(t *testing.T) {
 func TestStateVotesInFailover(t *testing.T) {
 	ctx := context.Background()
 	timeout := 1000
-	var procs []*testsupport.Proc
-	var clients []*redis.Client
-	var names []bus.Name
-	for range 3 {
-		cport := testsupport.FreePort(t)
-		p := testsupport.StartRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
-			"--cluster-node-timeout", strconv.Itoa(timeout))
-		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(p.Port), Protocol: 2})
-		t.Cleanup(func() { c.Close() })
-		id, err := c.Do(ctx, "CLUSTER", "MYID").Text()
-		require.NoError(t, err)
-		procs, clients, names = append(procs, p), append(clients, c), append(names, nameOf(id))
-	}
+	procs, clients, names := startRedisNodes(t, 3, timeout)
 	log := &logRecorder{}
 	port, busPort := testsupport.FreePort(t), testsupport.FreePort(t)
 	st, err := New(Options{BindIP: "127.0.0.1", Port: port, BusPort: busPort,

@@ -3,10 +3,9 @@ package commands
 import "github.com/zredis/zredis/engine"
 
 // Cluster commands (cluster.c): CLUSTER and its subcommands, READONLY,
-// READWRITE and ASKING. zredis is not a cluster node (cluster-enabled
-// yes refuses to start), so each answers as a redis-server 7.0 started
-// without cluster support: the table describes them as Redis does, for
-// COMMAND, ACL and MULTI, and every handler refuses. Arity and unknown
+// READWRITE and ASKING, served by the cluster node (cluster.State) in
+// cluster mode; without it each answers as a redis-server 7.0 started
+// without cluster support. The handlers are in clusternode.go. Arity and unknown
 // subcommands are checked by the dispatcher first, as processCommand
 // does: `CLUSTER` alone is an arity error, `CLUSTER NOSUCH` an unknown
 // subcommand, and only then does the command itself refuse (CLUSTER HELP
@@ -22,7 +21,11 @@ func init() {
 		help  = engine.Loading | engine.Stale                       // CLUSTER HELP
 	)
 	sub := func(name string, arity int, flags engine.Flag) *engine.Command {
-		return &engine.Command{Name: "cluster|" + name, Arity: arity, Flags: flags, Run: clusterDisabled}
+		run := clusterHandlers[name]
+		if run == nil {
+			run = clusterUnserved
+		}
+		return &engine.Command{Name: "cluster|" + name, Arity: arity, Flags: flags, Run: clusterOnly(run)}
 	}
 	register(
 		&engine.Command{Name: "cluster", Arity: -2, Group: "cluster"},
@@ -54,9 +57,9 @@ func init() {
 		sub("slaves", 3, peek),
 		sub("slots", 2, info),
 
-		&engine.Command{Name: "readonly", Arity: 1, Flags: conn, ACL: "@connection", Group: "cluster", Run: clusterDisabled},
-		&engine.Command{Name: "readwrite", Arity: 1, Flags: conn, ACL: "@connection", Group: "cluster", Run: clusterDisabled},
-		&engine.Command{Name: "asking", Arity: 1, Flags: engine.Fast, ACL: "@connection", Group: "cluster", Run: clusterDisabled},
+		&engine.Command{Name: "readonly", Arity: 1, Flags: conn, ACL: "@connection", Group: "cluster", Run: clusterOnly(readonlyCommand)},
+		&engine.Command{Name: "readwrite", Arity: 1, Flags: conn, ACL: "@connection", Group: "cluster", Run: clusterOnly(readwriteCommand)},
+		&engine.Command{Name: "asking", Arity: 1, Flags: engine.Fast, ACL: "@connection", Group: "cluster", Run: clusterOnly(askingCommand)},
 	)
 }
 
@@ -65,6 +68,14 @@ func init() {
 // readwriteCommand, askingCommand).
 const errClusterDisabled = "ERR This instance has cluster support disabled"
 
-// clusterDisabled is CLUSTER <subcommand>, READONLY, READWRITE and ASKING
-// on a server that is not a cluster node.
-func clusterDisabled(c *engine.Ctx) { c.Error(errClusterDisabled) }
+// clusterOnly runs a cluster command's handler in cluster mode; without
+// it the command refuses, as on a server without cluster support.
+func clusterOnly(run engine.Handler) engine.Handler {
+	return func(c *engine.Ctx) {
+		if c.D.Cluster == nil {
+			c.Error(errClusterDisabled)
+			return
+		}
+		run(c)
+	}
+}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"math"
 	"strings"
 
 	"github.com/zredis/zredis/engine"
@@ -88,6 +89,12 @@ func quitCommand(c *engine.Ctx) {
 // selectCommand switches the client's database; the index is parsed as
 // a C int, as getIntFromObjectOrReply does (see dbIndexArg).
 func selectCommand(c *engine.Ctx) {
+	if c.D.Cluster != nil {
+		if n, ok := engine.ParseInt(c.Args[1]); ok && n >= math.MinInt32 && n <= math.MaxInt32 && n != 0 {
+			c.Error("ERR SELECT is not allowed in cluster mode")
+			return
+		}
+	}
 	db, ok := dbIndexArg(c, c.Args[1])
 	if !ok {
 		return

@@ -319,6 +319,10 @@ func dbIndexArg(c *engine.Ctx, arg []byte) (*keyspace.DB, bool) {
 // moveCommand is MOVE key db: 1 when the key moved with its deadline, 0
 // when it is missing here or already present there.
 func moveCommand(c *engine.Ctx) {
+	if c.D.Cluster != nil {
+		c.Error("ERR MOVE is not allowed in cluster mode")
+		return
+	}
 	key := c.Args[1]
 	dst, ok := dbIndexArg(c, c.Args[2])
 	if !ok {
@@ -361,6 +365,10 @@ func copyCommand(c *engine.Ctx) {
 			c.Error(engine.ErrSyntax)
 			return
 		}
+	}
+	if c.D.Cluster != nil && (c.DB.ID() != 0 || dst.ID() != 0) {
+		c.Error("ERR Copying to another database is not allowed in cluster mode")
+		return
 	}
 	if dst == c.DB && bytes.Equal(src, dstKey) {
 		c.Error(engine.ErrSameObject)

@@ -164,15 +164,26 @@ func sunsubscribeCommand(c *engine.Ctx) { unsubscribe(c, &shardKind) }
 // PROPAGATE_REPL) outside cluster mode).
 func publishCommand(c *engine.Ctx) {
 	n := c.Srv.PubSub().Publish(c.Args[1], c.Args[2])
-	c.ForceReplicaPropagation()
+	propagatePublish(c, false)
 	c.W.Int(int64(n))
+}
+
+// propagatePublish sends a published message on: in cluster mode to the
+// other nodes over the bus (to those of this node's shard for SPUBLISH),
+// instead of through the replication stream.
+func propagatePublish(c *engine.Ctx, shard bool) {
+	if st := c.D.Cluster; st != nil {
+		st.Publish(c.Args[1], c.Args[2], shard)
+		return
+	}
+	c.ForceReplicaPropagation()
 }
 
 // spublishCommand is SPUBLISH shardchannel message, propagated as
 // PUBLISH is.
 func spublishCommand(c *engine.Ctx) {
 	n := c.Srv.PubSub().PublishShard(c.Args[1], c.Args[2])
-	c.ForceReplicaPropagation()
+	propagatePublish(c, true)
 	c.W.Int(int64(n))
 }
 

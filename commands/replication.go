@@ -206,6 +206,10 @@ func roleCommand(c *engine.Ctx) { c.Srv.Replication().Role(c) }
 // failoverCommand is FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT
 // ms] (failoverCommand): each option once, in any order.
 func failoverCommand(c *engine.Ctx) {
+	if c.D.Cluster != nil {
+		c.Error("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
+		return
+	}
 	r := c.Srv.Replication()
 	if len(c.Args) == 2 && engine.EqualFold(c.Args[1], "abort") {
 		r.AbortFailover(c)
@@ -250,6 +254,10 @@ func failoverCommand(c *engine.Ctx) {
 
 // replicaofCommand is REPLICAOF host port | NO ONE (and SLAVEOF).
 func replicaofCommand(c *engine.Ctx) {
+	if c.D.Cluster != nil {
+		c.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
 	if c.Srv.Replication().FailingOver() {
 		c.Error("ERR REPLICAOF not allowed while failing over.")
 		return

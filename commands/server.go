@@ -133,6 +133,10 @@ func parseDBIndex(b []byte) (int64, bool) {
 }
 
 func swapdbCommand(c *engine.Ctx) {
+	if c.D.Cluster != nil {
+		c.Error("ERR SWAPDB is not allowed in cluster mode")
+		return
+	}
 	a, ok := parseDBIndex(c.Args[1])
 	if !ok {
 		c.Error(engine.ErrFirstDBIndex)

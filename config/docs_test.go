@@ -90,15 +90,15 @@ func TestDocsOwnDirectives(t *testing.T) {
 func TestLoadRefusesUnsupportedValues(t *testing.T) {
 	dir := t.TempDir()
 	file := dir + "/z.conf"
-	require.NoError(t, os.WriteFile(file, []byte("port 7000\ncluster-enabled yes\n"), 0o644))
+	require.NoError(t, os.WriteFile(file, []byte("port 7000\ntls-ciphers DEFAULT\n"), 0o644))
 	_, err := Load(file, "")
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, 2, ce.Line)
-	assert.Equal(t, "cluster-enabled yes", ce.Text)
-	assert.Contains(t, err.Error(), "cluster-enabled yes is not supported: zredis is not a cluster node")
+	assert.Equal(t, "tls-ciphers DEFAULT", ce.Text)
+	assert.Contains(t, err.Error(), "tls-ciphers cannot be applied")
 
-	_, err = Load(file, "cluster-enabled no\n")
+	_, err = Load(file, "tls-ciphers \"\"\n")
 	assert.NoError(t, err)
 }
 

@@ -87,12 +87,14 @@ func refuseYes(name, reason string) func(v *value) string {
 
 // Notes shared by families of directives.
 const (
-	noteCluster  = "zredis is not a cluster node and refuses `cluster-enabled yes`; without cluster mode Redis ignores it too"
-	noteDefrag   = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
-	noteEncoding = "tunes an internal encoding zredis does not use; replies are the same"
-	noteCPUList  = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
-	noteTesting  = "a hidden Redis test hook"
-	noteLazyFree = "frees memory through the garbage collector either way; INFO's lazyfreed_objects counts what Redis's background thread would free under it"
+	// noteClusterReplica: what tunes a cluster replica's behaviour.
+	noteClusterReplica = "tunes a cluster replica's failover and migration; a zredis cluster node is a master (CLUSTER REPLICATE is refused), so there is no zredis replica in a cluster for it to tune"
+	noteClusterTLS     = "the bus does not speak TLS yet: `tls-cluster yes` with `cluster-enabled yes` is refused at start; without cluster mode Redis ignores it too"
+	noteDefrag         = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
+	noteEncoding       = "tunes an internal encoding zredis does not use; replies are the same"
+	noteCPUList        = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
+	noteTesting        = "a hidden Redis test hook"
+	noteLazyFree       = "frees memory through the garbage collector either way; INFO's lazyfreed_objects counts what Redis's background thread would free under it"
 )
 
 // effects classifies every directive by name.
@@ -220,26 +222,25 @@ var effects = map[string]effectSpec{
 	"active-defrag-max-scan-fields": none(noteDefrag),
 
 	// Cluster.
-	"cluster-enabled": refuses("zredis is not a cluster node",
-		refuseYes("cluster-enabled", "zredis is not a cluster node (no cluster bus, slots or redirections); run it standalone")),
-	"cluster-config-file":                 none(noteCluster),
-	"cluster-node-timeout":                none(noteCluster),
-	"cluster-port":                        none(noteCluster),
-	"cluster-announce-ip":                 none(noteCluster),
-	"cluster-announce-hostname":           none(noteCluster),
-	"cluster-announce-port":               none(noteCluster),
-	"cluster-announce-bus-port":           none(noteCluster),
-	"cluster-announce-tls-port":           none(noteCluster),
-	"cluster-replica-validity-factor":     none(noteCluster),
-	"cluster-migration-barrier":           none(noteCluster),
-	"cluster-require-full-coverage":       none(noteCluster),
-	"cluster-replica-no-failover":         none(noteCluster),
-	"cluster-allow-reads-when-down":       none(noteCluster),
-	"cluster-allow-pubsubshard-when-down": none(noteCluster),
-	"cluster-allow-replica-migration":     none(noteCluster),
-	"cluster-link-sendbuf-limit":          none(noteCluster),
-	"cluster-preferred-endpoint-type":     none(noteCluster),
-	"tls-cluster":                         none(noteCluster),
+	"cluster-enabled":                     works(""),
+	"cluster-config-file":                 works(""),
+	"cluster-node-timeout":                works(""),
+	"cluster-port":                        works(""),
+	"cluster-announce-ip":                 works(""),
+	"cluster-announce-hostname":           works(""),
+	"cluster-announce-port":               works(""),
+	"cluster-announce-bus-port":           works(""),
+	"cluster-announce-tls-port":           none(noteClusterTLS),
+	"cluster-replica-validity-factor":     none(noteClusterReplica),
+	"cluster-migration-barrier":           none(noteClusterReplica),
+	"cluster-require-full-coverage":       works(""),
+	"cluster-replica-no-failover":         none(noteClusterReplica),
+	"cluster-allow-reads-when-down":       works(""),
+	"cluster-allow-pubsubshard-when-down": works(""),
+	"cluster-allow-replica-migration":     none(noteClusterReplica),
+	"cluster-link-sendbuf-limit":          none("a link's queue is bounded at 1024 messages whatever the value (0, Redis's default, is no bound): a peer that does not read has its link freed and remade, as past Redis's limit"),
+	"cluster-preferred-endpoint-type":     works(""),
+	"tls-cluster":                         none(noteClusterTLS),
 
 	// Replication: zredis is a master of stock replicas and a replica of a
 	// stock master.
@@ -364,6 +365,9 @@ func checkExpiryDatabases(st *state) string {
 func checkExpiryCycles(st *state) string {
 	if st.get("expiry-zmq-hash-max-expire-cycles").n == 0 {
 		return ""
+	}
+	if st.get("cluster-enabled").n != 0 {
+		return "the hash expire cycles keep their counter in a second database (expiry-zmq-hash-loop-db), which cluster mode does not have: set expiry-zmq-hash-max-expire-cycles 0 with cluster-enabled yes"
 	}
 	return CheckExpiryCycleDBs(st.get("databases").n, st.get("expiry-zmq-hash-main-db").n, st.get("expiry-zmq-hash-loop-db").n)
 }

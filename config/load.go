@@ -257,6 +257,9 @@ func (l *loader) finish() error {
 	if st.get("cluster-enabled").n != 0 && st.get("replicaof").host != "" {
 		return &Error{Reason: "replicaof directive not allowed in cluster mode"}
 	}
+	if st.get("cluster-enabled").n != 0 && st.get("tls-cluster").n != 0 {
+		return &Error{Directive: "tls-cluster", Reason: "tls-cluster yes is not supported: the cluster bus of zredis does not speak TLS yet; a cluster of zredis nodes runs its bus in plaintext only"}
+	}
 	// A value zredis does not honour and a user relies on for safety
 	// stops the start (EffectRefuses), named by the line that set it last:
 	// a later line or a command-line override may still set a value

@@ -59,6 +59,11 @@ type Client struct {
 	// acknowledge (Redis's woff).
 	WOff int64
 
+	// Asking is set by ASKING for the next command (CLIENT_ASKING);
+	// ReadOnlyCluster by READONLY (CLIENT_READONLY); PlainOfTLSCluster
+	// marks a plaintext client of a TLS cluster, shown plaintext ports.
+	Asking, ReadOnlyCluster, PlainOfTLSCluster bool
+
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer
 	// OwnsArgs: the commands' arguments come from a resp.Reader, whose

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zredis/zredis/cluster"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -41,6 +42,12 @@ type Dispatcher struct {
 	// with NOREPLICAS.
 	MinReplicas  atomic.Int64
 	GoodReplicas atomic.Int64
+
+	// Cluster is the cluster node in cluster mode (nil without), whose
+	// routing every command with keys is checked against
+	// (clusterRedirect); ClusterOpts the directives it reads.
+	Cluster     *cluster.State
+	ClusterOpts ClusterOptions
 
 	// StreamOffset, when set, is the replication offset (Redis's
 	// master_repl_offset), read under the lock after a command that
@@ -174,6 +181,20 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 			chk = &cp
 		}
 	}
+	if d.Cluster != nil {
+		if redirect := d.clusterRedirect(cl, cmd, args); redirect != "" {
+			// EXEC's transaction is dropped, any other command's
+			// flagged, and the redirection is the reply either way.
+			if cmd.Name == "exec" {
+				discardTransaction(cl)
+			} else {
+				flagTransaction(cl)
+			}
+			d.CommandStats(cmd).RejectedCalls++
+			c.Error(redirect)
+			return nil
+		}
+	}
 	if cl.Monitor && chk.Flags&(Write|ReadOnly|MayReplicate) != 0 {
 		// A MONITOR client is a replica to Redis, exempt from CLIENT
 		// PAUSE: it may not touch the keyspace (processCommand).
@@ -258,6 +279,10 @@ func (d *Dispatcher) Exec(cl *Client, args [][]byte) func() {
 		if ct.Caching && !cl.InMulti && !strings.HasPrefix(cmd.Name, "client|") {
 			ct.Caching = false
 		}
+	}
+	// ASKING holds for one command, or for a transaction (resetClient).
+	if cl.Asking && !cl.InMulti && cmd.Name != "asking" {
+		cl.Asking = false
 	}
 	d.serveReady()
 	return offload

@@ -109,7 +109,11 @@ func AppendInfo(b []byte, c *Ctx, sel InfoSelection) []byte {
 		case "latencystats":
 			b = appendInfoLatencystats(b, c)
 		case "cluster":
-			b = append(b, "cluster_enabled:0\r\n"...)
+			if c.D.Cluster != nil {
+				b = append(b, "cluster_enabled:1\r\n"...)
+			} else {
+				b = append(b, "cluster_enabled:0\r\n"...)
+			}
 		case "keyspace":
 			b = appendInfoKeyspace(b, c.KS)
 		default:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zredis/zredis/cluster"
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/resp"
 )
@@ -61,6 +62,11 @@ type ScriptRun struct {
 	oomAtStart bool // memory was over maxmemory when the script started
 	writeDirty bool // the script called a write command
 	repl       int  // redis.set_repl
+	// In cluster mode, slot is the hash slot of the keys the script
+	// declared or first touched (-1: none yet), which every command it
+	// calls must keep to unless crossSlot (allow-cross-slot-keys).
+	slot      int
+	crossSlot bool
 
 	// Name is what the log and SCRIPT KILL call the script (its SHA1, a
 	// function's name); Function is true for FCALL's, false for EVAL's.
@@ -103,6 +109,7 @@ const (
 	ErrScriptNoScript       = "ERR This Redis command is not allowed from script"
 	ErrScriptStale          = "ERR Can not execute the command on a stale replica"
 	ErrScriptWriteInRO      = "ERR Write commands are not allowed from read-only scripts."
+	ErrScriptNoCluster      = "ERR Can not run script on cluster, 'no-cluster' flag is set."
 	ErrScriptROWithWrite    = "ERR Can not execute a script with write flag using *_ro command."
 	ErrScriptROReplica      = "READONLY Can not run script with write flag on readonly replica"
 	ErrScriptMasterDown     = "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script."
@@ -132,6 +139,9 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 	stale := d.StaleRefused.Load()
 	oom := d.evict.MaxMemory != 0 && d.preOOM
 	if flags&ScriptCompat == 0 {
+		if d.Cluster != nil && flags&ScriptNoCluster != 0 {
+			return ErrScriptNoCluster
+		}
 		if stale && flags&ScriptAllowStale == 0 {
 			return ErrScriptMasterDown
 		}
@@ -157,6 +167,12 @@ func (d *Dispatcher) BeginScript(c *Ctx, run *ScriptRun, flags ScriptFlags, ro b
 		}
 	} else if stale {
 		return ErrMasterDown
+	}
+	run.slot, run.crossSlot = -1, flags&ScriptAllowCrossSlot != 0
+	if d.Cluster != nil && c.Cmd != nil {
+		if keys := d.Table.keyRefs(c.Cmd, c.Args); len(keys) > 0 {
+			run.slot = cluster.KeySlot(c.Args[keys[0].Pos])
+		}
 	}
 	if run.w == nil {
 		run.w = resp.NewWriter()
@@ -302,6 +318,38 @@ func (d *Dispatcher) scriptRefuses(run *ScriptRun, cmd *Command, args [][]byte) 
 	}
 	if !run.allowOOM && d.evict.MaxMemory != 0 && !obey && !run.writeDirty && run.oomAtStart && cmd.Flags&DenyOOM != 0 {
 		return ErrOOM
+	}
+	if d.Cluster != nil && !obey {
+		return d.scriptClusterRefuses(run, cmd, args)
+	}
+	return ""
+}
+
+// scriptClusterRefuses is scriptVerifyClusterState: in cluster mode a
+// script's command may touch only keys this node serves, in one slot
+// (the declared keys' or the first touched), unless the script allows
+// cross-slot keys.
+func (d *Dispatcher) scriptClusterRefuses(run *ScriptRun, cmd *Command, args [][]byte) string {
+	run.client.Asking = run.caller.Client.Asking
+	run.client.ReadOnlyCluster = run.caller.Client.ReadOnlyCluster
+	switch d.clusterRedirect(&run.client, cmd, args) {
+	case "":
+	case ErrClusterDownRO:
+		return "ERR Script attempted to execute a write command while the cluster is down and readonly"
+	case ErrClusterDown:
+		return "ERR Script attempted to execute a command while the cluster is down"
+	default:
+		return "ERR Script attempted to access a non local key in a cluster node"
+	}
+	keys := d.Table.keyRefs(cmd, args)
+	if len(keys) == 0 || run.crossSlot {
+		return ""
+	}
+	slot := cluster.KeySlot(args[keys[0].Pos])
+	if run.slot == -1 {
+		run.slot = slot
+	} else if run.slot != slot {
+		return "ERR Script attempted to access keys that do not hash to the same slot"
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zredis/zredis/cluster"
 	"github.com/zredis/zredis/commands"
 	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
@@ -89,6 +90,8 @@ type Server struct {
 	// the AOF (held.go). Set in Run.
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
+	// cluster is the cluster node in cluster mode, else nil.
+	cluster *cluster.State
 	// loopBufs is each loop's read buffer, which its connections share
 	// (resp.LoopBuffers).
 	loopBufs map[*netloop.Loop]*resp.LoopBuffers
@@ -353,8 +356,13 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	close(s.Bound)
+	if err := s.startCluster(); err != nil {
+		s.listening.closeAll()
+		return err
+	}
 	if err := s.expiry.Open(); err != nil {
 		s.listening.closeAll()
+		s.stopCluster()
 		return err
 	}
 	if j := s.expiry.Journal(); j != nil {
@@ -464,6 +472,7 @@ func (s *Server) Run(ctx context.Context) error {
 		<-done
 	}
 	s.workers.Wait()
+	s.stopCluster()
 	s.repl.WaitTransfers() // RDB payloads for replicas: their connections are closed
 	s.tlsConns.Wait()      // their connections are closed: the pumps end
 	for _, l := range s.loops {

@@ -2,7 +2,7 @@ package tests
 
 // Directives that protect or run the process, end to end against the real
 // binary and, where it can be compared, redis-server 7.0: a value zredis
-// does not honour stops the start (cluster-enabled yes), pidfile,
+// does not honour stops the start (tls-cluster yes in cluster mode), pidfile,
 // daemonize, supervised systemd, oom-score-adj, min-replicas-to-write
 // (NOREPLICAS with no replica), and the databases bound of the expiry
 // stream.
@@ -30,27 +30,22 @@ func runMerged(t *testing.T, bin string, args ...string) (int, string) {
 	return code, o + e
 }
 
-// A configuration asking for cluster mode stops zredis's start with the
-// line and the reason; redis-server would start a cluster node.
-func TestClusterEnabledRefused(t *testing.T) {
+// A configuration asking for a TLS cluster bus stops zredis's start
+// with the line and the reason; without cluster mode, tls-cluster is
+// ignored, as redis-server ignores it.
+func TestTLSClusterRefused(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cluster.conf")
 	port := strconv.Itoa(FreePort(t))
-	require.NoError(t, os.WriteFile(file, []byte("port "+port+"\nbind 127.0.0.1\ncluster-enabled yes\n"), 0o644))
+	require.NoError(t, os.WriteFile(file, []byte("port "+port+"\nbind 127.0.0.1\ndir "+dir+"\ncluster-enabled yes\ntls-cluster yes\n"), 0o644))
 	code, out := runMerged(t, zredisBin, file)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "*** FATAL CONFIG FILE ERROR (zredis ")
-	assert.Contains(t, out, "Reading the configuration file, at line 3\n>>> 'cluster-enabled yes'\n")
-	assert.Contains(t, out, "cluster-enabled yes is not supported: zredis is not a cluster node")
+	assert.Contains(t, out, "tls-cluster yes is not supported: the cluster bus of zredis does not speak TLS yet")
 
-	// A later override that asks for what zredis does wins.
+	// Without cluster mode the directive is ignored.
 	p := StartZredis(t, file, "--cluster-enabled", "no")
 	require.Equal(t, "+PONG\r\n", Dial(t, p.Addr).Do("PING"))
-
-	// redis-server, from the same file, starts as a cluster node.
-	r := StartRedis(t, file)
-	info := Dial(t, r.Addr).Do("INFO", "cluster")
-	assert.Contains(t, info, "cluster_enabled:1", "redis-server's behaviour for the record")
 }
 
 // aof-disable-auto-gc yes keeps the files each rewrite turns into

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zredis/zredis/cluster"
+	"github.com/zredis/zredis/engine"
+)
+
+// startCluster makes and starts the cluster node in cluster mode
+// (clusterInit): nodes.conf is read, or a new node made and saved, and
+// the bus listens on port + 10000 (or cluster-port). An unreadable
+// nodes.conf, or a bus port that cannot be bound, stops the start, as
+// Redis exits. Before the dataset loads.
+func (s *Server) startCluster() error {
+	cfg := s.cfg
+	if !cfg.Bool("cluster-enabled") {
+		return nil
+	}
+	port := int(cfg.Int("port"))
+	busPort := int(cfg.Int("cluster-port"))
+	if busPort == 0 {
+		busPort = port + 10000 // CLUSTER_PORT_INCR
+	}
+	if port == 0 || busPort > 65535 {
+		return fmt.Errorf("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
+	}
+	file := cfg.String("cluster-config-file")
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(cfg.String("dir"), file)
+	}
+	endpoint := endpointType(cfg.String("cluster-preferred-endpoint-type"))
+	st, err := cluster.New(cluster.Options{
+		ConfigFile:          file,
+		BindIP:              busBindIP(cfg.Strings("bind")),
+		Port:                port,
+		BusPort:             busPort,
+		AnnounceIP:          cfg.String("cluster-announce-ip"),
+		AnnouncePort:        int(cfg.Int("cluster-announce-port")),
+		AnnounceBusPort:     int(cfg.Int("cluster-announce-bus-port")),
+		AnnounceHostname:    cfg.String("cluster-announce-hostname"),
+		NodeTimeout:         time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond,
+		RequireFullCoverage: cfg.Bool("cluster-require-full-coverage"),
+		Endpoint:            endpoint,
+		OnSlotsLost:         s.deleteLostSlots,
+		OnPublish: func(channel, message []byte, shard bool) {
+			s.ks.Exec(func() {
+				if shard {
+					s.pubsub.PublishShard(channel, message)
+				} else {
+					s.pubsub.Publish(channel, message)
+				}
+			})
+		},
+		Logf: func(level byte, format string, args ...any) {
+			switch level {
+			case '#':
+				s.log.Warningf(format, args...)
+			case '-':
+				s.log.Noticef(format, args...)
+			default:
+				s.log.Verbosef(format, args...)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := st.Start(); err != nil {
+		return err
+	}
+	// The keys by slot (COUNTKEYSINSLOT, GETKEYSINSLOT, the keys of a
+	// lost slot), kept from before the data set loads.
+	s.ks.Exec(s.ks.EnableSlotIndex)
+	s.cluster = st
+	s.disp.Cluster = st
+	s.clusterOpts()
+	for _, name := range []string{"cluster-allow-reads-when-down", "cluster-allow-pubsubshard-when-down"} {
+		cfg.OnChange(name, func(string) error { s.clusterOpts(); return nil })
+	}
+	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage", "cluster-announce-ip",
+		"cluster-announce-port", "cluster-announce-bus-port", "cluster-announce-hostname", "cluster-preferred-endpoint-type"} {
+		cfg.OnChange(name, func(string) error {
+			st.SetOptions(func(o *cluster.Options) {
+				o.NodeTimeout = time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond
+				o.RequireFullCoverage = cfg.Bool("cluster-require-full-coverage")
+				o.AnnounceIP = cfg.String("cluster-announce-ip")
+				o.AnnouncePort = int(cfg.Int("cluster-announce-port"))
+				o.AnnounceBusPort = int(cfg.Int("cluster-announce-bus-port"))
+				o.AnnounceHostname = cfg.String("cluster-announce-hostname")
+				o.Endpoint = endpointType(cfg.String("cluster-preferred-endpoint-type"))
+			})
+			return nil
+		})
+	}
+	return nil
+}
+
+// clusterOpts gives the dispatcher the directives its redirections read.
+// Under the lock (or before serving).
+func (s *Server) clusterOpts() {
+	s.disp.ClusterOpts = engine.ClusterOptions{
+		AllowReadsWhenDown:       s.cfg.Bool("cluster-allow-reads-when-down"),
+		AllowPubsubShardWhenDown: s.cfg.Bool("cluster-allow-pubsubshard-when-down"),
+	}
+}
+
+// endpointType reads cluster-preferred-endpoint-type.
+func endpointType(v string) cluster.Endpoint {
+	switch v {
+	case "hostname":
+		return cluster.EndpointHostname
+	case "unknown-endpoint":
+		return cluster.EndpointUnknown
+	}
+	return cluster.EndpointIP
+}
+
+// busBindIP is the address the bus listens on: the first of bind's, as
+// the client port's ("" for every address).
+func busBindIP(binds []string) string {
+	if len(binds) == 0 {
+		return ""
+	}
+	a := strings.TrimPrefix(binds[0], "-")
+	if a == "*" || a == "::*" {
+		return ""
+	}
+	return a
+}
+
+// stopCluster closes the bus and its links, and writes nodes.conf if it
+// changed.
+func (s *Server) stopCluster() {
+	if s.cluster != nil {
+		s.cluster.Stop()
+	}
+}
+
+// deleteLostSlots deletes the keys of slots this node lost to another
+// master (delKeysInSlot): each DEL is propagated to the AOF and the
+// replicas. They are deleted, not expired: no expiry message is sent for
+// them, their new owner sends it.
+func (s *Server) deleteLostSlots(slots []int) {
+	s.ks.Exec(func() {
+		db := s.ks.DB(0)
+		n := 0
+		s.disp.PropagateUnit(func() {
+			for _, slot := range slots {
+				for _, key := range db.KeysInSlot(slot, db.CountKeysInSlot(slot)) {
+					if db.Delete([]byte(key)) {
+						s.disp.PropagateWrite(0, []byte("DEL"), []byte(key))
+						n++
+					}
+				}
+			}
+		})
+		if n > 0 {
+			s.log.Warningf("Deleted %d keys from %d slots this node no longer serves", n, len(slots))
+		}
+	})
+}
