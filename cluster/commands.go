@@ -322,14 +322,6 @@ func (s *State) Info() string {
 	return b.String()
 }
 
-// Size is the number of masters serving slots (INFO's cluster_size is
-// CLUSTER INFO's).
-func (s *State) Size() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.size
-}
-
 // WriteLinks writes CLUSTER LINKS (addReplyClusterLinksDescription): a
 // map per link with a known node, outbound then inbound for each node.
 // The send buffer is the messages queued on the link.
@@ -350,10 +342,9 @@ func (s *State) WriteLinks(w *resp.Writer) {
 	}
 	w.Array(len(links))
 	for _, l := range links {
-		queued := int64(0)
-		for range len(l.out) {
-			queued += bus.HeaderLen // a close estimate: most messages are pings
-		}
+		// The queue holds whole messages, mostly pings: the bytes are
+		// estimated at a header each.
+		queued := int64(len(l.out)) * bus.HeaderLen
 		events := "r"
 		if len(l.out) > 0 {
 			events = "rw"

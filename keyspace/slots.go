@@ -144,9 +144,10 @@ func (db *DB) KeysInSlot(slot, count int) []string {
 
 // DeleteKeysInSlot removes every key of hash slot slot, as Redis's
 // delKeysInSlot when the node learns it no longer serves the slot: each
-// as a deletion by the server (dbDelete), with no expiry event. It
+// as a deletion by the server (dbDelete), with no expiry event; deleted,
+// when not nil, is given each key removed (to propagate its DEL). It
 // returns how many it removed.
-func (db *DB) DeleteKeysInSlot(slot int) int {
+func (db *DB) DeleteKeysInSlot(slot int, deleted func(key string)) int {
 	var doomed []*Entry
 	db.EachKeyInSlot(slot, func(_ string, e *Entry) bool {
 		doomed = append(doomed, e)
@@ -155,6 +156,9 @@ func (db *DB) DeleteKeysInSlot(slot int) int {
 	for _, e := range doomed {
 		db.remove(keyHash(e.Key()), e)
 		db.ks.dropped(e, FreeServerDel)
+		if deleted != nil {
+			deleted(e.Key())
+		}
 	}
 	return len(doomed)
 }

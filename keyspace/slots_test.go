@@ -195,7 +195,7 @@ func TestSlotIndexPaths(t *testing.T) {
 			})
 		}, 3, 4},
 		{"delete keys in slot", func(e *env) {
-			e.ks.Exec(func() { require.Equal(e.t, 3, e.ks.DB(0).DeleteKeysInSlot(slotA)) })
+			e.ks.Exec(func() { require.Equal(e.t, 3, e.ks.DB(0).DeleteKeysInSlot(slotA, nil)) })
 		}, 0, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestSlotIndexRandomized(t *testing.T) {
 			case r < 94 && rng.IntN(4) == 0:
 				e.ks.Evict(EvictLimits{MaxMemory: e.ks.UsedMemory() * 9 / 10, Policy: AllKeysLRU, Samples: 5, TimeLimit: -1}, nil)
 			case r < 95 && rng.IntN(4) == 0:
-				db.DeleteKeysInSlot(keyslot.Of(key()))
+				db.DeleteKeysInSlot(keyslot.Of(key()), nil)
 			case r < 96 && rng.IntN(10) == 0:
 				e.ks.SwapDB(0, other.ID())
 			case r < 97 && rng.IntN(20) == 0:

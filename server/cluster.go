@@ -25,7 +25,7 @@ func (s *Server) startCluster() error {
 	if busPort == 0 {
 		busPort = port + 10000 // CLUSTER_PORT_INCR
 	}
-	if port == 0 || busPort > 65535 {
+	if busPort > 65535 {
 		return fmt.Errorf("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
 	}
 	file := cfg.String("cluster-config-file")
@@ -150,12 +150,9 @@ func (s *Server) deleteLostSlots(slots []int) {
 		n := 0
 		s.disp.PropagateUnit(func() {
 			for _, slot := range slots {
-				for _, key := range db.KeysInSlot(slot, db.CountKeysInSlot(slot)) {
-					if db.Delete([]byte(key)) {
-						s.disp.PropagateWrite(0, []byte("DEL"), []byte(key))
-						n++
-					}
-				}
+				n += db.DeleteKeysInSlot(slot, func(key string) {
+					s.disp.PropagateWrite(0, []byte("DEL"), []byte(key))
+				})
 			}
 		})
 		if n > 0 {
