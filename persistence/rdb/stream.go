@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	"github.com/zredis/zredis/keyspace"
@@ -125,7 +124,7 @@ func (d *decoder) readStream(t byte) (keyspace.Object, error) {
 		if !ordered && s.HasNode(master) {
 			return nil, corrupt("Listpack re-added with existing key")
 		}
-		s.LoadNode(master, bytes.Clone(lp))
+		s.LoadNode(master, lp)
 		last = master
 	}
 	length, err := d.readCount()
