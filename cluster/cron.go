@@ -66,7 +66,7 @@ func (s *State) cron(iteration uint64) {
 		if n.link == nil && !n.dialing && !s.closed {
 			n.dialing = true
 			s.wg.Add(1)
-			go s.connect(n, n.IP, n.CPort)
+			go s.connect(n, n.IP, n.CPort, s.opt.NodeTimeout, s.busTLS(false))
 		}
 	}
 

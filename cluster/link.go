@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -195,6 +197,51 @@ func (s *State) freeLink(l *link) {
 	}
 }
 
+// busTLS is the TLS configuration of a bus connection, nil when the bus
+// is plaintext (tls-cluster no). Redis's bus always asks the connecting
+// node for its certificate (TLS_CLIENT_AUTH_YES), whatever
+// tls-auth-clients says of clients. Under mu.
+func (s *State) busTLS(accepting bool) *tls.Config {
+	if !s.opt.TLS {
+		return nil
+	}
+	if !accepting {
+		if s.opt.TLSClient == nil {
+			return nil
+		}
+		return s.opt.TLSClient()
+	}
+	if s.opt.TLSServer == nil {
+		return nil
+	}
+	c := s.opt.TLSServer()
+	if c == nil {
+		return nil
+	}
+	c = c.Clone()
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	return c
+}
+
+// handshake completes a TLS connection's handshake within timeout, or
+// closes it; Stop cuts it short.
+func (s *State) handshake(tc *tls.Conn, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		tc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
 // acceptLoop takes the bus's inbound connections.
 func (s *State) acceptLoop() {
 	defer s.wg.Done()
@@ -220,17 +267,26 @@ func (s *State) acceptLoop() {
 			return
 		}
 		s.opt.Logf('.', "Accepting cluster node connection from %s", conn.RemoteAddr())
+		// A TLS link's handshake is its reader's first read.
+		if c := s.busTLS(true); c != nil {
+			conn = tls.Server(conn, c)
+		}
 		s.newLink(conn, nil, true)
 		s.mu.Unlock()
 	}
 }
 
-// connect dials node's bus for its outbound link, off mu, then sends it
-// a MEET (a node met through CLUSTER MEET or gossip) or a PING.
-func (s *State) connect(n *Node, ip string, cport int) {
+// connect dials node's bus for its outbound link, off mu (a TLS bus's
+// handshake too, within the node timeout), then sends it a MEET (a node
+// met through CLUSTER MEET or gossip) or a PING. tlsConf is nil for a
+// plaintext bus.
+func (s *State) connect(n *Node, ip string, cport int, timeout time.Duration, tlsConf *tls.Config) {
 	defer s.wg.Done()
-	d := net.Dialer{Timeout: s.opt.NodeTimeout}
+	d := net.Dialer{Timeout: timeout}
 	conn, err := d.Dial("tcp", net.JoinHostPort(ip, strconv.Itoa(cport)))
+	if err == nil && tlsConf != nil {
+		conn, err = s.handshake(tls.Client(conn, tlsConf), timeout)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n.dialing = false

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -38,8 +39,14 @@ type Options struct {
 	RequireFullCoverage bool
 	// Endpoint is cluster-preferred-endpoint-type.
 	Endpoint Endpoint
-	// TLS is tls-cluster: the ports nodes announce are TLS ones.
-	TLS bool
+	// TLS is tls-cluster: the bus speaks TLS, with the configurations
+	// TLSServer and TLSClient return (nil: not configured), and the
+	// client port this node announces is TLSPort (or
+	// AnnounceTLSPort, cluster-announce-tls-port), Port being its
+	// plaintext one.
+	TLS                      bool
+	TLSPort, AnnounceTLSPort int
+	TLSServer, TLSClient     func() *tls.Config
 	// Offset is the node's replication offset, which its messages carry.
 	Offset func() int64
 	// OnPublish delivers a message another node published (PUBLISH, or
@@ -176,11 +183,17 @@ func New(opt Options) (*State, error) {
 }
 
 // applyAnnounced sets what this node tells the others of itself (the
-// cluster-announce-* directives, clusterUpdateMyselfAnnouncedPorts).
+// cluster-announce-* directives, deriveAnnouncedPorts): a TLS bus's
+// nodes announce their TLS port, and their plaintext one beside it.
 func (s *State) applyAnnounced() {
 	me := s.cfg.Myself
-	me.Port = s.opt.Port
-	if s.opt.AnnouncePort != 0 {
+	me.Port, me.PPort = s.opt.Port, 0
+	if s.opt.TLS {
+		me.Port, me.PPort = s.opt.TLSPort, s.opt.Port
+	}
+	if s.opt.TLS && s.opt.AnnounceTLSPort != 0 {
+		me.Port, me.PPort = s.opt.AnnounceTLSPort, s.opt.AnnouncePort
+	} else if s.opt.AnnouncePort != 0 {
 		me.Port = s.opt.AnnouncePort
 	}
 	me.CPort = s.opt.BusPort

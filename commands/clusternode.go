@@ -28,14 +28,14 @@ var clusterHandlers = map[string]engine.Handler{
 	"links":                 func(c *engine.Ctx) { c.D.Cluster.WriteLinks(c.W) },
 	"meet":                  clusterMeet,
 	"myid":                  func(c *engine.Ctx) { me := c.D.Cluster.Myself(); c.W.Bulk(me[:]) },
-	"nodes":                 func(c *engine.Ctx) { c.W.Verbatim(string(c.D.Cluster.Nodes(c.Client.PlainOfTLSCluster))) },
+	"nodes":                 func(c *engine.Ctx) { c.W.Verbatim(string(c.D.Cluster.Nodes(c.D.PlainOfTLSCluster(c.Client)))) },
 	"replicas":              clusterReplicas,
 	"reset":                 clusterReset,
 	"slaves":                clusterReplicas,
 	"saveconfig":            clusterSaveConfig,
 	"set-config-epoch":      clusterSetConfigEpoch,
 	"shards":                func(c *engine.Ctx) { c.D.Cluster.WriteShards(c.W) },
-	"slots":                 func(c *engine.Ctx) { c.D.Cluster.WriteSlots(c.W, c.Client.PlainOfTLSCluster) },
+	"slots":                 func(c *engine.Ctx) { c.D.Cluster.WriteSlots(c.W, c.D.PlainOfTLSCluster(c.Client)) },
 }
 
 // clusterUnserved answers the CLUSTER subcommands a zredis node does not
@@ -202,7 +202,7 @@ func clusterMeet(c *engine.Ctx) {
 }
 
 func clusterReplicas(c *engine.Ctx) {
-	lines, e := c.D.Cluster.Replicas(c.Args[2], c.Client.PlainOfTLSCluster)
+	lines, e := c.D.Cluster.Replicas(c.Args[2], c.D.PlainOfTLSCluster(c.Client))
 	if e != "" {
 		c.Error("ERR " + e)
 		return

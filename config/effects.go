@@ -89,7 +89,6 @@ func refuseYes(name, reason string) func(v *value) string {
 const (
 	// noteClusterReplica: what tunes a cluster replica's behaviour.
 	noteClusterReplica = "tunes a cluster replica's failover and migration; a zredis cluster node is a master (CLUSTER REPLICATE is refused), so there is no zredis replica in a cluster for it to tune"
-	noteClusterTLS     = "the bus does not speak TLS yet: `tls-cluster yes` with `cluster-enabled yes` is refused at start; without cluster mode Redis ignores it too"
 	noteDefrag         = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
 	noteEncoding       = "tunes an internal encoding zredis does not use; replies are the same"
 	noteCPUList        = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
@@ -230,7 +229,7 @@ var effects = map[string]effectSpec{
 	"cluster-announce-hostname":           works(""),
 	"cluster-announce-port":               works(""),
 	"cluster-announce-bus-port":           works(""),
-	"cluster-announce-tls-port":           none(noteClusterTLS),
+	"cluster-announce-tls-port":           works("with tls-cluster yes, the TLS port the node announces"),
 	"cluster-replica-validity-factor":     none(noteClusterReplica),
 	"cluster-migration-barrier":           none(noteClusterReplica),
 	"cluster-require-full-coverage":       works(""),
@@ -240,7 +239,7 @@ var effects = map[string]effectSpec{
 	"cluster-allow-replica-migration":     none(noteClusterReplica),
 	"cluster-link-sendbuf-limit":          none("a link's queue is bounded at 1024 messages whatever the value (0, Redis's default, is no bound): a peer that does not read has its link freed and remade, as past Redis's limit"),
 	"cluster-preferred-endpoint-type":     works(""),
-	"tls-cluster":                         none(noteClusterTLS),
+	"tls-cluster":                         works("the bus speaks TLS, asking every connecting node for its certificate as Redis does; nodes announce their TLS port, and plaintext clients are shown the plaintext ones; cluster mode needs a tls-port with it"),
 
 	// Replication: zredis is a master of stock replicas and a replica of a
 	// stock master.

@@ -257,8 +257,10 @@ func (l *loader) finish() error {
 	if st.get("cluster-enabled").n != 0 && st.get("replicaof").host != "" {
 		return &Error{Reason: "replicaof directive not allowed in cluster mode"}
 	}
-	if st.get("cluster-enabled").n != 0 && st.get("tls-cluster").n != 0 {
-		return &Error{Directive: "tls-cluster", Reason: "tls-cluster yes is not supported: the cluster bus of zredis does not speak TLS yet; a cluster of zredis nodes runs its bus in plaintext only"}
+	// Redis would announce port 0, and put the bus on port 10000: a
+	// node no client or other node could reach.
+	if st.get("cluster-enabled").n != 0 && st.get("tls-cluster").n != 0 && st.get("tls-port").n == 0 {
+		return &Error{Directive: "tls-cluster", Reason: "tls-cluster yes needs a tls-port in cluster mode: the nodes of a TLS cluster are known by their TLS ports"}
 	}
 	// A value zredis does not honour and a user relies on for safety
 	// stops the start (EffectRefuses), named by the line that set it last:

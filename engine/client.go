@@ -60,9 +60,10 @@ type Client struct {
 	WOff int64
 
 	// Asking is set by ASKING for the next command (CLIENT_ASKING);
-	// ReadOnlyCluster by READONLY (CLIENT_READONLY); PlainOfTLSCluster
-	// marks a plaintext client of a TLS cluster, shown plaintext ports.
-	Asking, ReadOnlyCluster, PlainOfTLSCluster bool
+	// ReadOnlyCluster by READONLY (CLIENT_READONLY).
+	Asking, ReadOnlyCluster bool
+	// TLS marks a client of the TLS port.
+	TLS bool
 
 	// W receives the replies; the connection flushes it after a batch.
 	W *resp.Writer

@@ -24,6 +24,13 @@ const (
 type ClusterOptions struct {
 	AllowReadsWhenDown       bool // cluster-allow-reads-when-down
 	AllowPubsubShardWhenDown bool // cluster-allow-pubsubshard-when-down
+	TLS                      bool // tls-cluster: nodes are known by their TLS ports
+}
+
+// PlainOfTLSCluster reports whether cl is a plaintext client of a TLS
+// cluster, which is shown the nodes' plaintext ports (Redis's use_pport).
+func (d *Dispatcher) PlainOfTLSCluster(cl *Client) bool {
+	return d.ClusterOpts.TLS && !cl.TLS
 }
 
 // clusterRedirect answers, in cluster mode, a command that this node may
@@ -117,7 +124,7 @@ func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) st
 		if existing > 0 {
 			return ErrTryAgain
 		}
-		return "ASK " + strconv.Itoa(slot) + " " + routeAddr(rt.Migrating[slot], cl)
+		return "ASK " + strconv.Itoa(slot) + " " + d.routeAddr(rt.Migrating[slot], cl)
 	}
 	if importing && (cl.Asking || cmd.Flags&Asking != 0) {
 		if multipleKeys && missing > 0 {
@@ -128,13 +135,13 @@ func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) st
 	if owner.Myself {
 		return ""
 	}
-	return "MOVED " + strconv.Itoa(slot) + " " + routeAddr(owner, cl)
+	return "MOVED " + strconv.Itoa(slot) + " " + d.routeAddr(owner, cl)
 }
 
 // routeAddr is where a redirection sends cl: a plaintext client of a
 // TLS cluster gets the plaintext port.
-func routeAddr(r *cluster.Route, cl *Client) string {
-	if cl.PlainOfTLSCluster {
+func (d *Dispatcher) routeAddr(r *cluster.Route, cl *Client) string {
+	if d.PlainOfTLSCluster(cl) {
 		return r.PAddr
 	}
 	return r.Addr

@@ -21,9 +21,15 @@ func (s *Server) startCluster() error {
 		return nil
 	}
 	port := int(cfg.Int("port"))
+	// A TLS bus's node is known by its TLS port, the bus's default
+	// port following it.
+	clientPort := port
+	if cfg.Bool("tls-cluster") {
+		clientPort = int(cfg.Int("tls-port"))
+	}
 	busPort := int(cfg.Int("cluster-port"))
 	if busPort == 0 {
-		busPort = port + 10000 // CLUSTER_PORT_INCR
+		busPort = clientPort + 10000 // CLUSTER_PORT_INCR
 	}
 	if busPort > 65535 {
 		return fmt.Errorf("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
@@ -42,6 +48,11 @@ func (s *Server) startCluster() error {
 		AnnouncePort:        int(cfg.Int("cluster-announce-port")),
 		AnnounceBusPort:     int(cfg.Int("cluster-announce-bus-port")),
 		AnnounceHostname:    cfg.String("cluster-announce-hostname"),
+		TLS:                 cfg.Bool("tls-cluster"),
+		TLSPort:             int(cfg.Int("tls-port")),
+		AnnounceTLSPort:     int(cfg.Int("cluster-announce-tls-port")),
+		TLSServer:           s.tlsConf.Load,
+		TLSClient:           s.tlsClientConf.Load,
 		NodeTimeout:         time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond,
 		RequireFullCoverage: cfg.Bool("cluster-require-full-coverage"),
 		Endpoint:            endpoint,
@@ -78,11 +89,12 @@ func (s *Server) startCluster() error {
 	s.cluster = st
 	s.disp.Cluster = st
 	s.clusterOpts()
-	for _, name := range []string{"cluster-allow-reads-when-down", "cluster-allow-pubsubshard-when-down"} {
+	for _, name := range []string{"cluster-allow-reads-when-down", "cluster-allow-pubsubshard-when-down", "tls-cluster"} {
 		cfg.OnChange(name, func(string) error { s.clusterOpts(); return nil })
 	}
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage", "cluster-announce-ip",
-		"cluster-announce-port", "cluster-announce-bus-port", "cluster-announce-hostname", "cluster-preferred-endpoint-type"} {
+		"cluster-announce-port", "cluster-announce-bus-port", "cluster-announce-hostname", "cluster-preferred-endpoint-type",
+		"tls-cluster", "tls-port", "cluster-announce-tls-port"} {
 		cfg.OnChange(name, func(string) error {
 			st.SetOptions(func(o *cluster.Options) {
 				o.NodeTimeout = time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond
@@ -92,6 +104,9 @@ func (s *Server) startCluster() error {
 				o.AnnounceBusPort = int(cfg.Int("cluster-announce-bus-port"))
 				o.AnnounceHostname = cfg.String("cluster-announce-hostname")
 				o.Endpoint = endpointType(cfg.String("cluster-preferred-endpoint-type"))
+				o.TLS = cfg.Bool("tls-cluster")
+				o.TLSPort = int(cfg.Int("tls-port"))
+				o.AnnounceTLSPort = int(cfg.Int("cluster-announce-tls-port"))
 			})
 			return nil
 		})
@@ -105,6 +120,7 @@ func (s *Server) clusterOpts() {
 	s.disp.ClusterOpts = engine.ClusterOptions{
 		AllowReadsWhenDown:       s.cfg.Bool("cluster-allow-reads-when-down"),
 		AllowPubsubShardWhenDown: s.cfg.Bool("cluster-allow-pubsubshard-when-down"),
+		TLS:                      s.cfg.Bool("tls-cluster"),
 	}
 }
 

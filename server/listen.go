@@ -75,11 +75,11 @@ func (s *Server) listen() error {
 }
 
 // listenTLS configures TLS and binds the TLS port, when tls-port is set.
-// Without a TLS port, TLS is configured for tls-replication yes, once
-// (Redis's initServer configures it for either).
+// Without a TLS port, TLS is configured for tls-replication or
+// tls-cluster yes, once (Redis's initServer configures it for any).
 func (s *Server) listenTLS() ([]net.Listener, error) {
 	port := s.cfg.Int("tls-port")
-	if port == 0 && (!s.cfg.Bool("tls-replication") || s.tlsClientConf.Load() != nil) {
+	if port == 0 && (!s.tlsWanted() || s.tlsClientConf.Load() != nil) {
 		return nil, nil
 	}
 	// Built anew: the files may have changed while TLS was off.

@@ -261,10 +261,10 @@ func (s *Server) watchConfig() {
 	cfg.OnChange("port", func(string) error { return s.rebind("port") })
 	cfg.OnChange("tls-port", func(string) error { return s.rebind("tls-port") })
 	// New TLS handshakes use the new files and settings: the clients'
-	// and the next link to a master's (tls-replication is read when the
-	// link connects).
+	// the next link to a master's and the cluster bus's (tls-replication
+	// and tls-cluster are read when a link connects).
 	for _, name := range []string{"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-ca-cert-file",
-		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching", "tls-replication",
+		"tls-ca-cert-dir", "tls-protocols", "tls-auth-clients", "tls-session-caching", "tls-replication", "tls-cluster",
 		"tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass"} {
 		cfg.OnChange(name, func(string) error { return s.reconfigureTLS() })
 	}
@@ -557,6 +557,7 @@ func (s *Server) accept(nc net.Conn) {
 		c = newConn(s, nc, fd, s.loops[s.nextLoop])
 		if bc, ok := nc.(bridgedConn); ok {
 			c.onClose = bc.closeTLS
+			c.cl.TLS = true
 		}
 		s.nextID++
 		c.cl.ID = s.nextID

@@ -33,11 +33,12 @@ import (
 const tlsHandshakeTimeout = 10 * time.Second
 
 // reconfigureTLS rebuilds the TLS configurations after CONFIG SET of a
-// tls-* directive, when TLS is in use (a TLS port, or tls-replication
-// yes), as Redis's applyTlsCfg: new handshakes use them, the next link to
-// a master among them. Under the keyspace lock.
+// tls-* directive, when TLS is in use (a TLS port, tls-replication or
+// tls-cluster yes), as Redis's applyTlsCfg: new handshakes use them, the
+// next link to a master and the cluster bus's next links among them.
+// Under the keyspace lock.
 func (s *Server) reconfigureTLS() error {
-	if s.cfg.Int("tls-port") == 0 && !s.cfg.Bool("tls-replication") {
+	if s.cfg.Int("tls-port") == 0 && !s.tlsWanted() {
 		return nil
 	}
 	server, client, err := tlsconfig.Build(s.cfg)
@@ -48,6 +49,13 @@ func (s *Server) reconfigureTLS() error {
 	s.tlsConf.Store(server)
 	s.tlsClientConf.Store(client)
 	return nil
+}
+
+// tlsWanted reports whether zredis makes TLS connections of its own:
+// the link to a master (tls-replication) or the cluster bus
+// (tls-cluster).
+func (s *Server) tlsWanted() bool {
+	return s.cfg.Bool("tls-replication") || s.cfg.Bool("tls-cluster")
 }
 
 // bridgedConn is the inner end of a TLS client's socket pair, named by

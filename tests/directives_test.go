@@ -2,10 +2,10 @@ package tests
 
 // Directives that protect or run the process, end to end against the real
 // binary and, where it can be compared, redis-server 7.0: a value zredis
-// does not honour stops the start (tls-cluster yes in cluster mode), pidfile,
-// daemonize, supervised systemd, oom-score-adj, min-replicas-to-write
-// (NOREPLICAS with no replica), and the databases bound of the expiry
-// stream.
+// refuses stops the start (tls-cluster yes without a tls-port in cluster
+// mode), pidfile, daemonize, supervised systemd, oom-score-adj,
+// min-replicas-to-write (NOREPLICAS with no replica), and the databases
+// bound of the expiry stream.
 
 import (
 	"net"
@@ -30,10 +30,11 @@ func runMerged(t *testing.T, bin string, args ...string) (int, string) {
 	return code, o + e
 }
 
-// A configuration asking for a TLS cluster bus stops zredis's start
-// with the line and the reason; without cluster mode, tls-cluster is
-// ignored, as redis-server ignores it.
-func TestTLSClusterRefused(t *testing.T) {
+// A configuration asking for a TLS cluster bus without a TLS port stops
+// zredis's start with the line and the reason (redis-server would
+// announce port 0). Without cluster mode, tls-cluster yes still wants
+// TLS configured, and without a certificate neither server starts.
+func TestTLSClusterWithoutTLSPortRefused(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cluster.conf")
 	port := strconv.Itoa(FreePort(t))
@@ -41,11 +42,13 @@ func TestTLSClusterRefused(t *testing.T) {
 	code, out := runMerged(t, zredisBin, file)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "*** FATAL CONFIG FILE ERROR (zredis ")
-	assert.Contains(t, out, "tls-cluster yes is not supported: the cluster bus of zredis does not speak TLS yet")
+	assert.Contains(t, out, "tls-cluster yes needs a tls-port in cluster mode")
 
-	// Without cluster mode the directive is ignored.
-	p := StartZredis(t, file, "--cluster-enabled", "no")
-	require.Equal(t, "+PONG\r\n", Dial(t, p.Addr).Do("PING"))
+	for _, bin := range []string{zredisBin, RequireRedis(t)} {
+		code, out = runMerged(t, bin, file, "--cluster-enabled", "no")
+		assert.Equal(t, 1, code, out)
+		assert.Contains(t, out, "Failed to configure TLS. Check logs for more info.", bin)
+	}
 }
 
 // aof-disable-auto-gc yes keeps the files each rewrite turns into
