@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/zredis/zredis/cluster"
 	"github.com/zredis/zredis/keyspace"
 )
 
@@ -18,7 +19,16 @@ func benchKeys(b *testing.B, n int, cmd func(key []byte) [][]byte) {
 // benchPrepared runs cmd over n keys named by format, each first given
 // the commands setup returns.
 func benchPrepared(b *testing.B, format string, n int, setup func(key []byte) [][][]byte, cmd func(key []byte) [][]byte) {
+	benchPreparedWith(b, nil, format, n, setup, cmd)
+}
+
+// benchPreparedWith is benchPrepared with the environment first changed
+// by env, when not nil.
+func benchPreparedWith(b *testing.B, env func(e *testEnv), format string, n int, setup func(key []byte) [][][]byte, cmd func(key []byte) [][]byte) {
 	e := newTestEnv(b)
+	if env != nil {
+		env(e)
+	}
 	e.KS = keyspace.New(16, keyspace.SystemClock{})
 	e.D.KS = e.KS
 	keys := make([][]byte, n)
@@ -201,4 +211,18 @@ func BenchmarkDispatchHttl(b *testing.B) {
 func BenchmarkDispatchHsetVolatile(b *testing.B) {
 	name, f3, v := []byte("HSET"), []byte("f3"), []byte("xxx")
 	benchHashes(b, 10000, func(k []byte) [][]byte { return [][]byte{name, k, f3, v} })
+}
+
+// BenchmarkDispatchGetCluster is BenchmarkDispatchGet on a cluster node
+// serving every slot: the redirection check's cost.
+func BenchmarkDispatchGetCluster(b *testing.B) {
+	st, err := cluster.New(cluster.Options{Logf: func(byte, string, ...any) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.UpdateSlots(false, []cluster.SlotRange{{Start: 0, End: cluster.Slots - 1}})
+	get := []byte("GET")
+	benchPreparedWith(b, func(e *testEnv) { e.D.Cluster = st }, "key:%012d", 100000,
+		func(k []byte) [][][]byte { return [][][]byte{{[]byte("SET"), k, []byte("1")}} },
+		func(k []byte) [][]byte { return [][]byte{get, k} })
 }

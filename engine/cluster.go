@@ -39,7 +39,6 @@ func (d *Dispatcher) PlainOfTLSCluster(cl *Client) bool {
 // they are sent (mustObeyClient); commands without keys run anywhere,
 // EXEC checks what it queued.
 func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) string {
-	st := d.Cluster
 	if cl.Master || cl.Replaying {
 		return ""
 	}
@@ -47,95 +46,134 @@ func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) st
 	if !exec && cmd.Flags&MovableKeys == 0 && cmd.FirstKey <= 0 && cmd.Keys == nil {
 		return ""
 	}
-	rt := st.Routes()
-	var first []byte
-	slot := -1
-	multipleKeys := false
-	var owner *cluster.Route
-	migrating, importing := false, false
-	missing, existing := 0, 0
-	pubsubShard := cmd.Name == "ssubscribe" || cmd.Name == "sunsubscribe" || cmd.Name == "spublish"
-	writes := false
-	check := func(cmd *Command, args [][]byte) string {
-		if cmd.Flags&Write != 0 {
-			writes = true
-		}
-		for _, k := range d.Table.keyRefs(cmd, args) {
-			key := args[k.Pos]
-			s := cluster.KeySlot(key)
-			if first == nil {
-				first, slot = key, s
-				owner = rt.Slots[s]
-				if owner == nil {
-					return ErrClusterUnbound
-				}
-				if owner.Myself && rt.Migrating[s] != nil {
-					migrating = true
-				} else if rt.Importing[s] != nil {
-					importing = true
-				}
-			} else if !bytes.Equal(first, key) {
-				if s != slot {
-					return ErrCrossSlot
-				}
-				multipleKeys = true
-			}
-			if (migrating || importing) && !pubsubShard {
-				if d.KS.DB(0).Peek(key) == nil {
-					missing++
-				} else {
-					existing++
-				}
-			}
-		}
-		return ""
-	}
+	q := slotQuery{d: d, rt: d.Cluster.Routes(), slot: -1,
+		pubsubShard: cmd.Name == "ssubscribe" || cmd.Name == "sunsubscribe" || cmd.Name == "spublish"}
 	if exec {
 		if !cl.InMulti {
 			return ""
 		}
-		for _, q := range cl.tx.queue {
-			if e := check(q.cmd, q.args); e != "" {
+		for _, c := range cl.tx.queue {
+			if e := q.command(c.cmd, c.args); e != "" {
 				return e
 			}
 		}
-	} else if e := check(cmd, args); e != "" {
+	} else if e := q.command(cmd, args); e != "" {
 		return e
 	}
-	if owner == nil {
+	rt, slot := q.rt, q.slot
+	if q.owner == nil {
 		return ""
 	}
 	if !rt.OK {
 		switch {
-		case pubsubShard:
+		case q.pubsubShard:
 			if !d.ClusterOpts.AllowPubsubShardWhenDown {
 				return ErrClusterDown
 			}
 		case !d.ClusterOpts.AllowReadsWhenDown:
 			return ErrClusterDown
-		case writes:
+		case q.writes:
 			return ErrClusterDownRO
 		}
 	}
-	if (migrating || importing) && cmd.Name == "migrate" {
+	if (q.migrating || q.importing) && cmd.Name == "migrate" {
 		return ""
 	}
-	if migrating && missing > 0 {
-		if existing > 0 {
+	if q.migrating && q.missing > 0 {
+		if q.existing > 0 {
 			return ErrTryAgain
 		}
 		return "ASK " + strconv.Itoa(slot) + " " + d.routeAddr(rt.Migrating[slot], cl)
 	}
-	if importing && (cl.Asking || cmd.Flags&Asking != 0) {
-		if multipleKeys && missing > 0 {
+	if q.importing && (cl.Asking || cmd.Flags&Asking != 0) {
+		if q.multipleKeys && q.missing > 0 {
 			return ErrTryAgain
 		}
 		return ""
 	}
-	if owner.Myself {
+	if q.owner.Myself {
 		return ""
 	}
-	return "MOVED " + strconv.Itoa(slot) + " " + d.routeAddr(owner, cl)
+	return "MOVED " + strconv.Itoa(slot) + " " + d.routeAddr(q.owner, cl)
+}
+
+// slotQuery is what getNodeByQuery learns of a command's keys (a
+// transaction's: of every queued command's): their one slot, its owner
+// and migration, and how many of the keys are here. It lives on the
+// stack: the check allocates nothing for a command with fixed key
+// positions.
+type slotQuery struct {
+	d                    *Dispatcher
+	rt                   *cluster.Routes
+	first                []byte
+	slot                 int
+	owner                *cluster.Route
+	pubsubShard          bool
+	writes, multipleKeys bool
+	migrating, importing bool
+	missing, existing    int
+}
+
+// command takes in cmd's keys, as getKeysFromCommand finds them (first,
+// last and step, or the command's own key finder; shard channels
+// included): "" or the error that ends the check.
+func (q *slotQuery) command(cmd *Command, args [][]byte) string {
+	if cmd.Flags&Write != 0 {
+		q.writes = true
+	}
+	if cmd.Keys != nil {
+		for _, p := range cmd.Keys(args) {
+			if e := q.key(args[p]); e != "" {
+				return e
+			}
+		}
+		return ""
+	}
+	if cmd.FirstKey <= 0 {
+		return ""
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	for i := cmd.FirstKey; i <= last && i < len(args); i += cmd.KeyStep {
+		if e := q.key(args[i]); e != "" {
+			return e
+		}
+		if cmd.KeyStep <= 0 {
+			break
+		}
+	}
+	return ""
+}
+
+func (q *slotQuery) key(key []byte) string {
+	s := cluster.KeySlot(key)
+	if q.first == nil {
+		q.first, q.slot = key, s
+		q.owner = q.rt.Slots[s]
+		if q.owner == nil {
+			return ErrClusterUnbound
+		}
+		if q.owner.Myself && q.rt.Migrating[s] != nil {
+			q.migrating = true
+		} else if q.rt.Importing[s] != nil {
+			q.importing = true
+		}
+	} else if !bytes.Equal(q.first, key) {
+		if s != q.slot {
+			return ErrCrossSlot
+		}
+		q.multipleKeys = true
+	}
+	if (q.migrating || q.importing) && !q.pubsubShard {
+		if q.d.KS.DB(0).Peek(key) == nil {
+			q.missing++
+		} else {
+			q.existing++
+		}
+	}
+	return ""
 }
 
 // routeAddr is where a redirection sends cl: a plaintext client of a

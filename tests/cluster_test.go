@@ -144,6 +144,9 @@ func TestClusterMixed(t *testing.T) {
 		}
 	}
 	assert.Equal(t, fmt.Sprintf("-MOVED %d %s\r\n", otherSlot, otherAddr), plain.Do("SET", otherKey, "v"))
+	// A shard channel lives in its slot's shard, as a key does.
+	assert.Equal(t, fmt.Sprintf("-MOVED %d %s\r\n", otherSlot, otherAddr), plain.Do("SPUBLISH", otherKey, "m"))
+	assert.Equal(t, ":0\r\n", plain.Do("SPUBLISH", localKey, "m"))
 	assert.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n", plain.Do("MSET", "a", "1", "b", "2"))
 	assert.Equal(t, "-ERR SELECT is not allowed in cluster mode\r\n", plain.Do("SELECT", "1"))
 	assert.Equal(t, "-ERR REPLICAOF not allowed in cluster mode.\r\n", plain.Do("REPLICAOF", "127.0.0.1", "1"))
