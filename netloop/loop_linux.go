@@ -45,6 +45,9 @@ type Conn struct {
 	loop     *Loop
 	handler  Handler
 	pending  atomic.Int64 // Pending(), readable from any goroutine
+	// Dropped is the output Close discarded unwritten, for the
+	// handler's Closed.
+	Dropped int
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
 	closing  bool // close once the pending output is written
@@ -548,6 +551,7 @@ func (c *Conn) Close() {
 	c.closed = true
 	syscall.Close(c.fd)
 	delete(c.loop.conns, c.fd)
+	c.Dropped = c.outBytes
 	c.out, c.outBytes, c.tailOwned, c.iov = nil, 0, false, nil
 	c.pending.Store(0)
 	c.fireDrained()

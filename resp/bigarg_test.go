@@ -151,6 +151,24 @@ func TestBigArgAnnouncedLongerThanSent(t *testing.T) {
 	}
 }
 
+// A connection closed in the middle of a big argument leaves its
+// allocation, and those it outgrew, as garbage: Abandoned counts them;
+// a reader that took only small commands abandons nothing.
+func TestBigArgAbandoned(t *testing.T) {
+	const sent = 1 << 20
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\n" + strings.Repeat("x", sent)
+	rd := NewReader(&chunkReader{data: []byte(in), n: 4096}, Limits{})
+	_, err := rd.ReadBatch(nil)
+	require.ErrorIs(t, err, io.EOF)
+	require.GreaterOrEqual(t, rd.Abandoned(), int64(sent))
+
+	rd = NewReader(&chunkReader{data: []byte(mb("SET", "k", "v")), n: 4096}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Len(t, dst, 1)
+	require.Zero(t, rd.Abandoned())
+}
+
 // proto-max-bulk-len bounds a big argument as any other.
 func TestBigArgMaxBulkLen(t *testing.T) {
 	lim := Limits{MaxBulkLen: 100000}

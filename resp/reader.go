@@ -405,6 +405,22 @@ func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
 	return dropped
 }
 
+// Abandoned is, for a connection that closes, the bytes of allocations
+// of the reader's own that become garbage: a buffer grown past the
+// initial one, a big argument in progress and those it outgrew, and
+// arguments spilled or read apart. The release of freed memory counts
+// them, as it counts big arguments no command kept.
+func (r *Reader) Abandoned() int64 {
+	n := r.grown + int64(cap(r.big)) + int64(cap(r.spilled))
+	for _, e := range r.exts {
+		n += int64(cap(e))
+	}
+	if cap(r.buf) > initialBufSize {
+		n += int64(cap(r.buf))
+	}
+	return n
+}
+
 // IsOwned reports whether arg, an argument ReadBatch returned, is a big
 // argument in an allocation of its own that the caller may keep.
 func IsOwned(arg []byte) bool { return len(arg) >= BigArg }

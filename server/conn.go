@@ -296,8 +296,16 @@ func (c *conn) unlock(locked bool) {
 }
 
 // Closed implements netloop.Handler.
-func (c *conn) Closed(*netloop.Conn) {
+func (c *conn) Closed(lc *netloop.Conn) {
 	s := c.s
+	// A client cut off in the middle of a big argument (or one that
+	// sent a long inline line, or many arguments), or with replies it
+	// did not read, leaves its buffers as garbage: without this, a
+	// stream of such clients let the heap grow by the collector's whole
+	// allowance (gcfloor.go) before a collection.
+	if n := c.rd.Abandoned() + int64(lc.Dropped); n > 0 {
+		s.rel.freed(n)
+	}
 	locked := c.lock(true)
 	s.drop(c)
 	c.unlock(locked)
