@@ -41,13 +41,14 @@ const (
 // Conn is one connection on a loop. Its methods must be called on the
 // loop's goroutine (from Handler callbacks or functions run with Submit).
 type Conn struct {
+	// Dropped is the output Close discarded unwritten, for the
+	// handler's Closed.
+	Dropped int
+
 	fd       int
 	loop     *Loop
 	handler  Handler
 	pending  atomic.Int64 // Pending(), readable from any goroutine
-	// Dropped is the output Close discarded unwritten, for the
-	// handler's Closed.
-	Dropped int
 	closed   bool
 	detached bool // not reading: a goroutine works on the connection's behalf
 	closing  bool // close once the pending output is written
