@@ -40,6 +40,7 @@ type Node struct {
 	reports      map[bus.Name]int64 // masters that report it failing, and when
 	dialing      bool               // its outbound link is being made
 	votedTime    int64              // when this node last voted for a replica of it, Unix ms
+	orphanedTime int64              // since when it is a master without working replicas, Unix ms
 }
 
 // IsReplica reports whether n is a replica with a known master.

@@ -125,6 +125,11 @@ func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) st
 		}
 		return ""
 	}
+	// A replica serves reads of its master's slots to a READONLY client
+	// (and shard channels to anyone).
+	if (cl.ReadOnlyCluster || pubsubShard) && !writes && !rt.MyMaster.IsZero() && owner.Name == rt.MyMaster {
+		return ""
+	}
 	if owner.Myself {
 		return ""
 	}

@@ -426,6 +426,10 @@ func (s *Server) Run(ctx context.Context) error {
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
 			s.ks.Exec(func() { s.link.Start(host, port) })
 		}
+		if s.cluster != nil {
+			// A replica in nodes.conf replicates its master from now on.
+			s.cluster.ServeRoles()
+		}
 		if s.Addr() != nil {
 			s.log.Noticef("Ready to accept connections tcp")
 		}

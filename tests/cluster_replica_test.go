@@ -1,0 +1,366 @@
+package tests
+
+// Cluster replicas end to end: zredis nodes as replicas in a cluster with
+// redis-server 7.0 nodes (CLUSTER REPLICATE), promoted when their master
+// dies or by CLUSTER FAILOVER, and zredis masters handing over to their
+// replicas in a manual failover.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tryDo sends one command to addr on a new connection and returns the
+// raw reply, or the error: the node may be dead or busy.
+func tryDo(addr string, args ...string) (string, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write(Encode(args...)); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	err = readRaw(bufio.NewReader(nc), &b)
+	return b.String(), err
+}
+
+// nodeFields is the CLUSTER NODES line of node id as p sees it, split
+// in fields; nil when p does not know it or does not answer.
+func nodeFields(t *testing.T, p *Proc, id string) []string {
+	nodes, err := tryDo(p.Addr, "CLUSTER", "NODES")
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(nodes, "\n") {
+		if f := strings.Fields(l); len(f) >= 8 && f[0] == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// isReplicaOf reports whether every one of ps sees node id as a replica of
+// master.
+func isReplicaOf(t *testing.T, ps []*Proc, id, master string) bool {
+	for _, p := range ps {
+		f := nodeFields(t, p, id)
+		if f == nil || !strings.Contains(f[2], "slave") || f[3] != master {
+			return false
+		}
+	}
+	return true
+}
+
+// masterOf reports whether every one of ps sees node id as a master
+// serving slots.
+func masterOf(t *testing.T, ps []*Proc, id string) bool {
+	for _, p := range ps {
+		f := nodeFields(t, p, id)
+		if f == nil || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") || len(f) < 9 {
+			return false
+		}
+	}
+	return true
+}
+
+// clusterHealthy reports whether every one of ps says cluster_state:ok
+// and knows n nodes.
+func clusterHealthy(t *testing.T, ps []*Proc, n int) bool {
+	for _, p := range ps {
+		info, err := tryDo(p.Addr, "CLUSTER", "INFO")
+		if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)+"\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// requireChecked runs redis-cli --cluster check against every one of ps:
+// every node agrees, every slot is covered.
+func requireChecked(t *testing.T, ps []*Proc) {
+	t.Helper()
+	for _, p := range ps {
+		// A node that just changed role may not have told every other
+		// one yet: checked until it agrees, within a deadline.
+		var out string
+		ok := pollUntil(30*time.Second, func() bool {
+			var code int
+			out, code = clusterCLI(t, "--cluster", "check", p.Addr)
+			return code == 0 && strings.Contains(out, "[OK] All nodes agree about slots configuration.") &&
+				strings.Contains(out, "[OK] All 16384 slots covered.")
+		})
+		require.True(t, ok, "%s: %s", p.Name, out)
+	}
+}
+
+func myID(t *testing.T, p *Proc) string {
+	t.Helper()
+	return bulkText(Dial(t, p.Addr).Do("CLUSTER", "MYID"))
+}
+
+// linkUp reports whether p's link to its master is up.
+func linkUp(p *Proc) bool {
+	info, err := tryDo(p.Addr, "INFO", "replication")
+	return err == nil && strings.Contains(info, "master_link_status:up")
+}
+
+// CLUSTER REPLICATE and CLUSTER FAILOVER's refusals on a zredis node and
+// on a redis-server node that joined the same cluster: the same replies
+// (their own names aside); then both become replicas of a redis-server
+// master.
+func TestClusterReplicateDiff(t *testing.T) {
+	RequireRedis(t)
+	m := StartRedis(t, clusterNodeArgs(t)...)
+	rr := StartRedis(t, clusterNodeArgs(t)...)
+	zp := StartZredis(t, clusterNodeArgs(t)...)
+	rp := StartRedis(t, clusterNodeArgs(t)...)
+	all := []*Proc{m, rr, zp, rp}
+	for _, p := range all[1:] {
+		require.Equal(t, "+OK\r\n", Dial(t, p.Addr).Do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(m.Port), strconv.Itoa(busPortOf(t, m))))
+	}
+	mID, rrID := myID(t, m), myID(t, rr)
+	require.Eventually(t, func() bool {
+		for _, p := range all {
+			if !strings.Contains(Dial(t, p.Addr).Do("CLUSTER", "INFO"), "cluster_known_nodes:4\r\n") {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "the nodes do not meet")
+	require.Equal(t, "+OK\r\n", Dial(t, rr.Addr).Do("CLUSTER", "REPLICATE", mID))
+	require.Eventually(t, func() bool { return isReplicaOf(t, all, rrID, mID) }, 30*time.Second, 100*time.Millisecond)
+
+	z, r := Dial(t, zp.Addr), Dial(t, rp.Addr)
+	zid, rid := myID(t, zp), myID(t, rp)
+	slot := strings.Trim(z.Do("CLUSTER", "KEYSLOT", "k"), ":\r\n")
+	for _, args := range [][]string{
+		{"CLUSTER", "REPLICATE", "nosuchnode"},
+		{"CLUSTER", "REPLICATE", "0123456789012345678901234567890123456789"},
+		{"CLUSTER", "REPLICATE", "<myid>"},
+		{"CLUSTER", "REPLICATE", rrID},
+		{"CLUSTER", "REPLICATE", mID, "extra"},
+		{"CLUSTER", "FAILOVER"},
+		{"CLUSTER", "FAILOVER", "FORCE"},
+		{"CLUSTER", "FAILOVER", "TAKEOVER"},
+		{"CLUSTER", "FAILOVER", "bogus"},
+		{"CLUSTER", "FAILOVER", "FORCE", "extra"},
+		{"CLUSTER", "ADDSLOTS", slot},
+		{"CLUSTER", "REPLICATE", mID},
+		{"SET", "k", "v"},
+		{"CLUSTER", "DELSLOTS", slot},
+		{"CLUSTER", "REPLICATE", mID},
+		{"FLUSHALL"},
+		{"CLUSTER", "REPLICATE", mID},
+		{"CLUSTER", "REPLICATE", mID},
+		{"CLUSTER", "REPLICATE", rrID},
+		{"CLUSTER", "FAILOVER", "bogus"},
+	} {
+		za, ra := append([]string(nil), args...), append([]string(nil), args...)
+		for i, a := range args {
+			if a == "<myid>" {
+				za[i], ra[i] = zid, rid
+			}
+		}
+		zr, rr := z.Do(za...), r.Do(ra...)
+		assert.Equal(t, strings.ReplaceAll(rr, rid, "<myid>"), strings.ReplaceAll(zr, zid, "<myid>"), "%q", args)
+	}
+	// Both are replicas of m in every node's view, and replicate it.
+	require.Eventually(t, func() bool {
+		return isReplicaOf(t, all, zid, mID) && isReplicaOf(t, all, rid, mID) && linkUp(zp) && linkUp(rp)
+	}, 30*time.Second, 100*time.Millisecond, "the nodes do not become replicas of m")
+	assert.Contains(t, z.Do("ROLE"), "slave")
+	// A replica of a master without slots has nothing to fail over.
+	assert.Equal(t, r.Do("CLUSTER", "FAILOVER"), z.Do("CLUSTER", "FAILOVER"))
+}
+
+// busPortOf is a node's cluster bus port, from its arguments.
+func busPortOf(t *testing.T, p *Proc) int {
+	t.Helper()
+	for _, l := range strings.Split(Dial(t, p.Addr).Do("CONFIG", "GET", "cluster-port"), "\r\n") {
+		if n, err := strconv.Atoi(l); err == nil && n > 0 {
+			return n
+		}
+	}
+	t.Fatalf("%s: no cluster-port", p.Name)
+	return 0
+}
+
+// clusterWriter writes keys through a ClusterClient until stopped, and keeps
+// those acknowledged: a failover may refuse some, never lose one.
+type clusterWriter struct {
+	cc   *redis.ClusterClient
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	acks map[string]string
+}
+
+func startClusterWriter(addrs []string, prefix string) *clusterWriter {
+	w := &clusterWriter{cc: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
+		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}),
+		stop: make(chan struct{}), done: make(chan struct{}), acks: map[string]string{}}
+	go func() {
+		defer close(w.done)
+		ctx := context.Background()
+		for i := 0; ; i++ {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			k, v := fmt.Sprintf("%s:%d", prefix, i), strconv.Itoa(i)
+			if w.cc.Set(ctx, k, v, 0).Err() == nil {
+				w.mu.Lock()
+				w.acks[k] = v
+				w.mu.Unlock()
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+	return w
+}
+
+// count is how many writes were acknowledged so far.
+func (w *clusterWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acks)
+}
+
+// finish stops the writer and checks every acknowledged write is read
+// back through a new client of addrs.
+func (w *clusterWriter) finish(t *testing.T, addrs []string) {
+	t.Helper()
+	close(w.stop)
+	<-w.done
+	w.cc.Close()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
+	defer cc.Close()
+	ctx := context.Background()
+	require.NotEmpty(t, w.acks)
+	lost := 0
+	for k, v := range w.acks {
+		got, err := cc.Get(ctx, k).Result()
+		if err != nil || got != v {
+			lost++
+			if lost < 5 {
+				t.Errorf("acknowledged write %s=%s read back as %q, %v", k, v, got, err)
+			}
+		}
+	}
+	require.Zero(t, lost, "acknowledged writes lost (of %d)", len(w.acks))
+}
+
+// waitWrites waits until the writer got n more writes acknowledged.
+func (w *clusterWriter) waitWrites(t *testing.T, n int) {
+	t.Helper()
+	from := w.count()
+	require.True(t, pollUntil(60*time.Second, func() bool { return w.count() >= from+n }),
+		"the cluster does not take writes")
+}
+
+// A zredis replica of a redis-server master in a mixed cluster, added by
+// redis-cli --cluster add-node --cluster-slave (CLUSTER REPLICATE): kill
+// -9 of the master, and the zredis replica wins the election; every node
+// agrees, every acknowledged write is read. Its expiry listener got
+// nothing while it was a replica (the keys its master expired), and gets
+// the keys of its slots that expire once it is the master, those whose
+// deadline passed while it waited for the election included.
+func TestClusterZredisReplicaPromoted(t *testing.T) {
+	RequireRedis(t)
+	requirePythonZMQ(t)
+	ctx := context.Background()
+	ep := zmqEndpoint(t)
+	ra := StartRedis(t, clusterNodeArgs(t)...)
+	rb := StartRedis(t, clusterNodeArgs(t)...)
+	zc := StartZredis(t, clusterNodeArgs(t)...)
+	zr := StartZredis(t, append(clusterNodeArgs(t), "--expiry-zmq-endpoints", ep)...)
+	out, code := clusterCLI(t, "--cluster", "create", ra.Addr, rb.Addr, zc.Addr, "--cluster-yes")
+	require.Equal(t, 0, code, out)
+	raID, zrID := myID(t, ra), myID(t, zr)
+	out, code = clusterCLI(t, "--cluster", "add-node", zr.Addr, ra.Addr, "--cluster-slave", "--cluster-master-id", raID)
+	require.Equal(t, 0, code, out)
+	all := []*Proc{ra, rb, zc, zr}
+	require.Eventually(t, func() bool {
+		return clusterHealthy(t, all, 4) && isReplicaOf(t, all, zrID, raID) && linkUp(zr)
+	}, 60*time.Second, 100*time.Millisecond, "the zredis replica does not join")
+	requireChecked(t, all)
+	l := startListener(t, []string{ep})
+	waitInfo(t, Dial(t, zr.Addr), "expiry_zmq_listeners", "1", 30*time.Second)
+
+	w := startClusterWriter([]string{ra.Addr, zc.Addr}, "w")
+	w.waitWrites(t, 500)
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{ra.Addr}, MaxRedirects: 16})
+	defer cc.Close()
+	// Keys that expire while ra is up (ra sends their DEL), and keys due
+	// a few seconds on, which the promoted replica expires.
+	for i := range 200 {
+		require.NoError(t, cc.Set(ctx, fmt.Sprintf("early:%d", i), "e", 300*time.Millisecond).Err())
+	}
+	for i := range 200 {
+		require.NoError(t, cc.Set(ctx, fmt.Sprintf("late:%d", i), "l", 8*time.Second).Err())
+	}
+	a := redis.NewClient(&redis.Options{Addr: ra.Addr})
+	defer a.Close()
+	late, err := a.Keys(ctx, "late:*").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, late)
+	require.True(t, pollUntil(30*time.Second, func() bool {
+		n, err := a.Keys(ctx, "early:*").Result()
+		return err == nil && len(n) == 0
+	}), "ra does not expire its keys")
+	require.Equal(t, ":1\r\n", Dial(t, ra.Addr).Do("WAIT", "1", "5000"))
+	// A READONLY client reads the master's slots on the replica; another
+	// is sent to the master.
+	held, err := a.Keys(ctx, "w:*").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, held)
+	ro := Dial(t, zr.Addr)
+	assert.Equal(t, "+OK\r\n", ro.Do("READONLY"))
+	assert.True(t, strings.HasPrefix(ro.Do("GET", held[0]), "$"))
+	assert.True(t, strings.HasPrefix(ro.Do("SET", held[0], "x"), "-MOVED "))
+	assert.True(t, strings.HasPrefix(Dial(t, zr.Addr).Do("GET", held[0]), "-MOVED "))
+	require.Empty(t, l.quiet(time.Second), "a replica sends no expiry message")
+
+	ra.Kill()
+	live := []*Proc{rb, zc, zr}
+	require.Eventually(t, func() bool {
+		return masterOf(t, live, zrID) && clusterHealthy(t, live, 4)
+	}, 60*time.Second, 200*time.Millisecond, "the zredis replica is not promoted")
+	assert.Contains(t, Dial(t, zr.Addr).Do("ROLE"), "master")
+	w.waitWrites(t, 200)
+	requireChecked(t, live)
+	w.finish(t, []string{rb.Addr, zr.Addr})
+
+	// Every late key of its slots expires on the new master, with its
+	// message; none of the early ones had one.
+	got := map[string]bool{}
+	require.True(t, pollUntil(60*time.Second, func() bool {
+		for _, d := range l.quiet(100 * time.Millisecond) {
+			got[string(d.Key)] = true
+		}
+		return len(got) >= len(late)
+	}), "messages for %d of %d keys", len(got), len(late))
+	for _, k := range late {
+		assert.True(t, got[k], k)
+	}
+	for k := range got {
+		assert.True(t, strings.HasPrefix(k, "late:"), k)
+	}
+}
