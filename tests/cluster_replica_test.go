@@ -364,3 +364,53 @@ func TestClusterZredisReplicaPromoted(t *testing.T) {
 		assert.True(t, strings.HasPrefix(k, "late:"), k)
 	}
 }
+
+// CLUSTER FAILOVER while a client writes: on a redis-server replica of a
+// zredis master (the zredis master holds writes and gives its offset),
+// back on the zredis node, now a replica of the redis-server node, and
+// on a zredis replica of a redis-server master. Each time the replica
+// becomes the master, its old master its replica, every node agrees and
+// no acknowledged write is lost.
+func TestClusterManualFailover(t *testing.T) {
+	RequireRedis(t)
+	za := StartZredis(t, clusterNodeArgs(t)...)
+	rb := StartRedis(t, clusterNodeArgs(t)...)
+	rc := StartRedis(t, clusterNodeArgs(t)...)
+	rd := StartRedis(t, clusterNodeArgs(t)...)
+	ze := StartZredis(t, clusterNodeArgs(t)...)
+	out, code := clusterCLI(t, "--cluster", "create", za.Addr, rb.Addr, rc.Addr, "--cluster-yes")
+	require.Equal(t, 0, code, out)
+	zaID, rbID, rdID, zeID := myID(t, za), myID(t, rb), myID(t, rd), myID(t, ze)
+	out, code = clusterCLI(t, "--cluster", "add-node", rd.Addr, za.Addr, "--cluster-slave", "--cluster-master-id", zaID)
+	require.Equal(t, 0, code, out)
+	out, code = clusterCLI(t, "--cluster", "add-node", ze.Addr, rb.Addr, "--cluster-slave", "--cluster-master-id", rbID)
+	require.Equal(t, 0, code, out)
+	all := []*Proc{za, rb, rc, rd, ze}
+	require.Eventually(t, func() bool {
+		return clusterHealthy(t, all, 5) && isReplicaOf(t, all, rdID, zaID) && isReplicaOf(t, all, zeID, rbID) &&
+			linkUp(rd) && linkUp(ze)
+	}, 60*time.Second, 100*time.Millisecond, "the replicas do not join")
+
+	w := startClusterWriter([]string{za.Addr, rb.Addr, rc.Addr}, "mf")
+	for _, step := range []struct {
+		replica, master *Proc
+		replicaID, masterID string
+	}{
+		{rd, za, rdID, zaID}, // redis-server replica, zredis master
+		{za, rd, zaID, rdID}, // zredis replica, redis-server master
+		{ze, rb, zeID, rbID}, // zredis replica, redis-server master
+	} {
+		w.waitWrites(t, 300)
+		require.Eventually(t, func() bool { return linkUp(step.replica) }, 60*time.Second, 100*time.Millisecond)
+		require.Equal(t, "+OK\r\n", Dial(t, step.replica.Addr).Do("CLUSTER", "FAILOVER"), step.replica.Name)
+		require.Eventually(t, func() bool {
+			return masterOf(t, all, step.replicaID) && isReplicaOf(t, all, step.masterID, step.replicaID) &&
+				clusterHealthy(t, all, 5)
+		}, 60*time.Second, 200*time.Millisecond, "%s does not take over from %s", step.replica.Name, step.master.Name)
+		require.Eventually(t, func() bool { return linkUp(step.master) }, 60*time.Second, 100*time.Millisecond,
+			"the old master %s does not replicate the new one", step.master.Name)
+		w.waitWrites(t, 300)
+	}
+	requireChecked(t, all)
+	w.finish(t, []string{rb.Addr, rc.Addr})
+}
