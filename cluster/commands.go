@@ -267,6 +267,7 @@ func (s *State) ClusterNodes() []byte { return s.Nodes(false) }
 func (s *State) WriteSlots(w *resp.Writer, usePPort bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cfg.Myself.ReplOffset = s.opt.Offset() // a replica lists itself once it has data (isReplicaAvailable)
 	s.cfg.WriteSlots(w, s.opt.Endpoint, usePPort, func(n *Node) bool {
 		return n.Flags&bus.FlagFail == 0 && n.ReplOffset != 0
 	})
@@ -276,6 +277,7 @@ func (s *State) WriteSlots(w *resp.Writer, usePPort bool) {
 func (s *State) WriteShards(w *resp.Writer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cfg.Myself.ReplOffset = s.opt.Offset()
 	s.cfg.WriteShards(w, s.opt.Endpoint, s.opt.TLS)
 }
 

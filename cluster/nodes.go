@@ -28,7 +28,8 @@ type Node struct {
 	// CLUSTER NODES shows as "connected".
 	Linked bool
 	// ReplOffset is the replication offset its last message gave (this
-	// node's own is the caller's to set); not in nodes.conf.
+	// node's own is set from Options.Offset when a reply shows it); not
+	// in nodes.conf.
 	ReplOffset int64
 
 	// What a running node (State) keeps of it, not in nodes.conf.

@@ -211,8 +211,8 @@ type clusterWriter struct {
 }
 
 func startClusterWriter(addrs []string, prefix string) *clusterWriter {
-	w := &clusterWriter{cc: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16,
-		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}),
+	w := &clusterWriter{cc: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16, MaxRetries: 1,
+		DialTimeout: time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}),
 		stop: make(chan struct{}), done: make(chan struct{}), acks: map[string]string{}}
 	go func() {
 		defer close(w.done)
@@ -229,7 +229,10 @@ func startClusterWriter(addrs []string, prefix string) *clusterWriter {
 				w.acks[k] = v
 				w.mu.Unlock()
 			} else {
-				time.Sleep(10 * time.Millisecond)
+				// A node died or changed role: the client asks the
+				// cluster who serves what rather than wait on it.
+				w.cc.ReloadState(ctx)
+				time.Sleep(50 * time.Millisecond)
 			}
 		}
 	}()
@@ -337,6 +340,24 @@ func TestClusterZredisReplicaPromoted(t *testing.T) {
 	assert.True(t, strings.HasPrefix(ro.Do("SET", held[0], "x"), "-MOVED "))
 	assert.True(t, strings.HasPrefix(Dial(t, zr.Addr).Do("GET", held[0]), "-MOVED "))
 	require.Empty(t, l.quiet(time.Second), "a replica sends no expiry message")
+	// The replica's offset reaches the other nodes: CLUSTER SLOTS lists it
+	// with ra's slots, on a redis-server node and on itself.
+	for _, p := range []*Proc{rb, zr} {
+		c := redis.NewClient(&redis.Options{Addr: p.Addr})
+		defer c.Close()
+		require.True(t, pollUntil(30*time.Second, func() bool {
+			slots, err := c.ClusterSlots(ctx).Result()
+			if err != nil {
+				return false
+			}
+			for _, r := range slots {
+				if len(r.Nodes) == 2 && r.Nodes[0].ID == raID && r.Nodes[1].ID == zrID {
+					return true
+				}
+			}
+			return false
+		}), "%s: CLUSTER SLOTS does not list the zredis replica", p.Name)
+	}
 
 	ra.Kill()
 	live := []*Proc{rb, zc, zr}
