@@ -185,6 +185,10 @@ func New(opt Options) (*State, error) {
 		opt.Logf('-', "Node configuration loaded, I'm %.6s", cfg.Myself.Name[:])
 	}
 	s.cfg = cfg
+	// A replica in nodes.conf holds its master's data: the server is
+	// told its master once it serves (ServeRoles), and told to be a
+	// master if it is promoted or reset before.
+	s.fo.masterOn = cfg.Myself.Flags&bus.FlagReplica != 0
 	for _, n := range cfg.Nodes {
 		n.ctime = nowMs()
 		if n.Flags&bus.FlagMaster == 0 {

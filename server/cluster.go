@@ -73,8 +73,15 @@ func (s *Server) startCluster() error {
 		return err
 	}
 	// The keys by slot (COUNTKEYSINSLOT, GETKEYSINSLOT, the keys of a
-	// lost slot), kept from before the data set loads.
-	s.ks.Exec(s.ks.EnableSlotIndex)
+	// lost slot), kept from before the data set loads. A replica in
+	// nodes.conf keeps its keys past their deadline, as any replica,
+	// from the load on (Redis's iAmMaster reads the node's flags).
+	s.ks.Exec(func() {
+		s.ks.EnableSlotIndex()
+		if st.IsReplica() {
+			s.ks.SetReplica(true)
+		}
+	})
 	s.cluster = st
 	s.disp.Cluster = st
 	s.clusterOpts()
@@ -122,9 +129,11 @@ func (r clusterRepl) SetMaster(host string, port int) {
 	r.s.log.Noticef("REPLICAOF %s:%d enabled (cluster configuration)", host, port)
 }
 
-// UnsetMaster implements cluster.Replication.
+// UnsetMaster implements cluster.Replication. A replica from nodes.conf
+// whose link never started turns master all the same.
 func (r clusterRepl) UnsetMaster() {
 	if !r.s.link.IsReplica() {
+		r.s.ks.SetReplica(false)
 		return
 	}
 	r.s.link.UnsetMaster()

@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/internal/testsupport"
 )
 
 // tryDo sends one command to addr on a new connection and returns the
@@ -398,7 +400,9 @@ func TestClusterManualFailover(t *testing.T) {
 	rb := StartRedis(t, clusterNodeArgs(t)...)
 	rc := StartRedis(t, clusterNodeArgs(t)...)
 	rd := StartRedis(t, clusterNodeArgs(t)...)
-	ze := StartZredis(t, clusterNodeArgs(t)...)
+	// ze is restarted on its own directory and ports.
+	zeOpts := testsupport.Options{Name: "zredis", Bin: zredisBin, Args: clusterNodeArgs(t), Dir: t.TempDir(), Port: FreePort(t)}
+	ze := testsupport.Start(t, zeOpts)
 	out, code := clusterCLI(t, "--cluster", "create", za.Addr, rb.Addr, rc.Addr, "--cluster-yes")
 	require.Equal(t, 0, code, out)
 	zaID, rbID, rdID, zeID := myID(t, za), myID(t, rb), myID(t, rd), myID(t, ze)
@@ -420,6 +424,7 @@ func TestClusterManualFailover(t *testing.T) {
 		{rd, za, rdID, zaID}, // redis-server replica, zredis master
 		{za, rd, zaID, rdID}, // zredis replica, redis-server master
 		{ze, rb, zeID, rbID}, // zredis replica, redis-server master
+		{rb, ze, rbID, zeID}, // and back: ze is a replica again
 	} {
 		w.waitWrites(t, 300)
 		require.Eventually(t, func() bool { return linkUp(step.replica) }, 60*time.Second, 100*time.Millisecond)
@@ -432,6 +437,16 @@ func TestClusterManualFailover(t *testing.T) {
 			"the old master %s does not replicate the new one", step.master.Name)
 		w.waitWrites(t, 300)
 	}
+	// A zredis replica restarted: nodes.conf makes it a replica of its
+	// master again, which it replicates.
+	ze.Stop()
+	ze = testsupport.Start(t, zeOpts)
+	all[4] = ze
+	require.Eventually(t, func() bool {
+		return isReplicaOf(t, all, zeID, rbID) && linkUp(ze) && clusterHealthy(t, all, 5)
+	}, 60*time.Second, 100*time.Millisecond, "the restarted replica does not replicate its master")
+	assert.Contains(t, Dial(t, ze.Addr).Do("ROLE"), "slave")
+	w.waitWrites(t, 300)
 	requireChecked(t, all)
 	w.finish(t, []string{rb.Addr, rc.Addr})
 }
