@@ -255,6 +255,13 @@ func (w *clusterWriter) finish(t *testing.T, addrs []string) {
 	close(w.stop)
 	<-w.done
 	w.cc.Close()
+	w.verify(t, addrs)
+}
+
+// verify checks, after finish, that every acknowledged write is read
+// back.
+func (w *clusterWriter) verify(t *testing.T, addrs []string) {
+	t.Helper()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
 	defer cc.Close()
 	ctx := context.Background()
@@ -417,24 +424,33 @@ func TestClusterManualFailover(t *testing.T) {
 	}, 60*time.Second, 100*time.Millisecond, "the replicas do not join")
 
 	w := startClusterWriter([]string{za.Addr, rb.Addr, rc.Addr}, "mf")
-	for _, step := range []struct {
-		replica, master *Proc
+	type step struct {
+		replica, master     *Proc
 		replicaID, masterID string
-	}{
-		{rd, za, rdID, zaID}, // redis-server replica, zredis master
-		{za, rd, zaID, rdID}, // zredis replica, redis-server master
-		{ze, rb, zeID, rbID}, // zredis replica, redis-server master
-		{rb, ze, rbID, zeID}, // and back: ze is a replica again
+		args                []string
+	}
+	// failover runs CLUSTER FAILOVER args on the replica and waits until
+	// every node sees it as the master, its old master as its replica.
+	failover := func(st step) {
+		t.Helper()
+		require.Eventually(t, func() bool { return linkUp(st.replica) }, 60*time.Second, 100*time.Millisecond)
+		args := append([]string{"CLUSTER", "FAILOVER"}, st.args...)
+		require.Equal(t, "+OK\r\n", Dial(t, st.replica.Addr).Do(args...), st.replica.Name)
+		require.Eventually(t, func() bool {
+			return masterOf(t, all, st.replicaID) && isReplicaOf(t, all, st.masterID, st.replicaID) &&
+				clusterHealthy(t, all, 5)
+		}, 60*time.Second, 200*time.Millisecond, "%s does not take over from %s (%q)", st.replica.Name, st.master.Name, args)
+		require.Eventually(t, func() bool { return linkUp(st.master) }, 60*time.Second, 100*time.Millisecond,
+			"the old master %s does not replicate the new one", st.master.Name)
+	}
+	for _, st := range []step{
+		{rd, za, rdID, zaID, nil}, // redis-server replica, zredis master
+		{za, rd, zaID, rdID, nil}, // zredis replica, redis-server master
+		{ze, rb, zeID, rbID, nil}, // zredis replica, redis-server master
+		{rb, ze, rbID, zeID, nil}, // and back: ze is a replica again
 	} {
 		w.waitWrites(t, 300)
-		require.Eventually(t, func() bool { return linkUp(step.replica) }, 60*time.Second, 100*time.Millisecond)
-		require.Equal(t, "+OK\r\n", Dial(t, step.replica.Addr).Do("CLUSTER", "FAILOVER"), step.replica.Name)
-		require.Eventually(t, func() bool {
-			return masterOf(t, all, step.replicaID) && isReplicaOf(t, all, step.masterID, step.replicaID) &&
-				clusterHealthy(t, all, 5)
-		}, 60*time.Second, 200*time.Millisecond, "%s does not take over from %s", step.replica.Name, step.master.Name)
-		require.Eventually(t, func() bool { return linkUp(step.master) }, 60*time.Second, 100*time.Millisecond,
-			"the old master %s does not replicate the new one", step.master.Name)
+		failover(st)
 		w.waitWrites(t, 300)
 	}
 	// A zredis replica restarted: nodes.conf makes it a replica of its
@@ -449,4 +465,15 @@ func TestClusterManualFailover(t *testing.T) {
 	w.waitWrites(t, 300)
 	requireChecked(t, all)
 	w.finish(t, []string{rb.Addr, rc.Addr})
+
+	// FORCE (no handshake with the master) and TAKEOVER (no election),
+	// with no write in flight: they may lose what the replica had not
+	// received.
+	require.Equal(t, ":1\r\n", Dial(t, rb.Addr).Do("WAIT", "1", "5000"))
+	failover(step{ze, rb, zeID, rbID, []string{"FORCE"}})
+	failover(step{rb, ze, rbID, zeID, []string{"TAKEOVER"}})
+	require.Equal(t, ":1\r\n", Dial(t, rb.Addr).Do("WAIT", "1", "5000"))
+	failover(step{ze, rb, zeID, rbID, []string{"TAKEOVER"}})
+	requireChecked(t, all)
+	w.verify(t, []string{rb.Addr, rc.Addr})
 }
