@@ -229,7 +229,7 @@ func (s *State) setMaster(n *Node) {
 		clear(s.cfg.Migrating)
 		clear(s.cfg.Importing)
 	}
-	me.Master = n.Name
+	s.moveReplica(me, n)
 	s.fo.reconnect = true
 	s.resetManualFailover()
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true

@@ -115,7 +115,7 @@ func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 					s.todoSave, s.stateChanged = true, true
 				}
 				if master := s.cfg.Lookup(h.ReplicaOf); master != nil && sender.Master != master.Name {
-					sender.Master = master.Name
+					s.moveReplica(sender, master)
 					s.todoSave = true
 				}
 			}
@@ -407,10 +407,43 @@ func (s *State) setAsMaster(n *Node) {
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 }
 
-// addSlot gives slot to n (clusterAddSlot); false if it has an owner.
+// moveReplica records that replica r now replicates master
+// (clusterNodeRemoveSlave, clusterNodeAddSlave): a master with replicas
+// is one replicas may migrate to once it has none working, a master left
+// without any is not. Under mu.
+func (s *State) moveReplica(r, master *Node) {
+	if old := s.cfg.Lookup(r.Master); old != nil && old != master {
+		r.Master = bus.Name{}
+		if len(s.cfg.Replicas(old)) == 0 {
+			old.Flags &^= bus.FlagMigrateTo
+		}
+	}
+	r.Master = master.Name
+	master.Flags |= bus.FlagMigrateTo
+}
+
+// mastersHaveReplicas reports whether some master has a replica
+// (clusterMastersHaveSlaves). Under mu.
+func (s *State) mastersHaveReplicas() bool {
+	for _, n := range s.cfg.Nodes {
+		if n.Flags&bus.FlagReplica != 0 && !n.Master.IsZero() {
+			if m := s.cfg.Lookup(n.Master); m != nil && m.Flags&bus.FlagReplica == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addSlot gives slot to n (clusterAddSlot); false if it has an owner. A
+// master's first slot makes it one replicas may migrate to, when other
+// masters have replicas (clusterNodeSetSlotBit).
 func (s *State) addSlot(n *Node, slot int) bool {
 	if s.slots[slot] != nil {
 		return false
+	}
+	if n.Slots == (bus.Bitmap{}) && s.mastersHaveReplicas() {
+		n.Flags |= bus.FlagMigrateTo
 	}
 	n.Slots.Set(slot)
 	s.slots[slot] = n
@@ -462,6 +495,9 @@ func (s *State) delNode(n *Node) {
 			s.cfg.Nodes = append(s.cfg.Nodes[:i], s.cfg.Nodes[i+1:]...)
 			break
 		}
+	}
+	if m := s.cfg.Lookup(n.Master); m != nil && n.Flags&bus.FlagReplica != 0 && len(s.cfg.Replicas(m)) == 0 {
+		m.Flags &^= bus.FlagMigrateTo
 	}
 	s.todoSave, s.stateChanged = true, true
 }

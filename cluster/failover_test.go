@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/cluster/bus"
+)
+
+// migrationState is a node that replicates m1, beside replica r2 of m1
+// and m2, a master with slots that had replicas and has none: what
+// clusterHandleSlaveMigration looks at.
+func migrationState(t *testing.T, barrier int, allow bool) (s *State, m1, m2 *Node) {
+	t.Helper()
+	s, err := New(Options{MigrationBarrier: barrier, AllowReplicaMigration: allow})
+	require.NoError(t, err)
+	name := func(c string) bus.Name { return nameOf(strings.Repeat(c, bus.NameLen)) }
+	me := s.cfg.Myself
+	me.Name = name("1") // the smallest name: the candidate
+	m1 = &Node{Name: name("a"), Flags: bus.FlagMaster | bus.FlagMigrateTo, IP: "127.0.0.1", Port: 1}
+	m2 = &Node{Name: name("b"), Flags: bus.FlagMaster | bus.FlagMigrateTo, IP: "127.0.0.1", Port: 2}
+	r2 := &Node{Name: name("c"), Flags: bus.FlagReplica, Master: m1.Name}
+	s.cfg.Nodes = append(s.cfg.Nodes, m1, m2, r2)
+	s.setMaster(m1)
+	for j := 0; j < 100; j++ {
+		s.addSlot(m1, j)
+		s.addSlot(m2, 100+j)
+	}
+	s.state = stateOK
+	return s, m1, m2
+}
+
+// A replica of a master with two working replicas moves to the orphaned
+// master, once it has been orphaned for the migration delay; not when
+// its master would keep no more than cluster-migration-barrier replicas,
+// nor without cluster-allow-replica-migration.
+func TestReplicaMigration(t *testing.T) {
+	s, m1, m2 := migrationState(t, 1, true)
+	s.replicaMigrationIfNeeded()
+	require.Equal(t, m1.Name, s.cfg.Myself.Master, "no migration before the delay")
+	require.NotZero(t, m2.orphanedTime)
+	m2.orphanedTime -= migrationDelay + 1
+	s.replicaMigrationIfNeeded()
+	require.Equal(t, m2.Name, s.cfg.Myself.Master)
+	require.True(t, s.fo.reconnect, "the server is told its new master")
+	require.NotZero(t, m2.Flags&bus.FlagMigrateTo)
+
+	for _, c := range []struct {
+		barrier int
+		allow   bool
+	}{{2, true}, {1, false}} {
+		s, m1, m2 := migrationState(t, c.barrier, c.allow)
+		s.replicaMigrationIfNeeded()
+		m2.orphanedTime -= migrationDelay + 1
+		s.replicaMigrationIfNeeded()
+		require.Equal(t, m1.Name, s.cfg.Myself.Master, "%+v", c)
+	}
+}
+
+// A master that lost its last slot to a newer configuration becomes a
+// replica of the node that took it; a master that keeps slots gives up
+// the keys of those it lost (clusterUpdateSlotsConfigWith).
+func TestUpdateSlotsConfigDemotes(t *testing.T) {
+	s, err := New(Options{AllowReplicaMigration: true})
+	require.NoError(t, err)
+	me := s.cfg.Myself
+	me.ConfigEpoch = 1
+	other := &Node{Name: nameOf(strings.Repeat("d", bus.NameLen)), Flags: bus.FlagMaster, ConfigEpoch: 2, IP: "127.0.0.1", Port: 3}
+	s.cfg.Nodes = append(s.cfg.Nodes, other)
+	for j := 0; j < 10; j++ {
+		s.addSlot(me, j)
+	}
+	var some bus.Bitmap
+	some.Set(3)
+	s.updateSlotsConfigWith(other, 2, &some)
+	require.NotZero(t, me.Flags&bus.FlagMaster)
+	require.Equal(t, []int{3}, s.lostSlots)
+
+	s.lostSlots = nil
+	var all bus.Bitmap
+	for j := 0; j < 10; j++ {
+		all.Set(j)
+	}
+	s.updateSlotsConfigWith(other, 2, &all)
+	require.NotZero(t, me.Flags&bus.FlagReplica)
+	require.Equal(t, other.Name, me.Master)
+	require.Empty(t, s.lostSlots, "a node that becomes a replica resynchronises instead")
+	require.Equal(t, 10, other.numSlots())
+}
