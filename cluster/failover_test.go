@@ -3,6 +3,7 @@ package cluster
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +89,69 @@ func TestUpdateSlotsConfigDemotes(t *testing.T) {
 	require.Equal(t, other.Name, me.Master)
 	require.Empty(t, s.lostSlots, "a node that becomes a replica resynchronises instead")
 	require.Equal(t, 10, other.numSlots())
+}
+
+// electionState is a replica (offset 100) of m, a failed master with
+// slots, beside r2, another replica of m with the given offset, in a
+// cluster of three masters.
+func electionState(t *testing.T, opt Options, r2Offset int64) (s *State, log *logRecorder) {
+	t.Helper()
+	log = &logRecorder{}
+	opt.Logf = log.logf
+	opt.Offset = func() int64 { return 100 }
+	opt.NodeTimeout = time.Second
+	s, err := New(opt)
+	require.NoError(t, err)
+	name := func(c string) bus.Name { return nameOf(strings.Repeat(c, bus.NameLen)) }
+	m := &Node{Name: name("a"), Flags: bus.FlagMaster | bus.FlagFail, failTime: nowMs()}
+	r2 := &Node{Name: name("c"), Flags: bus.FlagReplica, Master: m.Name, ReplOffset: r2Offset}
+	s.cfg.Nodes = append(s.cfg.Nodes, m, r2)
+	s.setMaster(m)
+	for j := 0; j < 100; j++ {
+		s.addSlot(m, j)
+	}
+	s.size = 3
+	return s, log
+}
+
+// A replica's election (clusterHandleSlaveFailover): none with
+// cluster-replica-no-failover or data too old; a delay of a second per
+// replica with a better offset; the request in a new epoch once the
+// delay passed; with a majority of the votes, the master's slots.
+func TestReplicaElection(t *testing.T) {
+	s, _ := electionState(t, Options{ReplicaNoFailover: true}, 0)
+	s.handleReplicaFailover(0)
+	require.Zero(t, s.fo.authTime, "no election with cluster-replica-no-failover")
+
+	s, log := electionState(t, Options{ReplicaValidityFactor: 10, ReplPingPeriod: 10 * time.Second}, 0)
+	s.handleReplicaFailover(60_000)
+	require.Zero(t, s.fo.authTime, "no election with data too old")
+	s.cfg.Lookup(s.cfg.Myself.Master).failTime -= 10_000 // logged once the master failed long enough ago
+	s.fo.cantReason = cantNone
+	s.handleReplicaFailover(60_000)
+	require.True(t, log.has("Disconnected from master for longer than allowed"))
+
+	s, _ = electionState(t, Options{}, 200) // r2 has more data: rank 1
+	now := nowMs()
+	s.handleReplicaFailover(0)
+	require.Equal(t, 1, s.fo.authRank)
+	require.GreaterOrEqual(t, s.fo.authTime, now+1500)
+	require.False(t, s.fo.authSent)
+
+	s.fo.authTime = nowMs() - 1 // the delay passed
+	epoch := s.cfg.CurrentEpoch
+	s.handleReplicaFailover(0)
+	require.True(t, s.fo.authSent)
+	require.Equal(t, epoch+1, s.fo.authEpoch)
+
+	s.fo.authCount = 1
+	s.handleReplicaFailover(0)
+	require.NotZero(t, s.cfg.Myself.Flags&bus.FlagReplica, "one vote of three masters is not a majority")
+	s.fo.authCount = 2
+	s.handleReplicaFailover(0)
+	me := s.cfg.Myself
+	require.NotZero(t, me.Flags&bus.FlagMaster)
+	require.Equal(t, 100, me.numSlots())
+	require.Equal(t, s.fo.authEpoch, me.ConfigEpoch)
+	require.True(t, s.fo.promoted, "the server is told to turn master")
 }
