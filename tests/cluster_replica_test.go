@@ -188,6 +188,13 @@ func TestClusterReplicateDiff(t *testing.T) {
 	assert.Contains(t, z.Do("ROLE"), "slave")
 	// A replica of a master without slots has nothing to fail over.
 	assert.Equal(t, r.Do("CLUSTER", "FAILOVER"), z.Do("CLUSTER", "FAILOVER"))
+	// CLUSTER RESET makes a replica a master again, alone.
+	assert.Equal(t, r.Do("CLUSTER", "RESET"), z.Do("CLUSTER", "RESET"))
+	for _, c := range []*Conn{z, r} {
+		assert.True(t, strings.HasPrefix(c.Do("ROLE"), "*3\r\n$6\r\nmaster\r\n"))
+		assert.Contains(t, c.Do("CLUSTER", "INFO"), "cluster_known_nodes:1\r\n")
+		assert.Contains(t, c.Do("CLUSTER", "NODES"), "myself,master")
+	}
 }
 
 // busPortOf is a node's cluster bus port, from its arguments.
