@@ -259,10 +259,16 @@ func (w *clusterWriter) count() int {
 // back through a new client of addrs.
 func (w *clusterWriter) finish(t *testing.T, addrs []string) {
 	t.Helper()
+	w.halt()
+	w.verify(t, addrs)
+}
+
+// halt stops the writer: before a master is killed, so that what it
+// acknowledged reached its replicas (WAIT) and may be checked later.
+func (w *clusterWriter) halt() {
 	close(w.stop)
 	<-w.done
 	w.cc.Close()
-	w.verify(t, addrs)
 }
 
 // verify checks, after finish, that every acknowledged write is read
@@ -297,7 +303,8 @@ func (w *clusterWriter) waitWrites(t *testing.T, n int) {
 // A zredis replica of a redis-server master in a mixed cluster, added by
 // redis-cli --cluster add-node --cluster-slave (CLUSTER REPLICATE): kill
 // -9 of the master, and the zredis replica wins the election; every node
-// agrees, every acknowledged write is read. Its expiry listener got
+// agrees, every acknowledged write is read (those before the kill once
+// WAIT saw them replicated, and those after). Its expiry listener got
 // nothing while it was a replica (the keys its master expired), and gets
 // the keys of its slots that expire once it is the master, those whose
 // deadline passed while it waited for the election included.
@@ -325,6 +332,7 @@ func TestClusterZredisReplicaPromoted(t *testing.T) {
 
 	w := startClusterWriter([]string{ra.Addr, zc.Addr}, "w")
 	w.waitWrites(t, 500)
+	w.halt()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{ra.Addr}, MaxRedirects: 16})
 	defer cc.Close()
 	// Keys that expire while ra is up (ra sends their DEL), and keys due
@@ -381,9 +389,11 @@ func TestClusterZredisReplicaPromoted(t *testing.T) {
 		return masterOf(t, live, zrID) && clusterHealthy(t, live, 4)
 	}, 60*time.Second, 200*time.Millisecond, "the zredis replica is not promoted")
 	assert.Contains(t, Dial(t, zr.Addr).Do("ROLE"), "master")
-	w.waitWrites(t, 200)
+	w2 := startClusterWriter([]string{rb.Addr, zr.Addr}, "w2")
+	w2.waitWrites(t, 200)
 	requireChecked(t, live)
-	w.finish(t, []string{rb.Addr, zr.Addr})
+	w2.finish(t, []string{rb.Addr, zr.Addr})
+	w.verify(t, []string{rb.Addr, zr.Addr})
 
 	// Every late key of its slots expires on the new master, with its
 	// message; none of the early ones had one.
@@ -483,4 +493,78 @@ func TestClusterManualFailover(t *testing.T) {
 	failover(step{ze, rb, zeID, rbID, []string{"TAKEOVER"}})
 	requireChecked(t, all)
 	w.verify(t, []string{rb.Addr, rc.Addr})
+}
+
+// A zredis master with two zredis replicas, one with
+// cluster-replica-no-failover: killed, the other replica is elected, and
+// the one that may not fail over follows it as its new master's replica.
+// Every acknowledged write is read.
+func TestClusterZredisOnlyFailover(t *testing.T) {
+	RequireRedis(t) // redis-cli
+	za := StartZredis(t, clusterNodeArgs(t)...)
+	zb := StartZredis(t, clusterNodeArgs(t)...)
+	zc := StartZredis(t, clusterNodeArgs(t)...)
+	// Without migration: a master with two replicas gives one to a
+	// master without any (TestClusterReplicaMigration).
+	noMigration := func() []string { return append(clusterNodeArgs(t), "--cluster-allow-replica-migration", "no") }
+	r1 := StartZredis(t, noMigration()...)
+	r2 := StartZredis(t, append(noMigration(), "--cluster-replica-no-failover", "yes")...)
+	out, code := clusterCLI(t, "--cluster", "create", za.Addr, zb.Addr, zc.Addr, "--cluster-yes")
+	require.Equal(t, 0, code, out)
+	zaID, r1ID, r2ID := myID(t, za), myID(t, r1), myID(t, r2)
+	for _, r := range []*Proc{r1, r2} {
+		out, code = clusterCLI(t, "--cluster", "add-node", r.Addr, za.Addr, "--cluster-slave", "--cluster-master-id", zaID)
+		require.Equal(t, 0, code, out)
+	}
+	all := []*Proc{za, zb, zc, r1, r2}
+	require.Eventually(t, func() bool {
+		return clusterHealthy(t, all, 5) && isReplicaOf(t, all, r1ID, zaID) && isReplicaOf(t, all, r2ID, zaID) &&
+			linkUp(r1) && linkUp(r2)
+	}, 60*time.Second, 100*time.Millisecond, "the replicas do not join")
+	f := nodeFields(t, zb, r2ID)
+	require.NotNil(t, f)
+	assert.Contains(t, f[2], "nofailover")
+
+	w := startClusterWriter([]string{za.Addr, zb.Addr}, "z")
+	w.waitWrites(t, 500)
+	w.halt()
+	require.Equal(t, ":2\r\n", Dial(t, za.Addr).Do("WAIT", "2", "5000"))
+	za.Kill()
+	live := []*Proc{zb, zc, r1, r2}
+	require.Eventually(t, func() bool {
+		return masterOf(t, live, r1ID) && isReplicaOf(t, live, r2ID, r1ID) && clusterHealthy(t, live, 5) && linkUp(r2)
+	}, 60*time.Second, 200*time.Millisecond, "r1 is not elected, or r2 does not follow it")
+	w2 := startClusterWriter([]string{zb.Addr, r1.Addr}, "z2")
+	w2.waitWrites(t, 200)
+	requireChecked(t, live)
+	w2.finish(t, []string{zb.Addr, r1.Addr})
+	w.verify(t, []string{zb.Addr, r1.Addr})
+}
+
+// Replica migration: of a zredis master's two zredis replicas, one moves
+// to a master that has none (clusterHandleSlaveMigration), after the
+// delay, and replicates it.
+func TestClusterReplicaMigration(t *testing.T) {
+	RequireRedis(t) // redis-cli
+	za := StartZredis(t, clusterNodeArgs(t)...)
+	zb := StartZredis(t, clusterNodeArgs(t)...)
+	rc := StartRedis(t, clusterNodeArgs(t)...)
+	r1 := StartZredis(t, clusterNodeArgs(t)...)
+	r2 := StartZredis(t, clusterNodeArgs(t)...)
+	out, code := clusterCLI(t, "--cluster", "create", za.Addr, zb.Addr, rc.Addr, "--cluster-yes")
+	require.Equal(t, 0, code, out)
+	zaID, zbID, rcID, r1ID, r2ID := myID(t, za), myID(t, zb), myID(t, rc), myID(t, r1), myID(t, r2)
+	for _, r := range []*Proc{r1, r2} {
+		out, code = clusterCLI(t, "--cluster", "add-node", r.Addr, za.Addr, "--cluster-slave", "--cluster-master-id", zaID)
+		require.Equal(t, 0, code, out)
+	}
+	all := []*Proc{za, zb, rc, r1, r2}
+	migrated := func(id string) bool {
+		return isReplicaOf(t, all, id, zbID) || isReplicaOf(t, all, id, rcID)
+	}
+	require.Eventually(t, func() bool {
+		return clusterHealthy(t, all, 5) && linkUp(r1) && linkUp(r2) &&
+			(isReplicaOf(t, all, r1ID, zaID) && migrated(r2ID) || isReplicaOf(t, all, r2ID, zaID) && migrated(r1ID))
+	}, 90*time.Second, 200*time.Millisecond, "no replica migrates to a master without replicas")
+	requireChecked(t, all)
 }
