@@ -541,30 +541,39 @@ func TestClusterZredisOnlyFailover(t *testing.T) {
 	w.verify(t, []string{zb.Addr, r1.Addr})
 }
 
-// Replica migration: of a zredis master's two zredis replicas, one moves
-// to a master that has none (clusterHandleSlaveMigration), after the
-// delay, and replicates it.
+// Replica migration: a master's replica fails, and one of a zredis
+// master's two zredis replicas moves to it (clusterHandleSlaveMigration)
+// after the delay, and replicates it.
 func TestClusterReplicaMigration(t *testing.T) {
-	RequireRedis(t) // redis-cli
+	RequireRedis(t)
 	za := StartZredis(t, clusterNodeArgs(t)...)
 	zb := StartZredis(t, clusterNodeArgs(t)...)
 	rc := StartRedis(t, clusterNodeArgs(t)...)
 	r1 := StartZredis(t, clusterNodeArgs(t)...)
 	r2 := StartZredis(t, clusterNodeArgs(t)...)
+	r3 := StartRedis(t, clusterNodeArgs(t)...)
+	r4 := StartRedis(t, clusterNodeArgs(t)...) // zb's replica: only rc is left without one
 	out, code := clusterCLI(t, "--cluster", "create", za.Addr, zb.Addr, rc.Addr, "--cluster-yes")
 	require.Equal(t, 0, code, out)
-	zaID, zbID, rcID, r1ID, r2ID := myID(t, za), myID(t, zb), myID(t, rc), myID(t, r1), myID(t, r2)
+	zaID, zbID, rcID, r1ID, r2ID, r3ID := myID(t, za), myID(t, zb), myID(t, rc), myID(t, r1), myID(t, r2), myID(t, r3)
+	for _, p := range [][2]*Proc{{r3, rc}, {r4, zb}} {
+		out, code = clusterCLI(t, "--cluster", "add-node", p[0].Addr, za.Addr, "--cluster-slave", "--cluster-master-id", myID(t, p[1]))
+		require.Equal(t, 0, code, out)
+	}
 	for _, r := range []*Proc{r1, r2} {
 		out, code = clusterCLI(t, "--cluster", "add-node", r.Addr, za.Addr, "--cluster-slave", "--cluster-master-id", zaID)
 		require.Equal(t, 0, code, out)
 	}
-	all := []*Proc{za, zb, rc, r1, r2}
-	migrated := func(id string) bool {
-		return isReplicaOf(t, all, id, zbID) || isReplicaOf(t, all, id, rcID)
-	}
+	all := []*Proc{za, zb, rc, r1, r2, r3, r4}
 	require.Eventually(t, func() bool {
-		return clusterHealthy(t, all, 5) && linkUp(r1) && linkUp(r2) &&
-			(isReplicaOf(t, all, r1ID, zaID) && migrated(r2ID) || isReplicaOf(t, all, r2ID, zaID) && migrated(r1ID))
-	}, 90*time.Second, 200*time.Millisecond, "no replica migrates to a master without replicas")
-	requireChecked(t, all)
+		return clusterHealthy(t, all, 7) && isReplicaOf(t, all, r1ID, zaID) && isReplicaOf(t, all, r2ID, zaID) &&
+			isReplicaOf(t, all, r3ID, rcID) && isReplicaOf(t, all, myID(t, r4), zbID) && linkUp(r1) && linkUp(r2) && linkUp(r3)
+	}, 60*time.Second, 100*time.Millisecond, "the replicas do not join")
+
+	r3.Kill()
+	live := []*Proc{za, zb, rc, r1, r2, r4}
+	require.Eventually(t, func() bool {
+		return clusterHealthy(t, live, 7) && (isReplicaOf(t, live, r1ID, zaID) && isReplicaOf(t, live, r2ID, rcID) && linkUp(r2) ||
+			isReplicaOf(t, live, r2ID, zaID) && isReplicaOf(t, live, r1ID, rcID) && linkUp(r1))
+	}, 90*time.Second, 200*time.Millisecond, "no replica migrates to the master whose replica failed")
 }
