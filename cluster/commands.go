@@ -136,6 +136,20 @@ func (s *State) SetConfigEpoch(e int64) string {
 // reply's word (BUMPED or STILL) and the epoch.
 func (s *State) BumpEpoch() (string, uint64) {
 	s.mu.Lock()
+	bumped := s.bumpEpoch()
+	epoch := s.cfg.Myself.ConfigEpoch
+	s.unlock()
+	if !bumped {
+		return "STILL", epoch
+	}
+	s.saveConfig()
+	return "BUMPED", epoch
+}
+
+// bumpEpoch gives this node a new config epoch unless its own is already
+// the greatest (clusterBumpConfigEpochWithoutConsensus); it reports
+// whether it did. Under mu.
+func (s *State) bumpEpoch() bool {
 	var maxEpoch uint64
 	for _, n := range s.cfg.Nodes {
 		maxEpoch = max(maxEpoch, n.ConfigEpoch)
@@ -143,17 +157,13 @@ func (s *State) BumpEpoch() (string, uint64) {
 	maxEpoch = max(maxEpoch, s.cfg.CurrentEpoch)
 	me := s.cfg.Myself
 	if me.ConfigEpoch != 0 && me.ConfigEpoch == maxEpoch {
-		s.mu.Unlock()
-		return "STILL", me.ConfigEpoch
+		return false
 	}
 	s.cfg.CurrentEpoch++
 	me.ConfigEpoch = s.cfg.CurrentEpoch
 	s.todoSave = true
 	s.opt.Logf('#', "New configEpoch set to %d", me.ConfigEpoch)
-	epoch := me.ConfigEpoch
-	s.unlock()
-	s.saveConfig()
-	return "BUMPED", epoch
+	return true
 }
 
 // SaveConfig is CLUSTER SAVECONFIG.
@@ -257,6 +267,7 @@ func (s *State) ClusterNodes() []byte { return s.Nodes(false) }
 func (s *State) WriteSlots(w *resp.Writer, usePPort bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cfg.Myself.ReplOffset = s.opt.Offset() // a replica lists itself once it has data (isReplicaAvailable)
 	s.cfg.WriteSlots(w, s.opt.Endpoint, usePPort, func(n *Node) bool {
 		return n.Flags&bus.FlagFail == 0 && n.ReplOffset != 0
 	})
@@ -266,6 +277,7 @@ func (s *State) WriteSlots(w *resp.Writer, usePPort bool) {
 func (s *State) WriteShards(w *resp.Writer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cfg.Myself.ReplOffset = s.opt.Offset()
 	s.cfg.WriteShards(w, s.opt.Endpoint, s.opt.TLS)
 }
 
@@ -365,17 +377,24 @@ func (s *State) WriteLinks(w *resp.Writer) {
 	}
 }
 
-// Reset is CLUSTER RESET (clusterReset; the caller checked the database
-// is empty): every slot given up, every other node forgotten, and for a
-// hard reset the epochs back to 0 and a new name.
-func (s *State) Reset(hard bool) {
+// Reset is CLUSTER RESET (clusterReset; the caller checked a master's
+// database is empty): a replica becomes a master, whose data set the
+// caller empties (wasReplica); every slot is given up, every other node
+// forgotten, and for a hard reset the epochs go back to 0 and the node
+// gets a new name. With the keyspace lock held.
+func (s *State) Reset(hard bool) (wasReplica bool) {
 	s.mu.Lock()
+	me := s.cfg.Myself
+	if me.Flags&bus.FlagReplica != 0 {
+		wasReplica = true
+		s.setAsMaster(me)
+	}
+	s.resetManualFailover()
 	for j := range s.slots {
 		s.delSlot(j)
 	}
 	clear(s.cfg.Migrating)
 	clear(s.cfg.Importing)
-	me := s.cfg.Myself
 	for _, n := range append([]*Node(nil), s.cfg.Nodes...) {
 		if n != me {
 			s.delNode(n)
@@ -389,6 +408,7 @@ func (s *State) Reset(hard bool) {
 	}
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 	s.updateState()
-	s.unlock()
+	s.applyRole()
 	s.saveConfig()
+	return wasReplica
 }

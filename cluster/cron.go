@@ -26,7 +26,14 @@ func (s *State) cronLoop() {
 		save := s.todoSave
 		votes := s.votes
 		s.votes = nil
+		role := s.needsRoleStep()
 		s.unlock()
+		if role {
+			s.opt.Exec(func() { s.roleStep(true) })
+			s.mu.Lock()
+			save = s.todoSave
+			s.mu.Unlock()
+		}
 		if save && s.saveConfig() != nil {
 			continue // no vote leaves unless nodes.conf has it
 		}
@@ -52,6 +59,7 @@ func (s *State) sendVotes(votes []*Node) {
 // handshakes that took too long given up, pings, and failure detection.
 // Under mu.
 func (s *State) cron(iteration uint64) {
+	s.updateMyselfFlags()
 	now := nowMs()
 	timeout := s.opt.NodeTimeout.Milliseconds()
 	handshakeTimeout := max(timeout, 1000)
@@ -101,6 +109,12 @@ func (s *State) cron(iteration uint64) {
 			s.freeLink(n.link)
 		}
 		if n.link != nil && n.PingSent == 0 && now-n.PongReceived > timeout/2 {
+			s.sendPing(n.link, bus.Ping)
+			continue
+		}
+		// A master in a manual failover pings the replica taking over
+		// at every turn: each PING gives the offset writes are held at.
+		if s.fo.mfEnd != 0 && s.cfg.Myself.Flags&bus.FlagMaster != 0 && s.fo.mfReplica == n && n.link != nil {
 			s.sendPing(n.link, bus.Ping)
 			continue
 		}

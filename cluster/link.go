@@ -136,9 +136,15 @@ func (l *link) readLoop() {
 		}
 		lost := s.lostSlots
 		s.lostSlots = nil
+		role := s.fo.dirty && s.fo.serving
 		s.unlock()
 		if len(lost) > 0 {
 			s.opt.OnSlotsLost(lost)
+		}
+		if role {
+			// A vote, a manual failover's step or a new master: acted
+			// on at once, as Redis's clusterBeforeSleep does.
+			s.opt.Exec(func() { s.roleStep(false) })
 		}
 		if deliver {
 			// Off the lock: delivery takes the keyspace's, which the

@@ -28,7 +28,8 @@ type Node struct {
 	// CLUSTER NODES shows as "connected".
 	Linked bool
 	// ReplOffset is the replication offset its last message gave (this
-	// node's own is the caller's to set); not in nodes.conf.
+	// node's own is set from Options.Offset when a reply shows it); not
+	// in nodes.conf.
 	ReplOffset int64
 
 	// What a running node (State) keeps of it, not in nodes.conf.
@@ -40,6 +41,7 @@ type Node struct {
 	reports      map[bus.Name]int64 // masters that report it failing, and when
 	dialing      bool               // its outbound link is being made
 	votedTime    int64              // when this node last voted for a replica of it, Unix ms
+	orphanedTime int64              // since when it is a master without working replicas, Unix ms
 }
 
 // IsReplica reports whether n is a replica with a known master.

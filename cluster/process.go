@@ -31,6 +31,14 @@ func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 			s.todoSave = true
 		}
 		sender.ReplOffset = int64(h.Offset)
+		// A replica in a manual failover learns the offset its master
+		// paused at.
+		if fo := &s.fo; fo.mfEnd != 0 && me.Flags&bus.FlagReplica != 0 && me.Master == sender.Name &&
+			h.MFlags[0]&bus.MFlagPaused != 0 && fo.mfMasterOffset == -1 {
+			fo.mfMasterOffset = sender.ReplOffset
+			fo.dirty = true
+			s.opt.Logf('#', "Received replication offset for paused master manual failover: %d", fo.mfMasterOffset)
+		}
 	}
 
 	switch h.Type {
@@ -107,7 +115,7 @@ func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 					s.todoSave, s.stateChanged = true, true
 				}
 				if master := s.cfg.Lookup(h.ReplicaOf); master != nil && sender.Master != master.Name {
-					sender.Master = master.Name
+					s.moveReplica(sender, master)
 					s.todoSave = true
 				}
 			}
@@ -186,13 +194,27 @@ func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 			s.voteIfNeeded(sender, h)
 		}
 
+	case bus.FailoverAuthAck:
+		// A vote counts from a master serving slots, in the epoch of
+		// this node's election or later.
+		if sender != nil && sender.Flags&bus.FlagMaster != 0 && sender.numSlots() > 0 && h.CurrentEpoch >= s.fo.authEpoch {
+			s.fo.authCount++
+			s.fo.dirty = true
+		}
+
+	case bus.MFStart:
+		// A replica of this master asks for a manual failover; roleStep
+		// holds the writes, then gives the offset.
+		if sender != nil && sender.Flags&bus.FlagReplica != 0 && sender.Master == me.Name {
+			s.fo.mfRequest = sender
+			s.fo.dirty = true
+		}
+
 	case bus.Publish, bus.PublishShard:
 		return sender != nil // Redis drops what an unknown node sends
 
-	case bus.FailoverAuthAck, bus.MFStart, bus.Module:
-		// Not acted on: this node runs no election of its own and has
-		// no replica in the cluster to fail over manually, and no
-		// module to hand a message to (see README, Cluster).
+	case bus.Module:
+		// Not acted on: a zredis node has no module to hand it to.
 
 	default:
 		s.opt.Logf('#', "Received unknown packet type: %d", h.Type)
@@ -250,6 +272,9 @@ func (s *State) updateAddress(n *Node, l *link, h *bus.Header) {
 	}
 	n.Flags &^= bus.FlagNoAddr
 	s.opt.Logf('#', "Address updated for node %.40s, now %s:%d", n.Name[:], ip, n.Port)
+	if me := s.cfg.Myself; me.Flags&bus.FlagReplica != 0 && me.Master == n.Name {
+		s.fo.reconnect, s.fo.dirty = true, true // replicationSetMaster to the new address
+	}
 	s.routesDirty = true
 	s.todoSave, s.stateChanged = true, true
 }
@@ -368,20 +393,57 @@ func (n *Node) numSlots() int {
 	return c
 }
 
-// setAsMaster records that n is a master (clusterSetNodeAsMaster).
+// setAsMaster records that n is a master (clusterSetNodeAsMaster): a
+// replica that took over is marked as a master replicas may migrate to.
 func (s *State) setAsMaster(n *Node) {
 	if n.Flags&bus.FlagMaster != 0 {
 		return
 	}
+	if !n.Master.IsZero() && n != s.cfg.Myself {
+		n.Flags |= bus.FlagMigrateTo
+	}
 	n.Flags = n.Flags&^bus.FlagReplica | bus.FlagMaster
 	n.Master = bus.Name{}
-	s.todoSave, s.stateChanged = true, true
+	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 }
 
-// addSlot gives slot to n (clusterAddSlot); false if it has an owner.
+// moveReplica records that replica r now replicates master
+// (clusterNodeRemoveSlave, clusterNodeAddSlave): a master with replicas
+// is one replicas may migrate to once it has none working, a master left
+// without any is not. Under mu.
+func (s *State) moveReplica(r, master *Node) {
+	if old := s.cfg.Lookup(r.Master); old != nil && old != master {
+		r.Master = bus.Name{}
+		if len(s.cfg.Replicas(old)) == 0 {
+			old.Flags &^= bus.FlagMigrateTo
+		}
+	}
+	r.Master = master.Name
+	master.Flags |= bus.FlagMigrateTo
+}
+
+// mastersHaveReplicas reports whether some master has a replica
+// (clusterMastersHaveSlaves). Under mu.
+func (s *State) mastersHaveReplicas() bool {
+	for _, n := range s.cfg.Nodes {
+		if n.Flags&bus.FlagReplica != 0 && !n.Master.IsZero() {
+			if m := s.cfg.Lookup(n.Master); m != nil && m.Flags&bus.FlagReplica == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addSlot gives slot to n (clusterAddSlot); false if it has an owner. A
+// master's first slot makes it one replicas may migrate to, when other
+// masters have replicas (clusterNodeSetSlotBit).
 func (s *State) addSlot(n *Node, slot int) bool {
 	if s.slots[slot] != nil {
 		return false
+	}
+	if n.Slots == (bus.Bitmap{}) && s.mastersHaveReplicas() {
+		n.Flags |= bus.FlagMigrateTo
 	}
 	n.Slots.Set(slot)
 	s.slots[slot] = n
@@ -434,23 +496,38 @@ func (s *State) delNode(n *Node) {
 			break
 		}
 	}
+	if m := s.cfg.Lookup(n.Master); m != nil && n.Flags&bus.FlagReplica != 0 && len(s.cfg.Replicas(m)) == 0 {
+		m.Flags &^= bus.FlagMigrateTo
+	}
 	s.todoSave, s.stateChanged = true, true
 }
 
 // updateSlotsConfigWith takes the slots sender claims with a config epoch
-// newer than their owner's (clusterUpdateSlotsConfigWith). This node
-// gives up the slots it loses, and their keys (lostSlots): where Redis
-// would make a master that lost all its slots a replica of the new
-// owner, a zredis node, which does not serve as a cluster replica yet,
-// stays a master without those slots.
+// newer than their owner's (clusterUpdateSlotsConfigWith). When this
+// node's master (or this node, a master) lost its last slot to sender,
+// this node becomes a replica of sender: a master failed over while it
+// was cut off follows the replica that replaced it, and a replica follows
+// its master's slots. Otherwise a master gives up the slots it lost, and
+// their keys (lostSlots).
 func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bitmap) {
 	me := s.cfg.Myself
 	if sender == me {
 		s.opt.Logf('#', "Discarding UPDATE message about myself.")
 		return
 	}
+	curMaster := me
+	if me.Flags&bus.FlagMaster == 0 {
+		curMaster = s.cfg.Lookup(me.Master)
+	}
+	var newMaster *Node
+	var dirty []int
+	senderSlots, migrated := 0, 0
 	for j := 0; j < Slots; j++ {
-		if !slots.Has(j) || s.slots[j] == sender {
+		if !slots.Has(j) {
+			continue
+		}
+		senderSlots++
+		if s.slots[j] == sender {
 			continue
 		}
 		if _, importing := s.cfg.Importing[j]; importing {
@@ -458,13 +535,40 @@ func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bit
 		}
 		if owner := s.slots[j]; owner == nil || owner.ConfigEpoch < epoch {
 			if owner == me {
-				s.lostSlots = append(s.lostSlots, j)
+				dirty = append(dirty, j)
+			}
+			if owner != nil && owner == curMaster {
+				newMaster = sender
+				migrated++
 			}
 			s.delSlot(j)
 			s.addSlot(sender, j)
 			s.todoSave, s.stateChanged = true, true
 		}
 	}
+	switch {
+	case newMaster != nil && curMaster.numSlots() == 0 && (s.opt.AllowReplicaMigration || senderSlots == migrated):
+		s.opt.Logf('#', "Configuration change detected. Reconfiguring myself as a replica of %.40s", sender.Name[:])
+		s.setMaster(sender)
+	case me.Flags&bus.FlagReplica != 0 && s.grandMaster() != nil:
+		// A replica whose master became a replica follows the master
+		// above it.
+		gm := s.grandMaster()
+		s.opt.Logf('#', "I'm a sub-replica! Reconfiguring myself as a replica of grandmaster %.40s", gm.Name[:])
+		s.setMaster(gm)
+	default:
+		s.lostSlots = append(s.lostSlots, dirty...)
+	}
+}
+
+// grandMaster is the master of this replica's master when its master is
+// a replica of another node than this one, else nil. Under mu.
+func (s *State) grandMaster() *Node {
+	m := s.cfg.Lookup(s.cfg.Myself.Master)
+	if m == nil || m.Flags&bus.FlagReplica == 0 || m.Master.IsZero() || m.Master == s.cfg.Myself.Name {
+		return nil
+	}
+	return s.cfg.Lookup(m.Master)
 }
 
 // handleEpochCollision gives this node a new config epoch when another
@@ -556,6 +660,9 @@ func (s *State) header(t bus.Type) bus.Header {
 	h := bus.Header{Type: t, Sender: me.Name, Flags: me.Flags, State: s.state,
 		Port: uint16(me.Port), CPort: uint16(me.CPort), PPort: uint16(me.PPort),
 		CurrentEpoch: s.cfg.CurrentEpoch, ConfigEpoch: me.ConfigEpoch, Offset: uint64(s.opt.Offset())}
+	if me.Flags&bus.FlagMaster != 0 && s.fo.mfEnd != 0 {
+		h.MFlags[0] |= bus.MFlagPaused // the offset is the one writes are held at
+	}
 	master := me
 	if me.Flags&bus.FlagReplica != 0 {
 		h.ReplicaOf = me.Master

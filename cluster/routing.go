@@ -18,6 +18,9 @@ type Routes struct {
 	// from, another node.
 	Migrating map[int]*Route
 	Importing map[int]*Route
+	// MyMaster is the master this node replicates, zero for a master: a
+	// READONLY client reads its slots here.
+	MyMaster bus.Name
 }
 
 // Route is a node as a redirection names it.
@@ -60,6 +63,9 @@ func (s *State) publishRoutes() {
 		return r
 	}
 	rt := &Routes{OK: s.state == stateOK, Migrating: map[int]*Route{}, Importing: map[int]*Route{}}
+	if me := s.cfg.Myself; me.Flags&bus.FlagReplica != 0 {
+		rt.MyMaster = me.Master
+	}
 	for j, n := range s.slots {
 		rt.Slots[j] = routeOf(n)
 	}

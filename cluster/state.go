@@ -47,8 +47,30 @@ type Options struct {
 	TLS                      bool
 	TLSPort, AnnounceTLSPort int
 	TLSServer, TLSClient     func() *tls.Config
-	// Offset is the node's replication offset, which its messages carry.
+	// ReplicaValidityFactor, ReplicaNoFailover, AllowReplicaMigration
+	// and MigrationBarrier are cluster-replica-validity-factor,
+	// cluster-replica-no-failover, cluster-allow-replica-migration and
+	// cluster-migration-barrier; ReplPingPeriod is
+	// repl-ping-replica-period, part of the data age a replica may fail
+	// over with.
+	ReplicaValidityFactor int
+	ReplicaNoFailover     bool
+	AllowReplicaMigration bool
+	MigrationBarrier      int
+	ReplPingPeriod        time.Duration
+	// Offset is the node's replication offset, which its messages carry:
+	// master_repl_offset for a master, the offset of the stream it
+	// applied for a replica. Called under the State's lock: it must not
+	// take the keyspace's.
 	Offset func() int64
+	// Exec runs f with the keyspace lock held, so that a change of role
+	// (becoming a replica, a promotion, a manual failover's pause) is
+	// atomic with respect to clients' commands. The State calls it
+	// without its own lock.
+	Exec func(f func())
+	// Replication is the server's replication, which the node drives as
+	// a replica or a master of the cluster.
+	Replication Replication
 	// OnPublish delivers a message another node published (PUBLISH, or
 	// SPUBLISH in this node's shard) to this node's subscribers. It is
 	// called without the State's lock; channel and message are valid
@@ -96,6 +118,9 @@ type State struct {
 	// votes are the replicas granted a vote, sent once nodes.conf has
 	// it (sendVotes).
 	votes []*Node
+	// fo is the failover state: elections as a replica, manual
+	// failovers on both sides, and the role the server is told to take.
+	fo failoverState
 	// routes is what redirections read (Routes); routesDirty: a change
 	// since it was built.
 	routes      atomic.Pointer[Routes]
@@ -134,6 +159,12 @@ func New(opt Options) (*State, error) {
 	if opt.Offset == nil {
 		opt.Offset = func() int64 { return 0 }
 	}
+	if opt.Exec == nil {
+		opt.Exec = func(f func()) { f() }
+	}
+	if opt.Replication == nil {
+		opt.Replication = noReplication{}
+	}
 	if opt.OnPublish == nil {
 		opt.OnPublish = func([]byte, []byte, bool) {}
 	}
@@ -141,6 +172,7 @@ func New(opt Options) (*State, error) {
 		opt.OnSlotsLost = func([]int) {}
 	}
 	s := &State{opt: opt, stop: make(chan struct{}), links: map[*link]struct{}{}, state: stateFail, size: 1}
+	s.fo.mfMasterOffset = -1
 	var cfg *Config
 	if opt.ConfigFile != "" {
 		data, err := os.ReadFile(opt.ConfigFile)
@@ -160,6 +192,10 @@ func New(opt Options) (*State, error) {
 		opt.Logf('-', "Node configuration loaded, I'm %.6s", cfg.Myself.Name[:])
 	}
 	s.cfg = cfg
+	// A replica in nodes.conf holds its master's data: the server is
+	// told its master once it serves (ServeRoles), and told to be a
+	// master if it is promoted or reset before.
+	s.fo.masterOn = cfg.Myself.Flags&bus.FlagReplica != 0
 	for _, n := range cfg.Nodes {
 		n.ctime = nowMs()
 		if n.Flags&bus.FlagMaster == 0 {

@@ -291,3 +291,108 @@ func TestStateVotesInFailover(t *testing.T) {
 	require.True(t, log.has("Failover auth granted to "+string(names[2][:])))
 	require.Eventually(t, st.StateOK, 10*time.Second, 100*time.Millisecond)
 }
+
+// fakeRepl is a server's replication as a test sees it: the role the
+// State gave it, checked to be called under the "keyspace" lock (mu,
+// which Exec takes).
+type fakeRepl struct {
+	mu     sync.Mutex // the keyspace lock
+	locked bool
+	t      *testing.T
+
+	role   string // "master" or "host:port"
+	unsets int
+}
+
+func (f *fakeRepl) exec(fn func()) {
+	f.mu.Lock()
+	f.locked = true
+	defer func() { f.locked = false; f.mu.Unlock() }()
+	fn()
+}
+
+func (f *fakeRepl) check() {
+	if !f.locked {
+		f.t.Errorf("replication hook called without the keyspace lock")
+	}
+}
+
+func (f *fakeRepl) SetMaster(host string, port int) {
+	f.check()
+	f.role = host + ":" + strconv.Itoa(port)
+}
+func (f *fakeRepl) UnsetMaster()         { f.check(); f.role = "master"; f.unsets++ }
+func (f *fakeRepl) MasterDataAge() int64 { f.check(); return 0 }
+func (f *fakeRepl) HoldWrites(bool)      { f.check() }
+
+// roleOf is the role the State last gave f.
+func (f *fakeRepl) roleOf() string {
+	var r string
+	f.exec(func() { r = f.role })
+	return r
+}
+
+// The State as a replica in a cluster of three redis-server masters
+// (CLUSTER REPLICATE through the State, the server told to replicate
+// the master's address); when its master is killed, it runs the
+// election, wins the two other masters' votes and serves the slots,
+// with the server told to turn master, in every node's view.
+func TestStateReplicaElected(t *testing.T) {
+	ctx := context.Background()
+	timeout := 1000
+	procs, clients, names := startRedisNodes(t, 3, timeout)
+	log := &logRecorder{}
+	repl := &fakeRepl{t: t, role: "master"}
+	port, busPort := testsupport.FreePort(t), testsupport.FreePort(t)
+	st, err := New(Options{BindIP: "127.0.0.1", Port: port, BusPort: busPort,
+		NodeTimeout: time.Duration(timeout) * time.Millisecond, RequireFullCoverage: true, Logf: log.logf,
+		ReplicaValidityFactor: 10, ReplPingPeriod: 10 * time.Second, AllowReplicaMigration: true,
+		Offset: func() int64 { return 100 }, Exec: repl.exec, Replication: repl})
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	defer st.Stop()
+	st.ServeRoles()
+
+	require.NoError(t, clients[0].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 5000).Err())
+	require.NoError(t, clients[1].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 5001, 10000).Err())
+	require.NoError(t, clients[2].Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 10001, 16383).Err())
+	require.NoError(t, clients[0].Do(ctx, "CLUSTER", "MEET", "127.0.0.1", port, busPort).Err())
+	for _, i := range []int{1, 2} {
+		cport, err := clients[i].ConfigGet(ctx, "cluster-port").Result()
+		require.NoError(t, err)
+		require.NoError(t, clients[0].Do(ctx, "CLUSTER", "MEET", "127.0.0.1", procs[i].Port, cport["cluster-port"]).Err())
+	}
+	require.Eventually(t, func() bool {
+		nodes := string(st.ClusterNodes())
+		return strings.Count(nodes, "\n") == 4 && nodesLine(nodes, names[0]) != nil && st.StateOK()
+	}, 20*time.Second, 100*time.Millisecond, "the State does not join:\n%s", st.ClusterNodes())
+
+	// CLUSTER REPLICATE's refusals, then the master.
+	repl.exec(func() {
+		require.Equal(t, "Unknown node nosuch", st.Replicate([]byte("nosuch"), 0))
+		me := st.Myself()
+		require.Equal(t, "Can't replicate myself", st.Replicate(me[:], 0))
+		require.Equal(t, "To set a master the node must be empty and without assigned slots.", st.Replicate(names[0][:], 1))
+		require.Equal(t, "You should send CLUSTER FAILOVER to a replica", st.Failover(false, false))
+		require.Equal(t, "", st.Replicate(names[0][:], 0))
+	})
+	require.Equal(t, "127.0.0.1:"+strconv.Itoa(procs[0].Port), repl.roleOf())
+	me := st.Myself()
+	require.Eventually(t, func() bool {
+		nodes, err := clients[1].Do(ctx, "CLUSTER", "NODES").Text()
+		r := nodesLine(nodes, me)
+		return err == nil && len(r) >= 4 && r[2] == "slave" && r[3] == string(names[0][:])
+	}, 20*time.Second, 100*time.Millisecond, "the others do not see the State as a replica")
+
+	procs[0].Kill()
+	require.Eventually(t, func() bool {
+		r := nodesLine(string(st.ClusterNodes()), me)
+		nodes, err := clients[1].Do(ctx, "CLUSTER", "NODES").Text()
+		b := nodesLine(nodes, me)
+		return len(r) == 9 && strings.Contains(r[2], "master") && r[8] == "0-5000" &&
+			err == nil && len(b) == 9 && b[2] == "master" && b[8] == "0-5000"
+	}, 30*time.Second, 100*time.Millisecond, "the State was not elected:\n%s", st.ClusterNodes())
+	require.Equal(t, "master", repl.roleOf())
+	require.True(t, log.has("Failover election won: I'm the new master."))
+	require.Eventually(t, st.StateOK, 10*time.Second, 100*time.Millisecond)
+}

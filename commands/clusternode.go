@@ -16,6 +16,7 @@ var clusterHandlers = map[string]engine.Handler{
 	"delslots":              clusterAddSlots,
 	"addslotsrange":         clusterAddSlotsRange,
 	"delslotsrange":         clusterAddSlotsRange,
+	"failover":              clusterFailover,
 	"bumpepoch":             clusterBumpEpoch,
 	"count-failure-reports": clusterCountFailureReports,
 	"countkeysinslot":       clusterCountKeysInSlot,
@@ -30,6 +31,7 @@ var clusterHandlers = map[string]engine.Handler{
 	"myid":                  func(c *engine.Ctx) { me := c.D.Cluster.Myself(); c.W.Bulk(me[:]) },
 	"nodes":                 func(c *engine.Ctx) { c.W.Verbatim(string(c.D.Cluster.Nodes(c.D.PlainOfTLSCluster(c.Client)))) },
 	"replicas":              clusterReplicas,
+	"replicate":             clusterReplicate,
 	"reset":                 clusterReset,
 	"slaves":                clusterReplicas,
 	"saveconfig":            clusterSaveConfig,
@@ -39,7 +41,7 @@ var clusterHandlers = map[string]engine.Handler{
 }
 
 // clusterUnserved answers the CLUSTER subcommands a zredis node does not
-// serve yet (FAILOVER, REPLICATE, SETSLOT): a clear
+// serve yet (SETSLOT): a clear
 // refusal, not a pretence (README's Cluster section lists them).
 func clusterUnserved(c *engine.Ctx) {
 	c.Error("ERR CLUSTER " + strings.ToUpper(string(c.Args[1])) + " is not supported by zredis yet")
@@ -230,12 +232,48 @@ func clusterReset(c *engine.Ctx) {
 			return
 		}
 	}
-	// A zredis node is a master: it must be empty.
-	if c.KS.DB(0).Len() != 0 {
+	// A replica may hold its master's keys; a master must be empty.
+	if !c.D.Cluster.IsReplica() && c.KS.DB(0).Len() != 0 {
 		c.Error("ERR CLUSTER RESET can't be called with master nodes containing keys")
 		return
 	}
-	c.D.Cluster.Reset(hard)
+	if c.D.Cluster.Reset(hard) {
+		c.KS.FlushAll() // the replica turned master forgets its master's data (emptyData)
+	}
+	c.W.OK()
+}
+
+// CLUSTER REPLICATE node-id
+func clusterReplicate(c *engine.Ctx) {
+	if e := c.D.Cluster.Replicate(c.Args[2], c.KS.DB(0).Len()); e != "" {
+		c.Error("ERR " + e)
+		return
+	}
+	c.W.OK()
+}
+
+// CLUSTER FAILOVER [FORCE|TAKEOVER]
+func clusterFailover(c *engine.Ctx) {
+	if len(c.Args) > 3 {
+		c.Error(engine.ErrSubcommandSyntax(string(c.Args[1]), "CLUSTER"))
+		return
+	}
+	force, takeover := false, false
+	if len(c.Args) == 3 {
+		switch {
+		case engine.EqualFold(c.Args[2], "force"):
+			force = true
+		case engine.EqualFold(c.Args[2], "takeover"):
+			force, takeover = true, true
+		default:
+			c.Error(engine.ErrSyntax)
+			return
+		}
+	}
+	if e := c.D.Cluster.Failover(force, takeover); e != "" {
+		c.Error("ERR " + e)
+		return
+	}
 	c.W.OK()
 }
 

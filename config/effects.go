@@ -87,13 +87,11 @@ func refuseYes(name, reason string) func(v *value) string {
 
 // Notes shared by families of directives.
 const (
-	// noteClusterReplica: what tunes a cluster replica's behaviour.
-	noteClusterReplica = "tunes a cluster replica's failover and migration; a zredis cluster node is a master (CLUSTER REPLICATE is refused), so there is no zredis replica in a cluster for it to tune"
-	noteDefrag         = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
-	noteEncoding       = "tunes an internal encoding zredis does not use; replies are the same"
-	noteCPUList        = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
-	noteTesting        = "a hidden Redis test hook"
-	noteLazyFree       = "frees memory through the garbage collector either way; INFO's lazyfreed_objects counts what Redis's background thread would free under it"
+	noteDefrag   = "memory is managed by Go's allocator and garbage collector; there is no jemalloc defragmentation to tune"
+	noteEncoding = "tunes an internal encoding zredis does not use; replies are the same"
+	noteCPUList  = "CPU affinity of Redis's threads; zredis lets the Go scheduler place its threads"
+	noteTesting  = "a hidden Redis test hook"
+	noteLazyFree = "frees memory through the garbage collector either way; INFO's lazyfreed_objects counts what Redis's background thread would free under it"
 )
 
 // effects classifies every directive by name.
@@ -230,13 +228,13 @@ var effects = map[string]effectSpec{
 	"cluster-announce-port":               works(""),
 	"cluster-announce-bus-port":           works(""),
 	"cluster-announce-tls-port":           works("with tls-cluster yes, the TLS port the node announces"),
-	"cluster-replica-validity-factor":     none(noteClusterReplica),
-	"cluster-migration-barrier":           none(noteClusterReplica),
+	"cluster-replica-validity-factor":     works("a zredis cluster replica cut off from its master for longer does not fail over"),
+	"cluster-migration-barrier":           works(""),
 	"cluster-require-full-coverage":       works(""),
-	"cluster-replica-no-failover":         none(noteClusterReplica),
+	"cluster-replica-no-failover":         works(""),
 	"cluster-allow-reads-when-down":       works(""),
 	"cluster-allow-pubsubshard-when-down": works(""),
-	"cluster-allow-replica-migration":     none(noteClusterReplica),
+	"cluster-allow-replica-migration":     works(""),
 	"cluster-link-sendbuf-limit":          none("a link's queue is bounded at 1024 messages whatever the value (0, Redis's default, is no bound): a peer that does not read has its link freed and remade, as past Redis's limit"),
 	"cluster-preferred-endpoint-type":     works(""),
 	"tls-cluster":                         works("the bus speaks TLS, asking every connecting node for its certificate as Redis does; nodes announce their TLS port, and plaintext clients are shown the plaintext ones; cluster mode needs a tls-port with it"),

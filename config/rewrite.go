@@ -64,6 +64,13 @@ func (c *Config) rewriteContent(path string) (string, error) {
 		return "", err
 	}
 	for i := range directives {
+		if directives[i].Kind == KindReplicaOf && c.Bool("cluster-enabled") {
+			// A cluster replica's master is nodes.conf's, and a
+			// replicaof line would stop the next start
+			// (rewriteConfigReplicaOfOption).
+			rs.markProcessed(directives[i].Name)
+			continue
+		}
 		rs.rewriteDirective(&directives[i], c.vals[i].Load())
 	}
 	if c.userLines != nil {

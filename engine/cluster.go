@@ -91,6 +91,11 @@ func (d *Dispatcher) clusterRedirect(cl *Client, cmd *Command, args [][]byte) st
 		}
 		return ""
 	}
+	// A replica serves reads of its master's slots to a READONLY client
+	// (and shard channels to anyone).
+	if (cl.ReadOnlyCluster || q.pubsubShard) && !q.writes && !rt.MyMaster.IsZero() && q.owner.Name == rt.MyMaster {
+		return ""
+	}
 	if q.owner.Myself {
 		return ""
 	}

@@ -990,6 +990,19 @@ func (r *Link) Status() (st LinkStatus, ok bool) {
 // lock.
 func (r *Link) IsReplica() bool { return r.cur != nil }
 
+// MasterDataAge is how long, in ms, the data set has gone without its
+// master's stream, as clusterHandleSlaveFailover's data_age: since the
+// master's last byte while the link is up, else since the link went
+// down; in whole seconds, as Redis counts them. A replica whose link was
+// never up counts from the epoch (repl_down_since 0), too old to fail
+// over. Under the lock.
+func (r *Link) MasterDataAge(nowMs int64) int64 {
+	if l := r.cur; l != nil && l.up() {
+		return (nowMs/1000 - l.lastIOms/1000) * 1000
+	}
+	return (nowMs/1000 - r.downSince) * 1000
+}
+
 // Syncing reports whether a full synchronisation is loading its RDB.
 // Under the lock.
 func (r *Link) Syncing() bool { return r.cur != nil && r.cur.state == "sync" }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"sync/atomic"
 )
 
 // NoID is replid2 when there is no previous replication history.
@@ -31,9 +32,12 @@ type Stream struct {
 	ID, ID2   string
 	SecondOff int64 // second_repl_offset: ID2 is valid up to here; -1 without ID2
 	offset    int64 // master_repl_offset
-	backlog   *Backlog
-	selDB     int // database of the last command written; -1: SELECT first
-	scratch   []byte
+	// shared is offset, published for readers without the keyspace
+	// lock (the cluster bus's message headers).
+	shared  atomic.Int64
+	backlog *Backlog
+	selDB   int // database of the last command written; -1: SELECT first
+	scratch []byte
 }
 
 // NewStream makes the stream of a master that never had a replica.
@@ -43,6 +47,16 @@ func NewStream() *Stream {
 
 // Offset is master_repl_offset.
 func (s *Stream) Offset() int64 { return s.offset }
+
+// SharedOffset is Offset for a reader without the keyspace lock: the
+// offset as of the last change made under it.
+func (s *Stream) SharedOffset() int64 { return s.shared.Load() }
+
+// setOffset moves the offset and publishes it.
+func (s *Stream) setOffset(o int64) {
+	s.offset = o
+	s.shared.Store(o)
+}
 
 // Backlog is the backlog, nil when there is none.
 func (s *Stream) Backlog() *Backlog { return s.backlog }
@@ -89,7 +103,7 @@ func (s *Stream) Rename(id string) {
 // promoted.
 func (s *Stream) Follow(id string, offset int64, size int) {
 	s.ID, s.ID2, s.SecondOff = id, NoID, -1
-	s.offset = offset
+	s.setOffset(offset)
 	s.backlog = NewBacklog(size, offset)
 	s.selDB = -1
 }
@@ -99,7 +113,7 @@ func (s *Stream) Follow(id string, offset int64, size int) {
 // when the master lets it continue (EnsureBacklog).
 func (s *Stream) Resume(id string, offset int64) {
 	s.ID, s.ID2, s.SecondOff = id, NoID, -1
-	s.offset = offset
+	s.setOffset(offset)
 	s.backlog = nil
 	s.selDB = -1
 }
@@ -110,7 +124,7 @@ func (s *Stream) Resume(id string, offset int64) {
 // that had followed it continue.
 func (s *Stream) Restart(id string, offset int64, size int) {
 	s.ID, s.ID2, s.SecondOff = NewID(), id, offset+1
-	s.offset = offset
+	s.setOffset(offset)
 	s.backlog = NewBacklog(size, offset)
 	s.selDB = -1
 }
@@ -137,7 +151,7 @@ func (s *Stream) Proxy(p []byte) {
 	if s.backlog != nil {
 		s.backlog.Write(p)
 	}
-	s.offset += int64(len(p))
+	s.setOffset(s.offset + int64(len(p)))
 }
 
 // SelectedDB is the database of the last command written, -1 when the
@@ -165,7 +179,7 @@ func (s *Stream) Feed(db int, argv [][]byte) []byte {
 	}
 	out = resp.AppendCommand(out, argv...)
 	s.backlog.Write(out)
-	s.offset += int64(len(out))
+	s.setOffset(s.offset + int64(len(out)))
 	if cap(out) <= 64<<10 {
 		s.scratch = out
 	} else {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zredis/zredis/cluster"
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/engine"
 )
 
@@ -38,25 +39,19 @@ func (s *Server) startCluster() error {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(cfg.String("dir"), file)
 	}
-	endpoint := endpointType(cfg.String("cluster-preferred-endpoint-type"))
-	st, err := cluster.New(cluster.Options{
-		ConfigFile:          file,
-		BindIP:              busBindIP(cfg.Strings("bind")),
-		Port:                port,
-		BusPort:             busPort,
-		AnnounceIP:          cfg.String("cluster-announce-ip"),
-		AnnouncePort:        int(cfg.Int("cluster-announce-port")),
-		AnnounceBusPort:     int(cfg.Int("cluster-announce-bus-port")),
-		AnnounceHostname:    cfg.String("cluster-announce-hostname"),
-		TLS:                 cfg.Bool("tls-cluster"),
-		TLSPort:             int(cfg.Int("tls-port")),
-		AnnounceTLSPort:     int(cfg.Int("cluster-announce-tls-port")),
-		TLSServer:           s.tlsConf.Load,
-		TLSClient:           s.tlsClientConf.Load,
-		NodeTimeout:         time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond,
-		RequireFullCoverage: cfg.Bool("cluster-require-full-coverage"),
-		Endpoint:            endpoint,
-		OnSlotsLost:         s.deleteLostSlots,
+	opt := cluster.Options{
+		ConfigFile: file,
+		BindIP:     busBindIP(cfg.Strings("bind")),
+		Port:       port,
+		BusPort:    busPort,
+		TLSServer:  s.tlsConf.Load,
+		TLSClient:  s.tlsClientConf.Load,
+		// The offset of the stream a master writes, or a replica
+		// applied and proxies: the same counter.
+		Offset:      s.repl.Stream().SharedOffset,
+		Exec:        s.ks.Exec,
+		Replication: clusterRepl{s},
+		OnSlotsLost: s.deleteLostSlots,
 		OnPublish: func(channel, message []byte, shard bool) {
 			s.ks.Exec(func() {
 				if shard {
@@ -76,7 +71,9 @@ func (s *Server) startCluster() error {
 				s.log.Verbosef(format, args...)
 			}
 		},
-	})
+	}
+	runtimeClusterOptions(cfg, &opt)
+	st, err := cluster.New(opt)
 	if err != nil {
 		return err
 	}
@@ -84,8 +81,15 @@ func (s *Server) startCluster() error {
 		return err
 	}
 	// The keys by slot (COUNTKEYSINSLOT, GETKEYSINSLOT, the keys of a
-	// lost slot), kept from before the data set loads.
-	s.ks.Exec(s.ks.EnableSlotIndex)
+	// lost slot), kept from before the data set loads. A replica in
+	// nodes.conf keeps its keys past their deadline, as any replica,
+	// from the load on (Redis's iAmMaster reads the node's flags).
+	s.ks.Exec(func() {
+		s.ks.EnableSlotIndex()
+		if st.IsReplica() {
+			s.ks.SetReplica(true)
+		}
+	})
 	s.cluster = st
 	s.disp.Cluster = st
 	s.clusterOpts()
@@ -94,25 +98,64 @@ func (s *Server) startCluster() error {
 	}
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage", "cluster-announce-ip",
 		"cluster-announce-port", "cluster-announce-bus-port", "cluster-announce-hostname", "cluster-preferred-endpoint-type",
-		"tls-cluster", "tls-port", "cluster-announce-tls-port"} {
+		"cluster-replica-validity-factor", "cluster-replica-no-failover", "cluster-allow-replica-migration",
+		"cluster-migration-barrier", "repl-ping-replica-period", "tls-cluster", "tls-port", "cluster-announce-tls-port"} {
 		cfg.OnChange(name, func(string) error {
-			st.SetOptions(func(o *cluster.Options) {
-				o.NodeTimeout = time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond
-				o.RequireFullCoverage = cfg.Bool("cluster-require-full-coverage")
-				o.AnnounceIP = cfg.String("cluster-announce-ip")
-				o.AnnouncePort = int(cfg.Int("cluster-announce-port"))
-				o.AnnounceBusPort = int(cfg.Int("cluster-announce-bus-port"))
-				o.AnnounceHostname = cfg.String("cluster-announce-hostname")
-				o.Endpoint = endpointType(cfg.String("cluster-preferred-endpoint-type"))
-				o.TLS = cfg.Bool("tls-cluster")
-				o.TLSPort = int(cfg.Int("tls-port"))
-				o.AnnounceTLSPort = int(cfg.Int("cluster-announce-tls-port"))
-			})
+			st.SetOptions(func(o *cluster.Options) { runtimeClusterOptions(cfg, o) })
 			return nil
 		})
 	}
 	return nil
 }
+
+// runtimeClusterOptions sets the node's options that CONFIG SET may
+// change.
+func runtimeClusterOptions(cfg *config.Config, o *cluster.Options) {
+	o.NodeTimeout = time.Duration(cfg.Int("cluster-node-timeout")) * time.Millisecond
+	o.RequireFullCoverage = cfg.Bool("cluster-require-full-coverage")
+	o.AnnounceIP = cfg.String("cluster-announce-ip")
+	o.AnnouncePort = int(cfg.Int("cluster-announce-port"))
+	o.AnnounceBusPort = int(cfg.Int("cluster-announce-bus-port"))
+	o.AnnounceHostname = cfg.String("cluster-announce-hostname")
+	o.Endpoint = endpointType(cfg.String("cluster-preferred-endpoint-type"))
+	o.TLS = cfg.Bool("tls-cluster")
+	o.TLSPort = int(cfg.Int("tls-port"))
+	o.AnnounceTLSPort = int(cfg.Int("cluster-announce-tls-port"))
+	o.ReplicaValidityFactor = int(cfg.Int("cluster-replica-validity-factor"))
+	o.ReplicaNoFailover = cfg.Bool("cluster-replica-no-failover")
+	o.AllowReplicaMigration = cfg.Bool("cluster-allow-replica-migration")
+	o.MigrationBarrier = int(cfg.Int("cluster-migration-barrier"))
+	o.ReplPingPeriod = time.Duration(cfg.Int("repl-ping-replica-period")) * time.Second
+}
+
+// clusterRepl is the server's replication as the cluster node drives it
+// (cluster.Replication): the same paths as REPLICAOF host port and
+// REPLICAOF NO ONE, so that a promoted replica turns its expiry stream
+// on as after a Sentinel failover. Called with the keyspace lock held.
+type clusterRepl struct{ s *Server }
+
+// SetMaster implements cluster.Replication.
+func (r clusterRepl) SetMaster(host string, port int) {
+	r.s.link.SetMaster(host, port)
+	r.s.log.Noticef("REPLICAOF %s:%d enabled (cluster configuration)", host, port)
+}
+
+// UnsetMaster implements cluster.Replication. A replica from nodes.conf
+// whose link never started turns master all the same.
+func (r clusterRepl) UnsetMaster() {
+	if !r.s.link.IsReplica() {
+		r.s.ks.SetReplica(false)
+		return
+	}
+	r.s.link.UnsetMaster()
+	r.s.log.Noticef("MASTER MODE enabled (cluster failover)")
+}
+
+// MasterDataAge implements cluster.Replication.
+func (r clusterRepl) MasterDataAge() int64 { return r.s.link.MasterDataAge(time.Now().UnixMilli()) }
+
+// HoldWrites implements cluster.Replication.
+func (r clusterRepl) HoldWrites(on bool) { r.s.pauseWritesFor(pauseClusterFailover, on) }
 
 // clusterOpts gives the dispatcher the directives its redirections read.
 // Under the lock (or before serving).

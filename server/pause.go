@@ -29,8 +29,9 @@ type pauseState struct {
 
 // The purposes of writesHeld.
 const (
-	pauseFailover uint8 = 1 << iota // FAILOVER, until it ends
-	pauseShutdown                   // a shutdown waiting for its replicas (replication.Master.StartShutdownWait), until cancelled
+	pauseFailover        uint8 = 1 << iota // FAILOVER, until it ends
+	pauseShutdown                          // a shutdown waiting for its replicas (replication.Master.StartShutdownWait), until cancelled
+	pauseClusterFailover                   // a cluster replica's manual failover (CLUSTER FAILOVER), until it ends or times out
 )
 
 // holdWrites sets or clears one purpose of writesHeld; clearing wakes

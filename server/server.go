@@ -422,6 +422,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if aborted {
 		// Shut down without a save, as Redis while loading.
 	} else if loadErr == nil {
+		if s.cluster != nil {
+			// A replica in nodes.conf replicates its master from now
+			// on, before the expiry timer starts.
+			s.cluster.ServeRoles()
+		}
 		bg.start(s)
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
 			s.ks.Exec(func() { s.link.Start(host, port) })

@@ -282,9 +282,11 @@ func TestClusterCommandsDiff(t *testing.T) {
 
 // A zredis master cut off (SIGSTOP) while the cluster fails it over to
 // its redis-server replica: when it comes back it finds its slots served
-// with a newer configuration, gives them up and deletes their keys, so
-// that it never expires (and sends to the expiry stream) a key another
-// master now holds.
+// with a newer configuration and, left without slots, becomes a replica
+// of the node that took them, as redis-server does
+// (clusterUpdateSlotsConfigWith): it never expires (and sends to the
+// expiry stream) a key another master now holds, and holds the new
+// master's data.
 func TestClusterStoppedMasterGivesUpSlots(t *testing.T) {
 	RequireRedis(t)
 	ctx := context.Background()
@@ -320,25 +322,29 @@ func TestClusterStoppedMasterGivesUpSlots(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the replica is not promoted")
 	require.NoError(t, za.Signal(syscall.SIGCONT))
 
+	d := redis.NewClient(&redis.Options{Addr: rd.Addr})
+	defer d.Close()
 	require.Eventually(t, func() bool {
-		n, err := a.DBSize(ctx).Result()
-		if err != nil || n != 0 {
-			return false
-		}
 		nodes, err := a.ClusterNodes(ctx).Result()
 		if err != nil {
 			return false
 		}
 		for _, l := range strings.Split(nodes, "\n") {
 			f := strings.Fields(l)
-			if len(f) >= 8 && f[0] == zaID && (len(f) != 8 || !strings.Contains(f[2], "master")) {
-				return false // still serves slots
+			if len(f) >= 8 && f[0] == zaID && (len(f) != 8 || !strings.Contains(f[2], "slave") || f[3] != rdID) {
+				return false // still a master, or serves slots
 			}
 			if len(f) >= 9 && f[0] == rdID && !strings.Contains(f[2], "master") {
 				return false
 			}
 		}
-		return true
+		info, err := a.Info(ctx, "replication").Result()
+		if err != nil || !strings.Contains(info, "master_link_status:up") {
+			return false
+		}
+		n, err := a.DBSize(ctx).Result()
+		m, err2 := d.DBSize(ctx).Result()
+		return err == nil && err2 == nil && n == m
 	}, 30*time.Second, 200*time.Millisecond, "the node back from its pause keeps its old slots or keys")
 	for i := range 300 {
 		v, err := cc.Get(ctx, fmt.Sprintf("k%d", i)).Int()
