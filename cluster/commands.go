@@ -136,24 +136,17 @@ func (s *State) SetConfigEpoch(e int64) string {
 // reply's word (BUMPED or STILL) and the epoch.
 func (s *State) BumpEpoch() (string, uint64) {
 	s.mu.Lock()
-	var maxEpoch uint64
-	for _, n := range s.cfg.Nodes {
-		maxEpoch = max(maxEpoch, n.ConfigEpoch)
+	word := "STILL"
+	if s.bumpConfigEpochWithoutConsensus() {
+		word = "BUMPED"
 	}
-	maxEpoch = max(maxEpoch, s.cfg.CurrentEpoch)
-	me := s.cfg.Myself
-	if me.ConfigEpoch != 0 && me.ConfigEpoch == maxEpoch {
-		s.mu.Unlock()
-		return "STILL", me.ConfigEpoch
-	}
-	s.cfg.CurrentEpoch++
-	me.ConfigEpoch = s.cfg.CurrentEpoch
-	s.todoSave = true
-	s.opt.Logf('#', "New configEpoch set to %d", me.ConfigEpoch)
-	epoch := me.ConfigEpoch
+	epoch := s.cfg.Myself.ConfigEpoch
+	save := s.todoSave
 	s.unlock()
-	s.saveConfig()
-	return "BUMPED", epoch
+	if save {
+		s.saveConfig()
+	}
+	return word, epoch
 }
 
 // SaveConfig is CLUSTER SAVECONFIG.
