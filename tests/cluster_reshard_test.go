@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zredis/zredis/cluster"
+	"github.com/zredis/zredis/zmqpub"
 )
 
 // clusterCLILong is clusterCLI for a command that moves keys, which may
@@ -394,4 +398,137 @@ func clusterBusPort(t *testing.T, c *Conn) string {
 	_, bus, ok := strings.Cut(f[1], "@")
 	require.True(t, ok, line)
 	return strings.SplitN(bus, ",", 2)[0]
+}
+
+// The expiry stream across a reshard between two zredis masters, each
+// with its own listener: a key is expired, and sent with its value, once,
+// by the node that holds it at its deadline. Keys whose deadlines fall
+// while their slots move are expired by the source before MIGRATE takes
+// them, or by the target after; keys of the slots that stay are expired
+// by the source; keys moved alive are expired by the target only, the
+// source sending nothing for a key it migrated away.
+func TestClusterReshardExpiry(t *testing.T) {
+	RequireRedis(t)
+	requirePythonZMQ(t)
+	ctx := context.Background()
+	epA, epB := zmqEndpoint(t), zmqEndpoint(t)
+	za := StartZredis(t, append(clusterNodeArgs(t), "--expiry-zmq-endpoints", epA)...)
+	zb := StartZredis(t, append(clusterNodeArgs(t), "--expiry-zmq-endpoints", epB)...)
+	a, b := Dial(t, za.Addr), Dial(t, zb.Addr)
+	// redis-cli --cluster create wants three masters: two are joined by
+	// hand, with config epochs of their own.
+	require.Equal(t, "+OK\r\n", a.Do("CLUSTER", "ADDSLOTSRANGE", "0", "8191"))
+	require.Equal(t, "+OK\r\n", b.Do("CLUSTER", "ADDSLOTSRANGE", "8192", "16383"))
+	require.Equal(t, "+OK\r\n", a.Do("CLUSTER", "SET-CONFIG-EPOCH", "1"))
+	require.Equal(t, "+OK\r\n", b.Do("CLUSTER", "SET-CONFIG-EPOCH", "2"))
+	require.Equal(t, "+OK\r\n", a.Do("CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(zb.Port), clusterBusPort(t, b)))
+	clusterConverged(t, 2, za, zb)
+	la, lb := startListener(t, []string{epA}), startListener(t, []string{epB})
+	waitInfo(t, a, "expiry_zmq_listeners", "1", 30*time.Second)
+	waitInfo(t, b, "expiry_zmq_listeners", "1", 30*time.Second)
+
+	// The reshard moves za's first slots: 0 to moved-1.
+	const moved = 800
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{za.Addr, zb.Addr}, MaxRedirects: 32})
+	defer cc.Close()
+	type key struct {
+		name     string
+		slot     int
+		long     bool // moved alive: its TTL is shortened once on zb
+		expected string
+	}
+	var keys []key
+	short, long, stay, other := 0, 0, 0, 0
+	for i := 0; short+long+stay+other < 900; i++ {
+		k := fmt.Sprintf("e:{%d}", i)
+		s := int(cluster.KeySlot([]byte(k)))
+		switch {
+		case s < moved && i%3 == 0 && long < 150:
+			long++
+			keys = append(keys, key{name: k, slot: s, long: true})
+		case s < moved && short < 450:
+			short++
+			keys = append(keys, key{name: k, slot: s})
+		case s >= moved && s < 8192 && stay < 150:
+			stay++
+			keys = append(keys, key{name: k, slot: s})
+		case s >= 8192 && other < 150:
+			other++
+			keys = append(keys, key{name: k, slot: s})
+		}
+	}
+	pipe := cc.Pipeline()
+	for i, k := range keys {
+		ttl := time.Duration(1000+(i*53)%7000) * time.Millisecond // deadlines spread over the reshard
+		if k.long {
+			ttl = time.Hour
+		}
+		pipe.Set(ctx, k.name, "v:"+k.name, ttl)
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+
+	ids := map[*Proc]string{za: bulkText(a.Do("CLUSTER", "MYID")), zb: bulkText(b.Do("CLUSTER", "MYID"))}
+	out, code := clusterCLILong(t, "--cluster", "reshard", za.Addr, "--cluster-from", ids[za], "--cluster-to", ids[zb],
+		"--cluster-slots", strconv.Itoa(moved), "--cluster-yes")
+	require.Equal(t, 0, code, out)
+	clusterConverged(t, 2, za, zb)
+
+	// The keys moved alive are zb's, with their TTLs; their deadlines
+	// are brought forward there.
+	for _, k := range keys {
+		if !k.long {
+			continue
+		}
+		require.Equal(t, ":0\r\n", a.Do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(k.slot)), k.name)
+		ttl, err := cc.PTTL(ctx, k.name).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, 50*time.Minute, k.name)
+		require.NoError(t, cc.PExpire(ctx, k.name, 300*time.Millisecond).Err())
+	}
+
+	// Every key expires once, with its value, from the node it was on.
+	got := map[string]string{} // key -> the node that sent it
+	var wrong []string         // messages not as the key was stored
+	recvAll := func(l *pyListener, from string) {
+		for _, d := range l.quiet(0) {
+			got[string(d.Key)] += from
+			if d.Type != zmqpub.TypeString || len(d.Parts) != 1 || string(d.Parts[0]) != "v:"+string(d.Key) {
+				wrong = append(wrong, msgKey(d))
+			}
+		}
+	}
+	require.Eventually(t, func() bool {
+		recvAll(la, "a")
+		recvAll(lb, "b")
+		return len(got) == len(keys)
+	}, 60*time.Second, 50*time.Millisecond, "not every key's expiry arrived")
+	assert.Empty(t, wrong)
+	// Nothing more comes: no key is sent twice.
+	for _, l := range []*pyListener{la, lb} {
+		for _, d := range l.quiet(time.Second) {
+			got[string(d.Key)] += "+"
+		}
+	}
+	bySource := map[string]int{}
+	for _, k := range keys {
+		from := got[k.name]
+		if !k.long && k.slot < moved {
+			bySource[from]++
+		}
+		switch {
+		case k.long:
+			assert.Equal(t, "b", from, "%s (slot %d), moved alive", k.name, k.slot)
+		case k.slot >= 8192:
+			assert.Equal(t, "b", from, "%s (slot %d), zb's", k.name, k.slot)
+		case k.slot >= moved:
+			assert.Equal(t, "a", from, "%s (slot %d), stays on za", k.name, k.slot)
+		default:
+			assert.Contains(t, []string{"a", "b"}, from, "%s (slot %d), moved during its life", k.name, k.slot)
+		}
+	}
+	t.Logf("keys expiring while their slots moved, by the node that sent them: %v", bySource)
+	for _, p := range []*Proc{za, zb} {
+		assert.Equal(t, ":0\r\n", Dial(t, p.Addr).Do("DBSIZE"), p.Name)
+	}
 }
