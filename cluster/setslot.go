@@ -27,11 +27,16 @@ const (
 // an argument getSlotOrReply refuses; keysInSlot is how many keys this
 // node holds in the slot (countKeysInSlot), which the caller, who owns
 // the keyspace, counts. It returns Redis's error text without "ERR ",
-// or "" once the change is made, nodes.conf written and fsynced, and the
-// routing republished: the reply then follows the file, as Redis's
+// or "" once the change is made, nodes.conf written, and the routing
+// republished: the reply then follows the file, as Redis's
 // clusterBeforeSleep saves the configuration before replies are written.
+// As Redis, the file is fsynced when the node took a new config epoch
+// (CLUSTER_TODO_FSYNC_CONFIG), not for the other changes.
 func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot int) string {
 	s.mu.Lock()
+	// A change already waiting for the cron's write may need its fsync
+	// (a vote, an epoch); SETSLOT's own change does not.
+	fsync := s.todoSave
 	me := s.cfg.Myself
 	if me.Flags&bus.FlagReplica != 0 {
 		s.mu.Unlock()
@@ -110,6 +115,7 @@ func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot 
 			// resolved as any other (handleEpochCollision).
 			if s.bumpConfigEpochWithoutConsensus() {
 				s.opt.Logf('#', "configEpoch updated after importing slot %d", slot)
+				fsync = true
 			}
 			delete(s.cfg.Importing, slot)
 			// The other nodes learn it now, not at their next ping.
@@ -122,7 +128,7 @@ func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot 
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 	s.updateState()
 	s.unlock()
-	if err := s.saveConfig(); err != nil {
+	if err := s.saveConfigSync(fsync); err != nil {
 		// clusterSaveConfigOrDie: Redis exits rather than run with a
 		// configuration it could not write; a zredis node keeps it to
 		// write at the next turn of the cron (todoSave) and says so.

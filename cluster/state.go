@@ -268,7 +268,13 @@ func (s *State) unlock() {
 // saveConfig writes nodes.conf as clusterSaveConfig does: the whole
 // content, fsynced; here to a temporary file renamed over the old one,
 // so a crash mid-write leaves the old file whole. Not under mu.
-func (s *State) saveConfig() error {
+func (s *State) saveConfig() error { return s.saveConfigSync(true) }
+
+// saveConfigSync is saveConfig, with the fsyncs only when fsync is set:
+// Redis fsyncs nodes.conf only for the changes that must survive a
+// power loss (CLUSTER_TODO_FSYNC_CONFIG: epochs, votes), not for each
+// CLUSTER SETSLOT of a reshard, which sends four per slot moved.
+func (s *State) saveConfigSync(fsync bool) error {
 	if s.opt.ConfigFile == "" {
 		s.mu.Lock()
 		s.todoSave = false
@@ -281,7 +287,7 @@ func (s *State) saveConfig() error {
 	content := s.cfg.NodesConf()
 	s.todoSave = false
 	s.mu.Unlock()
-	err := writeFileSync(s.opt.ConfigFile, content)
+	err := writeFile(s.opt.ConfigFile, content, fsync)
 	if err != nil {
 		s.opt.Logf('#', "Could not save the cluster configuration: %v", err)
 		s.mu.Lock()
@@ -291,13 +297,16 @@ func (s *State) saveConfig() error {
 	return err
 }
 
-func writeFileSync(path string, content []byte) error {
+// writeFile replaces the file at path with content: written to a
+// temporary file renamed over it, fsynced (file and directory) when
+// fsync is set.
+func writeFile(path string, content []byte, fsync bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".nodes-*.tmp")
 	if err != nil {
 		return err
 	}
 	_, err = tmp.Write(content)
-	if err == nil {
+	if err == nil && fsync {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -309,6 +318,9 @@ func writeFileSync(path string, content []byte) error {
 	if err != nil {
 		os.Remove(tmp.Name())
 		return err
+	}
+	if !fsync {
+		return nil
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
