@@ -31,12 +31,11 @@ const (
 // republished: the reply then follows the file, as Redis's
 // clusterBeforeSleep saves the configuration before replies are written.
 // As Redis, the file is fsynced when the node took a new config epoch
-// (CLUSTER_TODO_FSYNC_CONFIG), not for the other changes.
+// (CLUSTER_TODO_FSYNC_CONFIG), not for the other changes (unless the
+// write carries an epoch or a vote of another change: saveConfigSync).
 func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot int) string {
 	s.mu.Lock()
-	// A change already waiting for the cron's write may need its fsync
-	// (a vote, an epoch); SETSLOT's own change does not.
-	fsync := s.todoSave
+	fsync := false
 	me := s.cfg.Myself
 	if me.Flags&bus.FlagReplica != 0 {
 		s.mu.Unlock()

@@ -81,6 +81,8 @@ type State struct {
 	// todoSave: nodes.conf is to be written (clusterDoBeforeSleep's
 	// CLUSTER_TODO_SAVE_CONFIG); the cron writes it.
 	todoSave bool
+	// syncedEpochs is epochsSignature as of the last fsynced write.
+	syncedEpochs uint64
 	// stateChanged: a change may change the cluster's state.
 	stateChanged bool
 	// lostSlots are slots this node lost to a newer configuration, whose
@@ -286,8 +288,20 @@ func (s *State) saveConfigSync(fsync bool) error {
 	s.mu.Lock()
 	content := s.cfg.NodesConf()
 	s.todoSave = false
+	// Whatever SETSLOT's write carries along is fsynced if Redis would
+	// have: an epoch learned or taken, or a vote waiting to be sent
+	// once it is on disk.
+	epochs := s.epochsSignature()
+	if epochs != s.syncedEpochs || len(s.votes) > 0 {
+		fsync = true
+	}
 	s.mu.Unlock()
 	err := writeFile(s.opt.ConfigFile, content, fsync)
+	if err == nil && fsync {
+		s.mu.Lock()
+		s.syncedEpochs = epochs
+		s.mu.Unlock()
+	}
 	if err != nil {
 		s.opt.Logf('#', "Could not save the cluster configuration: %v", err)
 		s.mu.Lock()
@@ -295,6 +309,17 @@ func (s *State) saveConfigSync(fsync bool) error {
 		s.mu.Unlock()
 	}
 	return err
+}
+
+// epochsSignature sums up the epochs nodes.conf holds (the current and
+// last vote epochs, every node's config epoch): what Redis fsyncs the
+// file for when it changes (CLUSTER_TODO_FSYNC_CONFIG). Under mu.
+func (s *State) epochsSignature() uint64 {
+	h := s.cfg.CurrentEpoch*0x9e3779b97f4a7c15 ^ s.cfg.LastVoteEpoch
+	for _, n := range s.cfg.Nodes {
+		h = (h^n.ConfigEpoch)*0x100000001b3 + 1
+	}
+	return h
 }
 
 // writeFile replaces the file at path with content: written to a
