@@ -481,6 +481,19 @@ func (s *State) delNode(n *Node) {
 			s.routesDirty = true
 		}
 	}
+	// A slot moving to or from a forgotten node is not moving any more.
+	for j, name := range s.cfg.Migrating {
+		if name == n.Name {
+			delete(s.cfg.Migrating, j)
+			s.routesDirty = true
+		}
+	}
+	for j, name := range s.cfg.Importing {
+		if name == n.Name {
+			delete(s.cfg.Importing, j)
+			s.routesDirty = true
+		}
+	}
 	for _, o := range s.cfg.Nodes {
 		delete(o.reports, n.Name)
 	}

@@ -110,6 +110,8 @@ type State struct {
 	// todoSave: nodes.conf is to be written (clusterDoBeforeSleep's
 	// CLUSTER_TODO_SAVE_CONFIG); the cron writes it.
 	todoSave bool
+	// syncedEpochs is epochsSignature as of the last fsynced write.
+	syncedEpochs uint64
 	// stateChanged: a change may change the cluster's state.
 	stateChanged bool
 	// lostSlots are slots this node lost to a newer configuration, whose
@@ -317,7 +319,13 @@ func (s *State) unlock() {
 // saveConfig writes nodes.conf as clusterSaveConfig does: the whole
 // content, fsynced; here to a temporary file renamed over the old one,
 // so a crash mid-write leaves the old file whole. Not under mu.
-func (s *State) saveConfig() error {
+func (s *State) saveConfig() error { return s.saveConfigSync(true) }
+
+// saveConfigSync is saveConfig, with the fsyncs only when fsync is set:
+// Redis fsyncs nodes.conf only for the changes that must survive a
+// power loss (CLUSTER_TODO_FSYNC_CONFIG: epochs, votes), not for each
+// CLUSTER SETSLOT of a reshard, which sends four per slot moved.
+func (s *State) saveConfigSync(fsync bool) error {
 	if s.opt.ConfigFile == "" {
 		s.mu.Lock()
 		s.todoSave = false
@@ -329,8 +337,20 @@ func (s *State) saveConfig() error {
 	s.mu.Lock()
 	content := s.cfg.NodesConf()
 	s.todoSave = false
+	// Whatever SETSLOT's write carries along is fsynced if Redis would
+	// have: an epoch learned or taken, or a vote waiting to be sent
+	// once it is on disk.
+	epochs := s.epochsSignature()
+	if epochs != s.syncedEpochs || len(s.votes) > 0 {
+		fsync = true
+	}
 	s.mu.Unlock()
-	err := writeFileSync(s.opt.ConfigFile, content)
+	err := writeFile(s.opt.ConfigFile, content, fsync)
+	if err == nil && fsync {
+		s.mu.Lock()
+		s.syncedEpochs = epochs
+		s.mu.Unlock()
+	}
 	if err != nil {
 		s.opt.Logf('#', "Could not save the cluster configuration: %v", err)
 		s.mu.Lock()
@@ -340,13 +360,27 @@ func (s *State) saveConfig() error {
 	return err
 }
 
-func writeFileSync(path string, content []byte) error {
+// epochsSignature sums up the epochs nodes.conf holds (the current and
+// last vote epochs, every node's config epoch): what Redis fsyncs the
+// file for when it changes (CLUSTER_TODO_FSYNC_CONFIG). Under mu.
+func (s *State) epochsSignature() uint64 {
+	h := s.cfg.CurrentEpoch*0x9e3779b97f4a7c15 ^ s.cfg.LastVoteEpoch
+	for _, n := range s.cfg.Nodes {
+		h = (h^n.ConfigEpoch)*0x100000001b3 + 1
+	}
+	return h
+}
+
+// writeFile replaces the file at path with content: written to a
+// temporary file renamed over it, fsynced (file and directory) when
+// fsync is set.
+func writeFile(path string, content []byte, fsync bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".nodes-*.tmp")
 	if err != nil {
 		return err
 	}
 	_, err = tmp.Write(content)
-	if err == nil {
+	if err == nil && fsync {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -358,6 +392,9 @@ func writeFileSync(path string, content []byte) error {
 	if err != nil {
 		os.Remove(tmp.Name())
 		return err
+	}
+	if !fsync {
+		return nil
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()

@@ -23,7 +23,7 @@ func init() {
 	sub := func(name string, arity int, flags engine.Flag) *engine.Command {
 		run := clusterHandlers[name]
 		if run == nil {
-			run = clusterUnserved
+			panic("commands: no handler for CLUSTER " + name)
 		}
 		return &engine.Command{Name: "cluster|" + name, Arity: arity, Flags: flags, Run: clusterOnly(run)}
 	}

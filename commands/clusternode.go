@@ -10,7 +10,7 @@ import (
 )
 
 // The CLUSTER subcommands a cluster node serves (clusterCommand), by
-// name; those not here answer clusterUnserved.
+// name: every one of Redis 7.0's.
 var clusterHandlers = map[string]engine.Handler{
 	"addslots":              clusterAddSlots,
 	"delslots":              clusterAddSlots,
@@ -36,15 +36,9 @@ var clusterHandlers = map[string]engine.Handler{
 	"slaves":                clusterReplicas,
 	"saveconfig":            clusterSaveConfig,
 	"set-config-epoch":      clusterSetConfigEpoch,
+	"setslot":               clusterSetSlot,
 	"shards":                func(c *engine.Ctx) { c.D.Cluster.WriteShards(c.W) },
 	"slots":                 func(c *engine.Ctx) { c.D.Cluster.WriteSlots(c.W, c.D.PlainOfTLSCluster(c.Client)) },
-}
-
-// clusterUnserved answers the CLUSTER subcommands a zredis node does not
-// serve yet (SETSLOT): a clear
-// refusal, not a pretence (README's Cluster section lists them).
-func clusterUnserved(c *engine.Ctx) {
-	c.Error("ERR CLUSTER " + strings.ToUpper(string(c.Args[1])) + " is not supported by zredis yet")
 }
 
 // errSlotRange is getSlotOrReply's refusal.
@@ -292,6 +286,38 @@ func clusterSetConfigEpoch(c *engine.Ctx) {
 		return
 	}
 	if e := c.D.Cluster.SetConfigEpoch(epoch); e != "" {
+		c.Error("ERR " + e)
+		return
+	}
+	c.W.OK()
+}
+
+// CLUSTER SETSLOT <slot> IMPORTING <node-id> | MIGRATING <node-id> |
+// STABLE | NODE <node-id>: the action and its argument count are read
+// as Redis reads them (a wrong count is an invalid action); the keys of
+// the slot are counted here, where the keyspace is, for NODE's check.
+func clusterSetSlot(c *engine.Ctx) {
+	action := cluster.SetSlotInvalid
+	switch a := c.Args[3]; {
+	case engine.EqualFold(a, "migrating") && len(c.Args) == 5:
+		action = cluster.SetSlotMigrating
+	case engine.EqualFold(a, "importing") && len(c.Args) == 5:
+		action = cluster.SetSlotImporting
+	case engine.EqualFold(a, "stable") && len(c.Args) == 4:
+		action = cluster.SetSlotStable
+	case engine.EqualFold(a, "node") && len(c.Args) == 5:
+		action = cluster.SetSlotNode
+	}
+	slot := slotArg(c.Args[2])
+	var name []byte
+	keys := 0
+	if len(c.Args) == 5 {
+		name = c.Args[4]
+	}
+	if slot >= 0 && action == cluster.SetSlotNode {
+		keys = c.KS.DB(0).CountKeysInSlot(slot)
+	}
+	if e := c.D.Cluster.SetSlot(slot, action, name, keys); e != "" {
 		c.Error("ERR " + e)
 		return
 	}

@@ -19,7 +19,8 @@ import (
 // MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH password]
 // [AUTH2 username password] [KEYS key ...] (Redis cluster.c
 // migrateCommand): the keys are sent to another server as RESTORE
-// commands (DUMP payloads with their TTLs), after AUTH and SELECT, and,
+// commands (RESTORE-ASKING in cluster mode; DUMP payloads with their
+// TTLs), after AUTH and SELECT, and,
 // unless COPY, deleted here once the target accepted each; what is
 // propagated is the DEL of those keys.
 //
@@ -157,8 +158,15 @@ func migrateCommand(c *engine.Ctx) {
 		}
 	}
 	out = resp.AppendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
+	// A cluster node sends RESTORE-ASKING, which the target serves as if
+	// asked with ASKING: the slot is then one it imports, whose keys it
+	// would otherwise redirect back here with -MOVED.
+	restore := []byte("RESTORE")
+	if c.D.Cluster != nil {
+		restore = []byte("RESTORE-ASKING")
+	}
 	for _, it := range items {
-		argv := [][]byte{[]byte("RESTORE"), it.key, strconv.AppendInt(nil, it.ttl, 10), it.payload}
+		argv := [][]byte{restore, it.key, strconv.AppendInt(nil, it.ttl, 10), it.payload}
 		if replace {
 			argv = append(argv, []byte("REPLACE"))
 		}
