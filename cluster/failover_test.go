@@ -155,3 +155,22 @@ func TestReplicaElection(t *testing.T) {
 	require.Equal(t, s.fo.authEpoch, me.ConfigEpoch)
 	require.True(t, s.fo.promoted, "the server is told to turn master")
 }
+
+// A master whose only replica turned master (here: that replica was
+// CLUSTER RESET, and gossips as a master without slots) no longer has a
+// replica: clusterSetNodeAsMaster removes it (clusterNodeRemoveSlave),
+// which clears the master's migrate-to flag, so the master is not an
+// orphan replicas migrate to.
+func TestReplicaTurnedMasterLeavesNoOrphan(t *testing.T) {
+	s, m1, m2 := migrationState(t, 1, true)
+	r3 := &Node{Name: nameOf(strings.Repeat("d", bus.NameLen)), Flags: bus.FlagReplica}
+	s.cfg.Nodes = append(s.cfg.Nodes, r3)
+	s.moveReplica(r3, m2)
+	s.setAsMaster(r3)
+	require.Zero(t, m2.Flags&bus.FlagMigrateTo, "m2 has no replica left")
+	require.NotZero(t, r3.Flags&bus.FlagMigrateTo, "the former replica may get replicas")
+	s.replicaMigrationIfNeeded()
+	m2.orphanedTime -= migrationDelay + 1
+	s.replicaMigrationIfNeeded()
+	require.Equal(t, m1.Name, s.cfg.Myself.Master, "m2 is no orphan")
+}

@@ -100,7 +100,7 @@ func (l *link) writeLoop() {
 		case <-l.done:
 			return
 		case msg := <-l.out:
-			l.conn.SetWriteDeadline(time.Now().Add(l.s.opt.NodeTimeout))
+			l.conn.SetWriteDeadline(time.Now().Add(time.Duration(l.s.writeTimeout.Load())))
 			if _, err := l.conn.Write(msg); err != nil {
 				l.close()
 				return

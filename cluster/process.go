@@ -394,16 +394,21 @@ func (n *Node) numSlots() int {
 }
 
 // setAsMaster records that n is a master (clusterSetNodeAsMaster): a
-// replica that took over is marked as a master replicas may migrate to.
+// replica that took over is marked as a master replicas may migrate to,
+// and its former master, left without replicas, no longer is.
 func (s *State) setAsMaster(n *Node) {
 	if n.Flags&bus.FlagMaster != 0 {
 		return
 	}
+	old := s.cfg.Lookup(n.Master)
 	if !n.Master.IsZero() && n != s.cfg.Myself {
 		n.Flags |= bus.FlagMigrateTo
 	}
 	n.Flags = n.Flags&^bus.FlagReplica | bus.FlagMaster
 	n.Master = bus.Name{}
+	if old != nil && len(s.cfg.Replicas(old)) == 0 {
+		old.Flags &^= bus.FlagMigrateTo // clusterNodeRemoveSlave
+	}
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 }
 

@@ -127,6 +127,9 @@ type State struct {
 	// since it was built.
 	routes      atomic.Pointer[Routes]
 	routesDirty bool
+	// writeTimeout is opt.NodeTimeout for the links' writers, which
+	// run off mu.
+	writeTimeout atomic.Int64
 	// blacklist holds the nodes CLUSTER FORGET dropped, until when
 	// (Unix ms) gossip may not add them again.
 	blacklist map[bus.Name]int64
@@ -174,6 +177,7 @@ func New(opt Options) (*State, error) {
 		opt.OnSlotsLost = func([]int) {}
 	}
 	s := &State{opt: opt, stop: make(chan struct{}), links: map[*link]struct{}{}, state: stateFail, size: 1}
+	s.writeTimeout.Store(int64(opt.NodeTimeout))
 	s.fo.mfMasterOffset = -1
 	var cfg *Config
 	if opt.ConfigFile != "" {
@@ -413,6 +417,7 @@ func (s *State) SetOptions(change func(*Options)) {
 	if s.opt.NodeTimeout <= 0 {
 		s.opt.NodeTimeout = time.Millisecond
 	}
+	s.writeTimeout.Store(int64(s.opt.NodeTimeout))
 	s.applyAnnounced()
 	s.routesDirty, s.stateChanged, s.todoSave = true, true, true
 	s.updateState()

@@ -102,9 +102,10 @@ func (m *Master) ResizeBacklog() {
 func (m *Master) Cron(now time.Time, second bool) {
 	if second {
 		m.cronLoops++
-		// No PING during a FAILOVER with a TIMEOUT while writes are held:
-		// it would move the offset its target must reach.
-		failingOver := m.failover.endMs != 0 && m.host.Paused(now.UnixMilli())
+		// No PING during a FAILOVER with a TIMEOUT, or a cluster
+		// replica's manual failover, while writes are held: it would
+		// move the offset its target must reach.
+		failingOver := (m.failover.endMs != 0 || m.clusterMF) && m.host.Paused(now.UnixMilli())
 		if period := m.cfg.Int("repl-ping-replica-period"); period > 0 && m.cronLoops%period == 0 && len(m.replicas) > 0 && !failingOver {
 			m.feedCommand([]byte("ping")) // shared.ping: lower case, as redis-cli --replica shows it
 		}

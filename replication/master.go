@@ -123,10 +123,13 @@ type Master struct {
 	noReplicasSince time.Time
 	waiters         []*ackWaiter // WAIT clients
 	failover        failoverState
-	getAckPending   bool // a WAIT's GETACK waits for the end of a pause
-	shutdown        shutdownWait
-	cronLoops       int64
-	syncs           sync.WaitGroup // the goroutines sending RDB payloads
+	// clusterMF: a cluster replica's manual failover holds the writes
+	// (CLUSTER FAILOVER, cluster->mf_end on the master).
+	clusterMF     bool
+	getAckPending bool // a WAIT's GETACK waits for the end of a pause
+	shutdown      shutdownWait
+	cronLoops     int64
+	syncs         sync.WaitGroup // the goroutines sending RDB payloads
 }
 
 // NewMaster makes the replication of a server that has never had a
@@ -135,6 +138,12 @@ func NewMaster(host Host, ks *keyspace.Keyspace, cfg *config.Config, log Logger,
 	return &Master{host: host, ks: ks, cfg: cfg, log: log, stats: stats,
 		stream: NewStream(), conns: map[int64]*replica{}, noReplicasSince: time.Now()}
 }
+
+// SetClusterManualFailover records that a cluster replica's manual
+// failover holds this master's writes (on) or no longer does: no
+// replication PING meanwhile, whose bytes would move the offset the
+// replica was given on the bus. Under the lock.
+func (m *Master) SetClusterManualFailover(on bool) { m.clusterMF = on }
 
 // Stream is the replication stream: its IDs, offset and backlog.
 func (m *Master) Stream() *Stream { return m.stream }

@@ -3,6 +3,7 @@ package replication
 import (
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ type fakeHost struct {
 	conns    map[int64]*fakeConn
 	attached []engine.Propagator
 	good     int64
+	paused   bool
 }
 
 func (h *fakeHost) Conn(cl *engine.Client) Conn {
@@ -35,7 +37,7 @@ func (h *fakeHost) SetGoodReplicas(n int64)                       { h.good = n }
 func (h *fakeHost) GoodReplicas() int64                           { return h.good }
 func (h *fakeHost) SaveInfo() [][2]string                         { return nil }
 func (h *fakeHost) FunctionCodes() []string                       { return nil }
-func (h *fakeHost) Paused(int64) bool                             { return false }
+func (h *fakeHost) Paused(int64) bool                             { return h.paused }
 func (h *fakeHost) HoldWritesForFailover(bool)                    {}
 func (h *fakeHost) ReplicaOutputLimitReached(uint64, *int64) bool { return false }
 func (h *fakeHost) WriteRDB(io.Writer, *keyspace.Snapshot, []string, [][2]string) error {
@@ -138,4 +140,38 @@ func TestMasterRecordsNeedAConnection(t *testing.T) {
 	m.SetRDBFilter(cl, true)
 	assert.False(t, m.FilterNeedsEOF(cl))
 	assert.Empty(t, m.conns)
+}
+
+// A master whose writes are held for a cluster replica's manual failover
+// (CLUSTER FAILOVER) sends no replication PING, as Redis's replicationCron
+// skips it while cluster->mf_end is set and clients are paused: the PING
+// would move the offset past the one the master gave its replica on the
+// bus, which the replica must reach exactly before it fails over.
+func TestMasterNoPingDuringClusterManualFailover(t *testing.T) {
+	m, h := newTestMaster(t)
+	m.Resume("0123456789012345678901234567890123456789", 100)
+	cl := &engine.Client{ID: 7, Addr: "127.0.0.1:5000"}
+	fc := &fakeConn{cl: cl, done: make(chan struct{})}
+	h.conns[cl.ID] = fc
+	m.AddCapa(cl, "psync2")
+	c := &engine.Ctx{Client: cl, W: resp.NewWriter()}
+	m.Sync(c, true, m.Stream().ID, 101)
+	require.Equal(t, 1, m.Count())
+
+	h.paused = true
+	m.SetClusterManualFailover(true)
+	before := m.Stream().Offset()
+	for i := 0; i < 20; i++ { // two repl-ping-replica-period (10 s) turns
+		m.Ack(cl, m.Stream().Offset(), -1)
+		m.Cron(time.Now(), true)
+	}
+	assert.Equal(t, before, m.Stream().Offset(), "no PING while the manual failover holds writes")
+
+	m.SetClusterManualFailover(false)
+	h.paused = false
+	for i := 0; i < 10; i++ {
+		m.Ack(cl, m.Stream().Offset(), -1)
+		m.Cron(time.Now(), true)
+	}
+	assert.Greater(t, m.Stream().Offset(), before, "PINGs again once it ends")
 }

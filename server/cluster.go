@@ -155,7 +155,10 @@ func (r clusterRepl) UnsetMaster() {
 func (r clusterRepl) MasterDataAge() int64 { return r.s.link.MasterDataAge(time.Now().UnixMilli()) }
 
 // HoldWrites implements cluster.Replication.
-func (r clusterRepl) HoldWrites(on bool) { r.s.pauseWritesFor(pauseClusterFailover, on) }
+func (r clusterRepl) HoldWrites(on bool) {
+	r.s.pauseWritesFor(pauseClusterFailover, on)
+	r.s.repl.SetClusterManualFailover(on)
+}
 
 // clusterOpts gives the dispatcher the directives its redirections read.
 // Under the lock (or before serving).
