@@ -72,9 +72,17 @@ func (s *State) cron(iteration uint64) {
 			continue
 		}
 		if n.link == nil && !n.dialing && !s.closed {
+			conf, ok := s.busTLS(false)
+			if !ok {
+				// Counted as a ping sent, as a failed connection is.
+				if n.PingSent == 0 {
+					n.PingSent = nowMs()
+				}
+				continue
+			}
 			n.dialing = true
 			s.wg.Add(1)
-			go s.connect(n, n.IP, n.CPort, s.opt.NodeTimeout, s.busTLS(false))
+			go s.connect(n, n.IP, n.CPort, s.opt.NodeTimeout, conf)
 		}
 	}
 

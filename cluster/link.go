@@ -203,30 +203,31 @@ func (s *State) freeLink(l *link) {
 	}
 }
 
-// busTLS is the TLS configuration of a bus connection, nil when the bus
-// is plaintext (tls-cluster no). Redis's bus always asks the connecting
-// node for its certificate (TLS_CLIENT_AUTH_YES), whatever
-// tls-auth-clients says of clients. Under mu.
-func (s *State) busTLS(accepting bool) *tls.Config {
+// busTLS is the TLS configuration of a bus connection: nil for a
+// plaintext bus (tls-cluster no). ok is false when the bus is TLS but
+// TLS is not configured: no link is made then, never a plaintext one.
+// Redis's bus always asks the connecting node for its certificate
+// (TLS_CLIENT_AUTH_YES), whatever tls-auth-clients says of clients.
+// Under mu.
+func (s *State) busTLS(accepting bool) (conf *tls.Config, ok bool) {
 	if !s.opt.TLS {
-		return nil
+		return nil, true
 	}
-	if !accepting {
-		if s.opt.TLSClient == nil {
-			return nil
-		}
-		return s.opt.TLSClient()
+	get := s.opt.TLSClient
+	if accepting {
+		get = s.opt.TLSServer
 	}
-	if s.opt.TLSServer == nil {
-		return nil
+	if get == nil {
+		return nil, false
 	}
-	c := s.opt.TLSServer()
-	if c == nil {
-		return nil
+	if conf = get(); conf == nil {
+		return nil, false
 	}
-	c = c.Clone()
-	c.ClientAuth = tls.RequireAndVerifyClientCert
-	return c
+	if accepting {
+		conf = conf.Clone()
+		conf.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return conf, true
 }
 
 // handshake completes a TLS connection's handshake within timeout, or
@@ -274,8 +275,15 @@ func (s *State) acceptLoop() {
 		}
 		s.opt.Logf('.', "Accepting cluster node connection from %s", conn.RemoteAddr())
 		// A TLS link's handshake is its reader's first read.
-		if c := s.busTLS(true); c != nil {
-			conn = tls.Server(conn, c)
+		conf, ok := s.busTLS(true)
+		if !ok {
+			s.opt.Logf('#', "Cluster bus connection from %s refused: tls-cluster is on and TLS is not configured", conn.RemoteAddr())
+			s.mu.Unlock()
+			conn.Close()
+			continue
+		}
+		if conf != nil {
+			conn = tls.Server(conn, conf)
 		}
 		s.newLink(conn, nil, true)
 		s.mu.Unlock()

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -395,4 +396,44 @@ func TestStateReplicaElected(t *testing.T) {
 	require.Equal(t, "master", repl.roleOf())
 	require.True(t, log.has("Failover election won: I'm the new master."))
 	require.Eventually(t, st.StateOK, 10*time.Second, 100*time.Millisecond)
+}
+
+// With tls-cluster on and TLS not configured, the bus makes no link at
+// all, never a plaintext one: an inbound connection is closed at once,
+// and a node met is not dialled.
+func TestStateTLSBusWithoutConfiguration(t *testing.T) {
+	log := &logRecorder{}
+	busPort := testsupport.FreePort(t)
+	noConf := func() *tls.Config { return nil }
+	st, err := New(Options{BindIP: "127.0.0.1", Port: 7000, BusPort: busPort, TLS: true, TLSPort: 7001,
+		TLSServer: noConf, TLSClient: noConf, Logf: log.logf})
+	require.NoError(t, err)
+	require.NoError(t, st.Start())
+	defer st.Stop()
+
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(busPort))
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	require.Error(t, err, "the connection is closed")
+	require.True(t, log.has("tls-cluster is on and TLS is not configured"))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dialled := make(chan struct{}, 1)
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			conn.Close()
+			dialled <- struct{}{}
+		}
+	}()
+	port := int64(ln.Addr().(*net.TCPAddr).Port)
+	require.True(t, st.Meet("127.0.0.1", 7100, port))
+	select {
+	case <-dialled:
+		t.Fatal("a node was dialled in plaintext")
+	case <-time.After(1500 * time.Millisecond):
+	}
 }
