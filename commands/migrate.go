@@ -3,6 +3,7 @@ package commands
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"math"
 	"net"
@@ -175,8 +176,17 @@ func migrateCommand(c *engine.Ctx) {
 	wait := time.Duration(timeout) * time.Millisecond
 	addr := net.JoinHostPort(string(args[1]), strconv.Itoa(atoiPrefix(args[2])))
 	header := 1 + boolInt(pass != nil) // the AUTH and SELECT replies
+	var tlsConf *tls.Config
+	useTLS := false
+	if c.D.MigrateTLS != nil {
+		tlsConf, useTLS = c.D.MigrateTLS()
+	}
+	if useTLS && tlsConf == nil {
+		c.Error("IOERR error or timeout connecting to the client")
+		return
+	}
 	for attempt := 0; ; attempt++ {
-		replies, err, timedOut := migrateExchange(addr, out, header+len(items), wait)
+		replies, err, timedOut := migrateExchange(addr, tlsConf, out, header+len(items), wait)
 		if err == errMigrateConnect {
 			c.Error("IOERR error or timeout connecting to the client")
 			return
@@ -262,11 +272,12 @@ var (
 	errMigrateWrite   = errors.New("write")
 )
 
-// migrateExchange sends out to addr and reads up to n reply lines
-// (connSyncReadLine: a line of at most 1023 bytes, without its CRLF),
-// each within wait. It returns the lines read, the error that stopped it
-// and whether that error was a timeout.
-func migrateExchange(addr string, out []byte, n int, wait time.Duration) ([]string, error, bool) {
+// migrateExchange sends out to addr (over TLS with tlsConf, when not
+// nil, as Redis's MIGRATE does with tls-cluster yes) and reads up to n
+// reply lines (connSyncReadLine: a line of at most 1023 bytes, without
+// its CRLF), each within wait. It returns the lines read, the error that
+// stopped it and whether that error was a timeout.
+func migrateExchange(addr string, tlsConf *tls.Config, out []byte, n int, wait time.Duration) ([]string, error, bool) {
 	conn, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
 		// Redis's blocking connect only waits for the socket to be
@@ -281,6 +292,16 @@ func migrateExchange(addr string, out []byte, n int, wait time.Duration) ([]stri
 	defer conn.Close()
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if tlsConf != nil {
+		// The handshake is part of Redis's blocking TLS connect.
+		tc := tls.Client(conn, tlsConf)
+		tc.SetDeadline(time.Now().Add(wait))
+		if err := tc.Handshake(); err != nil {
+			return nil, errMigrateConnect, false
+		}
+		tc.SetDeadline(time.Time{})
+		conn = tc
 	}
 	for len(out) > 0 {
 		chunk := out[:min(len(out), 64<<10)]

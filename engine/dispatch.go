@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/tls"
 	"net"
 	"runtime/debug"
 	"strings"
@@ -48,6 +49,13 @@ type Dispatcher struct {
 	// (clusterRedirect); ClusterOpts the directives it reads.
 	Cluster     *cluster.State
 	ClusterOpts ClusterOptions
+
+	// MigrateTLS, when set, is the TLS configuration MIGRATE connects
+	// with: with tls-cluster yes, as Redis (server.tls_cluster), ok is
+	// true and conf the client configuration (nil if TLS is not
+	// configured, which refuses the connection rather than make it in
+	// plaintext); with tls-cluster no, ok is false.
+	MigrateTLS func() (conf *tls.Config, ok bool)
 
 	// StreamOffset, when set, is the replication offset (Redis's
 	// master_repl_offset), read under the lock after a command that

@@ -181,6 +181,12 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.ks.SetSnapshotExtra(func() any { return s.disp.Functions.Codes() })
 	s.repl = replication.NewMaster(replHost{s}, s.ks, cfg, log, &s.stats)
 	s.disp.StreamOffset = s.repl.Stream().Offset
+	s.disp.MigrateTLS = func() (*tls.Config, bool) {
+		if !s.cfg.Bool("tls-cluster") {
+			return nil, false
+		}
+		return s.tlsClientConf.Load(), true
+	}
 	s.disp.AfterCall = append(s.disp.AfterCall, s.stats.AfterCall, s.feedMonitors)
 	s.disp.EvictionsPaused = func() bool {
 		// A replica leaves its keys to its master's DELs

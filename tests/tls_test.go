@@ -154,3 +154,42 @@ func TestTLSStalledClientShutdown(t *testing.T) {
 	require.True(t, exited, "the server did not exit with a TLS client that stopped reading:\n%s", p.Output())
 	assert.Zero(t, code)
 }
+
+// With tls-cluster yes, MIGRATE connects over TLS, as redis-server's
+// does (server.tls_cluster), with or without cluster mode: from zredis
+// and from redis-server to the other's TLS port, the same replies, and
+// the key arrives. With tls-cluster no the same MIGRATE goes in
+// plaintext to the TLS port and fails on both.
+func TestTLSMigrate(t *testing.T) {
+	RequireRedis(t)
+	dir := tlsFiles(t)
+	f := func(name string) string { return filepath.Join(dir, name) }
+	start := func(name string, tlsCluster string) (*Proc, int) {
+		tp := FreePort(t)
+		args := []string{"--tls-port", strconv.Itoa(tp), "--tls-cluster", tlsCluster, "--tls-cert-file", f("server.crt"),
+			"--tls-key-file", f("server.key"), "--tls-ca-cert-file", f("ca.crt")}
+		if name == "zredis" {
+			return StartZredis(t, args...), tp
+		}
+		return StartRedis(t, args...), tp
+	}
+	replies := map[string][]string{}
+	for _, pair := range [][2]string{{"zredis", "redis"}, {"redis", "zredis"}} {
+		for _, tlsCluster := range []string{"yes", "no"} {
+			src, _ := start(pair[0], tlsCluster)
+			dst, dstTLS := start(pair[1], "no")
+			sc := Dial(t, src.Addr)
+			got := []string{
+				sc.Do("SET", "k", "v"),
+				sc.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dstTLS), "k", "0", "5000"),
+				Dial(t, dst.Addr).Do("GET", "k"),
+			}
+			replies[pair[0]+" tls-cluster "+tlsCluster] = got
+		}
+	}
+	assert.Equal(t, []string{"+OK\r\n", "+OK\r\n", "$1\r\nv\r\n"}, replies["zredis tls-cluster yes"])
+	assert.Equal(t, replies["redis tls-cluster yes"], replies["zredis tls-cluster yes"])
+	assert.Equal(t, "$-1\r\n", replies["zredis tls-cluster no"][2], "no key crosses in plaintext")
+	assert.True(t, strings.HasPrefix(replies["zredis tls-cluster no"][1], "-IOERR"), replies["zredis tls-cluster no"][1])
+	assert.True(t, strings.HasPrefix(replies["redis tls-cluster no"][1], "-IOERR"), replies["redis tls-cluster no"][1])
+}
