@@ -357,6 +357,21 @@ func checkExpiryDatabases(st *state) string {
 	return fmt.Sprintf("databases %d is more than the expiry stream can carry: an expiry message names its database in 16 bits, so with expiry-zmq-endpoints set databases must be at most %d", n, MaxExpiryDatabases)
 }
 
+// The expiry stream's modes that cluster mode cannot have, refused at
+// start and by CONFIG SET.
+const (
+	ExpiryCyclesInCluster    = "the hash expire cycles keep their counter in a second database (expiry-zmq-hash-loop-db), which cluster mode does not have: set expiry-zmq-hash-max-expire-cycles 0 with cluster-enabled yes"
+	ExpiryStreamKeyInCluster = "the expiry stream key is one key, in one slot that one master serves, while every master appends the expiries of its own keys: in cluster mode listeners take the PUSH socket of every node (expiry-zmq-endpoints); set expiry-stream-key \"\" with cluster-enabled yes"
+)
+
+// checkExpiryStreamKey refuses expiry-stream-key in cluster mode.
+func checkExpiryStreamKey(st *state) string {
+	if st.get("cluster-enabled").n != 0 && st.get("expiry-stream-key").s != "" {
+		return ExpiryStreamKeyInCluster
+	}
+	return ""
+}
+
 // checkExpiryCycles is CheckExpiryCycleDBs for a configuration that turns
 // the hash expire cycles on; with them off the databases are not used.
 func checkExpiryCycles(st *state) string {
@@ -364,7 +379,7 @@ func checkExpiryCycles(st *state) string {
 		return ""
 	}
 	if st.get("cluster-enabled").n != 0 {
-		return "the hash expire cycles keep their counter in a second database (expiry-zmq-hash-loop-db), which cluster mode does not have: set expiry-zmq-hash-max-expire-cycles 0 with cluster-enabled yes"
+		return ExpiryCyclesInCluster
 	}
 	return CheckExpiryCycleDBs(st.get("databases").n, st.get("expiry-zmq-hash-main-db").n, st.get("expiry-zmq-hash-loop-db").n)
 }

@@ -293,6 +293,13 @@ func (l *loader) finish() error {
 		}
 		return e
 	}
+	if reason := checkExpiryStreamKey(st); reason != "" {
+		e := &Error{Directive: "expiry-stream-key", Reason: reason}
+		if at := l.setAt[mustIndex("expiry-stream-key")]; at != nil {
+			e.File, e.Line, e.Text = at.File, at.Line, at.Text
+		}
+		return e
+	}
 	if l.modCfg {
 		return &Error{Logged: true, Reason: "Module Configuration detected without loadmodule directive or no ApplyConfig call: aborting"}
 	}

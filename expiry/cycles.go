@@ -61,12 +61,15 @@ var (
 )
 
 // watch keeps, while the cycles are on, their databases two distinct
-// databases: CONFIG SET of either, or of the cycle limit, fails
-// otherwise.
+// databases, and the cycles off in cluster mode: CONFIG SET of either
+// database, or of the cycle limit, fails otherwise.
 func (c *cycles) watch(cfg *config.Config) {
 	dbs := func(string) error {
 		if cfg.Int("expiry-zmq-hash-max-expire-cycles") == 0 {
 			return nil
+		}
+		if cfg.Bool("cluster-enabled") {
+			return errors.New(config.ExpiryCyclesInCluster)
 		}
 		if reason := config.CheckExpiryCycleDBs(cfg.Int("databases"), cfg.Int("expiry-zmq-hash-main-db"), cfg.Int("expiry-zmq-hash-loop-db")); reason != "" {
 			return errors.New(reason)

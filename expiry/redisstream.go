@@ -1,9 +1,11 @@
 package expiry
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
+	"github.com/zredis/zredis/config"
 	"github.com/zredis/zredis/keyspace"
 	"github.com/zredis/zredis/zmqpub"
 )
@@ -45,9 +47,13 @@ var (
 // the deadline hook asks for it at every expired key.
 func (x *Service) streamKey() string { return *x.streamKeyName.Load() }
 
-// watchStreamKey keeps streamKey up to date with CONFIG SET.
+// watchStreamKey keeps streamKey up to date with CONFIG SET, which may
+// not set one in cluster mode (the start refuses it too).
 func (x *Service) watchStreamKey() {
 	set := func(v string) error {
+		if v != "" && x.cfg.Bool("cluster-enabled") {
+			return errors.New(config.ExpiryStreamKeyInCluster)
+		}
 		x.streamKeyName.Store(&v)
 		return nil
 	}

@@ -352,3 +352,24 @@ func TestClusterStoppedMasterGivesUpSlots(t *testing.T) {
 		require.Equal(t, i, v)
 	}
 }
+
+// The expiry stream's modes that cannot live in a cluster are refused,
+// at start and by CONFIG SET: the hash expire cycles (their counter's
+// second database does not exist) and the stream key (one key, in one
+// master's slot, where every master appends its own expiries).
+func TestClusterRefusesExpiryModes(t *testing.T) {
+	for _, c := range []struct{ directive, value, reason string }{
+		{"expiry-zmq-hash-max-expire-cycles", "1", "the hash expire cycles keep their counter in a second database"},
+		{"expiry-stream-key", "expiries", "the expiry stream key is one key, in one slot that one master serves"},
+	} {
+		args := append(clusterNodeArgs(t), "--port", strconv.Itoa(FreePort(t)), "--dir", t.TempDir(), "--"+c.directive, c.value)
+		code, out := runMerged(t, zredisBin, args...)
+		assert.Equal(t, 1, code, out)
+		assert.Contains(t, out, c.reason, c.directive)
+	}
+	node := Dial(t, StartZredis(t, clusterNodeArgs(t)...).Addr)
+	assert.Contains(t, node.Do("CONFIG", "SET", "expiry-zmq-hash-max-expire-cycles", "1"), "the hash expire cycles keep their counter in a second database")
+	assert.Equal(t, "*2\r\n$33\r\nexpiry-zmq-hash-max-expire-cycles\r\n$1\r\n0\r\n", node.Do("CONFIG", "GET", "expiry-zmq-hash-max-expire-cycles"))
+	assert.Contains(t, node.Do("CONFIG", "SET", "expiry-stream-key", "expiries"), "the expiry stream key is one key")
+	assert.Equal(t, "*2\r\n$17\r\nexpiry-stream-key\r\n$0\r\n\r\n", node.Do("CONFIG", "GET", "expiry-stream-key"))
+}
