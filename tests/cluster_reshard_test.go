@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,17 +28,7 @@ import (
 // take minutes on a busy machine.
 func clusterCLILong(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cli := RequireTool(t, "redis-cli")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("redis-cli: %v", err)
-	}
-	return string(out), code
+	return clusterCLIWithin(t, 5*time.Minute, args...)
 }
 
 // clusterConverged waits until every node of ps sees the cluster ok,

@@ -33,8 +33,14 @@ func clusterNodeArgs(t *testing.T) []string {
 // code.
 func clusterCLI(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return clusterCLIWithin(t, 60*time.Second, args...)
+}
+
+// clusterCLIWithin is clusterCLI, killing redis-cli after limit.
+func clusterCLIWithin(t *testing.T, limit time.Duration, args ...string) (string, int) {
+	t.Helper()
 	cli := RequireTool(t, "redis-cli")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
 	code := 0
