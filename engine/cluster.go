@@ -171,8 +171,10 @@ func (q *slotQuery) key(key []byte) string {
 		}
 		q.multipleKeys = true
 	}
+	// A key past its deadline is missing, as lookupKeyReadWithFlags
+	// (which expires it) finds it in getNodeByQuery.
 	if (q.migrating || q.importing) && !q.pubsubShard {
-		if q.d.KS.DB(0).Peek(key) == nil {
+		if !q.d.KS.DB(0).Exists(key) {
 			q.missing++
 		} else {
 			q.existing++

@@ -324,8 +324,13 @@ func TestClusterSetSlotDiff(t *testing.T) {
 		{"INFO"},
 		{"CLUSTER", "SETSLOT", "200", "NODE", "$ME"},
 		{"INFO"},
+		// A key past its deadline counts as missing: -ASK, as for a key
+		// that is gone.
+		{"SET", "{a}e", "1", "PX", "20"},
+		{"SLEEP"},
 		{"CLUSTER", "SETSLOT", "15495", "MIGRATING", "$PEER"},
 		{"NODES"},
+		{"GET", "{a}e"},
 		{"DEL", "a"},
 		{"CLUSTER", "SETSLOT", "15495", "NODE", "$PEER"},
 		{"NODES"},
@@ -355,6 +360,8 @@ func TestClusterSetSlotDiff(t *testing.T) {
 				require.Eventually(t, func() bool {
 					return strings.Contains(s.c.Do("CLUSTER", "INFO"), "cluster_state:ok")
 				}, 30*time.Second, 50*time.Millisecond, "the cluster is not ok")
+			case "SLEEP":
+				time.Sleep(100 * time.Millisecond)
 			case "NODES":
 				replies[i] = myselfLine(s.c.Do("CLUSTER", "NODES"), norm(s))
 			case "INFO":
