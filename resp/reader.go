@@ -42,6 +42,9 @@ const (
 	// BigArg is the length from which a bulk argument is read into an
 	// allocation of its own (PROTO_MBULK_BIG_ARG): see ReadBatch.
 	BigArg = 32 << 10
+	// BigValue is the size from which an argument's allocation is
+	// announced to the hook set with SetBigHook before it is made.
+	BigValue = 1 << 20
 	// bigArgGrowth is how much the allocation of a big argument whose
 	// bytes have not all arrived grows at a time (from BigArg or four
 	// times what had arrived), so that memory follows what the client
@@ -160,12 +163,13 @@ type Reader struct {
 	args     []span
 	// A big bulk (BigArg or longer) is read straight into big, which
 	// becomes the argument: bigN bytes of it (with its CRLF) have arrived.
-	big    []byte
-	bigN   int64
-	bigMin int64 // BigArg; tests lower it to exercise the path with short input
-	bigOut bool  // a returned argument list held a big argument or spilled ones (see Forget)
-	grown  int64 // bytes of big-argument allocations outgrown since Forget
-	exts   [][]byte
+	big     []byte
+	bigN    int64
+	bigMin  int64  // BigArg; tests lower it to exercise the path with short input
+	bigHook func() // SetBigHook's
+	bigOut  bool   // a returned argument list held a big argument or spilled ones (see Forget)
+	grown   int64  // bytes of big-argument allocations outgrown since Forget
+	exts    [][]byte
 	// spilled holds the completed arguments of the command in progress
 	// that left the buffer (spill); nspilled of r.args are there or in
 	// exts, and their bytes are not moved again.
@@ -191,6 +195,13 @@ type Reader struct {
 func NewReader(rd io.Reader, lim Limits) *Reader {
 	return &Reader{rd: rd, lim: lim.withDefaults(), bulkLen: -1, bigMin: BigArg}
 }
+
+// SetBigHook sets fn, called on the reading goroutine before an
+// argument's allocation of BigValue bytes or more is made: the server
+// lets its heap grow further while values that big arrive, so that a
+// collection does not start in the middle of reading one
+// (server/gcfloor.go).
+func (r *Reader) SetBigHook(fn func()) { r.bigHook = fn }
 
 // SetAuthenticated(false) applies Redis's limits for clients that have not
 // authenticated while requirepass is set: a multibulk count above 10 yields
@@ -507,7 +518,7 @@ func (r *Reader) fillBig() error {
 	r.qbuf.Store(r.bigN)
 	if r.bigN == int64(len(r.big)) {
 		r.grown += int64(len(r.big))
-		r.big = growBig(r.big, want, r.bigMin)
+		r.big = r.growBig(r.big, want)
 		r.noteAlloc()
 	}
 	n, readErr, err := r.readSome(r.big[r.bigN:])
@@ -524,13 +535,14 @@ func (r *Reader) fillBig() error {
 }
 
 // growBig returns a larger allocation for a big argument of want bytes
-// (with its CRLF) holding what b holds, at least first bytes.
-func growBig(b []byte, want, first int64) []byte {
-	n := max(first, int64(len(b))*bigArgGrowth)
+// (with its CRLF) holding what b holds, at least bigMin bytes.
+func (r *Reader) growBig(b []byte, want int64) []byte {
+	n := max(r.bigMin, int64(len(b))*bigArgGrowth)
 	if n*bigArgGrowth >= want || int64(len(b))*bigArgReach >= want {
 		n = want
 	}
 	n = min(n, want)
+	r.announce(n)
 	nb := make([]byte, n)
 	// Not copy(nb, b): the compiler fuses make and copy into an
 	// allocation left unzeroed, the copy, and one clear of the rest,
@@ -548,6 +560,14 @@ func growBig(b []byte, want, first int64) []byte {
 		copyChunk(nb[off:len(b)], b[off:min(off+bigCopyChunk, len(b))])
 	}
 	return nb
+}
+
+// announce calls the hook before an argument's allocation of n bytes,
+// when n is BigValue or more.
+func (r *Reader) announce(n int64) {
+	if n >= BigValue && r.bigHook != nil {
+		r.bigHook()
+	}
 }
 
 // copyChunk is copy as a call the collector can stop at: memmove is
@@ -733,6 +753,7 @@ func (r *Reader) bigArg(buf []byte) bool {
 	if r.big == nil {
 		have := int64(len(buf) - r.pos)
 		if have >= want {
+			r.announce(r.bulkLen)
 			arg := make([]byte, r.bulkLen)
 			copy(arg, buf[r.pos:])
 			r.addExt(arg)
@@ -741,7 +762,7 @@ func (r *Reader) bigArg(buf []byte) bool {
 			r.multi--
 			return true
 		}
-		r.big = growBig(buf[r.pos:len(buf):len(buf)], want, r.bigMin)
+		r.big = r.growBig(buf[r.pos:len(buf):len(buf)], want)
 		r.bigN = have
 		r.pos = len(buf)
 		r.noteAlloc()

@@ -137,6 +137,7 @@ func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
 	cl.LastInteraction.Store(now)
 	c.cl = cl
 	c.rd = resp.NewReader(c, *s.limits.Load())
+	c.rd.SetBigHook(bigValueArriving)
 	return c
 }
 

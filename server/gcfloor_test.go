@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 // pacerGoal is the Go pacer's heap goal at percentage pct (mgcpacer.go,
@@ -30,7 +31,7 @@ func TestGCPercentForCapsTheHeapGoal(t *testing.T) {
 		{1 << 62, 1 << 30, 0},   // no overflow
 		{30 * mb, 100 * mb, 24}, // roots count
 	} {
-		got := gcPercentFor(tc.live, tc.roots)
+		got := gcPercentFor(tc.live, tc.roots, gcHeapFloor)
 		if got != tc.want {
 			t.Errorf("gcPercentFor(%d MB, %d MB roots) = %d, want %d", tc.live/mb, tc.roots/mb, got, tc.want)
 		}
@@ -78,5 +79,33 @@ func TestGCTunersRestoreThePercentage(t *testing.T) {
 	b.stop()
 	if p := gcPercentNow(); p != 150 {
 		t.Fatalf("percentage %d after the last tuner stopped, want the starting 150", p)
+	}
+}
+
+// The floor is the small one until a big argument is announced, which
+// raises the percentage before its allocation, not at the next tick; the
+// spell's end lowers it again.
+func TestBigValueRaisesThePercentageAtOnce(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer gcBigUntil.Store(gcBigUntil.Load())
+	gcBigUntil.Store(0)
+	tu := startGCTuner()
+	defer tu.stop()
+	tu.tick()
+	small := gcPercentNow()
+	bigValueArriving()
+	big := gcPercentNow()
+	if big <= small {
+		t.Fatalf("percentage %d after a big value was announced, not above the small floor's %d", big, small)
+	}
+	tu.tick()
+	if p := gcPercentNow(); p != big {
+		t.Fatalf("percentage %d after a tick within the spell, want %d", p, big)
+	}
+	gcBigUntil.Store(time.Now().Add(-time.Second).UnixNano())
+	tu.tick()
+	if p := gcPercentNow(); p != small {
+		t.Fatalf("percentage %d after the spell, want the small floor's %d", p, small)
 	}
 }
