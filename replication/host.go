@@ -81,6 +81,10 @@ type LinkHost interface {
 	DisconnectBlockedClients()
 	// NewClientID is the ID of a new client (the master's).
 	NewClientID() int64
+	// BigValueArriving is the hook of the master's stream reader
+	// (resp.Reader.SetBigHook): an argument of resp.BigValue or more is
+	// about to be allocated.
+	BigValueArriving()
 	// TLSClientConfig is the TLS configuration of the link to a master
 	// with tls-replication yes, nil when TLS is not configured.
 	TLSClientConfig() *tls.Config

@@ -705,6 +705,7 @@ func (l *link) stream(conn net.Conn, br *bufio.Reader, timeout time.Duration) er
 	// The master's stream is not a client's query: no buffer limit.
 	rd := resp.NewReader(br, resp.Limits{MaxBulkLen: l.r.cfg.Int("proto-max-bulk-len"), MaxQueryBuf: 1 << 62})
 	rd.SetAuthenticated(true)
+	rd.SetBigHook(l.r.host.BigValueArriving)
 	ackDone := make(chan struct{})
 	defer close(ackDone)
 	go l.ackLoop(ackDone)

@@ -317,6 +317,7 @@ func (h *linkHost) SetRole(byte)                 {}
 func (h *linkHost) Closing() bool                { return false }
 func (h *linkHost) DisconnectBlockedClients()    {}
 func (h *linkHost) NewClientID() int64           { h.nextID++; return h.nextID }
+func (h *linkHost) BigValueArriving()            {}
 func (h *linkHost) TLSClientConfig() *tls.Config { return nil }
 func (h *linkHost) RDBPath() string              { return filepath.Join(h.dir, "dump.rdb") }
 func (h *linkHost) LoadedExpired() int64         { return 0 }

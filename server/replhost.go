@@ -171,6 +171,11 @@ func (h linkHost) NewClientID() int64 {
 	return h.s.nextID
 }
 
+// BigValueArriving implements replication.LinkHost: a replica receiving
+// big values reads them under the collector's big floor, as a client's
+// connection does.
+func (h linkHost) BigValueArriving() { bigValueArriving() }
+
 // TLSClientConfig implements replication.LinkHost.
 func (h linkHost) TLSClientConfig() *tls.Config { return h.s.tlsClientConf.Load() }
 
