@@ -31,11 +31,12 @@ const (
 // republished: the reply then follows the file, as Redis's
 // clusterBeforeSleep saves the configuration before replies are written.
 // As Redis, the file is fsynced when the node took a new config epoch
-// (CLUSTER_TODO_FSYNC_CONFIG), not for the other changes (unless the
+// or became a replica (CLUSTER_TODO_FSYNC_CONFIG), not for the other
+// changes (unless the
 // write carries an epoch or a vote of another change: saveConfigSync).
 func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot int) string {
 	s.mu.Lock()
-	fsync := false
+	fsync, roleChanged := false, false
 	me := s.cfg.Myself
 	if me.Flags&bus.FlagReplica != 0 {
 		s.mu.Unlock()
@@ -100,12 +101,18 @@ func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot 
 		if keysInSlot == 0 {
 			delete(s.cfg.Migrating, slot)
 		}
+		slotWasMine := s.slots[slot] == me
 		s.delSlot(slot)
 		s.addSlot(n, slot)
-		// Where Redis turns a master left without slots into a replica
-		// of the new owner (cluster-allow-replica-migration), a zredis
-		// node, which does not serve as a cluster replica yet, stays a
-		// master without slots, as in updateSlotsConfigWith.
+		// A master left without slots becomes a replica of the new
+		// owner: the nodes' later claims of the slot find it no longer
+		// this node's, so the configuration updates would not
+		// (updateSlotsConfigWith).
+		if slotWasMine && n != me && me.numSlots() == 0 && s.opt.AllowReplicaMigration {
+			s.opt.Logf('#', "Configuration change detected. Reconfiguring myself as a replica of %.40s", n.Name[:])
+			s.setMaster(n)
+			roleChanged, fsync = true, true
+		}
 		if _, importing := s.cfg.Importing[slot]; n == me && importing {
 			// The slot was moved by hand, without a failover's
 			// election: a new config epoch, taken without consensus,
@@ -126,7 +133,11 @@ func (s *State) SetSlot(slot int, action SetSlotAction, name []byte, keysInSlot 
 	}
 	s.todoSave, s.stateChanged, s.routesDirty = true, true, true
 	s.updateState()
-	s.unlock()
+	if roleChanged {
+		s.applyRole() // unlocks
+	} else {
+		s.unlock()
+	}
 	if err := s.saveConfigSync(fsync); err != nil {
 		// clusterSaveConfigOrDie: Redis exits rather than run with a
 		// configuration it could not write; a zredis node keeps it to

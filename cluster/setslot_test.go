@@ -94,3 +94,26 @@ func TestSetSlotReplica(t *testing.T) {
 		nameOther+" 127.0.0.1:7001@17001 master - 0 0 2 connected 0-16383\n")
 	assert.Equal(t, "Please use SETSLOT only with masters.", st.SetSlot(-1, SetSlotStable, nil, 0))
 }
+
+// A master whose last slot SETSLOT NODE gives away becomes a replica of
+// the new owner when replica migration is allowed (7.0's setslot
+// branch), and stays a master without slots when it is not.
+func TestSetSlotLastSlotMakesAReplica(t *testing.T) {
+	conf := nameMe + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 5\n" +
+		nameOther + " 127.0.0.1:7001@17001 master - 0 0 2 connected 6-200\n" +
+		"vars currentEpoch 2 lastVoteEpoch 0\n"
+	for _, allow := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "nodes.conf")
+		require.NoError(t, os.WriteFile(path, []byte(conf), 0o644))
+		st, err := New(Options{ConfigFile: path, BindIP: "127.0.0.1", Port: 7000, BusPort: 17000, AllowReplicaMigration: allow})
+		require.NoError(t, err)
+		require.Equal(t, "", st.SetSlot(5, SetSlotNode, []byte(nameOther), 0))
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		if allow {
+			assert.Contains(t, string(b), nameMe+" 127.0.0.1:7000@17000 myself,slave "+nameOther+" ")
+		} else {
+			assert.Contains(t, string(b), nameMe+" 127.0.0.1:7000@17000 myself,master - ")
+		}
+	}
+}
