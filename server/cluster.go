@@ -134,11 +134,11 @@ func runtimeClusterOptions(cfg *config.Config, o *cluster.Options) {
 // on as after a Sentinel failover. Called with the keyspace lock held.
 type clusterRepl struct{ s *Server }
 
-// SetMaster implements cluster.Replication.
-func (r clusterRepl) SetMaster(host string, port int) {
-	r.s.link.SetMaster(host, port)
-	r.s.log.Noticef("REPLICAOF %s:%d enabled (cluster configuration)", host, port)
-}
+// SetMaster implements cluster.Replication. Unlike REPLICAOF it logs
+// no line of its own: clusterSetMaster's is the node's "Configuration
+// change detected" or the command's, and the link's "Connecting to
+// MASTER".
+func (r clusterRepl) SetMaster(host string, port int) { r.s.link.SetMaster(host, port) }
 
 // UnsetMaster implements cluster.Replication. A replica from nodes.conf
 // whose link never started turns master all the same.
@@ -147,8 +147,7 @@ func (r clusterRepl) UnsetMaster() {
 		r.s.ks.SetReplica(false)
 		return
 	}
-	r.s.link.UnsetMaster()
-	r.s.log.Noticef("MASTER MODE enabled (cluster failover)")
+	r.s.link.UnsetMaster() // no line of its own, as replicationUnsetMaster
 }
 
 // MasterDataAge implements cluster.Replication.
