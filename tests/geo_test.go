@@ -169,3 +169,31 @@ func TestGeoRandomDifferential(t *testing.T) {
 		d.Do("GEOPOS", "rg", m)
 	}
 }
+
+// COUNT below the number found keeps the nearest (or farthest) first,
+// and points at the same distance in the order Redis's sorts leave them
+// (pqsort's when fewer than all are returned, else qsort's): a grid
+// symmetric around the centre, with members sharing positions.
+func TestGeoCountTiesDifferential(t *testing.T) {
+	d := NewDiff(t)
+	args := []string{"GEOADD", "ties"}
+	for i := 0; i < 400; i++ {
+		lon := strconv.FormatFloat(13.0+float64(i%20-10)*0.01, 'f', 4, 64)
+		lat := strconv.FormatFloat(38.0+float64(i/20-10)*0.01, 'f', 4, 64)
+		args = append(args, lon, lat, "g"+strconv.Itoa(i))
+		args = append(args, lon, lat, "h"+strconv.Itoa(i))
+	}
+	d.Do(args...)
+	for _, count := range []string{"1", "3", "7", "50", "799", "800", "1000"} {
+		for _, dir := range []string{"ASC", "DESC"} {
+			d.Do("GEOSEARCH", "ties", "FROMLONLAT", "13.0", "38.0", "BYRADIUS", "8", "km", dir, "COUNT", count, "WITHDIST")
+			d.Do("GEOSEARCH", "ties", "FROMMEMBER", "g210", "BYBOX", "5", "5", "km", dir, "COUNT", count)
+			d.Do("GEORADIUS", "ties", "13.0", "38.0", "20", "km", dir, "COUNT", count)
+		}
+	}
+	// The distances themselves differ in their last digits (see
+	// TestGeoStoreDist): the members, not the scores.
+	d.Do("GEOSEARCHSTORE", "tdst", "ties", "FROMLONLAT", "13.0", "38.0", "BYRADIUS", "8", "km", "DESC", "COUNT", "9", "STOREDIST")
+	d.Do("ZRANGE", "tdst", "0", "-1")
+	d.Do("GEOSEARCH", "ties", "FROMLONLAT", "13.0", "38.0", "BYRADIUS", "8", "km", "ASC", "COUNT", "9", "ANY")
+}
