@@ -27,9 +27,9 @@ import (
 //
 // As in Redis, the command holds the server for its network round trip
 // (bounded by timeout): it is atomic, which a migration between two
-// clients' writes relies on. Unlike Redis, no connection is kept for the
-// next MIGRATE (INFO's migrate_cached_sockets stays 0): each opens its
-// own.
+// clients' writes relies on. The connection stays open for the next
+// MIGRATE to the same host and port (engine.MigrateSockets), which sends
+// SELECT only when the database changes.
 func init() {
 	register(&engine.Command{Name: "migrate", Arity: -6, Flags: engine.Write | engine.MovableKeys, ACL: "@keyspace @write @slow @dangerous", FirstKey: 3, LastKey: 3, KeyStep: 1, Group: "generic", Run: migrateCommand, Keys: migrateKeys, KeyFlags: migrateKeyFlags})
 }
@@ -150,15 +150,8 @@ func migrateCommand(c *engine.Ctx) {
 		kept = append(kept, it)
 	}
 	items = kept
-	var out []byte
-	if pass != nil {
-		if user != nil {
-			out = resp.AppendCommand(out, []byte("AUTH"), user, pass)
-		} else {
-			out = resp.AppendCommand(out, []byte("AUTH"), pass)
-		}
-	}
-	out = resp.AppendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
+	// The RESTOREs; AUTH and SELECT go before them on each attempt.
+	var body []byte
 	// A cluster node sends RESTORE-ASKING, which the target serves as if
 	// asked with ASKING: the slot is then one it imports, whose keys it
 	// would otherwise redirect back here with -MOVED.
@@ -171,11 +164,11 @@ func migrateCommand(c *engine.Ctx) {
 		if replace {
 			argv = append(argv, []byte("REPLACE"))
 		}
-		out = resp.AppendCommand(out, argv...)
+		body = resp.AppendCommand(body, argv...)
 	}
 	wait := time.Duration(timeout) * time.Millisecond
 	addr := net.JoinHostPort(string(args[1]), strconv.Itoa(atoiPrefix(args[2])))
-	header := 1 + boolInt(pass != nil) // the AUTH and SELECT replies
+	name := string(args[1]) + ":" + string(args[2]) // the cache's, as Redis names it
 	var tlsConf *tls.Config
 	useTLS := false
 	if c.D.MigrateTLS != nil {
@@ -185,11 +178,45 @@ func migrateCommand(c *engine.Ctx) {
 		c.Error("IOERR error or timeout connecting to the client")
 		return
 	}
+	cache := &c.D.Migrate
 	for attempt := 0; ; attempt++ {
-		replies, err, timedOut := migrateExchange(addr, tlsConf, out, header+len(items), wait)
-		if err == errMigrateConnect {
-			c.Error("IOERR error or timeout connecting to the client")
-			return
+		var replies []string
+		var err error
+		var timedOut, selectDB bool
+		header := 0 // the AUTH and SELECT replies
+		sock := cache.Get(name, time.Now().Unix())
+		if sock == nil {
+			var conn net.Conn
+			conn, err = migrateDial(addr, tlsConf, wait)
+			if err == errMigrateConnect {
+				c.Error("IOERR error or timeout connecting to the client")
+				return
+			}
+			if err == nil {
+				sock = &engine.MigrateSocket{Conn: conn, Reader: bufio.NewReaderSize(conn, 1024), LastDB: -1}
+				cache.Add(name, sock, time.Now().Unix())
+			}
+		}
+		if sock != nil {
+			var out []byte
+			if pass != nil {
+				if user != nil {
+					out = resp.AppendCommand(out, []byte("AUTH"), user, pass)
+				} else {
+					out = resp.AppendCommand(out, []byte("AUTH"), pass)
+				}
+				header++
+			}
+			if selectDB = sock.LastDB != dbid; selectDB {
+				out = resp.AppendCommand(out, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
+				header++
+			}
+			replies, err, timedOut = migrateExchange(sock, append(out, body...), header+len(items), wait)
+		}
+		if err != nil {
+			// The connection may be stale, or out of step: the next
+			// MIGRATE (or the retry below) connects again.
+			cache.Close(name)
 		}
 		// A connection that failed before a key's reply is tried once
 		// more, as Redis retries a stale cached one (not after a timeout).
@@ -207,7 +234,7 @@ func migrateCommand(c *engine.Ctx) {
 		}
 		isErr := func(r string) bool { return len(r) > 0 && r[0] == '-' }
 		authErr := pass != nil && isErr(replies[0])
-		selectErr := isErr(replies[header-1])
+		selectErr := selectDB && isErr(replies[header-1])
 		var targetErr string
 		var deleted [][]byte
 		for j, r := range replies[header:] {
@@ -238,10 +265,12 @@ func migrateCommand(c *engine.Ctx) {
 		}
 		switch {
 		case targetErr != "":
+			sock.LastDB = -1 // SELECT again next time
 			c.Error("ERR Target instance replied with error: " + targetErr)
 		case err != nil:
 			c.Error("IOERR error or timeout reading to target instance")
 		default:
+			sock.LastDB = dbid
 			c.W.OK()
 		}
 		return
@@ -272,24 +301,20 @@ var (
 	errMigrateWrite   = errors.New("write")
 )
 
-// migrateExchange sends out to addr (over TLS with tlsConf, when not
-// nil, as Redis's MIGRATE does with tls-cluster yes) and reads up to n
-// reply lines (connSyncReadLine: a line of at most 1023 bytes, without
-// its CRLF), each within wait. It returns the lines read, the error that
-// stopped it and whether that error was a timeout.
-func migrateExchange(addr string, tlsConf *tls.Config, out []byte, n int, wait time.Duration) ([]string, error, bool) {
+// migrateDial connects to addr (over TLS with tlsConf, when not nil, as
+// Redis's MIGRATE does with tls-cluster yes) within wait. Its errors are
+// errMigrateConnect for a connect that timed out, errMigrateWrite for
+// one refused: Redis's blocking connect only waits for the socket to be
+// writable, so a refused connection shows as a failed write.
+func migrateDial(addr string, tlsConf *tls.Config, wait time.Duration) (net.Conn, error) {
 	conn, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
-		// Redis's blocking connect only waits for the socket to be
-		// writable: a refused connection shows as a failed write, and
-		// only a connect that times out as a failed connection.
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, errMigrateConnect, false
+			return nil, errMigrateConnect
 		}
-		return nil, errMigrateWrite, false
+		return nil, errMigrateWrite
 	}
-	defer conn.Close()
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -298,11 +323,21 @@ func migrateExchange(addr string, tlsConf *tls.Config, out []byte, n int, wait t
 		tc := tls.Client(conn, tlsConf)
 		tc.SetDeadline(time.Now().Add(wait))
 		if err := tc.Handshake(); err != nil {
-			return nil, errMigrateConnect, false
+			conn.Close()
+			return nil, errMigrateConnect
 		}
 		tc.SetDeadline(time.Time{})
 		conn = tc
 	}
+	return conn, nil
+}
+
+// migrateExchange sends out on sock and reads up to n reply lines
+// (connSyncReadLine: a line of at most 1023 bytes, without its CRLF),
+// each within wait. It returns the lines read, the error that stopped it
+// and whether that error was a timeout.
+func migrateExchange(sock *engine.MigrateSocket, out []byte, n int, wait time.Duration) ([]string, error, bool) {
+	conn := sock.Conn
 	for len(out) > 0 {
 		chunk := out[:min(len(out), 64<<10)]
 		conn.SetWriteDeadline(time.Now().Add(wait))
@@ -311,11 +346,10 @@ func migrateExchange(addr string, tlsConf *tls.Config, out []byte, n int, wait t
 		}
 		out = out[len(chunk):]
 	}
-	rd := bufio.NewReaderSize(conn, 1024)
 	var lines []string
 	for len(lines) < n {
 		conn.SetReadDeadline(time.Now().Add(wait))
-		line, err := rd.ReadSlice('\n')
+		line, err := sock.Reader.ReadSlice('\n')
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return lines, err, errors.Is(err, os.ErrDeadlineExceeded)
 		}

@@ -56,6 +56,8 @@ type Dispatcher struct {
 	// configured, which refuses the connection rather than make it in
 	// plaintext); with tls-cluster no, ok is false.
 	MigrateTLS func() (conf *tls.Config, ok bool)
+	// Migrate is MIGRATE's cache of connections to its targets.
+	Migrate MigrateSockets
 
 	// StreamOffset, when set, is the replication offset (Redis's
 	// master_repl_offset), read under the lock after a command that

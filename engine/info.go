@@ -191,7 +191,7 @@ func appendInfoStats(b []byte, c *Ctx) []byte {
 	b = InfoInt(b, "pubsubshard_channels", st.PubSubShardChannels)
 	b = InfoInt(b, "latest_fork_usec", 0)
 	b = InfoInt(b, "total_forks", 0)
-	b = InfoInt(b, "migrate_cached_sockets", 0)
+	b = InfoInt(b, "migrate_cached_sockets", int64(c.D.Migrate.Len()))
 	b = InfoInt(b, "slave_expires_tracked_keys", 0)
 	b = InfoInt(b, "active_defrag_hits", 0)
 	b = InfoInt(b, "active_defrag_misses", 0)

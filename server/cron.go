@@ -94,6 +94,9 @@ func (s *Server) cron(ctx context.Context) {
 			s.repl.Cron(now, tick%10 == 0)
 		})
 		gc.tick()
+		if tick%10 == 0 {
+			s.disp.Migrate.CloseIdle(now.Unix())
+		}
 		if idle {
 			s.rel.idle()
 		}

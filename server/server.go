@@ -483,6 +483,7 @@ func (s *Server) Run(ctx context.Context) error {
 		<-done
 	}
 	s.workers.Wait()
+	s.disp.Migrate.CloseAll()
 	s.stopCluster()
 	s.repl.WaitTransfers() // RDB payloads for replicas: their connections are closed
 	s.tlsConns.Wait()      // their connections are closed: the pumps end
