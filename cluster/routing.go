@@ -12,8 +12,14 @@ import (
 // read without a lock (State.Routes): commands read it at every call,
 // while it changes only when the cluster's configuration does.
 type Routes struct {
-	OK    bool
-	Slots [Slots]*Route
+	OK bool
+	// owners holds, for each slot, 1 + the index in nodes of the node
+	// that serves it, 0 for none: numbers rather than pointers, so that
+	// the table, made anew at each change (a reshard's CLUSTER SETSLOTs
+	// make four a slot), is 32 KB the collector does not scan, not 128
+	// KB of pointers it does.
+	owners [Slots]uint16
+	nodes  []*Route
 	// Migrating and Importing are this node's slots on their way to, or
 	// from, another node.
 	Migrating map[int]*Route
@@ -32,6 +38,9 @@ type Route struct {
 	Addr, PAddr string
 }
 
+// Owner is the node that serves slot, nil for none.
+func (rt *Routes) Owner(slot int) *Route { return rt.route(rt.owners[slot]) }
+
 // Routes is the current routing.
 func (s *State) Routes() *Routes { return s.routes.Load() }
 
@@ -42,13 +51,16 @@ func (s *State) publishRoutes() {
 		return
 	}
 	s.routesDirty = false
-	byNode := map[*Node]*Route{}
-	routeOf := func(n *Node) *Route {
+	rt := &Routes{OK: s.state == stateOK}
+	index := map[*Node]uint16{}
+	// indexOf is 1 + n's index in rt.nodes, where it is added the first
+	// time; 0 for nil.
+	indexOf := func(n *Node) uint16 {
 		if n == nil {
-			return nil
+			return 0
 		}
-		if r, ok := byNode[n]; ok {
-			return r
+		if i, ok := index[n]; ok {
+			return i
 		}
 		ep, _ := preferredEndpoint(n, s.opt.Endpoint)
 		if s.opt.Endpoint == EndpointUnknown {
@@ -59,21 +71,43 @@ func (s *State) publishRoutes() {
 		if n.PPort != 0 {
 			r.PAddr = ep + ":" + strconv.Itoa(n.PPort)
 		}
-		byNode[n] = r
-		return r
+		// Not more than 65,535 nodes serve slots: there are 16,384.
+		rt.nodes = append(rt.nodes, r)
+		i := uint16(len(rt.nodes))
+		index[n] = i
+		return i
 	}
-	rt := &Routes{OK: s.state == stateOK, Migrating: map[int]*Route{}, Importing: map[int]*Route{}}
 	if me := s.cfg.Myself; me.Flags&bus.FlagReplica != 0 {
 		rt.MyMaster = me.Master
 	}
+	// Slots come in runs of one owner: its index is looked up once a run.
+	var last *Node
+	var lastIdx uint16
 	for j, n := range s.slots {
-		rt.Slots[j] = routeOf(n)
+		if n != last || j == 0 {
+			last, lastIdx = n, indexOf(n)
+		}
+		rt.owners[j] = lastIdx
 	}
-	for j, name := range s.cfg.Migrating {
-		rt.Migrating[j] = routeOf(s.cfg.Lookup(name))
+	if len(s.cfg.Migrating) > 0 {
+		rt.Migrating = make(map[int]*Route, len(s.cfg.Migrating))
+		for j, name := range s.cfg.Migrating {
+			rt.Migrating[j] = rt.route(indexOf(s.cfg.Lookup(name)))
+		}
 	}
-	for j, name := range s.cfg.Importing {
-		rt.Importing[j] = routeOf(s.cfg.Lookup(name))
+	if len(s.cfg.Importing) > 0 {
+		rt.Importing = make(map[int]*Route, len(s.cfg.Importing))
+		for j, name := range s.cfg.Importing {
+			rt.Importing[j] = rt.route(indexOf(s.cfg.Lookup(name)))
+		}
 	}
 	s.routes.Store(rt)
+}
+
+// route is the node at 1 + index i of rt.nodes, nil for 0.
+func (rt *Routes) route(i uint16) *Route {
+	if i == 0 {
+		return nil
+	}
+	return rt.nodes[i-1]
 }

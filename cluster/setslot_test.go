@@ -70,13 +70,13 @@ func TestSetSlot(t *testing.T) {
 	assert.Contains(t, conf, "vars currentEpoch 3 ")
 	rt = st.Routes()
 	assert.Nil(t, rt.Importing[150])
-	assert.True(t, rt.Slots[150].Myself)
+	assert.True(t, rt.Owner(150).Myself)
 
 	// The last key of a migrating slot gone, NODE ends the migration.
 	require.Equal(t, "", st.SetSlot(5, SetSlotNode, []byte(nameOther), 0))
 	assert.NotContains(t, file(), "[5->-")
 	assert.Nil(t, st.Routes().Migrating[5])
-	assert.Equal(t, nameOther, string(st.Routes().Slots[5].Name[:]))
+	assert.Equal(t, nameOther, string(st.Routes().Owner(5).Name[:]))
 
 	// STABLE, and a forgotten node, end a migration too.
 	require.Equal(t, "", st.SetSlot(7, SetSlotMigrating, []byte(nameOther), 1))

@@ -156,7 +156,7 @@ func (q *slotQuery) key(key []byte) string {
 	s := cluster.KeySlot(key)
 	if q.first == nil {
 		q.first, q.slot = key, s
-		q.owner = q.rt.Slots[s]
+		q.owner = q.rt.Owner(s)
 		if q.owner == nil {
 			return ErrClusterUnbound
 		}
