@@ -175,7 +175,8 @@ type Reader struct {
 	// arguments that is still arriving: its completed arguments that left
 	// the buffer (spill), in order, before those of r.args. It becomes
 	// the command's list, so the arguments are listed once, not also as
-	// spans. spilled is the bytes copied out for them.
+	// spans. spilled is the bytes of their allocations: those copied
+	// out, and the big arguments' own.
 	done    [][]byte
 	spilled int64
 
@@ -662,7 +663,9 @@ func (r *Reader) spill() {
 	}
 	for _, a := range r.args {
 		if a.start < 0 {
-			r.done = append(r.done, r.exts[-1-a.start])
+			ext := r.exts[-1-a.start]
+			r.done = append(r.done, ext)
+			r.spilled += int64(cap(ext))
 			continue
 		}
 		at := len(shared)

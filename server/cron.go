@@ -92,11 +92,13 @@ func (s *Server) cron(ctx context.Context) {
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			s.persist.Cron(now)
 			s.repl.Cron(now, tick%10 == 0)
+			if tick%10 == 0 {
+				// Under the lock, as MIGRATE uses its connection: one
+				// in use is not closed under it.
+				s.disp.Migrate.CloseIdle(now.Unix())
+			}
 		})
 		gc.tick()
-		if tick%10 == 0 {
-			s.disp.Migrate.CloseIdle(now.Unix())
-		}
 		if idle {
 			s.rel.idle()
 		}
