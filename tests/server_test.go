@@ -240,7 +240,8 @@ func TestServerLatencyMonitor(t *testing.T) {
 			}
 		}
 		require.NotEqual(t, "*0\r\n", latest, "no spike recorded")
-		assert.Regexp(t, `^\*1\r\n\*4\r\n\$7\r\ncommand\r\n:\d+\r\n:\d+\r\n:\d+\r\n$`, latest)
+		// A busy machine may add a fast-command event of its own.
+		assert.Regexp(t, `^\*[12]\r\n(\*4\r\n\$12\r\nfast-command\r\n(:\d+\r\n){3})?\*4\r\n\$7\r\ncommand\r\n(:\d+\r\n){3}(\*4\r\n\$12\r\nfast-command\r\n(:\d+\r\n){3})?$`, latest)
 		assert.Regexp(t, `^\*\d+\r\n\*2\r\n:\d+\r\n:\d+\r\n`, c.Do("LATENCY", "HISTORY", "command"))
 		assert.Contains(t, c.Do("LATENCY", "DOCTOR"), "1. command: ")
 		assert.Contains(t, c.Do("LATENCY", "GRAPH", "command"), "command - high ")
