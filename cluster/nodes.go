@@ -395,19 +395,8 @@ func (c *Config) AppendNode(b []byte, n *Node, usePPort bool) []byte {
 // appendSlotRanges appends " start-end" for each run of set slots, " s"
 // for a run of one.
 func appendSlotRanges(b []byte, slots *bus.Bitmap) []byte {
-	for s := 0; s < Slots; {
-		if slots[s>>3] == 0 {
-			s = s&^7 + 8
-			continue
-		}
-		if !slots.Has(s) {
-			s++
-			continue
-		}
-		e := s
-		for e+1 < Slots && slots.Has(e+1) {
-			e++
-		}
+	for s := slots.Next(0, true); s < Slots; s = slots.Next(s, true) {
+		e := slots.Next(s, false) - 1
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, int64(s), 10)
 		if e > s {

@@ -383,15 +383,7 @@ func (s *State) clearFailureIfNeeded(n *Node) {
 }
 
 // numSlots is how many slots n claims.
-func (n *Node) numSlots() int {
-	c := 0
-	for _, b := range n.Slots {
-		for ; b != 0; b &= b - 1 {
-			c++
-		}
-	}
-	return c
-}
+func (n *Node) numSlots() int { return n.Slots.Count() }
 
 // setAsMaster records that n is a master (clusterSetNodeAsMaster): a
 // replica that took over is marked as a master replicas may migrate to,
@@ -451,9 +443,16 @@ func (s *State) addSlot(n *Node, slot int) bool {
 		n.Flags |= bus.FlagMigrateTo
 	}
 	n.Slots.Set(slot)
-	s.slots[slot] = n
-	s.routesDirty = true
+	s.setOwner(slot, n)
 	return true
+}
+
+// setOwner records n (nil: none) as the master serving slot. Every
+// change of s.slots goes through it: the routing and the owner table
+// are rebuilt from it.
+func (s *State) setOwner(slot int, n *Node) {
+	s.slots[slot] = n
+	s.routesDirty, s.ownersStale = true, true
 }
 
 // delSlot takes slot from its owner (clusterDelSlot).
@@ -463,8 +462,7 @@ func (s *State) delSlot(slot int) bool {
 		return false
 	}
 	n.Slots.Clear(slot)
-	s.slots[slot] = nil
-	s.routesDirty = true
+	s.setOwner(slot, nil)
 	return true
 }
 
@@ -482,8 +480,7 @@ func (s *State) delNodeSlots(n *Node) {
 func (s *State) delNode(n *Node) {
 	for j := 0; j < Slots; j++ {
 		if s.slots[j] == n {
-			s.slots[j] = nil
-			s.routesDirty = true
+			s.setOwner(j, nil)
 		}
 	}
 	// A slot moving to or from a forgotten node is not moving any more.
@@ -631,10 +628,13 @@ func (s *State) updateState() {
 	}
 	next := stateOK
 	if s.opt.RequireFullCoverage {
-		for j := 0; j < Slots; j++ {
-			if s.slots[j] == nil || s.slots[j].Flags&bus.FlagFail != 0 {
+		t := s.ownerTable()
+		if t.unowned > 0 {
+			next = stateFail
+		}
+		for _, n := range t.nodes {
+			if n.Flags&bus.FlagFail != 0 {
 				next = stateFail
-				break
 			}
 		}
 	}

@@ -15,10 +15,11 @@ type Routes struct {
 	OK bool
 	// owners holds, for each slot, 1 + the index in nodes of the node
 	// that serves it, 0 for none: numbers rather than pointers, so that
-	// the table, made anew at each change (a reshard's CLUSTER SETSLOTs
-	// make four a slot), is 32 KB the collector does not scan, not 128
-	// KB of pointers it does.
-	owners [Slots]uint16
+	// the table is 32 KB the collector does not scan, not 128 KB of
+	// pointers it does. It is shared by the routings made while no slot
+	// changes owner (ownerTable): a reshard's CLUSTER SETSLOTs make four
+	// a slot, two of which only mark it as moving.
+	owners *[Slots]uint16
 	nodes  []*Route
 	// Migrating and Importing are this node's slots on their way to, or
 	// from, another node.
@@ -52,9 +53,12 @@ func (s *State) publishRoutes() {
 	}
 	s.routesDirty = false
 	rt := &Routes{OK: s.state == stateOK}
-	index := map[*Node]uint16{}
+	t := s.ownerTable()
+	rt.owners = &t.idx
+	index := make(map[*Node]uint16, len(t.nodes))
 	// indexOf is 1 + n's index in rt.nodes, where it is added the first
-	// time; 0 for nil.
+	// time; 0 for nil. The slots' owners come first, in the owner
+	// table's order.
 	indexOf := func(n *Node) uint16 {
 		if n == nil {
 			return 0
@@ -71,23 +75,16 @@ func (s *State) publishRoutes() {
 		if n.PPort != 0 {
 			r.PAddr = ep + ":" + strconv.Itoa(n.PPort)
 		}
-		// Not more than 65,535 nodes serve slots: there are 16,384.
 		rt.nodes = append(rt.nodes, r)
 		i := uint16(len(rt.nodes))
 		index[n] = i
 		return i
 	}
+	for _, n := range t.nodes {
+		indexOf(n)
+	}
 	if me := s.cfg.Myself; me.Flags&bus.FlagReplica != 0 {
 		rt.MyMaster = me.Master
-	}
-	// Slots come in runs of one owner: its index is looked up once a run.
-	var last *Node
-	var lastIdx uint16
-	for j, n := range s.slots {
-		if n != last || j == 0 {
-			last, lastIdx = n, indexOf(n)
-		}
-		rt.owners[j] = lastIdx
 	}
 	if len(s.cfg.Migrating) > 0 {
 		rt.Migrating = make(map[int]*Route, len(s.cfg.Migrating))
@@ -102,6 +99,46 @@ func (s *State) publishRoutes() {
 		}
 	}
 	s.routes.Store(rt)
+}
+
+// ownerTable is s.slots as numbers: for each slot, 1 + the index in
+// nodes of its owner, 0 for none, the owners numbered in the order of
+// their first slot. Made anew, not changed, once published.
+type ownerTable struct {
+	idx     [Slots]uint16
+	nodes   []*Node
+	unowned int // slots without an owner
+}
+
+// ownerTable is the owner table of s.slots, rebuilt if a slot changed
+// owner since it was made. Under mu.
+func (s *State) ownerTable() *ownerTable {
+	if s.owners != nil && !s.ownersStale {
+		return s.owners
+	}
+	t := &ownerTable{}
+	number := map[*Node]uint16{}
+	// Slots come in runs of one owner: its number is found once a run.
+	var last *Node
+	var lastIdx uint16
+	for j, n := range s.slots {
+		if n != last || j == 0 {
+			last, lastIdx = n, number[n]
+			if n != nil && lastIdx == 0 {
+				// Not more than 65,535 nodes serve slots: there are
+				// 16,384.
+				t.nodes = append(t.nodes, n)
+				lastIdx = uint16(len(t.nodes))
+				number[n] = lastIdx
+			}
+		}
+		if n == nil {
+			t.unowned++
+		}
+		t.idx[j] = lastIdx
+	}
+	s.owners, s.ownersStale = t, false
+	return t
 }
 
 // route is the node at 1 + index i of rt.nodes, nil for 0.

@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Sizes of cluster.h's structures, in bytes.
@@ -155,6 +156,35 @@ func (b *Bitmap) Set(s int) { b[s>>3] |= 1 << (s & 7) }
 
 // Clear clears slot s.
 func (b *Bitmap) Clear(s int) { b[s>>3] &^= 1 << (s & 7) }
+
+// Count is the number of slots set. A reshard's every CLUSTER SETSLOT
+// counts each master's slots (the cluster's size), as does gossip: a
+// word at a time rather than a bit.
+func (b *Bitmap) Count() int {
+	c := 0
+	for i := 0; i < SlotBytes; i += 8 {
+		c += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
+	}
+	return c
+}
+
+// Next is the first slot from s on that is set (set true) or clear (set
+// false), Slots when there is none: the runs of slots that nodes.conf
+// and CLUSTER NODES list as ranges, found a word at a time.
+func (b *Bitmap) Next(s int, set bool) int {
+	for s < Slots {
+		w := binary.LittleEndian.Uint64(b[s>>6<<3:])
+		if !set {
+			w = ^w
+		}
+		w >>= uint(s & 63)
+		if w != 0 {
+			return min(s+bits.TrailingZeros64(w), Slots)
+		}
+		s = s&^63 + 64
+	}
+	return Slots
+}
 
 // Header is a message's fixed part. For a replica, Slots and ConfigEpoch
 // are its master's (clusterBuildMessageHdr).

@@ -161,3 +161,48 @@ func TestParseGarbage(t *testing.T) {
 		Parse(b)
 	}
 }
+
+// TestBitmapWords checks Count and Next, which read the bitmap a word at
+// a time, against the slot-by-slot definition on random bitmaps of every
+// density and on the edges (slot 0, the last slot, word boundaries).
+func TestBitmapWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 40; round++ {
+		var b Bitmap
+		density := r.IntN(101)
+		for s := 0; s < Slots; s++ {
+			if r.IntN(100) < density {
+				b.Set(s)
+			}
+		}
+		if round%4 == 0 {
+			b.Set(0)
+			b.Set(Slots - 1)
+			b.Set(63)
+			b.Clear(64)
+		}
+		want := 0
+		for s := 0; s < Slots; s++ {
+			if b.Has(s) {
+				want++
+			}
+		}
+		if got := b.Count(); got != want {
+			t.Fatalf("Count = %d, want %d", got, want)
+		}
+		for _, set := range []bool{true, false} {
+			next := Slots
+			for s := Slots - 1; s >= 0; s-- {
+				if b.Has(s) == set {
+					next = s
+				}
+				if got := b.Next(s, set); got != next {
+					t.Fatalf("Next(%d, %v) = %d, want %d", s, set, got, next)
+				}
+			}
+			if got := b.Next(Slots, set); got != Slots {
+				t.Fatalf("Next(Slots, %v) = %d", set, got)
+			}
+		}
+	}
+}
