@@ -138,14 +138,20 @@ func (s *State) process(l *link, m *bus.Message) (deliver bool) {
 			// The sender claims slots a newer configuration gave to
 			// another node: it is told (clusterSendUpdate).
 			for j := 0; j < Slots; j++ {
-				if !h.Slots.Has(j) || s.slots[j] == sender || s.slots[j] == nil {
+				if !h.Slots.Has(j) || s.slots[j] == sender || s.unclaimed(j) {
 					continue
 				}
 				if owner := s.slots[j]; owner.ConfigEpoch > h.ConfigEpoch {
 					s.opt.Logf('.', "Node %.40s has old slots configuration, sending an UPDATE message about %.40s", sender.Name[:], owner.Name[:])
 					if sender.link != nil {
+						// Not the slots the owner stopped claiming: that
+						// it still serves them is not known.
+						slots := owner.Slots
+						for i := range slots {
+							slots[i] &^= s.notClaiming[i]
+						}
 						sender.link.send((&bus.Message{Header: s.header(bus.Update), UpdateEpoch: owner.ConfigEpoch,
-							UpdateNode: owner.Name, UpdateSlots: owner.Slots}).Append(nil))
+							UpdateNode: owner.Name, UpdateSlots: slots}).Append(nil))
 					}
 					break
 				}
@@ -447,6 +453,12 @@ func (s *State) addSlot(n *Node, slot int) bool {
 	return true
 }
 
+// unclaimed reports whether slot has no owner, or one that stopped
+// claiming it (isSlotUnclaimed).
+func (s *State) unclaimed(slot int) bool {
+	return s.slots[slot] == nil || s.notClaiming.Has(slot)
+}
+
 // setOwner records n (nil: none) as the master serving slot. Every
 // change of s.slots goes through it: the routing and the owner table
 // are rebuilt from it.
@@ -539,16 +551,23 @@ func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bit
 	senderSlots, migrated := 0, 0
 	for j := 0; j < Slots; j++ {
 		if !slots.Has(j) {
+			if s.slots[j] == sender {
+				// The owner stopped claiming the slot: it stays bound
+				// (clients are redirected, not refused) but another
+				// master may take it whatever its epoch.
+				s.notClaiming.Set(j)
+			}
 			continue
 		}
 		senderSlots++
 		if s.slots[j] == sender {
+			s.notClaiming.Clear(j)
 			continue
 		}
 		if _, importing := s.cfg.Importing[j]; importing {
 			continue
 		}
-		if owner := s.slots[j]; owner == nil || owner.ConfigEpoch < epoch {
+		if owner := s.slots[j]; s.unclaimed(j) || owner.ConfigEpoch < epoch {
 			if owner == me {
 				dirty = append(dirty, j)
 			}
@@ -558,6 +577,7 @@ func (s *State) updateSlotsConfigWith(sender *Node, epoch uint64, slots *bus.Bit
 			}
 			s.delSlot(j)
 			s.addSlot(sender, j)
+			s.notClaiming.Clear(j)
 			s.todoSave, s.stateChanged = true, true
 		}
 	}
@@ -786,7 +806,7 @@ func (s *State) voteIfNeeded(n *Node, req *bus.Header) {
 		return
 	}
 	for j := 0; j < Slots; j++ {
-		if !req.Slots.Has(j) || s.slots[j] == nil || s.slots[j].ConfigEpoch <= req.ConfigEpoch {
+		if !req.Slots.Has(j) || s.unclaimed(j) || s.slots[j].ConfigEpoch <= req.ConfigEpoch {
 			continue
 		}
 		s.opt.Logf('#', "Failover auth denied to %.40s: slot %d epoch (%d) > reqEpoch (%d)", n.Name[:], j, s.slots[j].ConfigEpoch, req.ConfigEpoch)

@@ -106,6 +106,10 @@ type State struct {
 	// the cluster's state.
 	owners      *ownerTable
 	ownersStale bool
+	// notClaiming holds the slots whose owner's messages stopped
+	// claiming them (owner_not_claiming_slot): still bound to it, but
+	// free for another master to take, and left out of UPDATE messages.
+	notClaiming bus.Bitmap
 	state       uint8 // stateOK or stateFail
 	// size is the number of masters serving slots as of the last
 	// updateState (server.cluster->size: 1 until then), the base of the

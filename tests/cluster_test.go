@@ -379,3 +379,107 @@ func TestClusterRefusesExpiryModes(t *testing.T) {
 	assert.Contains(t, node.Do("CONFIG", "SET", "expiry-stream-key", "expiries"), "the expiry stream key is one key")
 	assert.Equal(t, "*2\r\n$17\r\nexpiry-stream-key\r\n$0\r\n\r\n", node.Do("CONFIG", "GET", "expiry-stream-key"))
 }
+
+// slotOwner is the node that serves slot as p's CLUSTER NODES shows it,
+// "" for none or no answer.
+func slotOwner(p *Proc, slot int) string {
+	nodes, err := tryDo(p.Addr, "CLUSTER", "NODES")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(nodes, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && a <= slot && slot <= b {
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
+
+// A master that stops claiming a slot (CLUSTER DELSLOTS on it alone)
+// lets another master take the slot with an older config epoch, as
+// 7.0.15 has it (owner_not_claiming_slot): the nodes that still bind
+// the slot to the first master accept the claim instead of sending
+// UPDATEs that took it back to a master not serving it. The same steps
+// on three redis-server nodes and on three zredis nodes: every node
+// ends with the slot on the claiming master.
+func TestClusterUnclaimedSlotDiff(t *testing.T) {
+	RequireRedis(t)
+	for _, kind := range []string{"redis", "zredis"} {
+		t.Run(kind, func(t *testing.T) {
+			var ps []*Proc
+			for range 3 {
+				if kind == "redis" {
+					ps = append(ps, StartRedis(t, clusterNodeArgs(t)...))
+				} else {
+					ps = append(ps, StartZredis(t, clusterNodeArgs(t)...))
+				}
+			}
+			out, code := clusterCLI(t, "--cluster", "create", ps[0].Addr, ps[1].Addr, ps[2].Addr, "--cluster-yes")
+			require.Equal(t, 0, code, out)
+			require.Eventually(t, func() bool { return clusterHealthy(t, ps, 3) }, 30*time.Second, 100*time.Millisecond)
+			// owner: the master of the newest config epoch; claimer:
+			// the oldest.
+			ids := make([]string, 3)
+			epochs := make([]int, 3)
+			for i, p := range ps {
+				ids[i] = myID(t, p)
+				epochs[i], _ = strconv.Atoi(nodeFields(t, ps[0], ids[i])[6])
+			}
+			owner, claimer := 0, 0
+			for i := range ps {
+				if epochs[i] > epochs[owner] {
+					owner = i
+				}
+				if epochs[i] < epochs[claimer] {
+					claimer = i
+				}
+			}
+			require.NotEqual(t, owner, claimer, "epochs %v", epochs)
+			slot := -1
+			for s := 0; s < 16384 && slot < 0; s++ {
+				if slotOwner(ps[owner], s) == ids[owner] {
+					slot = s
+				}
+			}
+			require.GreaterOrEqual(t, slot, 0)
+
+			require.Equal(t, "+OK\r\n", Dial(t, ps[owner].Addr).Do("CLUSTER", "DELSLOTS", strconv.Itoa(slot)))
+			// The others see the owner's messages without the slot
+			// (a node pings each other one at least every half node
+			// timeout).
+			time.Sleep(2 * time.Second)
+			for i, p := range ps {
+				if i != owner {
+					require.Equal(t, ids[owner], slotOwner(p, slot), "node %d unbound the slot", i)
+				}
+			}
+			require.Equal(t, "+OK\r\n", Dial(t, ps[claimer].Addr).Do("CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", ids[claimer]))
+			require.Eventually(t, func() bool {
+				for _, p := range ps {
+					if slotOwner(p, slot) != ids[claimer] {
+						return false
+					}
+				}
+				return true
+			}, 15*time.Second, 100*time.Millisecond, "the slot is not the claimer's everywhere: %s / %s / %s",
+				slotOwner(ps[0], slot), slotOwner(ps[1], slot), slotOwner(ps[2], slot))
+			// And it stays so.
+			time.Sleep(2 * time.Second)
+			for i, p := range ps {
+				require.Equal(t, ids[claimer], slotOwner(p, slot), "node %d", i)
+			}
+		})
+	}
+}
