@@ -226,3 +226,12 @@ func BenchmarkDispatchGetCluster(b *testing.B) {
 		func(k []byte) [][][]byte { return [][][]byte{{[]byte("SET"), k, []byte("1")}} },
 		func(k []byte) [][]byte { return [][]byte{get, k} })
 }
+
+// BenchmarkDispatchHsetBig writes 1 KiB values into one hash of up to
+// 100,000 fields, as redis-benchmark -t hset -r 100000 -d 1024 does
+// (make bench's HSET at 1 KiB): after the first pass, each write
+// replaces a field's value.
+func BenchmarkDispatchHsetBig(b *testing.B) {
+	hset, key, v := []byte("HSET"), []byte("myhash"), bytes.Repeat([]byte("x"), 1024)
+	benchPrepared(b, "element:%012d", 100000, func([]byte) [][][]byte { return nil }, func(f []byte) [][]byte { return [][]byte{hset, key, f, v} })
+}

@@ -612,6 +612,38 @@ func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	if n > 1 {
 		d.KS.DB(cl.DB).Prefetch(keys[:n])
 	}
+	// Then the fields, when the commands read or write fields of one
+	// hash: make bench's HSET, a mail queue's message hashes.
+	var fields [keyspace.PrefetchKeys][]byte
+	var hash []byte
+	n = 0
+	for _, args := range cmds {
+		if n == len(fields) || len(args) < 3 || !namesField(args[0]) {
+			break
+		}
+		if n == 0 {
+			hash = args[1]
+		} else if string(args[1]) != string(hash) {
+			break
+		}
+		fields[n] = args[2]
+		n++
+	}
+	if n > 1 {
+		d.KS.DB(cl.DB).PrefetchFields(hash, fields[:n])
+	}
+}
+
+// namesField reports whether name is a hash command whose argument 2 is
+// a field it looks up: HSET, HGET, HSETNX, HINCRBY, HEXISTS, HDEL,
+// HSTRLEN, HMGET and HMSET (their first field).
+func namesField(name []byte) bool {
+	if len(name) < 4 || len(name) > 7 || name[0]|0x20 != 'h' {
+		return false
+	}
+	return EqualFold(name, "hset") || EqualFold(name, "hget") || EqualFold(name, "hsetnx") || EqualFold(name, "hincrby") ||
+		EqualFold(name, "hexists") || EqualFold(name, "hdel") || EqualFold(name, "hstrlen") || EqualFold(name, "hmget") ||
+		EqualFold(name, "hmset")
 }
 
 // callsScript reports whether name is EVAL, EVALSHA, FCALL or one of

@@ -29,3 +29,37 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		require.Equal(t, string(k), string(e.Str()))
 	}
 }
+
+// PrefetchFields takes any key and fields: absent, not a hash, a small
+// hash, a large one (fields there and not, batches of any length), one
+// past its deadline; it changes nothing.
+func TestPrefetchFieldsChangesNothing(t *testing.T) {
+	ks := New(16, NewManualClock(epoch))
+	db := ks.DB(0)
+	fields := [][]byte{nil, {}, []byte("absent")}
+	db.PrefetchFields([]byte("none"), fields)
+	db.SetString([]byte("s"), []byte("v"), false, 0)
+	db.PrefetchFields([]byte("s"), fields)
+	small, large := NewHash(), NewHash()
+	small.Set([]byte("f"), []byte("v"), testLimits)
+	for i := 0; i < 1000; i++ {
+		f := []byte(fmt.Sprintf("f%d", i))
+		large.Set(f, f, testLimits)
+		fields = append(fields, f)
+	}
+	db.Put([]byte("small"), NewObject(small, 0))
+	db.Put([]byte("large"), NewObject(large, 0))
+	db.Put([]byte("gone"), NewObject(large.Clone(), epoch-1))
+	for _, key := range []string{"small", "large", "gone"} {
+		for _, n := range []int{0, 1, 2, PrefetchKeys - 1, PrefetchKeys, PrefetchKeys + 1, len(fields)} {
+			db.PrefetchFields([]byte(key), fields[:n])
+		}
+	}
+	require.Equal(t, 1000, large.Len())
+	for _, f := range fields[3:] {
+		v, ok := large.Get(f)
+		require.True(t, ok)
+		require.Equal(t, string(f), string(v))
+	}
+	require.Equal(t, 4, db.Len(), "s, small, large and gone, not expired by a prefetch")
+}
