@@ -589,12 +589,13 @@ func (d *Dispatcher) BeginBatch(cl *Client) {
 // client's database: argument 1 of each, which is the first key of
 // nearly every command that has one, or argument 3 of a script's call
 // (EVAL, EVALSHA, FCALL and their _RO forms: after the script and
-// numkeys). A guess is enough: for a command whose argument is not a key
-// it costs a hash and a line loaded for nothing, and it saves looking
-// each command up in the table twice. A lone command gains nothing from
-// it. Under the keyspace lock.
+// numkeys), and every key of MSET, MSETNX, MGET, DEL, UNLINK, EXISTS
+// and TOUCH (up to prefetchMaxKeys in all). A guess is enough: for a
+// command whose argument is not a key it costs a hash and a line loaded
+// for nothing, and it saves looking each command up in the table twice.
+// A lone command gains nothing from it. Under the keyspace lock.
 func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
-	var keys [keyspace.PrefetchKeys][]byte
+	var keys [prefetchMaxKeys][]byte
 	n := 0
 	for _, args := range cmds {
 		if n == len(keys) {
@@ -604,6 +605,12 @@ func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 		case len(args) > 3 && callsScript(args[0]):
 			keys[n] = args[3]
 			n++
+		case len(args) > 2 && keysEvery(args[0]) > 0:
+			step := keysEvery(args[0])
+			for i := 1; i < len(args) && n < len(keys); i += step {
+				keys[n] = args[i]
+				n++
+			}
 		case len(args) > 1:
 			keys[n] = args[1]
 			n++
@@ -632,6 +639,35 @@ func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	if n > 1 {
 		d.KS.DB(cl.DB).PrefetchFields(hash, fields[:n])
 	}
+}
+
+// prefetchMaxKeys bounds the keys one Prefetch loads: a pipelined
+// window of MSETs of ten keys each would otherwise load more than the
+// first level of cache holds before the first command runs.
+const prefetchMaxKeys = 4 * keyspace.PrefetchKeys
+
+// keysEvery is 1 for the commands whose arguments are all keys (MGET,
+// DEL, UNLINK, EXISTS, TOUCH), 2 for those of keys and values in turn
+// (MSET, MSETNX), 0 for the others: Prefetch loads every key of the
+// first two kinds.
+func keysEvery(name []byte) int {
+	if len(name) < 3 || len(name) > 6 {
+		return 0
+	}
+	switch name[0] | 0x20 {
+	case 'm':
+		if EqualFold(name, "mset") || EqualFold(name, "msetnx") {
+			return 2
+		}
+		if EqualFold(name, "mget") {
+			return 1
+		}
+	case 'd', 'u', 'e', 't':
+		if EqualFold(name, "del") || EqualFold(name, "unlink") || EqualFold(name, "exists") || EqualFold(name, "touch") {
+			return 1
+		}
+	}
+	return 0
 }
 
 // namesField reports whether name is a hash command whose argument 2 is
