@@ -133,13 +133,19 @@ func BenchmarkDispatchGeoSearch(b *testing.B) {
 // consumer group (make bench's XREADGROUP COUNT 1) from a stream of
 // 3-byte values, whose nodes hold 100 entries each: the cost is finding
 // the group's position in a node.
-func BenchmarkDispatchXReadGroup(b *testing.B) {
+func BenchmarkDispatchXReadGroup(b *testing.B) { benchXReadGroup(b, 3) }
+
+// BenchmarkDispatchXReadGroup1K is BenchmarkDispatchXReadGroup with
+// entries of 1 KiB (make bench's XREADGROUP at -d 1024).
+func BenchmarkDispatchXReadGroup1K(b *testing.B) { benchXReadGroup(b, 1024) }
+
+func benchXReadGroup(b *testing.B, size int) {
 	e := newTestEnv(b)
 	e.KS = keyspace.New(16, keyspace.SystemClock{})
 	e.D.KS = e.KS
 	e.KS.Lock()
 	defer e.KS.Unlock()
-	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), []byte("xxx")}
+	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), bytes.Repeat([]byte("x"), size)}
 	read := [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), []byte("g"), []byte("c"), []byte("COUNT"), []byte("1"), []byte("STREAMS"), []byte("mystream"), []byte(">")}
 	fill := func() {
 		e.D.Exec(e.Client, [][]byte{[]byte("DEL"), []byte("mystream")})
