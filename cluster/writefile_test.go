@@ -3,7 +3,9 @@ package cluster
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -69,4 +71,23 @@ func TestWriteFile(t *testing.T) {
 			require.ElementsMatch(t, []string{"nodes.conf", "nodes.conf.prev", "other"}, names)
 		})
 	}
+}
+
+// A FIFO at the spare's name is replaced, not opened for writing (which
+// would wait for a reader, and hold the server).
+func TestWriteFileSpareFIFO(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nodes.conf")
+	require.NoError(t, syscall.Mkfifo(path+".prev", 0o644))
+	done := make(chan error, 1)
+	go func() { done <- writeFile(path, []byte("content\n"), false) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("writeFile waits on a FIFO")
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "content\n", string(got))
 }
