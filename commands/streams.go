@@ -888,7 +888,11 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 	}
 	// Block: a copy of what serving later needs (the arguments' memory
 	// is the connection's, reused once the command returns).
-	o.group, o.consumer = bytes.Clone(o.group), bytes.Clone(o.consumer)
+	// The options too, apart: the closures below move what they capture
+	// to the heap, and o so captured cost every XREADGROUP served at once
+	// an allocation.
+	bo := o
+	bo.group, bo.consumer = bytes.Clone(bo.group), bytes.Clone(bo.consumer)
 	bkeys := make([][]byte, nstreams)
 	gts := map[string]keyspace.StreamID{}
 	seen := map[string]*keyspace.Stream{}
@@ -914,10 +918,10 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		old := seen[string(key)]
 		return old == nil || !e.Obj().(*keyspace.Stream).SameAs(old)
 	}
-	if o.count == 0 {
-		o.count = xreadDefaultCount
+	if bo.count == 0 {
+		bo.count = xreadDefaultCount
 	}
-	group := o.group != nil
+	group := bo.group != nil
 	ready := func(db *keyspace.DB, key []byte) bool {
 		e := db.Peek(key)
 		if e == nil || e.Type() != keyspace.TypeStream {
@@ -926,7 +930,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		s := e.Obj().(*keyspace.Stream)
 		gt := gts[string(key)]
 		if group {
-			g := s.Group(o.group)
+			g := s.Group(bo.group)
 			if g == nil {
 				return true // answered NOGROUP
 			}
@@ -943,7 +947,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		s := e.Obj().(*keyspace.Stream)
 		gt := gts[string(key)]
 		if group {
-			g := s.Group(o.group)
+			g := s.Group(bo.group)
 			if g == nil {
 				c.Error("NOGROUP the consumer group this client was blocked on no longer exists")
 				return
@@ -959,7 +963,7 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 		}
 		xreadKey(c, key)
 		start, _ := gt.Incr()
-		xreadServe(c, s, key, start, &o, false)
+		xreadServe(c, s, key, start, &bo, false)
 	}
 	// A timeout past what a time.Duration holds (292 years) would wrap
 	// around, to a short wait for some values: it waits forever.
@@ -970,8 +974,6 @@ func xreadGeneric(c *engine.Ctx, xreadgroup bool) {
 	engine.Block(c, bkeys, wait, false, replaced, ready, serveBlocked)
 }
 
-// xreadServe writes the entries of s from start on (at most o.count; 0:
-// all), for a group the consumer's history (history) or new entries,
 // xreadKey starts a stream's part of XREAD's reply, which is a map from
 // key to entries: the key, in a [key, entries] pair in RESP2.
 func xreadKey(c *engine.Ctx, key []byte) {
@@ -981,6 +983,8 @@ func xreadKey(c *engine.Ctx, key []byte) {
 	c.W.Bulk(key)
 }
 
+// xreadServe writes the entries of s from start on (at most o.count; 0:
+// all), for a group the consumer's history (history) or new entries,
 // which it records as pending, propagating what it changed.
 func xreadServe(c *engine.Ctx, s *keyspace.Stream, key []byte, start keyspace.StreamID, o *xreadOpts, history bool) {
 	if o.group == nil {

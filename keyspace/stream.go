@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"sync"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 
@@ -44,7 +46,8 @@ type Stream struct {
 	lpBytes int64 // the nodes' listpack bytes, for the memory estimate
 
 	// chunk is where closed nodes' listpacks are packed (pack): its
-	// length is the bytes used, its capacity the chunk's.
+	// length is the bytes used, its capacity the chunk's. The tail node
+	// may be growing in the room past its length (newNodeLP).
 	chunk []byte
 
 	// ident is allocated with the stream and kept by its clones: what
@@ -319,9 +322,15 @@ const (
 	streamPackMaxLPSize = streamChunk / 8
 )
 
-// pack returns a copy of lp that fits it: in the stream's chunk when the
-// stream has nodes nodes or more, else an allocation of its own.
+// pack returns lp fitted: in the stream's chunk when the stream has
+// nodes nodes or more, else an allocation of its own. The tail, which
+// newNodeLP began where the chunk's bytes end, joins the chunk where it
+// lies, so closing it copies nothing.
 func (s *Stream) pack(lp []byte, nodes int) []byte {
+	if s.inChunk(lp) {
+		s.chunk = s.chunk[:len(s.chunk)+len(lp)]
+		return lp[:len(lp):len(lp)]
+	}
 	if nodes < streamPackMinNodes || len(lp) > streamPackMaxLPSize {
 		return bytes.Clone(lp)
 	}
@@ -331,6 +340,31 @@ func (s *Stream) pack(lp []byte, nodes int) []byte {
 	at := len(s.chunk)
 	s.chunk = append(s.chunk, lp...)
 	return s.chunk[at:len(s.chunk):len(s.chunk)]
+}
+
+// inChunk reports whether lp begins where the chunk's bytes end: a tail
+// node built in the chunk's free room.
+func (s *Stream) inChunk(lp []byte) bool {
+	n := len(s.chunk)
+	return n < cap(s.chunk) && len(lp) > 0 && &lp[0] == &s.chunk[n : n+1][0]
+}
+
+// newNodeLP returns an empty listpack buffer for a new tail node with
+// room for size bytes. When the stream packs its nodes it is the chunk's
+// free room: the node grows there in place and pack then takes it as it
+// is. Built apart, each node cost an allocation of streamPrealloc that
+// closing it dropped: garbage the size of the stream's listpacks, whose
+// fresh pages the kernel zeroed (clear_page was half of the server's
+// CPU samples under XADD of 1 KiB values). Only the tail is ever in the
+// free room, and only Append and pack write there.
+func (s *Stream) newNodeLP(size int64, nodes int) []byte {
+	if nodes < streamPackMinNodes || size > streamPackMaxLPSize {
+		return make([]byte, 0, size)
+	}
+	if size > int64(cap(s.chunk)-len(s.chunk)) {
+		s.chunk = make([]byte, 0, streamChunk)
+	}
+	return s.chunk[len(s.chunk):len(s.chunk)]
 }
 
 func (s *Stream) setNodeLP(n *streamNode, lp []byte) {
@@ -387,7 +421,7 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		if maxBytes > 0 && maxBytes < prealloc {
 			prealloc = maxBytes
 		}
-		lp := append(make([]byte, 0, max(prealloc, total+64)), listpack.New()...)
+		lp := append(s.newNodeLP(max(prealloc, total+64), s.nodes.Len()), listpack.New()...)
 		lp = listpack.AppendInt(lp, 1)
 		lp = listpack.AppendInt(lp, 0)
 		lp = listpack.AppendInt(lp, numFields)
@@ -459,25 +493,54 @@ type StreamEntry struct {
 // Range calls fn for each live entry with start <= ID <= end, in order
 // (rev: from end down to start), until fn returns false.
 func (s *Stream) Range(start, end StreamID, rev bool, fn func(e *StreamEntry) bool) {
-	s.walk(start, end, rev, true, fn)
+	s.walk(start, end, rev, true, true, fn)
 }
 
-// walk is Range, with deleted entries too when skipTombstones is false.
-// As Redis's iterator, it reads only an entry's flags and ID to decide
+// streamWalker holds what a walk needs besides its arguments: the key it
+// looks the first node up by, the entry it reads and the one it hands
+// over. The tree's generic lookups take their key through a function
+// value, which moves it to the heap, and the entry handed to a callback
+// escapes too: built afresh, a walk cost three allocations and about
+// 300 bytes of garbage, and an XREADGROUP two walks. On a stream of 1
+// KiB entries freshly loaded that garbage went to new pages (the next
+// collection is a heap's size away), and zeroing them was 15% of the
+// server's CPU. So walkers are pooled: a walk inside another's callback
+// takes its own, and so does a reader on another goroutine.
+type streamWalker struct {
+	pivot streamNode
+	e     nodeEntry
+	out   StreamEntry
+}
+
+var streamWalkers = sync.Pool{New: func() any { return new(streamWalker) }}
+
+// walk is Range, with deleted entries too when skipTombstones is false,
+// and with each entry's ID alone (FV nil) when fields is false. As
+// Redis's iterator, it reads only an entry's flags and ID to decide
 // whether to emit it, stepping over the rest element by element going
 // forward and jumping back by its lp-count going backward, and decodes
 // the fields and values only of the entries it emits.
-func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *StreamEntry) bool) {
+func (s *Stream) walk(start, end StreamID, rev, skipTombstones, fields bool, fn func(e *StreamEntry) bool) {
 	if start.Cmp(end) > 0 {
 		return
 	}
-	var e nodeEntry
-	var out StreamEntry
-	// emit reads and hands over the entry at p; false stops the walk.
-	emit := func(n *streamNode, h *nodeHead, p int) bool {
-		readEntry(n, h, p, &e)
-		out.ID, out.FV = e.id, e.fv
-		return fn(&out)
+	w := streamWalkers.Get().(*streamWalker)
+	defer func() {
+		clear(w.e.fv) // views into listpacks the pool must not keep
+		w.e.fv = w.e.fv[:0]
+		w.pivot, w.out = streamNode{}, StreamEntry{}
+		streamWalkers.Put(w)
+	}()
+	// emit reads and hands over the entry at p, whose ID is id; false
+	// stops the walk.
+	emit := func(n *streamNode, h *nodeHead, p int, id StreamID) bool {
+		if fields {
+			readEntry(n, h, p, &w.e)
+			w.out.ID, w.out.FV = w.e.id, w.e.fv
+		} else {
+			w.out.ID, w.out.FV = id, nil
+		}
+		return fn(&w.out)
 	}
 	skip := func(flags int64) bool { return skipTombstones && flags&streamFlagDeleted != 0 }
 	forward := func(n *streamNode) bool {
@@ -487,7 +550,7 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *
 			if id.Cmp(end) > 0 {
 				return false
 			}
-			if !id.Less(start) && !skip(flags) && !emit(n, &h, p) {
+			if !id.Less(start) && !skip(flags) && !emit(n, &h, p, id) {
 				return false
 			}
 			p = next
@@ -510,7 +573,7 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *
 			if id.Less(start) {
 				return false
 			}
-			if id.Cmp(end) <= 0 && !skip(flags) && !emit(n, &h, q) {
+			if id.Cmp(end) <= 0 && !skip(flags) && !emit(n, &h, q, id) {
 				return false
 			}
 			p = listpack.Prev(lp, q) // the previous entry's lp-count
@@ -519,7 +582,8 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *
 	if !rev {
 		// The node holding start is the last whose master is <= start.
 		var from *streamNode
-		s.nodes.Descend(&streamNode{master: start}, func(n *streamNode) bool {
+		w.pivot.master = start
+		s.nodes.Descend(&w.pivot, func(n *streamNode) bool {
 			from = n
 			return false
 		})
@@ -535,7 +599,8 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones bool, fn func(e *
 		})
 		return
 	}
-	s.nodes.Descend(&streamNode{master: end}, backward)
+	w.pivot.master = end
+	s.nodes.Descend(&w.pivot, backward)
 }
 
 // peekEntry reads the flags and ID of the entry at p of node n, and
@@ -587,7 +652,7 @@ func (s *Stream) LastEntry(fn func(e *StreamEntry)) bool {
 // streamGetEdgeID.
 func (s *Stream) EdgeID(first, skipTombstones bool) StreamID {
 	id, found := StreamID{}, false
-	s.walk(StreamID{}, MaxStreamID, !first, skipTombstones, func(e *StreamEntry) bool {
+	s.walk(StreamID{}, MaxStreamID, !first, skipTombstones, false, func(e *StreamEntry) bool {
 		id, found = e.ID, true
 		return false
 	})
@@ -1024,12 +1089,29 @@ func (s *Stream) GroupCount() int {
 	return s.groups.Len()
 }
 
+// Search keys for the trees of groups, consumers and pending entries,
+// pooled for streamWalker's reason: a key built for each lookup went to
+// the heap, and an XREADGROUP made four.
+var (
+	groupKeys    = sync.Pool{New: func() any { return new(StreamGroup) }}
+	consumerKeys = sync.Pool{New: func() any { return new(StreamConsumer) }}
+	nackKeys     = sync.Pool{New: func() any { return new(StreamNACK) }}
+)
+
+// viewString is b as a string without a copy, for a search key that
+// lives no longer than the lookup.
+func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // Group is the group named name, or nil.
 func (s *Stream) Group(name []byte) *StreamGroup {
 	if s.groups == nil {
 		return nil
 	}
-	g, _ := s.groups.Get(&StreamGroup{Name: string(name)})
+	k := groupKeys.Get().(*StreamGroup)
+	k.Name = viewString(name)
+	g, _ := s.groups.Get(k)
+	k.Name = ""
+	groupKeys.Put(k)
 	return g
 }
 
@@ -1070,14 +1152,23 @@ func (g *StreamGroup) ConsumerCount() int { return g.consumers.Len() }
 
 // Pending is the pending entry id, or nil.
 func (g *StreamGroup) Pending(id StreamID) *StreamNACK {
-	n, _ := g.pel.Get(&StreamNACK{ID: id})
+	if last, ok := g.pel.Max(); !ok || last.ID.Less(id) {
+		return nil // past the last: what ">" delivers, most of the time
+	}
+	k := nackKeys.Get().(*StreamNACK)
+	k.ID = id
+	n, _ := g.pel.Get(k)
+	nackKeys.Put(k)
 	return n
 }
 
 // PendingRange calls fn for the group's pending entries from start on,
 // in ID order, until fn returns false.
 func (g *StreamGroup) PendingRange(start StreamID, fn func(n *StreamNACK) bool) {
-	g.pel.Ascend(&StreamNACK{ID: start}, fn)
+	k := nackKeys.Get().(*StreamNACK)
+	k.ID = start
+	g.pel.Ascend(k, fn)
+	nackKeys.Put(k)
 }
 
 // PendingEdges are the first and last pending IDs (the group must have
@@ -1128,7 +1219,10 @@ func (g *StreamGroup) Claim(n *StreamNACK, c *StreamConsumer) {
 
 // Ack removes pending entry id and reports whether it was there.
 func (g *StreamGroup) Ack(id StreamID) bool {
-	n, ok := g.pel.Delete(&StreamNACK{ID: id})
+	k := nackKeys.Get().(*StreamNACK)
+	k.ID = id
+	n, ok := g.pel.Delete(k)
+	nackKeys.Put(k)
 	if !ok {
 		return false
 	}
@@ -1140,7 +1234,11 @@ func (g *StreamGroup) Ack(id StreamID) bool {
 
 // Consumer is the consumer named name, or nil.
 func (g *StreamGroup) Consumer(name []byte) *StreamConsumer {
-	c, _ := g.consumers.Get(&StreamConsumer{Name: string(name)})
+	k := consumerKeys.Get().(*StreamConsumer)
+	k.Name = viewString(name)
+	c, _ := g.consumers.Get(k)
+	k.Name = ""
+	consumerKeys.Put(k)
 	return c
 }
 
@@ -1175,7 +1273,10 @@ func (c *StreamConsumer) PendingCount() int { return c.pel.Len() }
 // PendingRange calls fn for the consumer's pending entries from start
 // on, in ID order, until fn returns false.
 func (c *StreamConsumer) PendingRange(start StreamID, fn func(n *StreamNACK) bool) {
-	c.pel.Ascend(&StreamNACK{ID: start}, fn)
+	k := nackKeys.Get().(*StreamNACK)
+	k.ID = start
+	c.pel.Ascend(k, fn)
+	nackKeys.Put(k)
 }
 
 // LoadPending adds a pending entry read from an RDB file to the group

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,4 +55,90 @@ func TestStreamPackedNodes(t *testing.T) {
 	check(c, func(int) bool { return false })
 	assert.Equal(t, uint64(perNode*nodes-150), s.Length())
 	assert.Equal(t, uint64(perNode*nodes), c.Length())
+}
+
+// Once a stream packs its nodes, a new tail grows in its chunk's free
+// room and closing it copies nothing: closed nodes lie end to end. The
+// tail may grow in place there (XDEL widening its counts), be cloned,
+// or be trimmed away, and appends after each must leave every entry
+// readable and the clone untouched.
+func TestStreamTailInChunk(t *testing.T) {
+	const perNode, nodes = 100, 2 * streamPackMinNodes
+	s := NewStream()
+	value := func(i int) string { return fmt.Sprintf("v%09d", i) }
+	seq := 0
+	add := func(st *Stream, n int) {
+		for range n {
+			st.Append(StreamID{Ms: 1, Seq: uint64(seq)}, [][]byte{[]byte("f"), []byte(value(seq))}, 0, perNode)
+			seq++
+		}
+	}
+	add(s, perNode*nodes+perNode/2)
+	require.Equal(t, nodes+1, s.NodeCount())
+
+	// Closed nodes made after packing began follow one another in memory.
+	var prev []byte
+	adjacent := 0
+	s.nodes.Scan(func(n *streamNode) bool {
+		if prev != nil && endsWhereBegins(prev, n.lp) {
+			adjacent++
+		}
+		prev = n.lp
+		return true
+	})
+	assert.GreaterOrEqual(t, adjacent, nodes-streamPackMinNodes-2, "closed nodes end to end in the chunk")
+	tail, _ := s.nodes.Max()
+	require.True(t, s.inChunk(tail.lp), "the tail grows in the chunk")
+
+	check := func(st *Stream, want []int) {
+		t.Helper()
+		i := 0
+		st.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
+			require.Less(t, i, len(want))
+			require.Equal(t, uint64(want[i]), e.ID.Seq)
+			require.Equal(t, value(want[i]), string(e.FV[1].Bytes()))
+			i++
+			return true
+		})
+		require.Equal(t, len(want), i)
+		require.Equal(t, uint64(len(want)), st.Length())
+	}
+	upto := func(n int, skip func(int) bool) []int {
+		var w []int
+		for i := range n {
+			if skip == nil || !skip(i) {
+				w = append(w, i)
+			}
+		}
+		return w
+	}
+
+	// A clone taken now keeps its entries whatever the original does.
+	c := s.Clone().(*Stream)
+	cloned := seq
+
+	// Delete most of the tail in place, then fill and close it.
+	base := perNode * nodes
+	for i := base; i < base+perNode/2-1; i++ {
+		require.True(t, s.Delete(StreamID{Ms: 1, Seq: uint64(i)}))
+	}
+	add(s, 3*perNode)
+	gone := func(i int) bool { return i >= base && i < base+perNode/2-1 }
+	check(s, upto(seq, gone))
+	check(c, upto(cloned, nil))
+
+	// Trim to nothing, then grow past packing again.
+	s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 0})
+	require.Equal(t, 0, s.NodeCount())
+	start := seq
+	add(s, perNode*(streamPackMinNodes+5))
+	w := upto(seq, func(i int) bool { return i < start })
+	check(s, w)
+	check(c, upto(cloned, nil))
+}
+
+// endsWhereBegins reports whether b begins right where a ends.
+func endsWhereBegins(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 &&
+		uintptr(unsafe.Pointer(&a[len(a)-1]))+1 == uintptr(unsafe.Pointer(&b[0]))
 }
