@@ -136,6 +136,10 @@ type Engine struct {
 	argBytes []byte
 	argEnds  []int
 
+	// The tables the last script had as KEYS and ARGV, refilled by the
+	// next (argTable.set).
+	keysT, argvT argTable
+
 	env      *lua.LTable                 // the globals scripts see (a read-only view)
 	globals  *lua.LTable                 // the real globals behind env
 	readonly map[*lua.LTable]*lua.LTable // read-only views -> the tables they show
@@ -159,6 +163,7 @@ func (e *Engine) reset() {
 		e.L.Close()
 	}
 	e.scripts = map[string]*script{}
+	e.keysT, e.argvT = argTable{}, argTable{}
 	e.mem = 0
 	e.vmBytes = vmBaseBytes
 	e.newState()
@@ -440,8 +445,14 @@ func (e *Engine) Eval(c *engine.Ctx, evalsha, ro bool) {
 // call runs a compiled script with KEYS and ARGV set and writes its
 // result, converted, or its error (luaCallFunction).
 func (e *Engine) call(c *engine.Ctx, s *script, keys, argv [][]byte) {
-	e.globals.RawSetString("KEYS", e.newArray(keys))
-	e.globals.RawSetString("ARGV", e.newArray(argv))
+	// A refilled table is in the globals already: scripts cannot
+	// replace a global.
+	if t, fresh := e.keysT.set(e, keys); fresh {
+		e.globals.RawSetString("KEYS", t)
+	}
+	if t, fresh := e.argvT.set(e, argv); fresh {
+		e.globals.RawSetString("ARGV", t)
+	}
 	e.run1(c, s.fn, nil)
 }
 
@@ -595,6 +606,52 @@ func (e *Engine) newArray(elems [][]byte) *lua.LTable {
 		t.RawSetInt(i+1, lua.LString(b))
 	}
 	return t
+}
+
+// argTable is a table a script was given as KEYS or ARGV, kept for the
+// next script's. Two new tables a call were half of a small EVALSHA's
+// allocations, and its garbage. Nothing a script makes outlives its
+// run: every table it can reach that lasts (the globals, the libraries,
+// redis) is a read-only view, so KEYS cannot be stored anywhere. What
+// the script did to the table itself is checked instead: one with a
+// metatable, or with anything but elements 1 to n after the refill, is
+// replaced. A function's keys and arguments are not refilled: a
+// library's functions share its upvalues, where they could keep them.
+type argTable struct {
+	t *lua.LTable
+	n int // the elements it was filled with
+}
+
+// set returns a table holding elems at 1 to len(elems) and nothing else,
+// and whether it is a new one.
+func (a *argTable) set(e *Engine, elems [][]byte) (*lua.LTable, bool) {
+	t := a.t
+	if t == nil || a.n != len(elems) || t.Metatable != lua.LNil {
+		return a.fresh(e, elems), true
+	}
+	for i, b := range elems {
+		// An argument as the last call's (a limit, a window) keeps its
+		// string: making one is two allocations.
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(b) {
+			continue
+		}
+		t.RawSetInt(i+1, lua.LString(b))
+	}
+	// Next from n finds whatever lies past the elements: more of the
+	// array, or keys of another kind (from nil: the first of anything).
+	var after lua.LValue = lua.LNil
+	if len(elems) > 0 {
+		after = lua.LNumber(len(elems))
+	}
+	if k, _ := t.Next(after); k != lua.LNil {
+		return a.fresh(e, elems), true
+	}
+	return t, false
+}
+
+func (a *argTable) fresh(e *Engine, elems [][]byte) *lua.LTable {
+	a.t, a.n = e.newArray(elems), len(elems)
+	return a.t
 }
 
 // versionNum is REDIS_VERSION_NUM: 0x00MMmmpp.
