@@ -241,3 +241,28 @@ func BenchmarkDispatchHsetBig(b *testing.B) {
 	hset, key, v := []byte("HSET"), []byte("myhash"), bytes.Repeat([]byte("x"), 1024)
 	benchPrepared(b, "element:%012d", 100000, func([]byte) [][][]byte { return nil }, func(f []byte) [][]byte { return [][]byte{hset, key, f, v} })
 }
+
+// BenchmarkDispatchWindowSadd runs pipelined windows of 16 SADDs to one
+// set as the server does: Prefetch over the window, then each command.
+// SADD is a command Prefetch serves with one key: what it costs beyond
+// that is what a window pays for nothing.
+func BenchmarkDispatchWindowSadd(b *testing.B) {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	e.KS.Lock()
+	defer e.KS.Unlock()
+	window := make([][][]byte, 16)
+	for i := range window {
+		window[i] = [][]byte{[]byte("SADD"), []byte("myset"), []byte(fmt.Sprintf("element:%012d", i))}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.D.Prefetch(e.Client, window)
+		for _, args := range window {
+			e.D.Exec(e.Client, args)
+		}
+		e.Client.W.Reset()
+	}
+}
