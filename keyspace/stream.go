@@ -407,7 +407,10 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		}
 		if full {
 			// The node is closed: its room to grow goes (lpShrinkToFit).
-			if s.nodes.Len() >= streamPackMinNodes || cap(tail.lp)-len(tail.lp) > 64 {
+			// A tail built in the chunk is always taken into it, however
+			// few nodes trimming left: its bytes lie in the chunk's free
+			// room, which the next node would be written over.
+			if s.inChunk(tail.lp) || s.nodes.Len() >= streamPackMinNodes || cap(tail.lp)-len(tail.lp) > 64 {
 				tail.lp = s.pack(tail.lp, s.nodes.Len())
 			}
 			tail = nil

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -141,4 +142,53 @@ func TestStreamTailInChunk(t *testing.T) {
 func endsWhereBegins(a, b []byte) bool {
 	return len(a) > 0 && len(b) > 0 &&
 		uintptr(unsafe.Pointer(&a[len(a)-1]))+1 == uintptr(unsafe.Pointer(&b[0]))
+}
+
+// A tail built in the chunk's free room must join the chunk when it
+// closes even if trimming left the stream too few nodes to pack, and
+// even if it filled that room nearly to the end (so that nothing else
+// would copy it out): the next node is built in the room after the
+// chunk's bytes, over it otherwise.
+func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
+	s := NewStream()
+	seq := uint64(0)
+	vals := map[uint64]string{}
+	add := func(size int) {
+		v := strings.Repeat(string(rune('a'+seq%26)), size)
+		s.Append(StreamID{Ms: 1, Seq: seq}, [][]byte{[]byte("f"), []byte(v)}, 4096, 1)
+		vals[seq] = v
+		seq++
+	}
+	// One entry a node; stop when the room after the tail is between
+	// the 4 KiB a node is given and what a 1 KiB step spans beyond it.
+	room := func() int {
+		tail, _ := s.nodes.Max()
+		if !s.inChunk(tail.lp) {
+			return -1
+		}
+		return cap(s.chunk) - len(s.chunk) - len(tail.lp)
+	}
+	for s.NodeCount() < streamPackMinNodes+12 || room() < streamPrealloc+100 || room() > streamPrealloc+1100 {
+		add(1000)
+		require.Less(t, s.NodeCount(), 2000, "no room in the window")
+	}
+	// A value that takes the next node to within 64 bytes of the room's
+	// end, yet starts it in the room (its size plus 64 fits).
+	add(room() - 66)
+	tail, _ := s.nodes.Max()
+	require.True(t, s.inChunk(tail.lp))
+	require.LessOrEqual(t, cap(tail.lp)-len(tail.lp), 64)
+
+	s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 10})
+	add(1000) // closes the big tail with 11 nodes in the stream
+	for range 200 {
+		add(1000)
+	}
+	n := 0
+	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
+		require.Equal(t, vals[e.ID.Seq], string(e.FV[1].Bytes()), "entry %d", e.ID.Seq)
+		n++
+		return true
+	})
+	require.Equal(t, 211, n)
 }
