@@ -64,6 +64,24 @@ func TestEvalKeysArgvFreshEachRun(t *testing.T) {
 	}
 	require.Equal(t, bulk("nilnil"), e.run("EVAL", show, "0"))
 
+	// The tables are refilled while a script leaves them as they were,
+	// and replaced after one that added to them, even if it took the
+	// addition back: gopher-lua would keep the key, or the padding.
+	const ids = "return tostring(KEYS) .. ' ' .. tostring(ARGV)"
+	first := e.run("EVAL", ids, "1", "k", "a")
+	require.Equal(t, first, e.run("EVAL", ids, "1", "k2", "a2"), "refilled")
+	for _, sp := range []string{
+		"KEYS[ARGV[1]] = 1 KEYS[ARGV[1]] = nil",
+		"ARGV[100000] = nil",
+		"table.remove(KEYS)",
+	} {
+		require.Equal(t, "$-1\r\n", e.run("EVAL", sp+" return nil", "1", "k", "a"), sp)
+		again := e.run("EVAL", ids, "1", "k", "a")
+		require.NotEqual(t, first, again, "after %q", sp)
+		first = again
+		require.Equal(t, bulk("K1=k,A1=a,nilnil"), e.run("EVAL", show, "1", "k", "a"), "after %q", sp)
+	}
+
 	// The arguments of consecutive calls, of different lengths and of
 	// numbers, land whole.
 	require.Equal(t, "+OK\r\n", e.run("EVAL",

@@ -41,10 +41,12 @@ package scripting
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -613,10 +615,14 @@ func (e *Engine) newArray(elems [][]byte) *lua.LTable {
 // allocations, and its garbage. Nothing a script makes outlives its
 // run: every table it can reach that lasts (the globals, the libraries,
 // redis) is a read-only view, so KEYS cannot be stored anywhere. What
-// the script did to the table itself is checked instead: one with a
-// metatable, or with anything but elements 1 to n after the refill, is
-// replaced. A function's keys and arguments are not refilled: a
-// library's functions share its upvalues, where they could keep them.
+// the script did to the table itself is checked instead: a table is
+// refilled only when it is still the array of n elements it was made
+// with (plainArray), with no metatable. Anything else, even a key set
+// and removed again (gopher-lua keeps the key in its list) or an array
+// padded with nils, gets a new table, so a script cannot leave the next
+// ones a table that grew. A function's keys and arguments are not
+// refilled: a library's functions share its upvalues, where they could
+// keep them.
 type argTable struct {
 	t *lua.LTable
 	n int // the elements it was filled with
@@ -626,8 +632,9 @@ type argTable struct {
 // and whether it is a new one.
 func (a *argTable) set(e *Engine, elems [][]byte) (*lua.LTable, bool) {
 	t := a.t
-	if t == nil || a.n != len(elems) || t.Metatable != lua.LNil {
-		return a.fresh(e, elems), true
+	if t == nil || a.n != len(elems) || t.Metatable != lua.LNil || !plainArray(t, len(elems)) {
+		a.t, a.n = e.newArray(elems), len(elems)
+		return a.t, true
 	}
 	for i, b := range elems {
 		// An argument as the last call's (a limit, a window) keeps its
@@ -637,21 +644,44 @@ func (a *argTable) set(e *Engine, elems [][]byte) (*lua.LTable, bool) {
 		}
 		t.RawSetInt(i+1, lua.LString(b))
 	}
-	// Next from n finds whatever lies past the elements: more of the
-	// array, or keys of another kind (from nil: the first of anything).
-	var after lua.LValue = lua.LNil
-	if len(elems) > 0 {
-		after = lua.LNumber(len(elems))
-	}
-	if k, _ := t.Next(after); k != lua.LNil {
-		return a.fresh(e, elems), true
-	}
 	return t, false
 }
 
-func (a *argTable) fresh(e *Engine, elems [][]byte) *lua.LTable {
-	a.t, a.n = e.newArray(elems), len(elems)
-	return a.t
+// ltableLayout locates the unexported fields of gopher-lua's LTable that
+// tell an array from a table that had anything else (plainArray): its
+// array part, and its hash part's two maps and list of keys. ok is false
+// when the fields are not there with the types expected (another
+// gopher-lua), and no table is then refilled; TestLTableLayout fails.
+var ltableLayout = func() (l struct {
+	array, dict, strdict, keys uintptr
+	ok                         bool
+}) {
+	t := reflect.TypeOf(lua.LTable{})
+	field := func(name string, want reflect.Type) (uintptr, bool) {
+		f, ok := t.FieldByName(name)
+		return f.Offset, ok && f.Type == want
+	}
+	values := reflect.TypeOf([]lua.LValue(nil))
+	var ok [4]bool
+	l.array, ok[0] = field("array", values)
+	l.dict, ok[1] = field("dict", reflect.TypeOf(map[lua.LValue]lua.LValue(nil)))
+	l.strdict, ok[2] = field("strdict", reflect.TypeOf(map[string]lua.LValue(nil)))
+	l.keys, ok[3] = field("keys", values)
+	l.ok = ok[0] && ok[1] && ok[2] && ok[3]
+	return l
+}()
+
+// plainArray reports whether t has an array part of exactly n slots and
+// never had a key of another kind (its hash part was never made).
+func plainArray(t *lua.LTable, n int) bool {
+	if !ltableLayout.ok {
+		return false
+	}
+	p := unsafe.Pointer(t)
+	return len(*(*[]lua.LValue)(unsafe.Add(p, ltableLayout.array))) == n &&
+		*(*map[lua.LValue]lua.LValue)(unsafe.Add(p, ltableLayout.dict)) == nil &&
+		*(*map[string]lua.LValue)(unsafe.Add(p, ltableLayout.strdict)) == nil &&
+		*(*[]lua.LValue)(unsafe.Add(p, ltableLayout.keys)) == nil
 }
 
 // versionNum is REDIS_VERSION_NUM: 0x00MMmmpp.

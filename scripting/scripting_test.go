@@ -315,3 +315,21 @@ func TestCallArgsBuffers(t *testing.T) {
 	require.Equal(t, "Lua redis lib command arguments must be strings or integers", msg)
 	L.SetTop(0)
 }
+
+// The fields plainArray reads are where ltableLayout found them, and
+// they tell a table made by newArray from one a script added to.
+func TestLTableLayout(t *testing.T) {
+	require.True(t, ltableLayout.ok, "gopher-lua's LTable has changed: KEYS and ARGV are never refilled")
+	e := New(Options{})
+	defer e.Close()
+	arr := e.newArray([][]byte{[]byte("a"), []byte("b")})
+	assert.True(t, plainArray(arr, 2))
+	assert.False(t, plainArray(arr, 1))
+	assert.True(t, plainArray(e.newArray(nil), 0))
+	arr.RawSetString("x", lua.LNumber(1))
+	arr.RawSetString("x", lua.LNil)
+	assert.False(t, plainArray(arr, 2), "a key set and removed stays in the key list")
+	padded := e.newArray([][]byte{[]byte("a")})
+	padded.RawSetInt(100, lua.LNil)
+	assert.False(t, plainArray(padded, 1), "nils padding the array")
+}
