@@ -53,6 +53,18 @@ func benchPreparedWith(b *testing.B, env func(e *testEnv), format string, n int,
 	}
 }
 
+// newLockedBenchEnv is a test environment on a keyspace of its own
+// whose lock the benchmark holds, as the event loop holds it around a
+// batch of commands, until it ends.
+func newLockedBenchEnv(b *testing.B) *testEnv {
+	e := newTestEnv(b)
+	e.KS = keyspace.New(16, keyspace.SystemClock{})
+	e.D.KS = e.KS
+	e.KS.Lock()
+	b.Cleanup(e.KS.Unlock)
+	return e
+}
+
 func BenchmarkDispatchGet(b *testing.B) {
 	get := []byte("GET")
 	benchKeys(b, 100000, func(k []byte) [][]byte { return [][]byte{get, k} })
@@ -108,11 +120,7 @@ func BenchmarkDispatchHsetNew(b *testing.B) {
 // the ten nearest within 50 km (make bench's GEOSEARCH shape, wider):
 // most of the cost is the distance of each candidate.
 func BenchmarkDispatchGeoSearch(b *testing.B) {
-	e := newTestEnv(b)
-	e.KS = keyspace.New(16, keyspace.SystemClock{})
-	e.D.KS = e.KS
-	e.KS.Lock()
-	defer e.KS.Unlock()
+	e := newLockedBenchEnv(b)
 	for j := 0; j < 10000; j++ {
 		lon := strconv.FormatFloat(12.36+float64(j%100)*0.02, 'f', 4, 64)
 		lat := strconv.FormatFloat(37.11+float64(j/100)*0.02, 'f', 4, 64)
@@ -140,11 +148,7 @@ func BenchmarkDispatchXReadGroup(b *testing.B) { benchXReadGroup(b, 3) }
 func BenchmarkDispatchXReadGroup1K(b *testing.B) { benchXReadGroup(b, 1024) }
 
 func benchXReadGroup(b *testing.B, size int) {
-	e := newTestEnv(b)
-	e.KS = keyspace.New(16, keyspace.SystemClock{})
-	e.D.KS = e.KS
-	e.KS.Lock()
-	defer e.KS.Unlock()
+	e := newLockedBenchEnv(b)
 	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), bytes.Repeat([]byte("x"), size)}
 	read := [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), []byte("g"), []byte("c"), []byte("COUNT"), []byte("1"), []byte("STREAMS"), []byte("mystream"), []byte(">")}
 	fill := func() {
@@ -175,11 +179,7 @@ func benchXReadGroup(b *testing.B, size int) {
 // BenchmarkDispatchXAdd appends entries of one 1 KiB field to one stream
 // (make bench's XADD at -d 1024): a node fills up every few entries.
 func BenchmarkDispatchXAdd(b *testing.B) {
-	e := newTestEnv(b)
-	e.KS = keyspace.New(16, keyspace.SystemClock{})
-	e.D.KS = e.KS
-	e.KS.Lock()
-	defer e.KS.Unlock()
+	e := newLockedBenchEnv(b)
 	add := [][]byte{[]byte("XADD"), []byte("mystream"), []byte("*"), []byte("field"), bytes.Repeat([]byte("x"), 1024)}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -247,11 +247,7 @@ func BenchmarkDispatchHsetBig(b *testing.B) {
 // SADD is a command Prefetch serves with one key: what it costs beyond
 // that is what a window pays for nothing.
 func BenchmarkDispatchWindowSadd(b *testing.B) {
-	e := newTestEnv(b)
-	e.KS = keyspace.New(16, keyspace.SystemClock{})
-	e.D.KS = e.KS
-	e.KS.Lock()
-	defer e.KS.Unlock()
+	e := newLockedBenchEnv(b)
 	window := make([][][]byte, 16)
 	for i := range window {
 		window[i] = [][]byte{[]byte("SADD"), []byte("myset"), []byte(fmt.Sprintf("element:%012d", i))}
