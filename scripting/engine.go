@@ -616,24 +616,21 @@ func (e *Engine) newArray(elems [][]byte) *lua.LTable {
 // run: every table it can reach that lasts (the globals, the libraries,
 // redis) is a read-only view, so KEYS cannot be stored anywhere. What
 // the script did to the table itself is checked instead: a table is
-// refilled only when it is still the array of n elements it was made
-// with (plainArray), with no metatable. Anything else, even a key set
+// refilled only when it is still an array of as many slots as the call
+// has elements (plainArray), with no metatable. Anything else, even a key set
 // and removed again (gopher-lua keeps the key in its list) or an array
 // padded with nils, gets a new table, so a script cannot leave the next
 // ones a table that grew. A function's keys and arguments are not
 // refilled: a library's functions share its upvalues, where they could
 // keep them.
-type argTable struct {
-	t *lua.LTable
-	n int // the elements it was filled with
-}
+type argTable struct{ t *lua.LTable }
 
 // set returns a table holding elems at 1 to len(elems) and nothing else,
 // and whether it is a new one.
 func (a *argTable) set(e *Engine, elems [][]byte) (*lua.LTable, bool) {
 	t := a.t
-	if t == nil || a.n != len(elems) || t.Metatable != lua.LNil || !plainArray(t, len(elems)) {
-		a.t, a.n = e.newArray(elems), len(elems)
+	if t == nil || t.Metatable != lua.LNil || !plainArray(t, len(elems)) {
+		a.t = e.newArray(elems)
 		return a.t, true
 	}
 	for i, b := range elems {
