@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -150,11 +151,20 @@ func (p *Proc) Close() {
 // port of any outgoing connection: with many tests connecting (two suites
 // side by side), a server then failed to bind a port picked a moment
 // before ("address already in use", seen for expiry-zmq-endpoints).
+//
+// A port is handed out once per test process: a test that kills a server
+// leaves its port free while it still watches it, and a server another
+// test started there was taken for the killed one come back (sentinels
+// of a failover test saw it "+reboot" and learnt of the other test's
+// sentinels through it, then could not gather a majority).
 func FreePort(t testing.TB) int {
 	t.Helper()
 	low := ephemeralLow()
 	for range 200 {
 		port := freePortMin + rand.IntN(low-freePortMin)
+		if !portsGiven.claim(port) {
+			continue
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err == nil {
 			ln.Close()
@@ -167,6 +177,25 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// portsGiven is the set of ports FreePort has picked in this process.
+var portsGiven = portSet{m: map[int]bool{}}
+
+type portSet struct {
+	sync.Mutex
+	m map[int]bool
+}
+
+// claim records port and reports whether it was not recorded before.
+func (s *portSet) claim(port int) bool {
+	s.Lock()
+	defer s.Unlock()
+	if s.m[port] {
+		return false
+	}
+	s.m[port] = true
+	return true
 }
 
 // freePortMin is the lowest port FreePort picks: above the well-known and
