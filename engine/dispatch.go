@@ -619,25 +619,30 @@ func (d *Dispatcher) Prefetch(cl *Client, cmds [][][]byte) {
 	if n > 1 {
 		d.KS.DB(cl.DB).Prefetch(keys[:n])
 	}
-	// Then the fields, when the commands read or write fields of one
-	// hash: make bench's HSET, a mail queue's message hashes.
-	var fields [keyspace.PrefetchKeys][]byte
-	var hash []byte
+	// Then the elements, when the commands read or write fields of one
+	// hash or members of one set or sorted set: make bench's HSET, SADD
+	// and ZADD, a mail queue's message hashes.
+	var elems [keyspace.PrefetchKeys][]byte
+	var key []byte
 	n = 0
 	for _, args := range cmds {
-		if n == len(fields) || len(args) < 3 || !namesField(args[0]) {
+		if n == len(elems) || len(args) < 3 {
+			break
+		}
+		at := elementArg(args[0], len(args))
+		if at == 0 {
 			break
 		}
 		if n == 0 {
-			hash = args[1]
-		} else if string(args[1]) != string(hash) {
+			key = args[1]
+		} else if string(args[1]) != string(key) {
 			break
 		}
-		fields[n] = args[2]
+		elems[n] = args[at]
 		n++
 	}
 	if n > 1 {
-		d.KS.DB(cl.DB).PrefetchFields(hash, fields[:n])
+		d.KS.DB(cl.DB).PrefetchElements(key, elems[:n])
 	}
 }
 
@@ -670,16 +675,40 @@ func keysEvery(name []byte) int {
 	return 0
 }
 
-// namesField reports whether name is a hash command whose argument 2 is
-// a field it looks up: HSET, HGET, HSETNX, HINCRBY, HEXISTS, HDEL,
-// HSTRLEN, HMGET and HMSET (their first field).
-func namesField(name []byte) bool {
-	if len(name) < 4 || len(name) > 7 || name[0]|0x20 != 'h' {
-		return false
+// elementArg is the index of the argument of a command of argc
+// arguments named name that is an element of a collection it looks up,
+// or 0 for a command of another kind:
+//   - 2, a field, for HSET, HGET, HSETNX, HINCRBY, HEXISTS, HDEL,
+//     HSTRLEN, HMGET and HMSET (their first field);
+//   - 2, a member, for SADD, SREM, SISMEMBER and SMISMEMBER, and for
+//     ZSCORE, ZMSCORE, ZRANK, ZREVRANK and ZREM (their first member);
+//   - the last, a member, for ZADD and ZINCRBY, whose member follows
+//     options and a score (ZADD's last pair).
+func elementArg(name []byte, argc int) int {
+	if len(name) < 4 || len(name) > 10 {
+		return 0
 	}
-	return EqualFold(name, "hset") || EqualFold(name, "hget") || EqualFold(name, "hsetnx") || EqualFold(name, "hincrby") ||
-		EqualFold(name, "hexists") || EqualFold(name, "hdel") || EqualFold(name, "hstrlen") || EqualFold(name, "hmget") ||
-		EqualFold(name, "hmset")
+	switch name[0] | 0x20 {
+	case 'h':
+		if EqualFold(name, "hset") || EqualFold(name, "hget") || EqualFold(name, "hsetnx") || EqualFold(name, "hincrby") ||
+			EqualFold(name, "hexists") || EqualFold(name, "hdel") || EqualFold(name, "hstrlen") || EqualFold(name, "hmget") ||
+			EqualFold(name, "hmset") {
+			return 2
+		}
+	case 's':
+		if EqualFold(name, "sadd") || EqualFold(name, "srem") || EqualFold(name, "sismember") || EqualFold(name, "smismember") {
+			return 2
+		}
+	case 'z':
+		if EqualFold(name, "zadd") || EqualFold(name, "zincrby") {
+			return argc - 1
+		}
+		if EqualFold(name, "zscore") || EqualFold(name, "zmscore") || EqualFold(name, "zrank") || EqualFold(name, "zrevrank") ||
+			EqualFold(name, "zrem") {
+			return 2
+		}
+	}
+	return 0
 }
 
 // callsScript reports whether name is EVAL, EVALSHA, FCALL or one of

@@ -2,17 +2,25 @@ package engine
 
 import "testing"
 
-// namesField picks the hash commands whose argument 2 is a field they
-// look up, in any case, and nothing else.
-func TestNamesField(t *testing.T) {
-	for _, name := range []string{"HSET", "hget", "HSetNX", "hincrby", "HEXISTS", "hdel", "HStrLen", "HMGET", "hmset"} {
-		if !namesField([]byte(name)) {
-			t.Errorf("namesField(%q) = false", name)
+// elementArg picks the hash, set and sorted set commands that look up
+// an element, in any case, and the argument that names it; nothing
+// else.
+func TestElementArg(t *testing.T) {
+	for _, name := range []string{"HSET", "hget", "HSetNX", "hincrby", "HEXISTS", "hdel", "HStrLen", "HMGET", "hmset",
+		"SADD", "srem", "SIsMember", "SMISMEMBER", "zscore", "ZMSCORE", "zrank", "ZREVRANK", "ZRem"} {
+		if got := elementArg([]byte(name), 4); got != 2 {
+			t.Errorf("elementArg(%q, 4) = %d, want 2", name, got)
 		}
 	}
-	for _, name := range []string{"", "h", "HLEN", "HGETALL", "HKEYS", "HSCAN", "HINCRBYFLOAT", "SET", "GET"} {
-		if namesField([]byte(name)) {
-			t.Errorf("namesField(%q) = true", name)
+	for _, name := range []string{"ZADD", "zincrby"} {
+		if got := elementArg([]byte(name), 6); got != 5 {
+			t.Errorf("elementArg(%q, 6) = %d, want 5", name, got)
+		}
+	}
+	for _, name := range []string{"", "h", "s", "z", "HLEN", "HGETALL", "HKEYS", "HSCAN", "HINCRBYFLOAT", "SET", "GET",
+		"SCARD", "SMEMBERS", "SMOVE", "SPOP", "SINTERSTORE", "SSCAN", "ZCARD", "ZRANGE", "ZRANGEBYSCORE", "ZPOPMIN", "ZSCAN"} {
+		if got := elementArg([]byte(name), 4); got != 0 {
+			t.Errorf("elementArg(%q, 4) = %d, want 0", name, got)
 		}
 	}
 }

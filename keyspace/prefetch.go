@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"hash/maphash"
 	"math/bits"
 	"unsafe"
 )
@@ -67,26 +68,38 @@ func prefetchSpan(p unsafe.Pointer, size uintptr) {
 	}
 }
 
-// PrefetchFields starts loading, for each of fields, the memory that
-// looking it up in the hash stored under key will read: the field's home
-// in the table's tags and records, then, once those are on their way,
-// the record the first matching tag points to (its field comes first).
-// A hash larger than the caches costs a miss for the record of each
-// field a command reads or replaces; a pipelined batch of HSETs or
-// HGETs on one hash thus waits for them once, all at a time. Only a
-// hash in its table form gains: a small one is one listpack.
+// PrefetchElements starts loading, for each of elems, the memory that
+// looking it up in the collection stored under key will read: a field
+// of a hash, a member of a set or of a sorted set. A collection larger than the caches
+// costs a miss or two for each element a command reads or replaces; a
+// pipelined batch of HSETs, SADDs or ZADDs on one key (make bench's, a mail
+// queue's message hashes) thus waits for them once, all at a time. Only
+// the table forms gain: a small hash is one listpack, a small set of
+// integers one array.
 //
-// It changes nothing and may be given anything (a key that is not a
-// hash, fields that are not there). Under the lock, as a lookup.
-func (db *DB) PrefetchFields(key []byte, fields [][]byte) {
+// It changes nothing and may be given anything (a key of another type,
+// elements that are not there). Under the lock, as a lookup.
+func (db *DB) PrefetchElements(key []byte, elems [][]byte) {
 	e := db.peek(key)
-	if e == nil || e.typ != TypeHash {
+	if e == nil {
 		return
 	}
-	h, ok := e.Obj().(*Hash)
-	if !ok {
-		return
+	switch o := e.Obj().(type) {
+	case *Hash:
+		prefetchFields(o, elems)
+	case *Set:
+		if o.ht != nil {
+			o.ht.prefetch(elems)
+		}
+	case *ZSet:
+		o.dict.prefetch(elems)
 	}
+}
+
+// prefetchFields loads, for each field, its home in the table's tags
+// and records, then, once those are on their way, the record the first
+// matching tag points to (its field comes first).
+func prefetchFields(h *Hash, fields [][]byte) {
 	t := h.tab()
 	if t == nil || len(t.tags) == 0 {
 		return
@@ -111,5 +124,74 @@ func (db *DB) PrefetchFields(key []byte, fields [][]byte) {
 			}
 		}
 		fields = fields[n:]
+	}
+}
+
+// prefetch loads, for each member, its home slot in its bucket's table
+// (the directory and the buckets' headers are few, and cached), then,
+// once those are on their way, the record the first slot of a matching
+// tag refers to, within the first few slots of the probe.
+func (h *hashSet) prefetch(members [][]byte) {
+	for len(members) > 0 {
+		n := min(len(members), PrefetchKeys)
+		var hvs [PrefetchKeys]uint64
+		for i, m := range members[:n] {
+			hv := maphash.Bytes(setSeed, m)
+			b := h.bucketOf(hv)
+			prefetch(uintptr(unsafe.Pointer(&b.slots[hv&uint64(len(b.slots)-1)])))
+			hvs[i] = hv
+		}
+		for _, hv := range hvs[:n] {
+			b := h.bucketOf(hv)
+			mask := uint64(len(b.slots) - 1)
+			tag := memberTag(hv)
+			i := hv & mask
+			for range prefetchProbes {
+				v := b.slots[i]
+				if v == 0 {
+					break
+				}
+				if v&^refMask == tag {
+					if ref := v & refMask; ref < bigRef {
+						prefetch(uintptr(unsafe.Pointer(&b.arena[ref-1])))
+					}
+					break
+				}
+				i = (i + 1) & mask
+			}
+		}
+		members = members[n:]
+	}
+}
+
+// prefetchProbes bounds the slots prefetch reads past a member's home:
+// a table at most 3/4 full seldom probes further.
+const prefetchProbes = 4
+
+// prefetch loads, for each member, its home in the table's tags and
+// records, then, once those are on their way, the record the first
+// matching tag points to (its member comes first). A sorted set's
+// ordered index is not loaded: its path depends on the score.
+func (t *zdict) prefetch(members [][]byte) {
+	for len(members) > 0 {
+		n := min(len(members), PrefetchKeys)
+		var homes [PrefetchKeys]int
+		var tags [PrefetchKeys]uint8
+		for i, m := range members[:n] {
+			x := fieldHash(m)
+			at := int(x >> t.shift)
+			prefetch(uintptr(unsafe.Pointer(&t.tags[at])))
+			prefetch(uintptr(unsafe.Pointer(&t.recs[at])))
+			homes[i], tags[i] = at, tagOf(x)
+		}
+		for i := range members[:n] {
+			for j := homes[i]; j < len(t.tags) && t.tags[j] != 0; j++ {
+				if t.tags[j] == tags[i] {
+					prefetch(uintptr(unsafe.Pointer(t.recs[j])))
+					break
+				}
+			}
+		}
+		members = members[n:]
 	}
 }
