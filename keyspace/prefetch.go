@@ -129,8 +129,10 @@ func prefetchFields(h *Hash, fields [][]byte) {
 
 // prefetch loads, for each member, its home slot in its bucket's table
 // (the directory and the buckets' headers are few, and cached), then,
-// once those are on their way, the record the first slot of a matching
-// tag refers to, within the first few slots of the probe.
+// once those are on their way, what the first slot of a matching tag
+// refers to, within the first few slots of the probe: a record in the
+// arena, or a long member's string header, whose bytes a third pass
+// loads.
 func (h *hashSet) prefetch(members [][]byte) {
 	for len(members) > 0 {
 		n := min(len(members), PrefetchKeys)
@@ -141,6 +143,8 @@ func (h *hashSet) prefetch(members [][]byte) {
 			prefetch(uintptr(unsafe.Pointer(&b.slots[hv&uint64(len(b.slots)-1)])))
 			hvs[i] = hv
 		}
+		var bigs [PrefetchKeys]*string
+		nb := 0
 		for _, hv := range hvs[:n] {
 			b := h.bucketOf(hv)
 			mask := uint64(len(b.slots) - 1)
@@ -154,11 +158,18 @@ func (h *hashSet) prefetch(members [][]byte) {
 				if v&^refMask == tag {
 					if ref := v & refMask; ref < bigRef {
 						prefetch(uintptr(unsafe.Pointer(&b.arena[ref-1])))
+					} else {
+						bigs[nb] = &b.big[ref-bigRef]
+						prefetch(uintptr(unsafe.Pointer(bigs[nb])))
+						nb++
 					}
 					break
 				}
 				i = (i + 1) & mask
 			}
+		}
+		for _, p := range bigs[:nb] {
+			prefetch(uintptr(unsafe.Pointer(unsafe.StringData(*p))))
 		}
 		members = members[n:]
 	}
