@@ -173,12 +173,12 @@ type Reader struct {
 	exts    [][]byte
 	// done is the start of the argument list of a command of many
 	// arguments that is still arriving: its completed arguments that left
-	// the buffer (spill), in order, before those of r.args. It becomes
-	// the command's list, so the arguments are listed once, not also as
-	// spans. spilled is the bytes of their allocations: those copied
-	// out, and the big arguments' own.
-	done    [][]byte
-	spilled int64
+	// the buffer (spill), in order, before those of r.args, as places in
+	// the allocations of doneBufs. spilled is the bytes of those
+	// allocations: the arguments copied out, and the big arguments' own.
+	done     []spilledArg
+	doneBufs [][]byte
+	spilled  int64
 
 	lim        Limits
 	unauth     bool
@@ -426,7 +426,7 @@ func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
 // arguments spilled or read apart. The release of freed memory counts
 // them, as it counts big arguments no command kept.
 func (r *Reader) Abandoned() int64 {
-	n := r.grown + int64(cap(r.big)) + r.spilled + int64(cap(r.done))*sliceHeader
+	n := r.grown + int64(cap(r.big)) + r.spilled + int64(cap(r.done))*int64(unsafe.Sizeof(spilledArg{})) + int64(cap(r.doneBufs))*sliceHeader
 	for _, e := range r.exts {
 		n += int64(cap(e))
 	}
@@ -626,6 +626,18 @@ func (r *Reader) makeRoom() {
 	}
 }
 
+// spilledArg is an argument that left the buffer: bytes [start, end)
+// of doneBufs[buf], or, with buf negative, all of doneBufs[-1-buf] (a
+// big argument's own allocation). A shared allocation holds what one
+// spill moved out of the buffer, which grows no further than a few
+// arguments shorter than BigArg while a command spills: its offsets fit
+// 32 bits, as the count of allocations does (Redis refuses a multibulk
+// count past INT_MAX).
+type spilledArg struct {
+	buf        int32
+	start, end uint32
+}
+
 // spill moves the completed arguments of the command in progress out of
 // the buffer and frees their place in it. Without it the buffer grew, by
 // doubling, to hold the whole command: one RPUSH of a million arguments
@@ -633,15 +645,23 @@ func (r *Reader) makeRoom() {
 // every doubling, where Redis holds each argument as it completes and
 // keeps only the unparsed input. The bytes of the arguments moved at
 // once go to one allocation of their exact total, which they share, and
-// the arguments to r.done, which grows as Redis's argv does: doubling,
-// but never past the count the command announced, so at its end the
-// list is exactly the command's, with no vector of spans beside it.
-// (With spans of every argument kept to the end, then the list made
-// from them, a million-argument RPUSH held both, 40 bytes an argument,
-// with the spans' outgrown copies as garbage: a peak of 108-116 MB of
-// RSS against redis-server's 72-73.) An argument in the shared
-// allocation is not a big one that the caller may keep (IsOwned): it is
-// shorter than BigArg.
+// their places in it to r.done, which grows as Redis's argv does:
+// doubling, but never past the count the command announced. An argument
+// in a shared allocation is not a big one that the caller may keep
+// (IsOwned): it is shorter than BigArg.
+//
+// The places hold no pointers, so that the collector has nothing to
+// trace in them while the command arrives; emit makes the argument list
+// once, at the end. With the list itself growing here (a slice of each
+// argument), a million arguments were a million pointers, and a
+// collection that started while they arrived marked for 130-170 ms (the
+// list's appends also ran the write barrier), on the second core the
+// client needed too: make bench's huge RPUSH answered in 0.23-0.27 s
+// instead of 0.09-0.10, and other clients' PING waited as long. (With
+// spans of buffer offsets kept to the end instead, a million-argument
+// RPUSH had held both them and the list, 40 bytes an argument, and the
+// spans' outgrown copies: a peak of 108-116 MB of RSS against
+// redis-server's 72-73.)
 func (r *Reader) spill() {
 	size := 0
 	for _, a := range r.args {
@@ -650,27 +670,33 @@ func (r *Reader) spill() {
 		}
 	}
 	var shared []byte
+	sharedAt := int32(len(r.doneBufs))
 	if size > 0 {
 		shared = make([]byte, 0, size)
+		r.doneBufs = append(r.doneBufs, nil) // shared, once filled
 	}
 	if need := len(r.done) + len(r.args); need > cap(r.done) {
-		// r.multi counts the arguments still to come: the list never
-		// outgrows the command.
+		// r.multi counts the arguments still to come: the places never
+		// outgrow the command.
 		n := min(max(2*cap(r.done), need, argvKeepCap), need+int(r.multi))
-		done := make([][]byte, len(r.done), n)
+		done := make([]spilledArg, len(r.done), n)
 		copy(done, r.done)
 		r.done = done
 	}
 	for _, a := range r.args {
 		if a.start < 0 {
 			ext := r.exts[-1-a.start]
-			r.done = append(r.done, ext)
+			r.doneBufs = append(r.doneBufs, ext)
+			r.done = append(r.done, spilledArg{buf: int32(-len(r.doneBufs))})
 			r.spilled += int64(cap(ext))
 			continue
 		}
 		at := len(shared)
 		shared = append(shared, r.buf[a.start:a.end]...)
-		r.done = append(r.done, shared[at:len(shared):len(shared)])
+		r.done = append(r.done, spilledArg{buf: sharedAt, start: uint32(at), end: uint32(len(shared))})
+	}
+	if size > 0 {
+		r.doneBufs[sharedAt] = shared
 	}
 	r.spilled += int64(size)
 	r.args = r.args[:0]
@@ -826,12 +852,15 @@ func (r *Reader) addExt(arg []byte) {
 func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 	var cmd [][]byte
 	if r.done != nil {
-		// A command of many arguments: the list of those spilled goes on,
-		// and Forget lets it go.
-		cmd = r.done
-		if len(cmd)+len(r.args) > cap(cmd) {
-			cmd = make([][]byte, len(r.done), len(r.done)+len(r.args))
-			copy(cmd, r.done)
+		// A command of many arguments: its list is made of those spilled,
+		// then those in the buffer, and Forget lets it go.
+		cmd = make([][]byte, len(r.done), len(r.done)+len(r.args))
+		for i, d := range r.done {
+			if d.buf < 0 {
+				cmd[i] = r.doneBufs[-1-d.buf]
+			} else {
+				cmd[i] = r.doneBufs[d.buf][d.start:d.end:d.end]
+			}
 		}
 		r.bigOut = true
 	} else {
@@ -866,7 +895,7 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 // dropExts forgets the arguments held outside the buffer. The arguments
 // returned keep the spilled ones alive until the caller is done.
 func (r *Reader) dropExts() {
-	r.done, r.spilled = nil, 0
+	r.done, r.doneBufs, r.spilled = nil, nil, 0
 	if len(r.exts) > 0 {
 		clear(r.exts)
 		r.exts = r.exts[:0]

@@ -742,6 +742,7 @@ func TestSpillManyArguments(t *testing.T) {
 		require.True(t, slices.Equal(args, strs(dst[0])), "piece %d: arguments changed", piece)
 		require.LessOrEqual(t, len(rd.buf), 4*max(spillMin, piece), "piece %d", piece)
 		require.Nil(t, rd.done, "the spilled arguments are not kept")
+		require.Nil(t, rd.doneBufs, "nor their allocations")
 		require.Equal(t, len(dst[0]), cap(dst[0]), "piece %d: the list outgrew the command", piece)
 		if len(dst) == 1 {
 			dst, err = rd.ReadBatch(dst)
