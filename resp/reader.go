@@ -663,16 +663,22 @@ type spilledArg struct {
 // spans' outgrown copies: a peak of 108-116 MB of RSS against
 // redis-server's 72-73.)
 func (r *Reader) spill() {
-	size := 0
+	size, inBuf := 0, 0
 	for _, a := range r.args {
 		if a.start >= 0 {
 			size += a.end - a.start
+			inBuf++
 		}
 	}
 	var shared []byte
-	sharedAt := int32(len(r.doneBufs))
 	if size > 0 {
 		shared = make([]byte, 0, size)
+	}
+	// The arguments from the buffer refer to shared by its index, even
+	// all empty ones, and shared nil: the index is taken before the big
+	// arguments' own allocations are listed.
+	sharedAt := int32(len(r.doneBufs))
+	if inBuf > 0 {
 		r.doneBufs = append(r.doneBufs, nil) // shared, once filled
 	}
 	if need := len(r.done) + len(r.args); need > cap(r.done) {
@@ -695,7 +701,7 @@ func (r *Reader) spill() {
 		shared = append(shared, r.buf[a.start:a.end]...)
 		r.done = append(r.done, spilledArg{buf: sharedAt, start: uint32(at), end: uint32(len(shared))})
 	}
-	if size > 0 {
+	if inBuf > 0 {
 		r.doneBufs[sharedAt] = shared
 	}
 	r.spilled += int64(size)

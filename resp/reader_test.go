@@ -490,6 +490,29 @@ func TestManyArgumentsArrivingSlowly(t *testing.T) {
 	require.Len(t, got[0], n)
 }
 
+// A spill may move only empty arguments: they are still listed, empty,
+// and a big argument moved with them keeps its own bytes.
+func TestSpillEmptyArguments(t *testing.T) {
+	for _, withBig := range []bool{false, true} {
+		args := []string{"RPUSH", "list"}
+		for i := 0; i < 100000; i++ {
+			args = append(args, "")
+			if withBig && i%20000 == 10000 {
+				args = append(args, strings.Repeat("b", BigArg+1))
+			}
+		}
+		in := []byte(mb(args...) + mb("PING"))
+		for _, piece := range []int{1000, 70000} {
+			rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
+			got, err := collect(t, rd)
+			require.ErrorIs(t, err, io.EOF)
+			require.Len(t, got, 2, "big %v, piece %d", withBig, piece)
+			require.True(t, slices.Equal(args, got[0]), "big %v, piece %d: arguments changed", withBig, piece)
+			require.Equal(t, []string{"PING"}, got[1])
+		}
+	}
+}
+
 func TestRandomPipelines(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for iter := 0; iter < 300; iter++ {
