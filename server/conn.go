@@ -434,6 +434,7 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 	s := c.s
 	cl := c.cl
+	prefetched := i // batch[:prefetched] had their keys' memory requested
 	for i < len(batch) {
 		locked := c.lock(!mayBlock)
 		aofW, aofBefore := s.persist.AOFTicket()
@@ -466,8 +467,8 @@ func (c *conn) run(batch [][][]byte, i int, mayBlock bool) (int, func()) {
 			if cl.Subs+cl.PSubs+cl.SSubs > 0 || cl.Monitor || cl.Tracking != nil {
 				c.takePubSub() // messages published so far precede this reply
 			}
-			if n%prefetchWindow == 0 && len(batch)-i > 1 {
-				s.disp.Prefetch(cl, batch[i:min(i+prefetchWindow, len(batch))])
+			if i >= prefetched {
+				prefetched = i + s.disp.Prefetch(cl, batch[i:min(i+prefetchWindow, len(batch))])
 			}
 			mark := cl.W.Mark()
 			offload := s.disp.Exec(cl, batch[i])
