@@ -96,34 +96,42 @@ func (db *DB) PrefetchElements(key []byte, elems [][]byte) {
 	}
 }
 
-// prefetchFields loads, for each field, its home in the table's tags
-// and records, then, once those are on their way, the record the first
-// matching tag points to (its field comes first).
+// prefetchFields loads the fields of a hash in its table form.
 func prefetchFields(h *Hash, fields [][]byte) {
-	t := h.tab()
-	if t == nil || len(t.tags) == 0 {
+	if t := h.tab(); t != nil {
+		prefetchTagged(t.tags, t.recs, t.shift, fields, func(r string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(r)) })
+	}
+}
+
+// prefetchTagged loads, for each element, its home in a table of tags
+// and records whose home slot is the top bits of the element's
+// fieldHash (a hash's table, a sorted set's), then, once those are on
+// their way, the record the first matching tag points to, where its
+// element comes first (data gives its bytes).
+func prefetchTagged[R any](tags []uint8, recs []R, shift uint, elems [][]byte, data func(R) unsafe.Pointer) {
+	if len(tags) == 0 {
 		return
 	}
-	for len(fields) > 0 {
-		n := min(len(fields), PrefetchKeys)
+	for len(elems) > 0 {
+		n := min(len(elems), PrefetchKeys)
 		var homes [PrefetchKeys]int
-		var tags [PrefetchKeys]uint8
-		for i, f := range fields[:n] {
-			x := fieldHash(f)
-			at := int(x >> t.shift)
-			prefetch(uintptr(unsafe.Pointer(&t.tags[at])))
-			prefetchSpan(unsafe.Pointer(&t.recs[at]), unsafe.Sizeof(t.recs[at]))
-			homes[i], tags[i] = at, tagOf(x)
+		var want [PrefetchKeys]uint8
+		for i, e := range elems[:n] {
+			x := fieldHash(e)
+			at := int(x >> shift)
+			prefetch(uintptr(unsafe.Pointer(&tags[at])))
+			prefetchSpan(unsafe.Pointer(&recs[at]), unsafe.Sizeof(recs[at]))
+			homes[i], want[i] = at, tagOf(x)
 		}
-		for i := range fields[:n] {
-			for j := homes[i]; j < len(t.tags) && t.tags[j] != 0; j++ {
-				if t.tags[j] == tags[i] {
-					prefetch(uintptr(unsafe.Pointer(unsafe.StringData(t.recs[j]))))
+		for i := range elems[:n] {
+			for j := homes[i]; j < len(tags) && tags[j] != 0; j++ {
+				if tags[j] == want[i] {
+					prefetch(uintptr(data(recs[j])))
 					break
 				}
 			}
 		}
-		fields = fields[n:]
+		elems = elems[n:]
 	}
 }
 
@@ -179,30 +187,8 @@ func (h *hashSet) prefetch(members [][]byte) {
 // a table at most 3/4 full seldom probes further.
 const prefetchProbes = 4
 
-// prefetch loads, for each member, its home in the table's tags and
-// records, then, once those are on their way, the record the first
-// matching tag points to (its member comes first). A sorted set's
+// prefetch loads the members' records (prefetchTagged). A sorted set's
 // ordered index is not loaded: its path depends on the score.
 func (t *zdict) prefetch(members [][]byte) {
-	for len(members) > 0 {
-		n := min(len(members), PrefetchKeys)
-		var homes [PrefetchKeys]int
-		var tags [PrefetchKeys]uint8
-		for i, m := range members[:n] {
-			x := fieldHash(m)
-			at := int(x >> t.shift)
-			prefetch(uintptr(unsafe.Pointer(&t.tags[at])))
-			prefetch(uintptr(unsafe.Pointer(&t.recs[at])))
-			homes[i], tags[i] = at, tagOf(x)
-		}
-		for i := range members[:n] {
-			for j := homes[i]; j < len(t.tags) && t.tags[j] != 0; j++ {
-				if t.tags[j] == tags[i] {
-					prefetch(uintptr(unsafe.Pointer(t.recs[j])))
-					break
-				}
-			}
-		}
-		members = members[n:]
-	}
+	prefetchTagged(t.tags, t.recs, t.shift, members, func(r *byte) unsafe.Pointer { return unsafe.Pointer(r) })
 }
