@@ -171,12 +171,21 @@ func FreePort(t testing.TB) int {
 			return port
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The range is used up (many runs of the tests in one process): a
+	// port the kernel picks, not one handed out before.
+	for range 200 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if portsGiven.claim(port) {
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("FreePort: every port tried was handed out before")
+	return 0
 }
 
 // portsGiven is the set of ports FreePort has picked in this process.
