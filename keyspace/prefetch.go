@@ -70,12 +70,12 @@ func prefetchSpan(p unsafe.Pointer, size uintptr) {
 
 // PrefetchElements starts loading, for each of elems, the memory that
 // looking it up in the collection stored under key will read: a field
-// of a hash, a member of a set or of a sorted set. A collection larger than the caches
-// costs a miss or two for each element a command reads or replaces; a
-// pipelined batch of HSETs, SADDs or ZADDs on one key (make bench's, a mail
-// queue's message hashes) thus waits for them once, all at a time. Only
-// the table forms gain: a small hash is one listpack, a small set of
-// integers one array.
+// of a hash, a member of a set or of a sorted set. A collection larger
+// than the caches costs a miss or two for each element a command reads
+// or replaces; a pipelined batch of HSETs, SADDs or ZADDs on one key
+// (make bench's, a mail queue's message hashes) thus waits for them
+// once, all at a time. Only the table forms gain: a small hash is one
+// listpack, a small set of integers one array.
 //
 // It changes nothing and may be given anything (a key of another type,
 // elements that are not there). Under the lock, as a lookup.
