@@ -135,6 +135,7 @@ func hashLimits(c *engine.Ctx) keyspace.HashLimits {
 	return keyspace.HashLimits{
 		MaxEntries: cfg.IntOf(hashMaxListpackEntries),
 		MaxValue:   cfg.IntOf(hashMaxListpackValue),
+		Overwrite:  !c.DB.SnapshotLive(),
 	}
 }
 
@@ -283,10 +284,10 @@ func hgetallGeneric(c *engine.Ctx, what int) {
 }
 
 // replyHashValue replies with v, a value of h: a large one by reference
-// when h's values never change in place (a mail body in a queue's hash
-// goes out from where it is stored, not copied into the reply).
+// when it never changes in place (a mail body in a queue's hash goes out
+// from where it is stored, not copied into the reply).
 func replyHashValue(c *engine.Ctx, h *keyspace.Hash, v []byte) {
-	if len(v) >= resp.BigArg && h.ValuesStable() {
+	if len(v) >= resp.BigArg && h.ValueStable(v) {
 		c.W.BulkRef(v)
 		return
 	}

@@ -646,10 +646,14 @@ func (db *DB) PutObject(key []byte, obj Object) *Entry {
 }
 
 // Copy returns a private deep copy of e for storing under another key
-// (COPY). The copy keeps the deadline and the string encoding, but like
+// (COPY): a hash's records are shared, and from then on replaced, never
+// overwritten. The copy keeps the deadline and the string encoding, but like
 // Redis's dupStringObject it owns its integer: never the shared object.
 func (e *Entry) Copy() *Entry {
 	c := e.clone()
+	if e.typ == TypeHash && !e.boxed() {
+		e.hash().markCopied(c.hash())
+	}
 	c.gen = 0
 	if c.typ == TypeString && c.strEnc == strEncAuto {
 		c.strEnc = strEncIntOwned

@@ -193,11 +193,17 @@ func (h *Hash) Get(f []byte) ([]byte, bool) {
 	return lp[vs:e], true
 }
 
-// ValuesStable reports whether the value views Get and Range return stay
-// unchanged when the hash changes later: in the large form a change
-// replaces a record, never its bytes, so output may refer to a value
-// until written. The small form is edited in place.
-func (h *Hash) ValuesStable() bool { return h.tab() != nil }
+// StableValueMin is the length from which a value of the large form is
+// never overwritten in place: a change replaces its record, never its
+// bytes, so output may refer to it until written. Shorter values are
+// overwritten in place by a value of the same length (see
+// HashLimits.Overwrite), and are copied into replies.
+const StableValueMin = 32 << 10
+
+// ValueStable reports whether v, a value view Get or Range returned,
+// stays unchanged when the hash changes later: a large form's value of
+// at least StableValueMin bytes. The small form is edited in place.
+func (h *Hash) ValueStable(v []byte) bool { return len(v) >= StableValueMin && h.tab() != nil }
 
 // largeValueBytes is the bytes of the large form's records of at least
 // min bytes, for a hash of at most maxFields fields (0 otherwise, and
@@ -245,10 +251,16 @@ func (h *Hash) Range(fn func(f, v []byte) bool) {
 // ---- writes -------------------------------------------------------------------
 
 // HashLimits are the thresholds of the small form (hash-max-listpack-entries,
-// hash-max-listpack-value).
+// hash-max-listpack-value), and whether a write may reuse a record.
 type HashLimits struct {
 	MaxEntries int64
 	MaxValue   int64
+	// Overwrite lets Set write a value over the old one in its record
+	// when both have the same length (under StableValueMin), instead of
+	// making a new record: no snapshot is live (DB.SnapshotLive), which
+	// could be reading the records, shared by the copy a write during it
+	// made. A queue rewriting a message's fields leaves no garbage then.
+	Overwrite bool
 }
 
 // Convert turns a small hash into a hashtable when any of args is longer
@@ -297,10 +309,10 @@ func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
 	}
 	if t := h.tab(); t != nil {
 		if t.ttl == nil {
-			return t.set(f, v)
+			return t.set(f, v, lim.Overwrite)
 		}
 		t.ttl.clear(f)
-		added := t.set(f, v)
+		added := t.set(f, v, lim.Overwrite)
 		if t.ttl.packed && h.overSmall(lim, f, v) {
 			t.ttl.packed = false
 		}
@@ -321,7 +333,7 @@ func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
 		delta := need - (e - lenAt)
 		if len(lp)+delta > maxPacked {
 			h.toTable()
-			return h.tab().set(f, v)
+			return h.tab().set(f, v, false)
 		}
 		if delta > 0 {
 			lp = growTight(lp, delta)
@@ -341,7 +353,7 @@ func (h *Hash) Set(f, v []byte, lim HashLimits) bool {
 	n := uvarintLen(uint64(len(f))) + len(f) + uvarintLen(uint64(len(v))) + len(v)
 	if len(lp)+n > maxPacked {
 		h.toTable()
-		return h.tab().set(f, v)
+		return h.tab().set(f, v, false)
 	}
 	lp = growTight(lp, n)
 	lp = binary.AppendUvarint(lp, uint64(len(f)))
@@ -397,7 +409,7 @@ func (h *Hash) toTable() {
 	n := h.Len()
 	t := newHashTable(n)
 	h.Range(func(f, v []byte) bool {
-		t.set(f, v)
+		t.set(f, v, false)
 		return true
 	})
 	h.setTab(t)
@@ -521,6 +533,11 @@ type hashTable struct {
 	n           int
 	shrinkBelow int        // no shrink is tried until n drops below this
 	ttl         *fieldTTLs // the fields' deadlines (hashttl.go), nil when none was set
+	// copied: a COPY of the hash holds the same records, so none is
+	// overwritten in place (put). A copy made for a snapshot shares
+	// them too, but only while the snapshot is live, which
+	// HashLimits.Overwrite already excludes.
+	copied bool
 }
 
 // maxShrinkProbe bounds how far past its home a shrink may place a record.
@@ -570,7 +587,7 @@ func makeRec(f, v []byte) string {
 	return b.String()
 }
 
-// clone returns a copy sharing the immutable records.
+// clone returns a copy sharing the records.
 func (t *hashTable) clone() *hashTable {
 	return &hashTable{
 		tags:        append([]uint8(nil), t.tags...),
@@ -579,6 +596,16 @@ func (t *hashTable) clone() *hashTable {
 		n:           t.n,
 		shrinkBelow: t.shrinkBelow,
 		ttl:         t.ttl.cloneOrNil(),
+		copied:      t.copied,
+	}
+}
+
+// markCopied records that h and c, its Clone, are both live (COPY): they
+// share records, which neither may overwrite in place from now on.
+func (h *Hash) markCopied(c *Hash) {
+	if t := h.tab(); t != nil {
+		t.copied = true
+		c.tab().copied = true
 	}
 }
 
@@ -630,17 +657,28 @@ func (t *hashTable) find(f []byte, x uint64) int {
 
 func (t *hashTable) bits() uint { return 64 - t.shift }
 
-// set stores f -> v, reporting whether f is new.
-func (t *hashTable) set(f, v []byte) bool {
-	_, added := t.put(f, v)
+// set stores f -> v, reporting whether f is new; overwrite allows the
+// old record to take v in place (HashLimits.Overwrite).
+func (t *hashTable) set(f, v []byte, overwrite bool) bool {
+	_, added := t.put(f, v, overwrite)
 	return added
 }
 
 // put stores f -> v and returns the record now holding them, and whether
 // f is new.
-func (t *hashTable) put(f, v []byte) (string, bool) {
+func (t *hashTable) put(f, v []byte, overwrite bool) (string, bool) {
 	x := fieldHash(f)
 	if i := t.find(f, x); i >= 0 {
+		r := t.recs[i]
+		if overwrite && !t.copied && len(r)-len(f)-uvarintLen(uint64(len(f))) == len(v) && len(v) < StableValueMin {
+			// Nothing else holds r (HashLimits.Overwrite, copied),
+			// and no output refers to a value this short
+			// (StableValueMin): its bytes are this table's to change.
+			// Records are made on the heap by makeRec, never from a
+			// constant.
+			copy(unsafe.Slice(unsafe.StringData(r), len(r))[len(r)-len(v):], v)
+			return r, false
+		}
 		t.recs[i] = makeRec(f, v)
 		return t.recs[i], false
 	}

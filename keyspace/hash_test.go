@@ -316,3 +316,77 @@ func TestHashScanDeleteAll(t *testing.T) {
 	}
 	require.Equal(t, 0, h.Len())
 }
+
+// With Overwrite, a large form's value takes a new value of its length
+// in its record: a view of the old value sees the new bytes. A value of
+// another length, a write without Overwrite, and a hash a COPY shares
+// records with all get a new record, and views keep the old value.
+func TestHashOverwriteInPlace(t *testing.T) {
+	over := testLimits
+	over.Overwrite = true
+	h := NewHash()
+	h.Convert(HashLimits{MaxValue: -1}, nil)
+	h.Set([]byte("f"), []byte("aaaa"), over)
+	v, _ := h.Get([]byte("f"))
+	h.Set([]byte("f"), []byte("bbbb"), over)
+	assert.Equal(t, "bbbb", string(v), "same length: in place")
+
+	h.Set([]byte("f"), []byte("cc"), over)
+	assert.Equal(t, "bbbb", string(v), "another length: a new record")
+	v, _ = h.Get([]byte("f"))
+	h.Set([]byte("f"), []byte("dd"), testLimits)
+	assert.Equal(t, "cc", string(v), "without Overwrite: a new record")
+
+	e := newEnv(t)
+	e.do(func(db *DB) {
+		db.Put([]byte("src"), NewObject(h, 0))
+		db.Put([]byte("dst"), db.LookupNoTouch([]byte("src")).Copy())
+	})
+	e.do(func(db *DB) {
+		src := db.LookupWrite([]byte("src")).Obj().(*Hash)
+		dst := db.LookupWrite([]byte("dst")).Obj().(*Hash)
+		src.Set([]byte("f"), []byte("ee"), over)
+		dst.Set([]byte("f"), []byte("ff"), over)
+		assert.Equal(t, map[string]string{"f": "ee"}, hashContents(src))
+		assert.Equal(t, map[string]string{"f": "ff"}, hashContents(dst))
+	})
+}
+
+// While a snapshot is live, DB.SnapshotLive says so, and a hash written
+// then without Overwrite leaves the snapshot's records as they were.
+func TestHashOverwriteUnderSnapshot(t *testing.T) {
+	e := newEnv(t)
+	e.do(func(db *DB) {
+		h := NewHash()
+		h.Convert(HashLimits{MaxValue: -1}, nil)
+		h.Set([]byte("f"), []byte("old"), testLimits)
+		db.Put([]byte("h"), NewObject(h, 0))
+		assert.False(t, db.SnapshotLive())
+	})
+	var snap *Snapshot
+	e.ks.Exec(func() { snap = e.ks.Snapshot() })
+	write := func(v string) {
+		e.do(func(db *DB) {
+			lim := testLimits
+			lim.Overwrite = !db.SnapshotLive()
+			db.LookupWrite([]byte("h")).Obj().(*Hash).Set([]byte("f"), []byte(v), lim)
+		})
+	}
+	write("new")
+	write("two")
+	var seen string
+	snap.ForEach(0, func(k string, en *Entry) bool {
+		v, _ := en.Obj().(*Hash).Get([]byte("f"))
+		seen = string(v)
+		return true
+	})
+	assert.Equal(t, "old", seen)
+	e.do(func(db *DB) { assert.True(t, db.SnapshotLive()) })
+	snap.Release()
+	e.do(func(db *DB) { assert.False(t, db.SnapshotLive()) })
+	write("end")
+	e.do(func(db *DB) {
+		v, _ := db.LookupNoTouch([]byte("h")).Obj().(*Hash).Get([]byte("f"))
+		assert.Equal(t, "end", string(v))
+	})
+}

@@ -589,6 +589,10 @@ func (ks *Keyspace) shared(e *Entry) bool {
 	return ks.liveMax != 0 && e.gen <= ks.liveMax
 }
 
+// SnapshotLive reports whether a snapshot is live: one may be reading,
+// without the lock, values that entries changed since share with it.
+func (db *DB) SnapshotLive() bool { return db.ks.liveMax != 0 }
+
 // SetAccess applies RESTORE's IDLETIME and FREQ as Redis's
 // objectSetLRUOrLFU does: with LFU tracking on, a frequency (when given,
 // >= 0) becomes the entry's counter; otherwise an idle time in seconds

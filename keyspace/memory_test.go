@@ -150,14 +150,14 @@ func TestUsedMemoryBalances(t *testing.T) {
 	e.do(func(db *DB) { db.Put([]byte("h"), NewObject(NewHash(), 0)) })
 	for i := 0; i < 300; i++ {
 		e.do(func(db *DB) {
-			db.LookupWrite([]byte("h")).Obj().(*Hash).Set(fmt.Appendf(nil, "f%d", i), []byte("v"), HashLimits{128, 64})
+			db.LookupWrite([]byte("h")).Obj().(*Hash).Set(fmt.Appendf(nil, "f%d", i), []byte("v"), testLimits)
 		})
 		e.ks.EndCommand(true)
 	}
 	check("hset")
 	// A hash made in its entry (AddHash), filled in the same command:
 	// packed in the tail, packed beyond it, and converted at once.
-	lim := HashLimits{128, 64}
+	lim := testLimits
 	for i, pairs := range [][]string{
 		{"f1", "v1", "f2", "v2"},
 		{"f", strings.Repeat("v", 60), "g", strings.Repeat("w", 60), "h", strings.Repeat("x", 60)},
@@ -191,7 +191,7 @@ func TestUsedMemoryBalances(t *testing.T) {
 	var s *Snapshot
 	e.ks.Exec(func() { s = e.ks.Snapshot() })
 	e.do(func(db *DB) {
-		db.LookupWrite([]byte("h")).Obj().(*Hash).Set([]byte("new"), []byte("v"), HashLimits{128, 64})
+		db.LookupWrite([]byte("h")).Obj().(*Hash).Set([]byte("new"), []byte("v"), testLimits)
 		db.SetExpire([]byte("k7"), epoch+5000)
 	})
 	e.ks.EndCommand(true)

@@ -333,6 +333,14 @@ func TestHashesLarge(t *testing.T) {
 	d.Do("HMGET", "h", "field:1", "field:99999", "field:1999")
 	d.Do("HSET", "h", "field:5", "changed")
 	d.Do("HGET", "h", "field:5")
+	// A value rewritten at its length (in its record, for zredis) and
+	// a COPY that shares the records: each keeps its own value.
+	d.Do("HSET", "h", "field:5", "CHANGED")
+	d.Do("COPY", "h", "h2")
+	d.Do("HSET", "h", "field:5", "source!")
+	d.Do("HSET", "h2", "field:5", "copy!!!", "field:6", "copy:42")
+	d.Do("HMGET", "h", "field:5", "field:6")
+	d.Do("HMGET", "h2", "field:5", "field:6")
 	d.Do("HINCRBY", "h", "field:5", "1")
 	d.Do("HINCRBY", "h", "ctr", "1")
 	d.Do("HINCRBYFLOAT", "h", "ctr", "1.25")
