@@ -271,7 +271,7 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 		var c *Entry
 		wasDirty := e.flags&flagDirty != 0
 		if deep {
-			c = e.clone()
+			c = e.clone(true)
 			c.gen = db.ks.gen
 		} else {
 			// The copy shares the value, but for one in e's tail: e
@@ -647,13 +647,10 @@ func (db *DB) PutObject(key []byte, obj Object) *Entry {
 
 // Copy returns a private deep copy of e for storing under another key
 // (COPY): a hash's records are shared, and from then on replaced, never
-// overwritten. The copy keeps the deadline and the string encoding, but like
+// rewritten in place (Hash.Clone). The copy keeps the deadline and the string encoding, but like
 // Redis's dupStringObject it owns its integer: never the shared object.
 func (e *Entry) Copy() *Entry {
-	c := e.clone()
-	if e.typ == TypeHash && !e.boxed() {
-		e.hash().markCopied(c.hash())
-	}
+	c := e.clone(false)
 	c.gen = 0
 	if c.typ == TypeString && c.strEnc == strEncAuto {
 		c.strEnc = strEncIntOwned

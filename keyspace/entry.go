@@ -550,7 +550,11 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 	return 1
 }
 
-func (e *Entry) clone() *Entry {
+// clone returns a deep copy of e for the same key. forSnapshot: the copy
+// is made for a write while a snapshot is live, and the original becomes
+// the snapshot's (a hash's records stay writable in place afterwards;
+// see Hash.cloneForSnapshot).
+func (e *Entry) clone(forSnapshot bool) *Entry {
 	var c *Entry
 	switch {
 	case e.typ == TypeString:
@@ -562,6 +566,10 @@ func (e *Entry) clone() *Entry {
 		c, _ = newEntry(e.Key(), len(lp))
 		*c = e.header(c)
 		c.setPacked(lp)
+	case e.typ == TypeHash && !e.boxed() && forSnapshot:
+		c, _ = newEntry(e.Key(), 0)
+		*c = e.header(c)
+		c.setObj(e.hash().cloneForSnapshot())
 	default:
 		c, _ = newEntry(e.Key(), 0)
 		*c = e.header(c)

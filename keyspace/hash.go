@@ -24,10 +24,13 @@ import (
 // home slot is the top bits of the field's 64-bit hash, and which never
 // wraps around (the slot array has spare slots past the last home; an
 // insertion that would run off the end grows the table). Each slot holds
-// one immutable string, uvarint(len field) field value: one allocation per
+// one string, uvarint(len field) field value: one allocation per
 // element, and a one-byte tag array that answers most probes without
 // touching the records. With the load kept at most 3/4 an element costs
-// its record plus about 25 bytes of table.
+// its record plus about 25 bytes of table. A record's value is rewritten
+// in place only by a value of its length, and only while nothing else
+// holds the record (see HashLimits.Overwrite); otherwise a change
+// replaces the record.
 //
 // Because slots are ordered by home and a cluster never crosses an empty
 // slot, the table is ordered by hash position cluster by cluster, which is
@@ -112,10 +115,24 @@ func (h *Hash) Len() int {
 	return n
 }
 
-// Clone returns a deep copy. Records of the large form are immutable
-// strings and are shared, which is safe: a change replaces a slot's
-// string, never its bytes.
+// Clone returns a deep copy. Records of the large form are shared, and
+// both tables are marked copied: neither rewrites a record in place from
+// then on (put), a change replaces it.
 func (h *Hash) Clone() Object {
+	c := h.cloneForSnapshot()
+	if t := h.tab(); t != nil {
+		t.copied, c.tab().copied = true, true
+	}
+	return c
+}
+
+// cloneForSnapshot is Clone for the copy a write makes while a snapshot
+// is live (DB.private): the copy becomes the live hash and the original
+// the snapshot's. Their records are shared, but neither is marked copied:
+// nothing is rewritten in place while a snapshot is live
+// (HashLimits.Overwrite), and once it has ended the original is read by
+// no one.
+func (h *Hash) cloneForSnapshot() *Hash {
 	c := &Hash{}
 	if t := h.tab(); t != nil {
 		c.setTab(t.clone())
@@ -533,10 +550,10 @@ type hashTable struct {
 	n           int
 	shrinkBelow int        // no shrink is tried until n drops below this
 	ttl         *fieldTTLs // the fields' deadlines (hashttl.go), nil when none was set
-	// copied: a COPY of the hash holds the same records, so none is
-	// overwritten in place (put). A copy made for a snapshot shares
-	// them too, but only while the snapshot is live, which
-	// HashLimits.Overwrite already excludes.
+	// copied: another live hash (a COPY) holds the same records, so
+	// none is overwritten in place (put). A copy made for a snapshot
+	// shares them too, but only while the snapshot is live, which
+	// HashLimits.Overwrite already excludes (cloneForSnapshot).
 	copied bool
 }
 
@@ -597,15 +614,6 @@ func (t *hashTable) clone() *hashTable {
 		shrinkBelow: t.shrinkBelow,
 		ttl:         t.ttl.cloneOrNil(),
 		copied:      t.copied,
-	}
-}
-
-// markCopied records that h and c, its Clone, are both live (COPY): they
-// share records, which neither may overwrite in place from now on.
-func (h *Hash) markCopied(c *Hash) {
-	if t := h.tab(); t != nil {
-		t.copied = true
-		c.tab().copied = true
 	}
 }
 

@@ -169,7 +169,7 @@ func (h *Hash) SetFieldTTL(f []byte, at int64) {
 	if i < 0 {
 		return
 	}
-	// The table's record holds the field's bytes: the index shares them.
+	// The index keeps a copy of the field's bytes (string() copies).
 	t.ttl.set(string(recField(t.recs[i])), at)
 }
 

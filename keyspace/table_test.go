@@ -110,7 +110,7 @@ func TestEntryTail(t *testing.T) {
 				assert.Equal(t, v, string(en.Str()), "key of %d bytes", n)
 				assert.Equal(t, keyRoomFor(n), en.keyRoom(), "key of %d bytes", n)
 				assert.LessOrEqual(t, int(headerSize)+en.tailSize(), int(en.size()))
-				c := en.clone()
+				c := en.clone(false)
 				assert.Equal(t, k, c.Key())
 				assert.Equal(t, v, string(c.Str()))
 			}
@@ -141,7 +141,7 @@ func TestEntryTail(t *testing.T) {
 		}
 		assert.False(t, w.valueInTail())
 		assert.Equal(t, 42, w.Obj().Len())
-		c := w.clone()
+		c := w.clone(false)
 		assert.Equal(t, 42, c.Obj().Len())
 		c.Obj().(*Hash).Set([]byte("f1"), []byte("changed"), lim)
 		got, _ = w.Obj().(*Hash).Get([]byte("f1"))
