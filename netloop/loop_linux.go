@@ -93,6 +93,14 @@ type Loop struct {
 	// by the handler that called it.
 	blockedEvents []syscall.EpollEvent
 
+	// AfterHandlers, when set, runs on the loop right after the handlers
+	// of the connections one poll reported, before any submitted task:
+	// what the handlers left to write at the end of the round goes out
+	// ahead of what a task writes. Set it before Run.
+	AfterHandlers func()
+	// handling: the handlers of a poll's connections are running, and
+	// AfterHandlers runs next (Handling).
+	handling bool
 	// AfterEvents, when set, runs on the loop after the connections that
 	// one poll reported were handled and the submitted tasks were run,
 	// before the loop polls again (Redis's beforeSleep). Set it before Run.
@@ -157,6 +165,13 @@ func (l *Loop) SubmitEarly(fn func()) {
 	}
 }
 
+// Handling reports whether the loop is running the handlers of the
+// connections a poll reported, so that AfterHandlers runs before the
+// loop does anything else: a handler may leave output for it to write.
+// A handler run by a task (a connection read again once a wait ended)
+// is not. On the loop's goroutine.
+func (l *Loop) Handling() bool { return l.handling }
+
 // runEarly runs the tasks of SubmitEarly.
 func (l *Loop) runEarly() {
 	l.mu.Lock()
@@ -208,6 +223,7 @@ func (l *Loop) Run() {
 		if err != nil && err != syscall.EINTR {
 			break
 		}
+		l.handling = true
 		for i := 0; i < n; i++ {
 			fd := int(events[i].Fd)
 			if fd == l.wakefd {
@@ -218,6 +234,10 @@ func (l *Loop) Run() {
 			if c := l.conns[fd]; c != nil {
 				c.handle(events[i].Events)
 			}
+		}
+		l.handling = false
+		if l.AfterHandlers != nil {
+			l.AfterHandlers()
 		}
 		l.runEarly()
 		l.mu.Lock()
@@ -261,7 +281,8 @@ func (c *Conn) handle(ev uint32) {
 // as Redis's processEventsWhileBlocked does. busy's own input waits
 // (Redis's protectClient). The submitted tasks wait for Run, and the
 // loop's wake-up stays pending for it; those of SubmitEarly run, and so
-// does AfterEvents. On the loop's goroutine, from a handler.
+// do AfterHandlers and AfterEvents. On the loop's goroutine, from a
+// handler.
 func (l *Loop) ServeWhileBlocked(busy *Conn) {
 	if l.blockedEvents == nil {
 		l.blockedEvents = make([]syscall.EpollEvent, 64)
@@ -271,6 +292,8 @@ func (l *Loop) ServeWhileBlocked(busy *Conn) {
 	if err != nil {
 		return
 	}
+	outer := l.handling
+	l.handling = true
 	for i := 0; i < n; i++ {
 		fd := int(events[i].Fd)
 		if fd == l.wakefd {
@@ -279,6 +302,10 @@ func (l *Loop) ServeWhileBlocked(busy *Conn) {
 		if c := l.conns[fd]; c != nil && c != busy {
 			c.handle(events[i].Events)
 		}
+	}
+	l.handling = outer
+	if l.AfterHandlers != nil {
+		l.AfterHandlers()
 	}
 	l.runEarly()
 	// The end of a round, as Redis's beforeSleep in this state: replies

@@ -398,3 +398,69 @@ func TestChunkedOutputInOrder(t *testing.T) {
 		}
 	}
 }
+
+// deferrer leaves its reply for AfterHandlers and submits a task that
+// writes after it: the task's output must follow the deferred reply.
+type deferrer struct {
+	l       *Loop
+	waiting []*Conn
+	seen    chan [2]bool // Handling() in the handler, and in the task
+}
+
+func (d *deferrer) Readable(c *Conn) {
+	buf := make([]byte, 64)
+	if _, err := c.Read(buf); err != nil {
+		if err != ErrWouldBlock {
+			c.Close()
+		}
+		return
+	}
+	inHandler := d.l.Handling()
+	d.waiting = append(d.waiting, c)
+	d.l.Submit(func() {
+		c.Write([]byte("task\n"))
+		d.seen <- [2]bool{inHandler, d.l.Handling()}
+	})
+}
+
+func (d *deferrer) Closed(*Conn) {}
+
+func (d *deferrer) afterHandlers() {
+	for _, c := range d.waiting {
+		c.Write([]byte("reply\n"))
+	}
+	d.waiting = d.waiting[:0]
+}
+
+func TestAfterHandlersRunsBeforeTasks(t *testing.T) {
+	l, err := New()
+	require.NoError(t, err)
+	d := &deferrer{l: l, seen: make(chan [2]bool, 1)}
+	l.AfterHandlers = d.afterHandlers
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run() }()
+	defer func() { l.Stop(); <-done }()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer nc.Close()
+	sc, err := ln.Accept()
+	require.NoError(t, err)
+	fd, err := TakeFD(sc)
+	require.NoError(t, err)
+	l.Submit(func() { l.Add(fd, d) })
+
+	_, err = nc.Write([]byte("go\n"))
+	require.NoError(t, err)
+	rd := bufio.NewReader(nc)
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	first, err := rd.ReadString('\n')
+	require.NoError(t, err)
+	second, err := rd.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, []string{"reply\n", "task\n"}, []string{first, second})
+	require.Equal(t, [2]bool{true, false}, <-d.seen)
+}

@@ -97,6 +97,13 @@ type conn struct {
 	held         *heldReplies // its loop's held connections
 	heldDetached bool         // input came while held: detached until released; loop
 
+	// round is its loop's connections whose replies wait for the end
+	// of the round of events (deferReplies); deferred: c is among them,
+	// its batch ended by deferredErr. Loop.
+	round       *roundReplies
+	deferred    bool
+	deferredErr error
+
 	ps        pubsubOutbox // messages for a subscriber, MONITOR lines (pubsub.go)
 	suspended bool         // loop: a batch is finishing on the worker (suspend)
 
@@ -115,7 +122,7 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, fd int, loop *netloop.Loop) *conn {
-	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{}), held: s.held[loop]}
+	c := &conn{s: s, loop: loop, fd: fd, gone: make(chan struct{}), held: s.held[loop], round: s.rounds[loop]}
 	now := time.Now().UnixMilli()
 	cl := &engine.Client{
 		Addr:     nc.RemoteAddr().String(),
@@ -207,6 +214,11 @@ func (c *conn) readMore(more bool) {
 }
 
 func (c *conn) readable(lc *netloop.Conn) {
+	if c.deferred {
+		// Served again before the round ended (from inside a long
+		// script): the last batch's replies go first.
+		c.round.finish(c)
+	}
 	if c.aofWait != 0 {
 		// Replies are held for the AOF (held.go): the input that came
 		// meanwhile waits until they are out, so that no later reply
@@ -246,6 +258,10 @@ func (c *conn) readable(lc *netloop.Conn) {
 			// A protocol error after the last whole command is reported
 			// now, with the replies before it.
 			err = c.rd.Err()
+		}
+		if c.rd.Unparsed() == 0 && c.loop.Handling() && c.canDefer(err) {
+			c.round.add(c, err)
+			return
 		}
 		if !c.finish(err) || c.rd.Unparsed() == 0 {
 			return

@@ -90,6 +90,9 @@ type Server struct {
 	// the AOF (held.go). Set in Run.
 	held     map[*netloop.Loop]*heldReplies
 	heldList []*heldReplies // the same, for the AOF flusher's progress hook
+	// rounds are, per event loop, the connections whose replies wait for
+	// the end of the round of events (round.go). Set in Run.
+	rounds map[*netloop.Loop]*roundReplies
 	// cluster is the cluster node in cluster mode, else nil.
 	cluster *cluster.State
 	// loopBufs is each loop's read buffer, which its connections share
@@ -380,6 +383,7 @@ func (s *Server) Run(ctx context.Context) error {
 		ServeReady: s.disp.ServeReadyKeys,
 	})
 	s.held = map[*netloop.Loop]*heldReplies{}
+	s.rounds = map[*netloop.Loop]*roundReplies{}
 	s.loopBufs = map[*netloop.Loop]*resp.LoopBuffers{}
 	var looping sync.WaitGroup
 	// io-threads event loops run the client connections; Redis's default
@@ -401,6 +405,9 @@ func (s *Server) Run(ctx context.Context) error {
 		s.loopBufs[l] = resp.NewLoopBuffers()
 		s.heldList = append(s.heldList, h)
 		l.AfterEvents = h.afterEvents
+		r := &roundReplies{}
+		s.rounds[l] = r
+		l.AfterHandlers = r.afterHandlers
 		looping.Add(1)
 		go func() {
 			defer looping.Done()
