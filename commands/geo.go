@@ -1115,7 +1115,7 @@ func geoSearchGeneric(c *engine.Ctx, srcIdx int, flags int) {
 		if storeDist {
 			score = p.dist / shape.conversion
 		}
-		dst.Set([]byte(p.member), score)
+		dst.Set([]byte(p.member), score, false)
 	}
 	maxEntries, maxValue := zsetLimits(c)
 	dst.Fit(maxEntries, maxValue)

@@ -107,9 +107,10 @@ options:
 		c.DB.PutObject(key, z)
 		c.Notify(config.NotifyNew, "new", key)
 	}
+	overwrite := !c.DB.SnapshotLive()
 	for j := 0; j < pairs; j++ {
 		member := c.Args[idx+2*j+1]
-		res, newScore := zsetAdd(z, member, scores[j], flags, maxEntries, maxValue)
+		res, newScore := zsetAdd(z, member, scores[j], flags, maxEntries, maxValue, overwrite)
 		if res == zaddResNaN {
 			if z.Len() == 0 {
 				c.DB.Delete(key)
@@ -178,7 +179,8 @@ const (
 
 // zsetAdd adds or updates one member under ZADD's flags (t_zset.c
 // zsetAdd) and returns the outcome and the member's resulting score.
-func zsetAdd(z *keyspace.ZSet, member []byte, score float64, flags zaddFlags, maxEntries, maxValue int) (zaddRes, float64) {
+// overwrite: no snapshot is live (ZSet.Set).
+func zsetAdd(z *keyspace.ZSet, member []byte, score float64, flags zaddFlags, maxEntries, maxValue int, overwrite bool) (zaddRes, float64) {
 	cur, exists := z.Score(member)
 	if exists {
 		if flags&zaddNX != 0 {
@@ -194,7 +196,7 @@ func zsetAdd(z *keyspace.ZSet, member []byte, score float64, flags zaddFlags, ma
 			return zaddResNop, 0
 		}
 		if score != cur {
-			z.Set(member, score)
+			z.Set(member, score, overwrite)
 			return zaddResUpdated, score
 		}
 		return zaddResUnchanged, score
@@ -203,6 +205,6 @@ func zsetAdd(z *keyspace.ZSet, member []byte, score float64, flags zaddFlags, ma
 		return zaddResNop, 0
 	}
 	z.Grow(len(member), maxEntries, maxValue)
-	z.Set(member, score)
+	z.Set(member, score, false)
 	return zaddResAdded, score
 }

@@ -249,7 +249,7 @@ func zrangeStore(c *engine.Ctx, src *keyspace.ZSet, from, to int) {
 	}
 	src.Ascend(from, func(m string, s float64) bool {
 		out.Grow(len(m), maxEntries, maxValue)
-		out.Set([]byte(m), s)
+		out.Set([]byte(m), s, false)
 		return out.Len() < to-from
 	})
 	zsetStore(c, dst, out, "zrangestore")

@@ -224,7 +224,7 @@ func zsetOpGeneric(c *engine.Ctx, store bool, numkeysIdx int, op zsetOp, cardOnl
 				cardinality++
 				return limit == 0 || cardinality < limit
 			}
-			dst.Set([]byte(m), score)
+			dst.Set([]byte(m), score, false)
 			return true
 		})
 	case zopUnion:
@@ -248,7 +248,7 @@ func zsetOpGeneric(c *engine.Ctx, store bool, numkeysIdx int, op zsetOp, cardOnl
 			})
 		}
 		for _, m := range order {
-			dst.Set([]byte(m), acc[m])
+			dst.Set([]byte(m), acc[m], false)
 		}
 	case zopDiff:
 		if src[0].len() == 0 {
@@ -260,7 +260,7 @@ func zsetOpGeneric(c *engine.Ctx, store bool, numkeysIdx int, op zsetOp, cardOnl
 					return true
 				}
 			}
-			dst.Set([]byte(m), s)
+			dst.Set([]byte(m), s, false)
 			return true
 		})
 	}

@@ -552,8 +552,8 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 
 // clone returns a deep copy of e for the same key. forSnapshot: the copy
 // is made for a write while a snapshot is live, and the original becomes
-// the snapshot's (a hash's records stay writable in place afterwards;
-// see Hash.cloneForSnapshot).
+// the snapshot's (a hash's or sorted set's records stay writable in
+// place afterwards; see Hash.cloneForSnapshot).
 func (e *Entry) clone(forSnapshot bool) *Entry {
 	var c *Entry
 	switch {
@@ -566,17 +566,23 @@ func (e *Entry) clone(forSnapshot bool) *Entry {
 		c, _ = newEntry(e.Key(), len(lp))
 		*c = e.header(c)
 		c.setPacked(lp)
-	case e.typ == TypeHash && !e.boxed() && forSnapshot:
-		c, _ = newEntry(e.Key(), 0)
-		*c = e.header(c)
-		c.setObj(e.hash().cloneForSnapshot())
 	default:
 		c, _ = newEntry(e.Key(), 0)
 		*c = e.header(c)
-		c.setObj(e.Obj().Clone())
+		obj := e.Obj()
+		if s, ok := obj.(snapshotCloner); ok && forSnapshot {
+			c.setObj(s.cloneForSnapshot())
+		} else {
+			c.setObj(obj.Clone())
+		}
 	}
 	return c
 }
+
+// snapshotCloner is a collection whose Clone marks the records it shares
+// as held twice, which the copy a write makes while a snapshot is live
+// must not do (Hash.cloneForSnapshot).
+type snapshotCloner interface{ cloneForSnapshot() Object }
 
 // header is e's header for the entry c, made for the same key: c's
 // value storage, e's metadata. The copy is in no table and not

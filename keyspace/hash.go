@@ -119,7 +119,7 @@ func (h *Hash) Len() int {
 // both tables are marked copied: neither rewrites a record in place from
 // then on (put), a change replaces it.
 func (h *Hash) Clone() Object {
-	c := h.cloneForSnapshot()
+	c := h.cloneForSnapshot().(*Hash)
 	if t := h.tab(); t != nil {
 		t.copied, c.tab().copied = true, true
 	}
@@ -132,7 +132,7 @@ func (h *Hash) Clone() Object {
 // nothing is rewritten in place while a snapshot is live
 // (HashLimits.Overwrite), and once it has ended the original is read by
 // no one.
-func (h *Hash) cloneForSnapshot() *Hash {
+func (h *Hash) cloneForSnapshot() Object {
 	c := &Hash{}
 	if t := h.tab(); t != nil {
 		c.setTab(t.clone())

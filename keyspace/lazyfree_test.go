@@ -39,7 +39,7 @@ func TestFreeEffort(t *testing.T) {
 
 	z := NewZSet()
 	for i := 0; i < 100; i++ {
-		z.Set(fmt.Appendf(nil, "m%d", i), float64(i))
+		z.Set(fmt.Appendf(nil, "m%d", i), float64(i), false)
 	}
 	assert.EqualValues(t, 1, ks.freeEffort(z), "listpack zset")
 	z.MarkBig()
@@ -209,7 +209,7 @@ func TestUsedMemoryCountsFilledCollections(t *testing.T) {
 			z.MarkBig()
 			db.PutObject(key, z)
 			for i := 0; i < 20000; i++ {
-				z.Set(fmt.Appendf(nil, "member:%d", i), float64(i))
+				z.Set(fmt.Appendf(nil, "member:%d", i), float64(i), false)
 			}
 		},
 		"hash": func(db *DB, key []byte) {

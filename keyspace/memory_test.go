@@ -98,7 +98,7 @@ func TestUsedMemoryFollowsHeap(t *testing.T) {
 		{name: "zset", keys: 50, fill: func(db *DB, i int) {
 			z := NewZSet()
 			for f := 0; f < 5000; f++ {
-				z.Set(fmt.Appendf(nil, "member-%d", f), float64(f))
+				z.Set(fmt.Appendf(nil, "member-%d", f), float64(f), false)
 			}
 			db.Put(fmt.Appendf(nil, "key:%08d", i), NewObject(z, 0))
 		}},

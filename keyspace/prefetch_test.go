@@ -67,7 +67,7 @@ func TestPrefetchElementsChangesNothing(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		ints.Add([]byte(fmt.Sprint(i)), 512*1024)
 		strs.Add(fields[3+i], 512)
-		z.Set(fields[3+i], float64(i))
+		z.Set(fields[3+i], float64(i), false)
 	}
 	db.Put([]byte("ints"), NewObject(ints, 0))
 	db.Put([]byte("strs"), NewObject(strs, 0))

@@ -76,9 +76,10 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 
 // A zrec is a member's record: uvarint(len(member)), the member, then
 // its score's 8 bytes (IEEE 754, little-endian), in one allocation that
-// the tree's item and the table's slot point to. Records are never
-// changed: a new score gets a new record, which is what lets a clone
-// share them.
+// the tree's item and the table's slot point to. A member's bytes never
+// change; a new score is written into the record only while nothing else
+// holds it (see rescore), and otherwise gets a new record, which is what
+// lets a clone share them.
 func zrecMake(member []byte, score float64) *byte {
 	n := uvarintLen(uint64(len(member))) + len(member)
 	b := make([]byte, n+8)
@@ -120,6 +121,17 @@ func zrecScore(r *byte) float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(b))
 }
 
+// zrecSetScore writes score into the record r (see rescore).
+func zrecSetScore(r *byte, score float64) {
+	off := 1 + int(*r)
+	if *r >= 0x80 {
+		m := mstr(r)
+		off = uvarintLen(uint64(len(m))) + len(m)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), off)), 8)
+	binary.LittleEndian.PutUint64(b, math.Float64bits(score))
+}
+
 // zrecSize is the record's length, as allocated.
 func zrecSize(r *byte) int {
 	m := zrecMember(r)
@@ -137,11 +149,20 @@ func (z *ZSet) lookup(member []byte) *byte {
 	return z.dict.recs[i]
 }
 
-// rescore gives the member in slot i, whose record is old, a new score.
-func (z *ZSet) rescore(i int, old *byte, score float64) {
+// rescore gives the member in slot i, whose record is old, a new score:
+// written into old when overwrite allows it (no snapshot is live, see
+// HashLimits.Overwrite) and no other live set shares the records
+// (zdict.copied), else in a new record. A ZADD that moves a 1 KiB
+// member's score then leaves no garbage.
+func (z *ZSet) rescore(i int, old *byte, score float64, overwrite bool) {
 	z.tree.Delete(zitem{zrecScore(old), old})
-	r := zrecMake(bytesOf(zrecMember(old)), score)
-	z.dict.recs[i] = r
+	r := old
+	if overwrite && !z.dict.copied {
+		zrecSetScore(r, score)
+	} else {
+		r = zrecMake(bytesOf(zrecMember(old)), score)
+		z.dict.recs[i] = r
+	}
 	z.tree.Set(zitem{score, r})
 }
 
@@ -152,8 +173,18 @@ func (z *ZSet) Type() Type { return TypeZSet }
 func (z *ZSet) Len() int { return z.dict.n }
 
 // Clone returns an isolated copy: the tree is copied on write, the
-// table's slots copied now, the immutable records shared.
+// table's slots copied now, the records shared, and both sets marked
+// copied: neither rewrites a record from then on (rescore).
 func (z *ZSet) Clone() Object {
+	c := z.cloneForSnapshot().(*ZSet)
+	z.dict.copied, c.dict.copied = true, true
+	return c
+}
+
+// cloneForSnapshot is Clone for the copy a write makes while a snapshot
+// is live (see Hash.cloneForSnapshot): the records are shared, and
+// neither set is marked copied.
+func (z *ZSet) cloneForSnapshot() Object {
 	return &ZSet{tree: z.tree.Copy(), dict: z.dict.clone(), big: z.big}
 }
 
@@ -206,7 +237,7 @@ func (z *ZSet) Fit(maxEntries, maxValue int) {
 	for i, r := range z.dict.recs {
 		if z.dict.tags[i] != 0 {
 			if s := zrecScore(r); s == 0 && math.Signbit(s) {
-				z.rescore(i, r, 0)
+				z.rescore(i, r, 0, false)
 			}
 		}
 	}
@@ -229,15 +260,16 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 // the member was added. A member whose score compares equal (0 and -0
 // included) is left untouched, as Redis does. In the small encoding a
 // zero score is stored as 0, never -0: the listpack keeps scores as
-// integers when it can.
-func (z *ZSet) Set(member []byte, score float64) (added bool) {
+// integers when it can. overwrite: no snapshot is live, and a new score
+// may be written into the member's record (rescore).
+func (z *ZSet) Set(member []byte, score float64, overwrite bool) (added bool) {
 	if score == 0 && !z.big {
 		score = 0
 	}
 	x := fieldHash(member)
 	if i := z.dict.find(member, x); i >= 0 {
 		if old := z.dict.recs[i]; zrecScore(old) != score {
-			z.rescore(i, old, score)
+			z.rescore(i, old, score, overwrite)
 		}
 		return false
 	}
@@ -472,6 +504,9 @@ type zdict struct {
 	shift       uint
 	n           int
 	shrinkBelow int // no shrink is tried until n drops below this
+	// copied: another live set (a COPY) shares the records, so none is
+	// rewritten in place (see ZSet.Clone, rescore).
+	copied bool
 }
 
 func newZdict() *zdict { return makeZdict(minTableBits) }

@@ -28,7 +28,7 @@ func zbenchData() ([][]byte, *ZSet) {
 		zbenchSet.MarkBig()
 		for i := range zbenchMembers {
 			zbenchMembers[i] = fmt.Appendf(nil, "m%09d", i)
-			zbenchSet.Set(zbenchMembers[i], float64(rng.IntN(zbenchN)))
+			zbenchSet.Set(zbenchMembers[i], float64(rng.IntN(zbenchN)), false)
 		}
 	})
 	return zbenchMembers, zbenchSet
@@ -53,7 +53,7 @@ func BenchmarkZSetAdd(b *testing.B) {
 				if order == "random" {
 					score = float64(rng.IntN(zbenchN))
 				}
-				z.Set(members[i%zbenchN], score)
+				z.Set(members[i%zbenchN], score, false)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand"
@@ -24,10 +25,10 @@ func zmembers(z *ZSet) []string {
 
 func TestZSetOrderAndRank(t *testing.T) {
 	z := NewZSet()
-	require.True(t, z.Set([]byte("b"), 1))
-	require.True(t, z.Set([]byte("a"), 1))
-	require.True(t, z.Set([]byte("c"), 0))
-	require.False(t, z.Set([]byte("c"), 2))
+	require.True(t, z.Set([]byte("b"), 1, false))
+	require.True(t, z.Set([]byte("a"), 1, false))
+	require.True(t, z.Set([]byte("c"), 0, false))
+	require.False(t, z.Set([]byte("c"), 2, false))
 	assert.Equal(t, []string{"a=1", "b=1", "c=2"}, zmembers(z))
 	for i, m := range []string{"a", "b", "c"} {
 		r, ok := z.Rank([]byte(m))
@@ -46,8 +47,8 @@ func TestZSetOrderAndRank(t *testing.T) {
 
 func TestZSetNegativeZeroKeepsScore(t *testing.T) {
 	z := NewZSet()
-	z.Set([]byte("a"), 0)
-	z.Set([]byte("a"), -1*0.0)
+	z.Set([]byte("a"), 0, false)
+	z.Set([]byte("a"), -1*0.0, false)
 	s, _ := z.Score([]byte("a"))
 	assert.Equal(t, 0.0, s)
 }
@@ -55,7 +56,7 @@ func TestZSetNegativeZeroKeepsScore(t *testing.T) {
 func TestZSetBounds(t *testing.T) {
 	z := NewZSet()
 	for i := 0; i < 10; i++ {
-		z.Set([]byte{byte('a' + i)}, float64(i))
+		z.Set([]byte{byte('a' + i)}, float64(i), false)
 	}
 	cases := []struct {
 		r          ScoreRange
@@ -74,7 +75,7 @@ func TestZSetBounds(t *testing.T) {
 	}
 	lz := NewZSet()
 	for _, m := range []string{"a", "b", "c", "d"} {
-		lz.Set([]byte(m), 0)
+		lz.Set([]byte(m), 0, false)
 	}
 	s, e := lz.LexBounds(LexBound{NegInf: true, Ex: true}, LexBound{PosInf: true, Ex: true})
 	assert.Equal(t, [2]int{0, 4}, [2]int{s, e})
@@ -87,10 +88,10 @@ func TestZSetBounds(t *testing.T) {
 func TestZSetCloneIsolated(t *testing.T) {
 	z := NewZSet()
 	for i := 0; i < 1000; i++ {
-		z.Set([]byte(strconv.Itoa(i)), float64(i))
+		z.Set([]byte(strconv.Itoa(i)), float64(i), false)
 	}
 	c := z.Clone().(*ZSet)
-	c.Set([]byte("5"), -1)
+	c.Set([]byte("5"), -1, false)
 	c.DeleteRange(0, 10)
 	c.Pop(true)
 	assert.Equal(t, 1000, z.Len())
@@ -106,14 +107,14 @@ func TestZSetEncoding(t *testing.T) {
 	assert.Equal(t, "listpack", z.Encoding())
 	for i := 0; i < ZSetListpackEntries; i++ {
 		z.Grow(1, ZSetListpackEntries, ZSetListpackValue)
-		z.Set([]byte(strconv.Itoa(i)), 1)
+		z.Set([]byte(strconv.Itoa(i)), 1, false)
 	}
 	assert.Equal(t, "listpack", z.Encoding())
 	z.Grow(1, ZSetListpackEntries, ZSetListpackValue)
 	assert.Equal(t, "skiplist", z.Encoding())
 	z.Fit(ZSetListpackEntries, ZSetListpackValue)
 	assert.Equal(t, "listpack", z.Encoding())
-	z.Set(make([]byte, 65), 1)
+	z.Set(make([]byte, 65), 1, false)
 	z.Fit(ZSetListpackEntries, ZSetListpackValue)
 	assert.Equal(t, "skiplist", z.Encoding())
 }
@@ -129,7 +130,7 @@ func TestZSetRandomAgainstModel(t *testing.T) {
 		switch rng.Intn(3) {
 		case 0, 1:
 			sc := float64(rng.Intn(50))
-			z.Set([]byte(m), sc)
+			z.Set([]byte(m), sc, false)
 			model[m] = sc
 		case 2:
 			assert.Equal(t, z.Remove([]byte(m)), func() bool { _, ok := model[m]; delete(model, m); return ok }())
@@ -171,7 +172,7 @@ func TestZSetRandomAgainstModel(t *testing.T) {
 func TestZSetCloneWhileRead(t *testing.T) {
 	z := NewZSet()
 	for i := 0; i < 5000; i++ {
-		z.Set([]byte(strconv.Itoa(i)), float64(i%100))
+		z.Set([]byte(strconv.Itoa(i)), float64(i%100), false)
 	}
 	done := make(chan int)
 	go func() {
@@ -184,7 +185,7 @@ func TestZSetCloneWhileRead(t *testing.T) {
 	}()
 	c := z.Clone().(*ZSet)
 	for i := 0; i < 5000; i += 3 {
-		c.Set([]byte(strconv.Itoa(i)), -1)
+		c.Set([]byte(strconv.Itoa(i)), -1, false)
 		c.Remove([]byte(strconv.Itoa(i + 1)))
 	}
 	c.DeleteRange(0, 100)
@@ -198,7 +199,7 @@ func TestZSetDeleteRangeLarge(t *testing.T) {
 	for _, r := range [][2]int{{0, 1000}, {100, 900}, {0, 10}, {990, 1000}, {500, 520}, {-5, 2000}} {
 		z := NewZSet()
 		for i := 0; i < 1000; i++ {
-			z.Set([]byte(strconv.Itoa(i)), float64(i))
+			z.Set([]byte(strconv.Itoa(i)), float64(i), false)
 		}
 		orig := z.Clone().(*ZSet)
 		lo, hi := max(r[0], 0), min(r[1], 1000)
@@ -220,7 +221,7 @@ func TestZSetDeleteRangeLarge(t *testing.T) {
 		require.Equal(t, 1000, orig.Len())
 		m, _ := orig.At(999)
 		require.Equal(t, "999", m)
-		z.Set([]byte("new"), 0.5)
+		z.Set([]byte("new"), 0.5, false)
 		require.Equal(t, 1000-(hi-lo)+1, z.Len())
 	}
 }
@@ -230,7 +231,7 @@ func TestZSetAscendScoresMatchesScoreBounds(t *testing.T) {
 	z := NewZSet()
 	z.MarkBig()
 	for i := 0; i < 2000; i++ {
-		z.Set([]byte("m"+strconv.Itoa(i)), float64(rand.Intn(300))/2)
+		z.Set([]byte("m"+strconv.Itoa(i)), float64(rand.Intn(300))/2, false)
 	}
 	for i := 0; i < 200; i++ {
 		r := ScoreRange{Min: float64(rand.Intn(320)-10) / 2, Max: float64(rand.Intn(320)-10) / 2,
@@ -285,7 +286,7 @@ func TestZSetMemberLengths(t *testing.T) {
 			z.MarkBig()
 		}
 		for _, m := range members {
-			require.True(t, z.Set([]byte(m), 1))
+			require.True(t, z.Set([]byte(m), 1, false))
 		}
 		for i, m := range members {
 			s, ok := z.Score([]byte(m))
@@ -312,7 +313,7 @@ func TestZSetMemberLengths(t *testing.T) {
 			return true
 		})
 		assert.Equal(t, members, ranged)
-		require.False(t, z.Set([]byte(""), 2))
+		require.False(t, z.Set([]byte(""), 2, false))
 		m, s := z.At(len(members) - 1)
 		assert.Equal(t, "", m)
 		assert.Equal(t, 2.0, s)
@@ -331,10 +332,10 @@ func TestZSetFitNegativeZero(t *testing.T) {
 	z := NewZSet()
 	z.MarkBig()
 	negZero := math.Copysign(0, -1)
-	z.Set([]byte("a"), negZero)
-	z.Set([]byte("b"), 0)
-	z.Set([]byte("c"), negZero)
-	z.Set([]byte("d"), -1)
+	z.Set([]byte("a"), negZero, false)
+	z.Set([]byte("b"), 0, false)
+	z.Set([]byte("c"), negZero, false)
+	z.Set([]byte("d"), -1, false)
 	c := z.Clone().(*ZSet)
 	z.Fit(ZSetListpackEntries, ZSetListpackValue)
 	assert.Equal(t, "listpack", z.Encoding())
@@ -358,7 +359,7 @@ func TestZSetScanWhileResizing(t *testing.T) {
 		z := NewZSet()
 		z.MarkBig()
 		for i := 0; i < 500; i++ {
-			z.Set([]byte(fmt.Sprint("s", i)), float64(i))
+			z.Set([]byte(fmt.Sprint("s", i)), float64(i), false)
 		}
 		seen := map[string]bool{}
 		rng := rand.New(rand.NewSource(int64(count)))
@@ -378,7 +379,7 @@ func TestZSetScanWhileResizing(t *testing.T) {
 			switch step % 20 {
 			case 0:
 				for j := 0; j < 10000; j++ {
-					z.Set([]byte(fmt.Sprint("t", rng.Intn(1<<30))), float64(1000+rng.Intn(1<<30)))
+					z.Set([]byte(fmt.Sprint("t", rng.Intn(1<<30))), float64(1000+rng.Intn(1<<30)), false)
 				}
 			case 10:
 				z.DeleteRange(500, z.Len())
@@ -393,7 +394,7 @@ func TestZSetScanWhileResizing(t *testing.T) {
 	z := NewZSet()
 	z.MarkBig()
 	for i := 0; i < 20000; i++ {
-		z.Set([]byte(fmt.Sprint("f", i)), float64(i%7))
+		z.Set([]byte(fmt.Sprint("f", i)), float64(i%7), false)
 	}
 	cursor := uint64(0)
 	for {
@@ -408,4 +409,90 @@ func TestZSetScanWhileResizing(t *testing.T) {
 	}
 	require.Equal(t, 0, z.Len())
 	zsetConsistent(t, z)
+}
+
+// With overwrite, a new score is written into the member's record (the
+// table's slot keeps pointing to it) and the member moves in the order;
+// a member of a long name, whose record starts with a longer length, too.
+// A set a COPY shares records with gets a new record instead.
+func TestZSetRescoreInPlace(t *testing.T) {
+	z := NewZSet()
+	long := bytes.Repeat([]byte("m"), 300)
+	for i, m := range [][]byte{[]byte("a"), []byte("b"), long} {
+		z.Set(m, float64(i), false)
+	}
+	rec := z.lookup(long)
+	z.Set(long, -1, true)
+	assert.Same(t, rec, z.lookup(long), "rewritten in its record")
+	z.Set([]byte("a"), 5, true)
+	assert.Equal(t, []string{string(long) + "=-1", "b=1", "a=5"}, zmembers(z))
+	s, _ := z.Score(long)
+	assert.Equal(t, -1.0, s)
+
+	c := z.Clone().(*ZSet)
+	z.Set([]byte("b"), 7, true)
+	c.Set([]byte("b"), 8, true)
+	assert.Equal(t, []string{string(long) + "=-1", "a=5", "b=7"}, zmembers(z))
+	assert.Equal(t, []string{string(long) + "=-1", "a=5", "b=8"}, zmembers(c))
+
+	rec = z.lookup([]byte("a"))
+	z.Set([]byte("a"), 9, false)
+	assert.NotSame(t, rec, z.lookup([]byte("a")), "without overwrite: a new record")
+}
+
+// Snapshots read sorted sets without the lock while a writer moves their
+// members' scores with overwrite = !SnapshotLive, between COPYs: every
+// record a snapshot reads holds the score its tree item has (a race
+// under -race otherwise).
+func TestZSetRescoreWhileSnapshotsRead(t *testing.T) {
+	e := newEnv(t)
+	const keys, members = 10, 50
+	e.do(func(db *DB) {
+		for k := 0; k < keys; k++ {
+			z := NewZSet()
+			for m := 0; m < members; m++ {
+				z.Set(fmt.Appendf(nil, "m%d", m), float64(m), false)
+			}
+			db.Put(fmt.Appendf(nil, "z%d", k), NewObject(z, 0))
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 100; i++ {
+			var s *Snapshot
+			e.ks.Exec(func() { s = e.ks.Snapshot() })
+			s.ForEach(0, func(k string, en *Entry) bool {
+				z := en.Obj().(*ZSet)
+				z.tree.Scan(func(it zitem) bool {
+					if zrecScore(it.rec) != it.score {
+						t.Errorf("%s: record says %v, item %v", k, zrecScore(it.rec), it.score)
+						return false
+					}
+					return true
+				})
+				return true
+			})
+			s.Release()
+		}
+	}()
+	for n := 0; ; n++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		e.do(func(db *DB) {
+			k := fmt.Appendf(nil, "z%d", n%keys)
+			if n%9 == 0 {
+				db.Put(fmt.Appendf(nil, "z%d", (n+1)%keys), db.LookupNoTouch(k).Copy())
+				return
+			}
+			z := db.LookupWrite(k).Obj().(*ZSet)
+			for m := 0; m < members; m++ {
+				z.Set(fmt.Appendf(nil, "m%d", m), float64(n*members+m), !db.SnapshotLive())
+			}
+		})
+		e.ks.EndCommand(true)
+	}
 }

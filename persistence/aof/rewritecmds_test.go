@@ -42,10 +42,10 @@ func testKeyspace() (*keyspace.Keyspace, int64) {
 		db9.Put([]byte("set"), keyspace.NewObject(strs, 0))
 		z := keyspace.NewZSet()
 		for i := 0; i < 130; i++ {
-			z.Set([]byte(fmt.Sprintf("m%d", i)), float64(i)/3)
+			z.Set([]byte(fmt.Sprintf("m%d", i)), float64(i)/3, false)
 		}
-		z.Set([]byte("inf"), math.Inf(1))
-		z.Set([]byte("-inf"), math.Inf(-1))
+		z.Set([]byte("inf"), math.Inf(1), false)
+		z.Set([]byte("-inf"), math.Inf(-1), false)
 		db9.Put([]byte("zset"), keyspace.NewObject(z, 0))
 		h := keyspace.NewHash()
 		for i := 0; i < 100; i++ {

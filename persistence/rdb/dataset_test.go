@@ -213,7 +213,7 @@ func buildEntry(v value) *keyspace.Entry {
 		z := keyspace.NewZSet()
 		for _, m := range sortedKeys(v.zset) {
 			z.Grow(len(m), defaultZSetMaxListpackEntries, defaultZSetMaxListpackValue)
-			z.Set([]byte(m), v.zset[m])
+			z.Set([]byte(m), v.zset[m], false)
 		}
 		return keyspace.NewObject(z, v.expireAt)
 	case keyspace.TypeHash:

@@ -248,7 +248,7 @@ func (d *decoder) readZSet(binary bool) (keyspace.Object, error) {
 		}
 		maxLen = max(maxLen, len(d.a))
 		total += len(d.a)
-		if !z.Set(d.a, score) {
+		if !z.Set(d.a, score, false) {
 			return nil, corrupt("Duplicate zset fields detected")
 		}
 	}
@@ -310,7 +310,7 @@ func (d *decoder) readPackedZSet(t byte) (keyspace.Object, error) {
 			}
 			score = v
 		}
-		if !z.Set(d.a, score) {
+		if !z.Set(d.a, score, false) {
 			return corrupt("Duplicate zset fields detected")
 		}
 		return nil
