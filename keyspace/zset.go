@@ -45,7 +45,7 @@ func zless(a, b zitem) bool {
 
 // ZSet is a sorted set: a B-tree ordered by (score, member) for ranges
 // and ranks, plus a member -> record table (zdict) for point lookups.
-// Each member has one immutable record holding its score and its bytes,
+// Each member has one record holding its score and its bytes (see zrec),
 // which the tree's item and the table's slot both point to, so a member
 // is allocated once. The table is ordered by the member's hash position,
 // which is what lets ZSCAN keep the SCAN guarantee while the set grows or
@@ -521,7 +521,7 @@ func (t *zdict) bits() uint { return 64 - t.shift }
 // recHash is the hash of the record's member.
 func recHash(r *byte) uint64 { return fieldHash(bytesOf(zrecMember(r))) }
 
-// clone returns a copy sharing the immutable records.
+// clone returns a copy sharing the records (and the copied mark).
 func (t *zdict) clone() *zdict {
 	c := *t
 	c.tags = slices.Clone(t.tags)
