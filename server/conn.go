@@ -98,7 +98,7 @@ type conn struct {
 	heldDetached bool         // input came while held: detached until released; loop
 
 	// round is its loop's connections whose replies wait for the end
-	// of the round of events (deferReplies); deferred: c is among them,
+	// of the round of events (round.go); deferred: c is among them,
 	// its batch ended by deferredErr. Loop.
 	round       *roundReplies
 	deferred    bool
