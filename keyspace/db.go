@@ -646,9 +646,10 @@ func (db *DB) PutObject(key []byte, obj Object) *Entry {
 }
 
 // Copy returns a private deep copy of e for storing under another key
-// (COPY): a hash's records are shared, and from then on replaced, never
-// rewritten in place (Hash.Clone). The copy keeps the deadline and the string encoding, but like
-// Redis's dupStringObject it owns its integer: never the shared object.
+// (COPY): a hash's or sorted set's records are shared, and from then on
+// replaced, never rewritten in place (Hash.Clone, ZSet.Clone). The copy
+// keeps the deadline and the string encoding, but like Redis's
+// dupStringObject it owns its integer: never the shared object.
 func (e *Entry) Copy() *Entry {
 	c := e.clone(false)
 	c.gen = 0

@@ -581,7 +581,7 @@ func (e *Entry) clone(forSnapshot bool) *Entry {
 
 // snapshotCloner is a collection whose Clone marks the records it shares
 // as held twice, which the copy a write makes while a snapshot is live
-// must not do (Hash.cloneForSnapshot).
+// must not do (Hash.cloneForSnapshot, ZSet.cloneForSnapshot).
 type snapshotCloner interface{ cloneForSnapshot() Object }
 
 // header is e's header for the entry c, made for the same key: c's
