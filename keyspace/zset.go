@@ -108,28 +108,26 @@ func mstr(r *byte) string {
 	}
 }
 
-// zrecScore is the score a record holds. A member shorter than 128 bytes
-// has one length byte, read inline. The score may be unaligned, hence
-// the byte-wise read.
-func zrecScore(r *byte) float64 {
+// zrecScoreBytes is the 8 bytes of a record's score. A member shorter
+// than 128 bytes has one length byte, read inline. The score may be
+// unaligned, hence the byte-wise reads and writes.
+func zrecScoreBytes(r *byte) []byte {
 	off := 1 + int(*r)
 	if *r >= 0x80 {
 		m := mstr(r)
 		off = uvarintLen(uint64(len(m))) + len(m)
 	}
-	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), off)), 8)
-	return math.Float64frombits(binary.LittleEndian.Uint64(b))
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), off)), 8)
+}
+
+// zrecScore is the score a record holds.
+func zrecScore(r *byte) float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(zrecScoreBytes(r)))
 }
 
 // zrecSetScore writes score into the record r (see rescore).
 func zrecSetScore(r *byte, score float64) {
-	off := 1 + int(*r)
-	if *r >= 0x80 {
-		m := mstr(r)
-		off = uvarintLen(uint64(len(m))) + len(m)
-	}
-	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), off)), 8)
-	binary.LittleEndian.PutUint64(b, math.Float64bits(score))
+	binary.LittleEndian.PutUint64(zrecScoreBytes(r), math.Float64bits(score))
 }
 
 // zrecSize is the record's length, as allocated.
