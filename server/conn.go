@@ -315,6 +315,14 @@ func (c *conn) unlock(locked bool) {
 // Closed implements netloop.Handler.
 func (c *conn) Closed(lc *netloop.Conn) {
 	s := c.s
+	if c.deferred {
+		// Closed while its replies waited for the end of the round (a
+		// write that failed from inside a long script): finish never
+		// runs for its last batch. The round skips it.
+		c.deferred = false
+		c.deferredErr = nil
+		c.forgetBatch()
+	}
 	// A client cut off in the middle of a big argument (or one that
 	// sent a long inline line, or many arguments), or with replies it
 	// did not read, leaves its buffers as garbage: without this, a
@@ -332,17 +340,23 @@ func (c *conn) Closed(lc *netloop.Conn) {
 	s.conns.Done()
 }
 
+// forgetBatch counts the batch's big arguments that no command kept as
+// garbage: the release of freed memory counts them, as it counts deleted
+// values. Once per batch, when its replies are written or the connection
+// closes before they could be.
+func (c *conn) forgetBatch() {
+	if n := c.rd.Forget(c.batch) - c.cl.KeptArgBytes; n > 0 {
+		c.s.rel.freed(n)
+	}
+	c.cl.KeptArgBytes = 0
+}
+
 // finish writes the batch's replies and handles what ended it. It
 // reports whether the connection goes on reading. On the loop.
 func (c *conn) finish(err error) bool {
 	cl := c.cl
 	s := c.s
-	// Big arguments no command kept are garbage: the release of freed
-	// memory counts them, as it counts deleted values.
-	if n := c.rd.Forget(c.batch) - cl.KeptArgBytes; n > 0 {
-		s.rel.freed(n)
-	}
-	cl.KeptArgBytes = 0
+	c.forgetBatch()
 	if c.overLimit.Load() {
 		// Past its output limits: what it was sent is dropped.
 		cl.W.Reset()
@@ -425,10 +439,9 @@ func (c *conn) suspend(batch [][][]byte, i int, resume func()) {
 		}
 		err := c.rd.Err()
 		c.loop.Submit(func() {
-			if c.lc.IsClosed() {
-				return
-			}
-			if !durable {
+			if c.lc.IsClosed() || !durable {
+				// No reply goes out: finish does not run for the batch.
+				c.forgetBatch()
 				c.lc.Close()
 				return
 			}

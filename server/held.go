@@ -129,10 +129,10 @@ func (h *heldReplies) releaseSettled() {
 		h.groups = h.groups[:rest]
 		for _, c := range g.conns {
 			c.aofWait, c.aofW = 0, nil
-			if c.lc.IsClosed() {
-				continue
-			}
-			if always { // closed without the write on disk
+			if c.lc.IsClosed() || always {
+				// No reply goes out (closed, or under always without the
+				// write on disk): finish does not run for the batch.
+				c.forgetBatch()
 				c.lc.Close()
 				continue
 			}
