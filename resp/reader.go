@@ -173,11 +173,13 @@ type Reader struct {
 	exts    [][]byte
 	// done is the start of the argument list of a command of many
 	// arguments that is still arriving: its completed arguments that left
-	// the buffer (spill), in order, before those of r.args, as places in
-	// the allocations of doneBufs. spilled is the bytes of those
-	// allocations: the arguments copied out, and the big arguments' own.
-	done     []spilledArg
+	// the buffer (spill), in order, before those of r.args, as their
+	// lengths (see spilledOwn). doneBufs are the allocations they share,
+	// in order, and doneOwn the big arguments' own. spilled is the bytes
+	// of those allocations.
+	done     []uint32
 	doneBufs [][]byte
+	doneOwn  [][]byte
 	spilled  int64
 
 	lim        Limits
@@ -426,7 +428,7 @@ func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
 // arguments spilled or read apart. The release of freed memory counts
 // them, as it counts big arguments no command kept.
 func (r *Reader) Abandoned() int64 {
-	n := r.grown + int64(cap(r.big)) + r.spilled + int64(cap(r.done))*int64(unsafe.Sizeof(spilledArg{})) + int64(cap(r.doneBufs))*sliceHeader
+	n := r.grown + int64(cap(r.big)) + r.spilled + int64(cap(r.done))*int64(unsafe.Sizeof(r.done[0])) + int64(cap(r.doneBufs)+cap(r.doneOwn))*sliceHeader
 	for _, e := range r.exts {
 		n += int64(cap(e))
 	}
@@ -626,17 +628,16 @@ func (r *Reader) makeRoom() {
 	}
 }
 
-// spilledArg is an argument that left the buffer: bytes [start, end)
-// of doneBufs[buf], or, with buf negative, all of doneBufs[-1-buf] (a
-// big argument's own allocation). A shared allocation holds what one
-// spill moved out of the buffer, which grows no further than a few
-// arguments shorter than BigArg while a command spills: its offsets fit
-// 32 bits, as the count of allocations does (Redis refuses a multibulk
-// count past INT_MAX).
-type spilledArg struct {
-	buf        int32
-	start, end uint32
-}
+// spilledOwn is the length r.done gives an argument that left the buffer
+// in an allocation of its own (a big one, the next of r.doneOwn). Any
+// other is an argument's length in the shared allocations of r.doneBufs,
+// which hold the arguments one after another in their order: one
+// allocation a spill, each argument whole in one, and each shorter than
+// BigArg, so that no length is spilledOwn. A length of 4 bytes is what
+// lets the list of a command of a million arguments take 4 MB while it
+// arrives, where a place in an allocation (its index, start and end)
+// took 12.
+const spilledOwn = math.MaxUint32
 
 // spill moves the completed arguments of the command in progress out of
 // the buffer and frees their place in it. Without it the buffer grew, by
@@ -645,12 +646,12 @@ type spilledArg struct {
 // every doubling, where Redis holds each argument as it completes and
 // keeps only the unparsed input. The bytes of the arguments moved at
 // once go to one allocation of their exact total, which they share, and
-// their places in it to r.done, which grows as Redis's argv does:
-// doubling, but never past the count the command announced. An argument
-// in a shared allocation is not a big one that the caller may keep
+// their lengths to r.done, which grows as Redis's argv does: doubling,
+// but never past the count the command announced. An argument in a
+// shared allocation is not a big one that the caller may keep
 // (IsOwned): it is shorter than BigArg.
 //
-// The places hold no pointers, so that the collector has nothing to
+// The lengths hold no pointers, so that the collector has nothing to
 // trace in them while the command arrives; emit makes the argument list
 // once, at the end. With the list itself growing here (a slice of each
 // argument), a million arguments were a million pointers, and a
@@ -663,46 +664,37 @@ type spilledArg struct {
 // spans' outgrown copies: a peak of 108-116 MB of RSS against
 // redis-server's 72-73.)
 func (r *Reader) spill() {
-	size, inBuf := 0, 0
+	size := 0
 	for _, a := range r.args {
 		if a.start >= 0 {
 			size += a.end - a.start
-			inBuf++
 		}
 	}
-	var shared []byte
+	var shared []byte // the arguments from the buffer, one after another
 	if size > 0 {
 		shared = make([]byte, 0, size)
 	}
-	// The arguments from the buffer refer to shared by its index, even
-	// all empty ones, and shared nil: the index is taken before the big
-	// arguments' own allocations are listed.
-	sharedAt := int32(len(r.doneBufs))
-	if inBuf > 0 {
-		r.doneBufs = append(r.doneBufs, nil) // shared, once filled
-	}
 	if need := len(r.done) + len(r.args); need > cap(r.done) {
-		// r.multi counts the arguments still to come: the places never
+		// r.multi counts the arguments still to come: the lengths never
 		// outgrow the command.
 		n := min(max(2*cap(r.done), need, argvKeepCap), need+int(r.multi))
-		done := make([]spilledArg, len(r.done), n)
+		done := make([]uint32, len(r.done), n)
 		copy(done, r.done)
 		r.done = done
 	}
 	for _, a := range r.args {
 		if a.start < 0 {
-			ext := r.exts[-1-a.start]
-			r.doneBufs = append(r.doneBufs, ext)
-			r.done = append(r.done, spilledArg{buf: int32(-len(r.doneBufs))})
-			r.spilled += int64(cap(ext))
+			own := r.exts[-1-a.start]
+			r.doneOwn = append(r.doneOwn, own)
+			r.done = append(r.done, spilledOwn)
+			r.spilled += int64(cap(own))
 			continue
 		}
-		at := len(shared)
 		shared = append(shared, r.buf[a.start:a.end]...)
-		r.done = append(r.done, spilledArg{buf: sharedAt, start: uint32(at), end: uint32(len(shared))})
+		r.done = append(r.done, uint32(a.end-a.start))
 	}
-	if inBuf > 0 {
-		r.doneBufs[sharedAt] = shared
+	if size > 0 {
+		r.doneBufs = append(r.doneBufs, shared)
 	}
 	r.spilled += int64(size)
 	r.args = r.args[:0]
@@ -861,12 +853,21 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 		// A command of many arguments: its list is made of those spilled,
 		// then those in the buffer, and Forget lets it go.
 		cmd = make([][]byte, len(r.done), len(r.done)+len(r.args))
-		for i, d := range r.done {
-			if d.buf < 0 {
-				cmd[i] = r.doneBufs[-1-d.buf]
-			} else {
-				cmd[i] = r.doneBufs[d.buf][d.start:d.end:d.end]
+		var shared []byte // the allocation being walked, from off
+		off, nextBuf, nextOwn := 0, 0, 0
+		for i, n := range r.done {
+			if n == spilledOwn {
+				cmd[i] = r.doneOwn[nextOwn]
+				nextOwn++
+				continue
 			}
+			if n > 0 && off == len(shared) {
+				shared, off = r.doneBufs[nextBuf], 0
+				nextBuf++
+			}
+			end := off + int(n)
+			cmd[i] = shared[off:end:end]
+			off = end
 		}
 		r.bigOut = true
 	} else {
@@ -901,7 +902,7 @@ func (r *Reader) emit(dst [][][]byte, buf []byte) [][][]byte {
 // dropExts forgets the arguments held outside the buffer. The arguments
 // returned keep the spilled ones alive until the caller is done.
 func (r *Reader) dropExts() {
-	r.done, r.doneBufs, r.spilled = nil, nil, 0
+	r.done, r.doneBufs, r.doneOwn, r.spilled = nil, nil, nil, 0
 	if len(r.exts) > 0 {
 		clear(r.exts)
 		r.exts = r.exts[:0]

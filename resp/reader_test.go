@@ -513,6 +513,41 @@ func TestSpillEmptyArguments(t *testing.T) {
 	}
 }
 
+// Commands of many arguments of every length, empty ones and big ones
+// among them, spill in pieces that end anywhere: each argument comes back
+// whole, in its place, from the spills' shared allocations or its own.
+func TestSpillMixedArguments(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 6; iter++ {
+		args := []string{"RPUSH", "list"}
+		total := 0
+		for total < 600<<10 {
+			var n int
+			switch r := rng.Intn(100); {
+			case r < 20:
+				n = 0
+			case r < 97:
+				n = rng.Intn(3000)
+			default:
+				n = BigArg + rng.Intn(5000)
+			}
+			b := make([]byte, n)
+			rng.Read(b)
+			args = append(args, string(b))
+			total += n
+		}
+		in := []byte(mb(args...) + mb("PING"))
+		for _, piece := range []int{777, 4096, 70001} {
+			rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
+			got, err := collect(t, rd)
+			require.ErrorIs(t, err, io.EOF)
+			require.Len(t, got, 2, "iter %d, piece %d", iter, piece)
+			require.True(t, slices.Equal(args, got[0]), "iter %d, piece %d: arguments changed", iter, piece)
+			require.Equal(t, []string{"PING"}, got[1])
+		}
+	}
+}
+
 func TestRandomPipelines(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for iter := 0; iter < 300; iter++ {
