@@ -19,7 +19,8 @@ import (
 // Redis command zredis lacks as Redis answers for an unknown name.
 func init() {
 	// Decoded here, at start-up, so a defective embedded file fails the
-	// process before it serves anyone.
+	// process before it serves anyone. The docs wait for COMMAND DOCS
+	// (metadata.DocsOf); the package's tests decode them all.
 	metadata.Load()
 	const flags = engine.Loading | engine.Stale
 	register(
@@ -207,10 +208,10 @@ func writeCommandDocs(c *engine.Ctx, cmd *engine.Command) {
 	if len(subs) > 0 {
 		extra = 1
 	}
-	if meta := metadata.Get(cmd.Name); meta != nil {
-		w.Map(len(meta.Docs.Elems)/2 + extra)
-		for i := range meta.Docs.Elems {
-			meta.Docs.Elems[i].Write(w)
+	if docs := metadata.DocsOf(cmd.Name); docs != nil {
+		w.Map(len(docs.Elems)/2 + extra)
+		for i := range docs.Elems {
+			docs.Elems[i].Write(w)
 		}
 	} else {
 		// A command Redis 7.0 does not have: the three pairs Redis

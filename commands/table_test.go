@@ -121,7 +121,7 @@ func TestTableMatchesMetadata(t *testing.T) {
 		}
 		diffs = append(diffs, tblDiff(cmd, &tblRedisView{
 			Arity: m.Arity, Flags: m.Flags, First: m.FirstKey, Last: m.LastKey, Step: m.KeyStep,
-			ACL: m.ACL, Group: m.Docs.GetStr("group"),
+			ACL: m.ACL, Group: metadata.DocsOf(cmd.Name).GetStr("group"),
 		})...)
 	}
 	tblReport(t, diffs, "the embedded redis-server "+metadata.Load().Version+" metadata")

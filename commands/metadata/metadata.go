@@ -53,7 +53,8 @@ type Entry struct {
 	// KeySpecs is COMMAND INFO element 9: a set of key-spec maps.
 	KeySpecs Node `json:"key_specs"`
 	// Docs is the command's COMMAND DOCS map without its "subcommands"
-	// pair, which the command table supplies.
+	// pair, which the command table supplies. Decode fills it; the
+	// entries of Load leave it empty, and DocsOf has it.
 	Docs Node `json:"docs"`
 
 	// Specs are KeySpecs decoded, for key extraction.
@@ -93,18 +94,51 @@ var (
 	loaded   *File
 )
 
-// Load decodes the embedded file (once) and returns it. It panics when
-// the embedded data is malformed: the file is generated, so that is a
-// build defect.
+// Load decodes the embedded file (once) and returns it, without the
+// entries' Docs (see DocsOf). It panics when the embedded data is
+// malformed: the file is generated, so that is a build defect.
 func Load() *File {
 	loadOnce.Do(func() {
-		f, err := Decode(embedded)
+		f, err := decode(embedded, false)
 		if err != nil {
 			panic("metadata: embedded redis-7.0.json: " + err.Error())
 		}
 		loaded = f
 	})
 	return loaded
+}
+
+var (
+	docsOnce sync.Once
+	docs     map[string]*Node
+)
+
+// DocsOf returns the COMMAND DOCS map of a full command name in the
+// embedded file, or nil when Redis 7.0 has no such command. The docs are
+// decoded at their first use rather than with Load: they are most of the
+// file, and decoded they took 2.1-2.8 MB of an idle server's RSS, which
+// only COMMAND DOCS (redis-cli's interactive start, for one) reads. It
+// panics, as Load does, when the embedded data is malformed.
+func DocsOf(name string) *Node {
+	docsOnce.Do(func() {
+		var w wireFile[wireDocs]
+		err := decodeJSON(embedded, &w)
+		m := make(map[string]*Node, len(w.Commands))
+		for name, we := range w.Commands {
+			if err != nil {
+				break
+			}
+			var n Node
+			if n, err = decodeDocs(name, we.Docs); err == nil {
+				m[name] = &n
+			}
+		}
+		if err != nil {
+			panic("metadata: embedded redis-7.0.json: " + err.Error())
+		}
+		docs = m
+	})
+	return docs[name]
 }
 
 // Get returns the entry for a full command name ("get", "config|get"),
@@ -121,14 +155,22 @@ func (f *File) Names() []string {
 	return out
 }
 
-// wireFile is File as stored: trees as plain JSON values.
-type wireFile struct {
-	Version    string                `json:"version"`
-	Categories []string              `json:"acl_categories"`
-	Commands   map[string]*wireEntry `json:"commands"`
+// wireFile is File as stored, its entries of type E: trees as plain
+// JSON values. A decoder skips what E lacks.
+type wireFile[E any] struct {
+	Version    string        `json:"version"`
+	Categories []string      `json:"acl_categories"`
+	Commands   map[string]*E `json:"commands"`
 }
 
+// wireEntry is an entry as stored.
 type wireEntry struct {
+	wireInfo
+	Docs any `json:"docs"`
+}
+
+// wireInfo is an entry without its docs.
+type wireInfo struct {
 	Arity    int      `json:"arity"`
 	Flags    []string `json:"flags"`
 	FirstKey int      `json:"first"`
@@ -137,40 +179,83 @@ type wireEntry struct {
 	ACL      []string `json:"acl"`
 	Tips     []string `json:"tips"`
 	KeySpecs any      `json:"key_specs"`
-	Docs     any      `json:"docs"`
+}
+
+// wireDocs is an entry's docs alone.
+type wireDocs struct {
+	Docs any `json:"docs"`
 }
 
 // Decode parses a metadata file.
-func Decode(data []byte) (*File, error) {
-	var w wireFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&w); err != nil {
+func Decode(data []byte) (*File, error) { return decode(data, true) }
+
+// decode parses a metadata file, with the entries' docs or without them.
+func decode(data []byte, withDocs bool) (*File, error) {
+	if !withDocs {
+		var w wireFile[wireInfo]
+		if err := decodeJSON(data, &w); err != nil {
+			return nil, err
+		}
+		f := &File{Version: w.Version, Categories: w.Categories, Commands: make(map[string]*Entry, len(w.Commands))}
+		for name, wi := range w.Commands {
+			if _, err := f.add(name, wi); err != nil {
+				return nil, err
+			}
+		}
+		return f, nil
+	}
+	var w wireFile[wireEntry]
+	if err := decodeJSON(data, &w); err != nil {
 		return nil, err
 	}
 	f := &File{Version: w.Version, Categories: w.Categories, Commands: make(map[string]*Entry, len(w.Commands))}
 	for name, we := range w.Commands {
-		e := &Entry{Name: name, Arity: we.Arity, Flags: we.Flags, FirstKey: we.FirstKey,
-			LastKey: we.LastKey, KeyStep: we.KeyStep, ACL: we.ACL, Tips: we.Tips}
-		var err error
-		if e.KeySpecs, err = fromJSON(we.KeySpecs); err != nil {
-			return nil, fmt.Errorf("%s: key_specs: %v", name, err)
+		e, err := f.add(name, &we.wireInfo)
+		if err != nil {
+			return nil, err
 		}
-		if e.Docs, err = fromJSON(we.Docs); err != nil {
-			return nil, fmt.Errorf("%s: docs: %v", name, err)
+		if e.Docs, err = decodeDocs(name, we.Docs); err != nil {
+			return nil, err
 		}
-		if e.KeySpecs.Kind != Set && e.KeySpecs.Kind != Array {
-			return nil, fmt.Errorf("%s: key_specs is not a set", name)
-		}
-		if e.Docs.Kind != Map {
-			return nil, fmt.Errorf("%s: docs is not a map", name)
-		}
-		if e.Specs, err = decodeSpecs(&e.KeySpecs); err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		f.Commands[name] = e
 	}
 	return f, nil
+}
+
+// decodeJSON decodes data into v, numbers as json.Number.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// add makes the entry of wi, without docs, and adds it to f.
+func (f *File) add(name string, wi *wireInfo) (*Entry, error) {
+	e := &Entry{Name: name, Arity: wi.Arity, Flags: wi.Flags, FirstKey: wi.FirstKey,
+		LastKey: wi.LastKey, KeyStep: wi.KeyStep, ACL: wi.ACL, Tips: wi.Tips}
+	var err error
+	if e.KeySpecs, err = fromJSON(wi.KeySpecs); err != nil {
+		return nil, fmt.Errorf("%s: key_specs: %v", name, err)
+	}
+	if e.KeySpecs.Kind != Set && e.KeySpecs.Kind != Array {
+		return nil, fmt.Errorf("%s: key_specs is not a set", name)
+	}
+	if e.Specs, err = decodeSpecs(&e.KeySpecs); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	f.Commands[name] = e
+	return e, nil
+}
+
+// decodeDocs makes the tree of a command's docs, which must be a map.
+func decodeDocs(name string, v any) (Node, error) {
+	n, err := fromJSON(v)
+	if err != nil {
+		return Node{}, fmt.Errorf("%s: docs: %v", name, err)
+	}
+	if n.Kind != Map {
+		return Node{}, fmt.Errorf("%s: docs is not a map", name)
+	}
+	return n, nil
 }
 
 // decodeSpecs turns the key-spec tree into KeySpecs.

@@ -20,10 +20,13 @@ func TestEmbeddedFile(t *testing.T) {
 	for _, name := range f.Names() {
 		e := f.Commands[name]
 		assert.Equal(t, name, e.Name)
+		assert.Zero(t, e.Docs.Kind, "%s: Load decoded the docs", name)
+		docs := DocsOf(name)
+		require.NotNil(t, docs, name)
 		for _, key := range []string{"summary", "since", "group"} {
-			assert.NotNil(t, e.Docs.Get(key), "%s: docs without %s", name, key)
+			assert.NotNil(t, docs.Get(key), "%s: docs without %s", name, key)
 		}
-		assert.Nil(t, e.Docs.Get("subcommands"), name)
+		assert.Nil(t, docs.Get("subcommands"), name)
 		assert.Len(t, e.Specs, len(e.KeySpecs.Elems), name)
 		if i := strings.IndexByte(name, '|'); i >= 0 {
 			assert.NotNil(t, f.Commands[name[:i]], "%s without its container", name)
@@ -36,11 +39,12 @@ func TestGet(t *testing.T) {
 	require.NotNil(t, get)
 	assert.Equal(t, 2, get.Arity)
 	assert.Equal(t, []string{"readonly", "fast"}, get.Flags)
-	assert.Equal(t, "Get the value of a key", get.Docs.GetStr("summary"))
+	assert.Equal(t, "Get the value of a key", DocsOf("get").GetStr("summary"))
 	assert.Equal(t, []KeySpec{{Flags: []string{"RO", "access"}, BeginSearch: "index", Index: 1,
 		FindKeys: "range", LastKey: 0, KeyStep: 1}}, get.Specs)
 	assert.NotNil(t, Get("config|get"))
 	assert.Nil(t, Get("nosuchcommand"))
+	assert.Nil(t, DocsOf("nosuchcommand"))
 
 	z := Get("zunionstore")
 	require.Len(t, z.Specs, 2)
@@ -51,10 +55,19 @@ func TestGet(t *testing.T) {
 	assert.Equal(t, -2, Get("migrate").Specs[1].StartFrom)
 }
 
-// Every entry survives encoding and decoding unchanged.
+// Every entry survives encoding and decoding unchanged, and the file
+// decoded whole (Decode) holds what Load and DocsOf give.
 func TestRoundTrip(t *testing.T) {
+	whole, err := Decode(embedded)
+	require.NoError(t, err)
+	require.Len(t, whole.Commands, len(Load().Commands))
 	for name, e := range Load().Commands {
-		for _, n := range []Node{e.KeySpecs, e.Docs} {
+		w := whole.Commands[name]
+		require.NotNil(t, w, name)
+		assert.Equal(t, w.Docs, *DocsOf(name), name)
+		w.Docs = Node{}
+		assert.Equal(t, w, e, name)
+		for _, n := range []Node{e.KeySpecs, *DocsOf(name)} {
 			b, err := json.Marshal(n)
 			require.NoError(t, err, name)
 			var back Node
