@@ -169,6 +169,22 @@ func TestBigArgAbandoned(t *testing.T) {
 	require.Zero(t, rd.Abandoned())
 }
 
+// A connection that closes with its last batch not finished (its
+// replies held) counts what that batch's big argument outgrew once:
+// Abandoned, then Forget of the batch, report it between them once.
+func TestAbandonedThenForgetCountsOnce(t *testing.T) {
+	val := pattern(3000000, 5)
+	rd := NewReader(&chunkReader{data: []byte(mb("SET", "k", val)), n: 20000}, Limits{})
+	dst, err := rd.ReadBatch(nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SET", "k", val}, strs(dst[0]))
+	grown := rd.grown
+	require.Positive(t, grown, "the argument outgrew allocations on the way")
+	abandoned := rd.Abandoned()
+	require.GreaterOrEqual(t, abandoned, grown)
+	require.Equal(t, int64(3000000), rd.Forget(dst), "the argument itself, not its outgrown allocations again")
+}
+
 // proto-max-bulk-len bounds a big argument as any other.
 func TestBigArgMaxBulkLen(t *testing.T) {
 	lim := Limits{MaxBulkLen: 100000}

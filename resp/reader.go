@@ -426,9 +426,13 @@ func (r *Reader) Forget(batch [][][]byte) (dropped int64) {
 // of the reader's own that become garbage: a buffer grown past the
 // initial one, a big argument in progress and those it outgrew, and
 // arguments spilled or read apart. The release of freed memory counts
-// them, as it counts big arguments no command kept.
+// them, as it counts big arguments no command kept. The outgrown
+// allocations are counted once: a Forget of the last batch after it
+// (its replies were held when the connection closed) no longer reports
+// them.
 func (r *Reader) Abandoned() int64 {
 	n := r.grown + int64(cap(r.big)) + r.spilled + int64(cap(r.done))*int64(unsafe.Sizeof(r.done[0])) + int64(cap(r.doneBufs)+cap(r.doneOwn))*sliceHeader
+	r.grown = 0
 	for _, e := range r.exts {
 		n += int64(cap(e))
 	}
