@@ -111,6 +111,7 @@ func Load() *File {
 var (
 	docsOnce sync.Once
 	docs     map[string]*Node
+	docsErr  error
 )
 
 // DocsOf returns the COMMAND DOCS map of a full command name in the
@@ -118,27 +119,31 @@ var (
 // decoded at their first use rather than with Load: they are most of the
 // file, and decoded they took 2.1-2.8 MB of an idle server's RSS, which
 // only COMMAND DOCS (redis-cli's interactive start, for one) reads. It
-// panics, as Load does, when the embedded data is malformed.
+// panics, as Load does, when the embedded data is malformed, at every
+// call: a build defect the package's tests catch.
 func DocsOf(name string) *Node {
-	docsOnce.Do(func() {
-		var w wireFile[wireDocs]
-		err := decodeJSON(embedded, &w)
-		m := make(map[string]*Node, len(w.Commands))
-		for name, we := range w.Commands {
-			if err != nil {
-				break
-			}
-			var n Node
-			if n, err = decodeDocs(name, we.Docs); err == nil {
-				m[name] = &n
-			}
-		}
-		if err != nil {
-			panic("metadata: embedded redis-7.0.json: " + err.Error())
-		}
-		docs = m
-	})
+	docsOnce.Do(func() { docs, docsErr = decodeAllDocs(embedded) })
+	if docsErr != nil {
+		panic("metadata: embedded redis-7.0.json: " + docsErr.Error())
+	}
 	return docs[name]
+}
+
+// decodeAllDocs decodes the docs of every command in a metadata file.
+func decodeAllDocs(data []byte) (map[string]*Node, error) {
+	var w wireFile[wireDocs]
+	if err := decodeJSON(data, &w); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*Node, len(w.Commands))
+	for name, we := range w.Commands {
+		n, err := decodeDocs(name, we.Docs)
+		if err != nil {
+			return nil, err
+		}
+		m[name] = &n
+	}
+	return m, nil
 }
 
 // Get returns the entry for a full command name ("get", "config|get"),

@@ -115,6 +115,15 @@ func TestDecodeErrors(t *testing.T) {
 		_, err := Decode([]byte(bad))
 		assert.Error(t, err, bad)
 	}
+	for _, bad := range []string{
+		`{`,
+		`{"commands":{"x":{"docs":"nope"}}}`,
+		`{"commands":{"x":{"docs":["%","odd"]}}}`,
+		`{"commands":{"x":{"docs":["~"]}}}`,
+	} {
+		_, err := decodeAllDocs([]byte(bad))
+		assert.Error(t, err, bad)
+	}
 	f, err := Decode([]byte(`{"version":"7.0.0","commands":{"x":{"arity":1,"key_specs":["~"],"docs":["%","summary","s"]}}}`))
 	require.NoError(t, err)
 	assert.Equal(t, "s", f.Commands["x"].Docs.GetStr("summary"))
