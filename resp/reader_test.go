@@ -501,15 +501,22 @@ func TestSpillEmptyArguments(t *testing.T) {
 				args = append(args, strings.Repeat("b", BigArg+1))
 			}
 		}
-		in := []byte(mb(args...) + mb("PING"))
-		for _, piece := range []int{1000, 70000} {
-			rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
-			got, err := collect(t, rd)
-			require.ErrorIs(t, err, io.EOF)
-			require.Len(t, got, 2, "big %v, piece %d", withBig, piece)
-			require.True(t, slices.Equal(args, got[0]), "big %v, piece %d: arguments changed", withBig, piece)
-			require.Equal(t, []string{"PING"}, got[1])
-		}
+		requireArgumentsBack(t, args, []int{1000, 70000}, fmt.Sprintf("big %v", withBig))
+	}
+}
+
+// requireArgumentsBack sends the command args, then PING, in reads of
+// each of pieces bytes, and requires both back as sent.
+func requireArgumentsBack(t *testing.T, args []string, pieces []int, label string) {
+	t.Helper()
+	in := []byte(mb(args...) + mb("PING"))
+	for _, piece := range pieces {
+		rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
+		got, err := collect(t, rd)
+		require.ErrorIs(t, err, io.EOF)
+		require.Len(t, got, 2, "%s, piece %d", label, piece)
+		require.True(t, slices.Equal(args, got[0]), "%s, piece %d: arguments changed", label, piece)
+		require.Equal(t, []string{"PING"}, got[1])
 	}
 }
 
@@ -536,15 +543,7 @@ func TestSpillMixedArguments(t *testing.T) {
 			args = append(args, string(b))
 			total += n
 		}
-		in := []byte(mb(args...) + mb("PING"))
-		for _, piece := range []int{777, 4096, 70001} {
-			rd := NewReader(&chunkReader{data: in, n: piece}, Limits{})
-			got, err := collect(t, rd)
-			require.ErrorIs(t, err, io.EOF)
-			require.Len(t, got, 2, "iter %d, piece %d", iter, piece)
-			require.True(t, slices.Equal(args, got[0]), "iter %d, piece %d: arguments changed", iter, piece)
-			require.Equal(t, []string{"PING"}, got[1])
-		}
+		requireArgumentsBack(t, args, []int{777, 4096, 70001}, fmt.Sprintf("iter %d", iter))
 	}
 }
 
