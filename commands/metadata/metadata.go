@@ -99,7 +99,7 @@ var (
 // malformed: the file is generated, so that is a build defect.
 func Load() *File {
 	loadOnce.Do(func() {
-		f, err := decode(embedded, false)
+		f, err := decode(embedded)
 		if err != nil {
 			panic("metadata: embedded redis-7.0.json: " + err.Error())
 		}
@@ -168,13 +168,7 @@ type wireFile[E any] struct {
 	Commands   map[string]*E `json:"commands"`
 }
 
-// wireEntry is an entry as stored.
-type wireEntry struct {
-	wireInfo
-	Docs any `json:"docs"`
-}
-
-// wireInfo is an entry without its docs.
+// wireInfo is an entry as stored, without its docs.
 type wireInfo struct {
 	Arity    int      `json:"arity"`
 	Flags    []string `json:"flags"`
@@ -191,35 +185,31 @@ type wireDocs struct {
 	Docs any `json:"docs"`
 }
 
-// Decode parses a metadata file.
-func Decode(data []byte) (*File, error) { return decode(data, true) }
-
-// decode parses a metadata file, with the entries' docs or without them.
-func decode(data []byte, withDocs bool) (*File, error) {
-	if !withDocs {
-		var w wireFile[wireInfo]
-		if err := decodeJSON(data, &w); err != nil {
-			return nil, err
-		}
-		f := &File{Version: w.Version, Categories: w.Categories, Commands: make(map[string]*Entry, len(w.Commands))}
-		for name, wi := range w.Commands {
-			if _, err := f.add(name, wi); err != nil {
-				return nil, err
-			}
-		}
-		return f, nil
+// Decode parses a metadata file, docs included.
+func Decode(data []byte) (*File, error) {
+	f, err := decode(data)
+	if err != nil {
+		return nil, err
 	}
-	var w wireFile[wireEntry]
+	docs, err := decodeAllDocs(data)
+	if err != nil {
+		return nil, err
+	}
+	for name, e := range f.Commands {
+		e.Docs = *docs[name]
+	}
+	return f, nil
+}
+
+// decode parses a metadata file without the entries' docs.
+func decode(data []byte) (*File, error) {
+	var w wireFile[wireInfo]
 	if err := decodeJSON(data, &w); err != nil {
 		return nil, err
 	}
 	f := &File{Version: w.Version, Categories: w.Categories, Commands: make(map[string]*Entry, len(w.Commands))}
-	for name, we := range w.Commands {
-		e, err := f.add(name, &we.wireInfo)
-		if err != nil {
-			return nil, err
-		}
-		if e.Docs, err = decodeDocs(name, we.Docs); err != nil {
+	for name, wi := range w.Commands {
+		if err := f.add(name, wi); err != nil {
 			return nil, err
 		}
 	}
@@ -234,21 +224,21 @@ func decodeJSON(data []byte, v any) error {
 }
 
 // add makes the entry of wi, without docs, and adds it to f.
-func (f *File) add(name string, wi *wireInfo) (*Entry, error) {
+func (f *File) add(name string, wi *wireInfo) error {
 	e := &Entry{Name: name, Arity: wi.Arity, Flags: wi.Flags, FirstKey: wi.FirstKey,
 		LastKey: wi.LastKey, KeyStep: wi.KeyStep, ACL: wi.ACL, Tips: wi.Tips}
 	var err error
 	if e.KeySpecs, err = fromJSON(wi.KeySpecs); err != nil {
-		return nil, fmt.Errorf("%s: key_specs: %v", name, err)
+		return fmt.Errorf("%s: key_specs: %v", name, err)
 	}
 	if e.KeySpecs.Kind != Set && e.KeySpecs.Kind != Array {
-		return nil, fmt.Errorf("%s: key_specs is not a set", name)
+		return fmt.Errorf("%s: key_specs is not a set", name)
 	}
 	if e.Specs, err = decodeSpecs(&e.KeySpecs); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	f.Commands[name] = e
-	return e, nil
+	return nil
 }
 
 // decodeDocs makes the tree of a command's docs, which must be a map.
