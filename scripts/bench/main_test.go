@@ -103,7 +103,8 @@ func TestMemShapesWellFormed(t *testing.T) {
 	for _, sh := range memShapes {
 		var buf bytes.Buffer
 		const n = 1003 // not a multiple of any batch
-		require.NoError(t, writeShape(&buf, sh, n))
+		require.NoError(t, writeShape(&buf, sh, 0, n))
+		loaded := buf.String()
 		// A command is an array of bulk strings, which readReply
 		// parses like an array reply.
 		rc := &rconn{r: bufio.NewReader(&buf)}
@@ -114,6 +115,9 @@ func TestMemShapesWellFormed(t *testing.T) {
 			cmds++
 		}
 		assert.Equal(t, (n+sh.per-1)/sh.per, cmds, sh.name)
+		// The second load's first command makes new elements only.
+		first := string(sh.gen(nil, secondLoad(sh, n), 1))
+		assert.NotContains(t, loaded, first, sh.name)
 	}
 	// One element per argument after the key (two for field/value and
 	// score/member pairs).
@@ -276,8 +280,8 @@ func TestReportMemoryValkey(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"memory (RSS)", "memory (RSS), vs valkey", "memory (RSS, purged)", "memory (RSS, purged), vs valkey",
-		"memory (used_memory)", "memory (used_memory), vs valkey"}, sections)
-	assert.Len(t, o.sum.figs, 6*len(memShapes))
+		"memory (used_memory)", "memory (used_memory), vs valkey", "memory (RSS, second load)", "memory (RSS, second load), vs valkey"}, sections)
+	assert.Len(t, o.sum.figs, 8*len(memShapes))
 }
 
 func sampleSummary() *summaryTable {
