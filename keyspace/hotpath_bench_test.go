@@ -154,3 +154,28 @@ func BenchmarkPipelinedLookup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewKeys is SET of keys the keyspace does not hold, 2M of
+// them into a keyspace that starts empty: the insertions and the shard
+// tables' growths they cause, each of which moves every entry of its
+// shard (a load, a queue taking new messages).
+func BenchmarkNewKeys(b *testing.B) {
+	const n = 2_000_000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key:%d", i))
+	}
+	val := []byte("v000000000")
+	var db *DB
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%n == 0 {
+			b.StopTimer()
+			db = New(16, NewManualClock(epoch)).DB(0)
+			runtime.GC()
+			b.StartTimer()
+		}
+		db.SetString(keys[i%n], val, false, 0)
+	}
+}

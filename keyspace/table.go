@@ -215,12 +215,27 @@ func (t *table) rehash(want int) {
 // resize moves the entries into a table of at least n groups: as many
 // as fill the allocation, which Go rounds up to a size class (a table
 // of 26 groups, 1872 bytes, is allocated 2048: 28 groups).
+//
+// Moving an entry hashes its key, which lives in the entry: one cache
+// miss per entry in a keyspace larger than the caches, 17% of the
+// server's time when SETs of new keys loaded 2M strings. So the entries
+// of the group resizeAhead groups on are fetched while this one's move,
+// as Prefetch does for a batch's keys.
 func (t *table) resize(n int) {
 	old := t.groups
 	t.groups = slices.Grow([]group(nil), n)
 	t.groups = t.groups[:cap(t.groups)]
 	t.n, t.dead = 0, 0
 	for gi := range old {
+		if ahead := gi + resizeAhead; ahead < len(old) {
+			for _, e := range old[ahead].ents {
+				if e != nil {
+					// The header's end, the tail's size and length
+					// bytes and a short key's start.
+					prefetchSpan(unsafe.Pointer(e), headerSize+2+16)
+				}
+			}
+		}
 		for _, e := range old[gi].ents {
 			if e != nil {
 				t.insert(e, keyHash(e.Key()))
@@ -228,6 +243,10 @@ func (t *table) resize(n int) {
 		}
 	}
 }
+
+// resizeAhead is how many groups ahead resize fetches entries: about a
+// dozen in flight, as many misses as a core keeps outstanding.
+const resizeAhead = 2
 
 // reserve sizes an empty table for about n entries.
 func (t *table) reserve(n int) {
