@@ -32,7 +32,7 @@ import (
 //
 // Then -memn more elements of the shape (the next keys, members or
 // fields: the same big key grows) are loaded, and the RSS growth over
-// the first reading is read as the "second load". The first load's
+// the reading after MEMORY PURGE is the "second load". The first load's
 // growth holds, besides the elements, what a server takes on at its
 // first load whatever its size: for zredis the runtime's metadata for
 // a larger heap and its first collections (0.5-1.2 MB measured with
