@@ -98,6 +98,20 @@ func normalized(text string) []string {
 	return lines
 }
 
+// withoutPingSent masks the ping-sent field of normalized node lines.
+func withoutPingSent(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 8 && f[0] != "vars" {
+			f[4] = "-"
+		}
+		out[i] = strings.Join(f, " ")
+	}
+	slices.Sort(out)
+	return out
+}
+
 // nodes.conf as redis-server 7.0 writes it, for masters, a replica,
 // slot ranges, single slots and slots migrating and importing: read,
 // then written again, it is the same file (but for what a load resets).
@@ -175,9 +189,12 @@ func TestNodesConfMatchesRedis(t *testing.T) {
 		require.Equal(t, ids[i], string(cfg.Myself.Name[:]))
 		require.Equal(t, normalized(string(file)), normalized(string(cfg.NodesConf())), "node %d", i)
 
+		// A ping may go out (or its pong come back) between the save and
+		// CLUSTER NODES: ping-sent is compared only with the file's own
+		// round trip above.
 		nodes, err := c.ClusterNodes(ctx).Result()
 		require.NoError(t, err)
-		require.Equal(t, normalized(nodes), normalized(string(cfg.AppendNodes(nil, 0, false))), "node %d", i)
+		require.Equal(t, withoutPingSent(normalized(nodes)), withoutPingSent(normalized(string(cfg.AppendNodes(nil, 0, false)))), "node %d", i)
 
 		// CLUSTER SLOTS, for each preferred endpoint type.
 		for _, ep := range []struct {
