@@ -96,7 +96,7 @@ func (db *DB) peek(key []byte) *Entry {
 // expiry). A replica answers as if the key were gone but keeps it until
 // the master's DEL arrives, so that master and replica never diverge.
 func (db *DB) live(key []byte, e *Entry) *Entry {
-	if e.expireAt == 0 || e.expireAt > db.ks.now || db.ks.loading {
+	if at := e.ExpireAt(); at == 0 || at > db.ks.now || db.ks.loading {
 		// Nothing expires while a data set loads (keyIsExpired): the
 		// AOF being replayed holds the DEL of every key that expired.
 		return e
@@ -129,7 +129,7 @@ const lazyCatchUp = 1024
 // which a backlog the timer is still working off may be overtaken.
 // It reports whether a deadline hook kept the key.
 func (db *DB) expireLazily(key string, e *Entry) (kept bool) {
-	db.catchUp(e.expireAt)
+	db.catchUp(e.ExpireAt())
 	if e = db.get(key, keyHash(key)); e == nil {
 		return false // a field funnel's catch-up took the hash's last fields
 	}
@@ -262,6 +262,15 @@ func (db *DB) lookupPrivate(key []byte, deep bool) *Entry {
 // private makes e, the live entry of key (hash h), private to the live
 // keyspace for a change (see lookupPrivate) and records the access.
 func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
+	if deep && e.compact() && !db.ks.shared(e) {
+		// A change in place may change what the entry costs, which a
+		// compact entry does not record: the change goes to an extended
+		// copy, which the output a pin protects does not see either.
+		c := e.clone(false)
+		c.setGen(db.ks.gen)
+		db.replaceWith(h, e, c)
+		e = c
+	}
 	if deep && e.pinned() && !db.ks.shared(e) {
 		// Output refers to the value: the change goes to a copy.
 		e.setStrBytes(bytes.Clone(e.Str()))
@@ -269,22 +278,16 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 	}
 	if db.ks.shared(e) {
 		var c *Entry
-		wasDirty := e.flags&flagDirty != 0
 		if deep {
 			c = e.clone(true)
-			c.gen = db.ks.gen
+			c.setGen(db.ks.gen)
 		} else {
 			// The copy shares the value, but for one in e's tail: e
 			// stays the snapshot's alone, and the copy alone is counted.
 			c = e.shallow()
 		}
-		db.writable(shardOf(h)).put(c, h)
-		db.replaceEntry(e, c, h)
-		db.reheld(e, c)
+		db.replaceWith(h, e, c)
 		e = c
-		if wasDirty {
-			db.markDirty(e) // changed earlier in this command: measured at its end
-		}
 	}
 	if !db.ks.noTouch {
 		db.ks.touch(e)
@@ -296,6 +299,18 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 		db.markDirty(e)
 	}
 	return e
+}
+
+// replaceWith stores c, a copy of e, in e's place (key hash h), with the
+// counts and indexes following.
+func (db *DB) replaceWith(h uint64, e, c *Entry) {
+	wasDirty := e.flags&flagDirty != 0
+	db.writable(shardOf(h)).put(c, h)
+	db.replaceEntry(e, c, h)
+	db.reheld(e, c)
+	if wasDirty {
+		db.markDirty(c) // changed earlier in this command: measured at its end
+	}
 }
 
 // Exists reports whether key is live, without touching it or counting a
@@ -316,7 +331,7 @@ func (db *DB) Deadline(key []byte) (at int64, ok bool) {
 	if e == nil {
 		return 0, false
 	}
-	return e.expireAt, true
+	return e.ExpireAt(), true
 }
 
 // TypeOf is the type of key, TypeNone when absent. Like Redis's TYPE it
@@ -363,9 +378,9 @@ func (db *DB) expiredBeforeWrite(h uint64, key []byte, old *Entry) *Entry {
 // reheld moves the deadline index's hold of a key from old to e, which
 // replaced it in the table: the index holds the table's entries.
 func (db *DB) reheld(old, e *Entry) {
-	if old.expireAt != 0 && old.expireAt == e.expireAt && old != e {
-		db.expires.del(old.expireAt, old)
-		db.expires.add(e.expireAt, e)
+	if old.ExpireAt() != 0 && old.ExpireAt() == e.ExpireAt() && old != e {
+		db.expires.del(old.ExpireAt(), old)
+		db.expires.add(e.ExpireAt(), e)
 	}
 }
 
@@ -393,17 +408,23 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	if t != nil {
 		old = t.get(k, h)
 	}
-	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica && !overwrite {
-		// The old value had expired: it is expired now (with its event,
-		// as Redis's lookup for write does), then the key is created.
-		old = db.expiredBeforeWrite(h, key, old)
-		t = db.shards[i]
+	if old != nil && !db.ks.replica && !overwrite {
+		if at := old.ExpireAt(); at != 0 && at <= db.ks.now {
+			// The old value had expired: it is expired now (with its
+			// event, as Redis's lookup for write does), then the key
+			// is created.
+			old = db.expiredBeforeWrite(h, key, old)
+			t = db.shards[i]
+		}
 	}
 	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 &&
-		(owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()) {
+		(owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()) &&
+		(!old.compact() || !owned && !old.pinned() && len(val) <= int(old.vcap) && (keepTTL || expireAt == 0)) {
 		// Reuse the entry and, when it fits, the value's storage: the
 		// common overwrite allocates nothing. (A value outgrowing the
-		// tail gets a new entry instead, which it fits in.)
+		// tail gets a new entry instead, which it fits in; so does a
+		// compact entry's value given a deadline or outgrowing its
+		// tail, which would change what it records.)
 		if owned || old.pinned() {
 			db.ks.dropped(old, FreeServerDel)
 			old.flags &^= flagPinned
@@ -427,33 +448,41 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		db.touched(key)
 		return
 	}
+	if keepTTL {
+		expireAt = 0
+		if old != nil {
+			expireAt = old.ExpireAt()
+		}
+	}
 	var e *Entry
 	if owned {
-		e, _ = newEntry(old.keyOr(k), 0)
+		e, _ = newEntry(old.keyOr(k), 0, true)
 		e.typ = TypeString
 		e.setStrBytes(val)
 	} else {
-		e, _ = newEntry(old.keyOr(k), len(val))
+		// Compact when it can be (see Entry): no deadline, a value that
+		// fits the tail, no snapshot live, which would have to copy it
+		// at its next write.
+		key := old.keyOr(k)
+		compact := expireAt == 0 && db.ks.liveMax == 0 && keyRoomFor(len(key))+len(val) < maxTail
+		e, _ = newEntry(key, len(val), !compact)
 		e.typ = TypeString
 		e.setStrCopy(val)
 	}
-	e.gen, e.atime, e.freq = db.ks.gen, db.ks.lru, lfuInitVal
+	if !e.compact() {
+		e.setGen(db.ks.gen)
+	}
+	e.atime, e.freq = db.ks.lru, lfuInitVal
 	if old != nil {
 		db.ks.dropped(old, FreeServerDel) // dbOverwrite
 		db.inheritAccess(e, old)
-		if keepTTL {
-			expireAt = old.expireAt
-		}
-		if old.expireAt != 0 {
-			db.expires.del(old.expireAt, old)
+		if at := old.ExpireAt(); at != 0 {
+			db.expires.del(at, old)
 		}
 		t = db.writable(i)
 		t.put(e, h)
 		db.replaceEntry(old, e, h)
 	} else {
-		if keepTTL {
-			expireAt = 0
-		}
 		t = db.writable(i)
 		t.insertNew(e, h)
 		db.keys++
@@ -463,7 +492,7 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		}
 	}
 	if expireAt != 0 {
-		e.expireAt = expireAt
+		e.setExpireAt(expireAt)
 		db.expires.add(expireAt, e)
 		db.scheduled(e.Key(), expireAt)
 	}
@@ -502,8 +531,9 @@ func (db *DB) inheritAccess(e, old *Entry) {
 // later value.
 func (db *DB) Insert(key string, e *Entry) {
 	e = e.rekeyed(key)
-	if e.gen == 0 {
-		e.gen = db.ks.gen
+	e = db.extendShared(e)
+	if e.gen() == 0 {
+		e.setGen(db.ks.gen)
 		e.freq = lfuInitVal
 	}
 	if !db.ks.shared(e) {
@@ -513,23 +543,36 @@ func (db *DB) Insert(key string, e *Entry) {
 	t := db.writable(shardOf(h))
 	old := t.put(e, h)
 	if old != nil {
-		if old.expireAt != 0 {
-			db.expires.del(old.expireAt, old)
+		if old.ExpireAt() != 0 {
+			db.expires.del(old.ExpireAt(), old)
 		}
 		db.replaceEntry(old, e, h)
 	} else {
 		db.keys++
 		db.addEntry(e, h)
 	}
-	if e.expireAt != 0 {
-		db.expires.add(e.expireAt, e)
-		db.scheduled(e.Key(), e.expireAt)
+	if e.ExpireAt() != 0 {
+		db.expires.add(e.ExpireAt(), e)
+		db.scheduled(e.Key(), e.ExpireAt())
 	}
 	db.touchedString(key)
 }
 
+// extendShared returns e, an entry about to be stored, or, while a
+// snapshot is live and e is compact, an extended copy of it made in the
+// current generation: a compact entry counts as one the snapshot may
+// read, which its every write would copy again.
+func (db *DB) extendShared(e *Entry) *Entry {
+	if db.ks.liveMax == 0 || !e.compact() {
+		return e
+	}
+	c := e.clone(false)
+	c.setGen(db.ks.gen)
+	return c
+}
+
 // Put stores e under key, replacing any value. The entry's deadline is
-// taken from e.expireAt (set through NewEntry's argument). The keyspace
+// taken from e.ExpireAt() (set through NewEntry's argument). The keyspace
 // takes ownership of e. An old value past its deadline is expired first
 // (with its event), as Redis's lookup for write would; a live old value
 // is simply replaced.
@@ -543,8 +586,9 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	k := bytesKey(key)
 	h := keyHash(k)
 	i := shardOf(h)
-	if e.gen == 0 {
-		e.gen = db.ks.gen
+	e = db.extendShared(e)
+	if e.gen() == 0 {
+		e.setGen(db.ks.gen)
 		e.freq = lfuInitVal
 	}
 	if !db.ks.shared(e) {
@@ -554,14 +598,14 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	if t := db.shards[i]; t != nil {
 		old = t.get(k, h)
 	}
-	if old != nil && old.expireAt != 0 && old.expireAt <= db.ks.now && !db.ks.replica {
+	if old != nil && old.ExpireAt() != 0 && old.ExpireAt() <= db.ks.now && !db.ks.replica {
 		old = db.expiredBeforeWrite(h, key, old)
 	}
 	e = e.rekeyed(old.keyOr(k))
 	t := db.writable(i)
 	if old != nil {
-		if old.expireAt != 0 {
-			db.expires.del(old.expireAt, old)
+		if old.ExpireAt() != 0 {
+			db.expires.del(old.ExpireAt(), old)
 		}
 		if old != e {
 			db.ks.dropped(old, FreeServerDel) // dbOverwrite
@@ -579,9 +623,9 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	if e.typ != TypeString || e.flags&flagDirty != 0 {
 		db.markStored(e)
 	}
-	if e.expireAt != 0 {
-		db.expires.add(e.expireAt, e)
-		db.scheduled(e.Key(), e.expireAt)
+	if e.ExpireAt() != 0 {
+		db.expires.add(e.ExpireAt(), e)
+		db.scheduled(e.Key(), e.ExpireAt())
 	}
 	db.touched(key)
 	return e
@@ -593,10 +637,17 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 func NewString(val []byte, expireAt int64) *Entry { return NewStringFor("", val, expireAt) }
 
 // NewStringFor is NewString for an entry to be stored under key (Put,
-// Insert): the entry holds the key already.
+// Insert): the entry holds the key already. Without a deadline, a value
+// that fits the tail makes a compact entry (see Entry).
 func NewStringFor(key string, val []byte, expireAt int64) *Entry {
-	e, _ := newEntry(key, len(val))
-	e.typ, e.expireAt = TypeString, expireAt
+	compact := expireAt == 0 && keyRoomFor(len(key))+len(val) < maxTail
+	e, _ := newEntry(key, len(val), !compact)
+	e.typ = TypeString
+	if compact {
+		e.freq = lfuInitVal // fresh, which Put tells by an extended entry's generation 0
+	} else {
+		e.setExpireAt(expireAt)
+	}
 	if e.inline() && len(val) <= int(e.vcap) {
 		e.setStrCopy(val)
 	} else {
@@ -614,9 +665,9 @@ func NewObjectFor(key string, obj Object, expireAt int64) *Entry {
 	if h, ok := obj.(*Hash); ok {
 		room = len(h.lpb()) // packed fields go into the tail
 	}
-	e, _ := newEntry(key, room)
+	e, _ := newEntry(key, room, true)
 	e.setObj(obj)
-	e.expireAt = expireAt
+	e.setExpireAt(expireAt)
 	return e
 }
 
@@ -632,7 +683,7 @@ func (db *DB) AddHash(key []byte, lim HashLimits, pairs [][]byte) *Hash {
 	if !small || int64(len(pairs)/2) > lim.MaxEntries {
 		room = 0
 	}
-	e, inTail := newEntry(bytesKey(key), room)
+	e, inTail := newEntry(bytesKey(key), room, true)
 	if !inTail {
 		e.ref, e.vlen, e.vcap = nil, 0, 0
 	}
@@ -652,7 +703,7 @@ func (db *DB) PutObject(key []byte, obj Object) *Entry {
 // dupStringObject it owns its integer: never the shared object.
 func (e *Entry) Copy() *Entry {
 	c := e.clone(false)
-	c.gen = 0
+	c.setGen(0)
 	if c.typ == TypeString && c.strEnc == strEncAuto {
 		c.strEnc = strEncIntOwned
 	}
@@ -660,19 +711,30 @@ func (e *Entry) Copy() *Entry {
 }
 
 // setDeadline changes e's deadline (0 removes it), keeping the index in
-// step. e must be private (from LookupWrite or lookupMeta, or fresh).
-func (db *DB) setDeadline(e *Entry, at int64) {
-	if e.expireAt == at {
-		return
+// step, and returns the entry that has it: e, or for a compact entry
+// given a deadline, the extended copy stored in its place. e must be
+// private (from LookupWrite or lookupMeta, or fresh) and, when compact,
+// stored.
+func (db *DB) setDeadline(e *Entry, at int64) *Entry {
+	was := e.ExpireAt()
+	if was == at {
+		return e
 	}
-	if e.expireAt != 0 {
-		db.expires.del(e.expireAt, e)
+	if e.compact() {
+		c := e.clone(false)
+		c.setGen(db.ks.gen)
+		db.replaceWith(keyHash(e.Key()), e, c)
+		e = c
 	}
-	e.expireAt = at
+	if was != 0 {
+		db.expires.del(was, e)
+	}
+	e.setExpireAt(at)
 	if at != 0 {
 		db.expires.add(at, e)
 		db.scheduled(e.Key(), at)
 	}
+	return e
 }
 
 // SetExpire sets key's deadline to at (Unix ms). It reports false when
@@ -692,7 +754,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 // also when the key does not exist).
 func (db *DB) Persist(key []byte) bool {
 	e := db.lookupMeta(key)
-	if e == nil || e.expireAt == 0 {
+	if e == nil || e.ExpireAt() == 0 {
 		return false
 	}
 	db.setDeadline(e, 0)
@@ -746,8 +808,8 @@ func (db *DB) remove(h uint64, e *Entry) {
 	t.del(e.Key(), h)
 	db.keys--
 	db.dropEntry(e, h)
-	if e.expireAt != 0 {
-		db.expires.del(e.expireAt, e)
+	if e.ExpireAt() != 0 {
+		db.expires.del(e.ExpireAt(), e)
 	}
 	db.touchedString(e.Key())
 }
@@ -857,7 +919,7 @@ func (db *DB) RandomKey() (string, bool) {
 	tries := 100
 	for db.keys > 0 {
 		k, e := db.randomEntry()
-		if e.expireAt == 0 || e.expireAt > db.ks.now {
+		if e.ExpireAt() == 0 || e.ExpireAt() > db.ks.now {
 			return k, true
 		}
 		if db.ks.replica {
@@ -931,7 +993,7 @@ func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
 		return
 	}
 	t.all(func(e *Entry) bool {
-		if e.expireAt == 0 || e.expireAt > db.ks.now {
+		if e.ExpireAt() == 0 || e.ExpireAt() > db.ks.now {
 			fn(e.Key(), e)
 		}
 		return true
@@ -1022,7 +1084,7 @@ func (db *DB) ScanMatch(cursor uint64, count int, match func(key string) bool, f
 			if match != nil && !match(it.key) {
 				continue
 			}
-			if it.e.expireAt != 0 && it.e.expireAt <= db.ks.now {
+			if it.e.ExpireAt() != 0 && it.e.ExpireAt() <= db.ks.now {
 				expired = append(expired, it)
 				continue
 			}

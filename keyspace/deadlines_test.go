@@ -53,7 +53,7 @@ func (es entries) get(k string) *Entry {
 	if e, ok := es[k]; ok {
 		return e
 	}
-	e, _ := newEntry(k, 0)
+	e, _ := newEntry(k, 0, true)
 	es[k] = e
 	return e
 }

@@ -58,14 +58,24 @@ type Encoder interface {
 // obtains it through DB.LookupWrite, which hands out a private copy when
 // a snapshot may still read the original.
 //
-// An entry is one allocation: this 40-byte header, then a tail holding
+// An entry is one allocation: this 24-byte header, then a tail holding
 // the key and, when they fit, a string value (Redis's embstr, with the
-// key too) or a small hash's packed fields. A million short keys thus
-// cost one object each, of which the collector scans one word (ref),
-// rather than an entry, a key string and a value array, plus the slot of
-// a map keyed by string. A 10-byte key with a 10-byte value takes 64
-// bytes, the size class Valkey 8's embedded key and value reach. See
-// newEntry and the tail's layout below.
+// key too) or a small hash's packed fields, and last, in an extended
+// entry, its deadline, generation and counted cost (entryExt). A
+// million short keys thus cost one object each, of which the collector
+// scans one word (ref), rather than an entry, a key string and a value
+// array, plus the slot of a map keyed by string.
+//
+// A compact entry, without the extension, is a string stored inline
+// with no deadline, made while no snapshot was live: the common key of a
+// queue. It needs none of the three: no deadline; the oldest generation
+// (1), which any live snapshot may read, so that a write copies it; and
+// its size as its cost, which cannot change in place since a change
+// that would (a value outgrowing the tail, a write through LookupWrite,
+// a deadline) replaces it with an extended copy first (DB.extend). A
+// 10-byte key with a 10-byte value takes 48 bytes, where Valkey 8's
+// object embedding both takes 64; with a deadline, 64. See newEntry and
+// the tail's layout below.
 type Entry struct {
 	// ref, vlen and vcap are the value: a string's bytes (vlen of vcap),
 	// in the tail or an array of their own; a hash, which is these three
@@ -75,15 +85,26 @@ type Entry struct {
 	vlen uint32
 	vcap uint32
 
+	atime  uint32 // last access on the keyspace's LRU clock (lruUnitMs units, wrapping)
+	typ    Type
+	strEnc uint8 // how Redis encoded the string, when not derived from it; objBoxed
+	freq   uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
+	flags  uint8 // flagLive, flagDirty (memory.go), flagPinned
+}
+
+// entryExt is an extended entry's metadata, the last 16 bytes of its
+// tail.
+type entryExt struct {
 	expireAt int64  // Unix ms; 0 = no deadline
 	gen      uint32 // keyspace generation in which this entry was made
-	atime    uint32 // last access on the keyspace's LRU clock (lruUnitMs units, wrapping)
 	mem      uint32 // counted cost in 8-byte units, see memory.go
-	typ      Type
-	strEnc   uint8 // how Redis encoded the string, when not derived from it; objBoxed
-	freq     uint8 // LFU counter (OBJECT FREQ), see Keyspace.SetLFU
-	flags    uint8 // flagLive, flagDirty (memory.go), flagPinned
 }
+
+const extSize = int(unsafe.Sizeof(entryExt{}))
+
+// compactGen is a compact entry's generation: the first, which every
+// live snapshot may read.
+const compactGen = 1
 
 // headerSize is the Entry struct's size: the tail starts there.
 const headerSize = unsafe.Sizeof(Entry{})
@@ -120,16 +141,24 @@ type objBox struct{ o Object }
 // The tail's layout:
 //
 //	size      1 byte: the tail's size in 8-byte units, size byte
-//	          included; bigTail for a big entry, followed by the size
-//	          in bytes as 4 bytes, little-endian
+//	          included, with tailExt set in an extended entry; bigTail
+//	          for a big entry, followed by the size in bytes as 4 bytes,
+//	          little-endian, with bigExt set in an extended one
 //	key len   uvarint (one byte below 128)
 //	key       the key's bytes: every key lives in its entry's tail
-//	value     the rest: the value's room, when newEntry gave it one
+//	value     the value's room, when newEntry gave it one
+//	ext       an extended entry's entryExt, in the tail's last 16 bytes
 //
 // An entry of up to 256 bytes has a tail type of its own (tailed, one
 // per size class); a longer key makes a big entry, whose type is made
-// at run time (bigEntryType).
-const bigTail = 0xff
+// at run time (bigEntryType). The size bytes never change: a snapshot
+// reading the entry on another goroutine reads them too.
+const (
+	bigTail   = 0xff
+	tailExt   = 0x40        // in a small entry's size byte
+	tailUnits = tailExt - 1 // a small entry's size byte's size bits
+	bigExt    = 1 << 31     // in a big entry's size
+)
 
 // tailed is an Entry followed by its tail: T is a byte array sized so
 // that the whole is one of Go's size classes.
@@ -145,23 +174,30 @@ const maxTail = 256 - int(headerSize)
 
 // tailClasses are the entry sizes allocEntry allocates: Go's size
 // classes.
-var tailClasses = [...]int{48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256}
+var tailClasses = [...]int{32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256}
 
 // allocEntry returns a zero entry whose tail has room for at least n
-// bytes besides its size bytes, and that room.
-func allocEntry(n int) (*Entry, int) {
-	if n+1 > maxTail {
-		return allocBigEntry(n)
+// bytes besides its size bytes and, when ext, its entryExt; and that
+// room.
+func allocEntry(n int, ext bool) (*Entry, int) {
+	need := n + 1
+	if ext {
+		need += extSize
+	}
+	if need > maxTail {
+		return allocBigEntry(n, ext)
 	}
 	size := 256
 	for _, c := range tailClasses {
-		if n+1 <= c-int(headerSize) {
+		if need <= c-int(headerSize) {
 			size = c
 			break
 		}
 	}
 	var e *Entry
 	switch size {
+	case 32:
+		e = &new(tailed[[32 - headerSize]byte]).Entry
 	case 48:
 		e = &new(tailed[[48 - headerSize]byte]).Entry
 	case 64:
@@ -192,8 +228,13 @@ func allocEntry(n int) (*Entry, int) {
 		e = &new(tailed[[256 - headerSize]byte]).Entry
 	}
 	tail := size - int(headerSize)
+	room := tail - 1
 	*e.tailByte() = byte(tail / 8)
-	return e, tail - 1
+	if ext {
+		*e.tailByte() |= tailExt
+		room -= extSize
+	}
+	return e, room
 }
 
 // bigEntryTypes caches bigEntryType's types by tail size.
@@ -218,15 +259,23 @@ func bigEntryType(n int) reflect.Type {
 // (a key that long). The tail is rounded up to an eighth of its power
 // of two, so that at most eight types are made per doubling, whatever
 // the lengths of the keys clients send.
-func allocBigEntry(n int) (*Entry, int) {
+func allocBigEntry(n int, ext bool) (*Entry, int) {
 	tail := n + 5
+	if ext {
+		tail += extSize
+	}
 	step := 1 << (bits.Len(uint(tail-1)) - 3)
 	tail = (tail + step - 1) &^ (step - 1)
 	e := (*Entry)(reflect.New(bigEntryType(tail)).UnsafePointer())
 	t := unsafe.Slice(e.tailByte(), 5)
 	t[0] = bigTail
-	binary.LittleEndian.PutUint32(t[1:], uint32(tail))
-	return e, tail - 5
+	size, room := uint32(tail), tail-5
+	if ext {
+		size |= bigExt
+		room -= extSize
+	}
+	binary.LittleEndian.PutUint32(t[1:], size)
+	return e, room
 }
 
 // tailByte is the tail's first byte: its size in 8-byte units, or
@@ -236,10 +285,48 @@ func (e *Entry) tailByte() *byte { return (*byte)(unsafe.Add(unsafe.Pointer(e), 
 // tailSize is the tail's size, size bytes included.
 func (e *Entry) tailSize() int {
 	if s := *e.tailByte(); s != bigTail {
-		return int(s) * 8
+		return int(s&tailUnits) * 8
 	}
-	return int(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+1)), 4)))
+	return int(e.bigSize() &^ bigExt)
 }
+
+// bigSize is a big entry's size field.
+func (e *Entry) bigSize() uint32 {
+	return binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+1)), 4))
+}
+
+// ext is an extended entry's entryExt, nil for a compact entry.
+func (e *Entry) ext() *entryExt {
+	if off := e.extAt(); off != 0 {
+		return (*entryExt)(unsafe.Add(unsafe.Pointer(e), off))
+	}
+	return nil
+}
+
+// extAt is the offset of an extended entry's entryExt, 0 for a compact
+// entry: a test of the size byte for a small compact entry, which every
+// lookup's deadline check makes.
+func (e *Entry) extAt() uintptr {
+	s := *e.tailByte()
+	switch {
+	case s&tailExt == 0: // bigTail has it
+		return 0
+	case s != bigTail:
+		return headerSize + uintptr(s&tailUnits)*8 - uintptr(extSize)
+	}
+	return e.bigExtAt()
+}
+
+// bigExtAt is extAt for a big entry.
+func (e *Entry) bigExtAt() uintptr {
+	if n := e.bigSize(); n&bigExt != 0 {
+		return headerSize + uintptr(n&^bigExt) - uintptr(extSize)
+	}
+	return 0
+}
+
+// compact reports whether e has no entryExt.
+func (e *Entry) compact() bool { return e.extAt() == 0 }
 
 // roomAt is the offset in the tail of the room after its size bytes.
 func (e *Entry) roomAt() uintptr {
@@ -249,10 +336,15 @@ func (e *Entry) roomAt() uintptr {
 	return 5
 }
 
-// room is the tail after its size bytes: the key, then the value's room.
+// room is the tail after its size bytes: the key, then the value's room
+// (up to the entryExt of an extended entry).
 func (e *Entry) room() []byte {
 	at := e.roomAt()
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+at)), e.tailSize()-int(at))
+	n := e.tailSize() - int(at)
+	if !e.compact() {
+		n -= extSize
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), headerSize+at)), n)
 }
 
 // inTail reports whether p points into the entry's tail: a value stored
@@ -277,15 +369,16 @@ func keyRoomFor(n int) int { return uvarintLen(uint64(n)) + n }
 // newEntry allocates an entry for key ("": a detached entry, which Put
 // gives its key) with room for a value of valRoom bytes in its tail when
 // that fits (reported by ok, the room then being the value's capacity:
-// vcap, with ref pointing there).
-func newEntry(key string, valRoom int) (e *Entry, ok bool) {
+// vcap, with ref pointing there), extended or compact (see Entry). An
+// extended entry's generation is 0 (fresh: Put stamps it).
+func newEntry(key string, valRoom int, ext bool) (e *Entry, ok bool) {
 	k := keyRoomFor(len(key))
 	ok = k+valRoom < maxTail
 	need := k
 	if ok {
 		need += valRoom
 	}
-	e, _ = allocEntry(need)
+	e, _ = allocEntry(need, ext)
 	r := e.room()
 	copy(r[binary.PutUvarint(r, uint64(len(key))):], key)
 	if ok {
@@ -426,7 +519,38 @@ func (e *Entry) Obj() Object {
 }
 
 // ExpireAt is the deadline in Unix ms, 0 when the key does not expire.
-func (e *Entry) ExpireAt() int64 { return e.expireAt }
+func (e *Entry) ExpireAt() int64 {
+	if *e.tailByte()&tailExt == 0 {
+		return 0 // compact and small: the common case, inlined
+	}
+	return e.extExpireAt()
+}
+
+// extExpireAt is ExpireAt for an entry whose size byte has tailExt set:
+// kept out of line so that ExpireAt's test is inlined.
+//
+//go:noinline
+func (e *Entry) extExpireAt() int64 {
+	if x := e.ext(); x != nil {
+		return x.expireAt
+	}
+	return 0
+}
+
+// setExpireAt sets an extended entry's deadline.
+func (e *Entry) setExpireAt(at int64) { e.ext().expireAt = at }
+
+// gen is the keyspace generation in which e was made (compactGen for a
+// compact entry; 0: fresh, not yet stored).
+func (e *Entry) gen() uint32 {
+	if x := e.ext(); x != nil {
+		return x.gen
+	}
+	return compactGen
+}
+
+// setGen sets an extended entry's generation.
+func (e *Entry) setGen(g uint32) { e.ext().gen = g }
 
 // SetInt replaces the string value of an entry obtained from LookupWrite
 // with the decimal form of v (INCR and friends), in the entry itself when
@@ -554,20 +678,23 @@ func (e *Entry) Refcount(sharedInts bool) int64 {
 // is made for a write while a snapshot is live, and the original becomes
 // the snapshot's (a hash's or sorted set's records stay writable in
 // place afterwards; see Hash.cloneForSnapshot).
+//
+// The copy is extended (its generation is then e's, which the caller
+// sets as it needs).
 func (e *Entry) clone(forSnapshot bool) *Entry {
 	var c *Entry
 	switch {
 	case e.typ == TypeString:
-		c, _ = newEntry(e.Key(), int(e.vlen))
+		c, _ = newEntry(e.Key(), int(e.vlen), true)
 		*c = e.header(c)
 		c.setStrCopy(e.Str())
 	case e.typ == TypeHash && !e.boxed() && e.hash().tab() == nil:
 		lp := e.hash().lpb()
-		c, _ = newEntry(e.Key(), len(lp))
+		c, _ = newEntry(e.Key(), len(lp), true)
 		*c = e.header(c)
 		c.setPacked(lp)
 	default:
-		c, _ = newEntry(e.Key(), 0)
+		c, _ = newEntry(e.Key(), 0, true)
 		*c = e.header(c)
 		obj := e.Obj()
 		if s, ok := obj.(snapshotCloner); ok && forSnapshot {
@@ -585,12 +712,17 @@ func (e *Entry) clone(forSnapshot bool) *Entry {
 type snapshotCloner interface{ cloneForSnapshot() Object }
 
 // header is e's header for the entry c, made for the same key: c's
-// value storage, e's metadata. The copy is in no table and not
-// queued for re-measuring: it gets both when it is stored (memory.go).
+// value storage, e's metadata, and e's deadline and generation copied
+// into c's entryExt when c has one (an extended copy of a compact entry
+// gets compactGen). The copy is in no table and not queued for
+// re-measuring: it gets both when it is stored (memory.go).
 func (e *Entry) header(c *Entry) Entry {
 	h := *e
 	h.ref, h.vlen, h.vcap = c.ref, c.vlen, c.vcap
 	h.flags = e.flags &^ (flagLive | flagDirty | flagPinned)
+	if x := c.ext(); x != nil {
+		x.expireAt, x.gen = e.ExpireAt(), e.gen()
+	}
 	return h
 }
 
@@ -601,10 +733,13 @@ func (e *Entry) shallow() *Entry { return e.copyFor(e.Key()) }
 // copyFor returns a copy of e for key: e's metadata, and e's value,
 // shared, but for bytes in e's tail, which are copied (into the copy's
 // tail when they fit).
+//
+// The copy of a compact entry is compact when its value still fits its
+// tail with key.
 func (e *Entry) copyFor(key string) *Entry {
 	var c *Entry
 	if !e.valueInTail() {
-		c, _ = newEntry(key, 0)
+		c, _ = newEntry(key, 0, true)
 		*c = e.header(c)
 		c.ref, c.vlen, c.vcap = e.ref, e.vlen, e.vcap
 		// A pin stays with the value: output not yet written refers
@@ -612,7 +747,7 @@ func (e *Entry) copyFor(key string) *Entry {
 		c.flags |= e.flags & flagPinned
 		return c
 	}
-	c, _ = newEntry(key, int(e.vlen))
+	c, _ = newEntry(key, int(e.vlen), !e.compact() || keyRoomFor(len(key))+int(e.vlen) >= maxTail)
 	*c = e.header(c)
 	if e.typ == TypeString {
 		c.setStrCopy(e.Str())

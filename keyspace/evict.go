@@ -223,7 +223,7 @@ func (ks *Keyspace) evictionCandidate(lim EvictLimits) (*DB, string, *Entry) {
 			pool[k] = poolEntry{}
 			db := ks.dbs[p.db]
 			e := db.get(p.key, keyHash(p.key))
-			if e == nil || !lim.Policy.allKeys() && e.expireAt == 0 {
+			if e == nil || !lim.Policy.allKeys() && e.ExpireAt() == 0 {
 				continue // a ghost
 			}
 			return db, p.key, e
@@ -323,7 +323,7 @@ func (db *DB) randomVolatile() (string, *Entry) {
 	}
 	if 2*db.expires.len() >= db.keys {
 		for range 8 {
-			if k, e := db.sampleEntry(); e != nil && e.expireAt != 0 {
+			if k, e := db.sampleEntry(); e != nil && e.ExpireAt() != 0 {
 				return k, e
 			}
 		}

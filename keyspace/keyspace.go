@@ -335,9 +335,9 @@ func (ks *Keyspace) expireWrittenHere(max int) int {
 		db := ks.dbs[k.db]
 		e := db.get(k.key, keyHash(k.key))
 		switch {
-		case e == nil || e.expireAt == 0:
+		case e == nil || e.ExpireAt() == 0:
 			delete(ks.localVolatile, k)
-		case e.expireAt <= ks.now:
+		case e.ExpireAt() <= ks.now:
 			db.expireKey(k.key, e)
 			delete(ks.localVolatile, k)
 			n++
@@ -586,7 +586,7 @@ func (ks *Keyspace) SetFreedHook(fn func(bytes int64)) { ks.onFreed = fn }
 
 // shared reports whether a live snapshot may read e.
 func (ks *Keyspace) shared(e *Entry) bool {
-	return ks.liveMax != 0 && e.gen <= ks.liveMax
+	return ks.liveMax != 0 && e.gen() <= ks.liveMax
 }
 
 // SnapshotLive reports whether a snapshot is live: one may be reading,

@@ -10,8 +10,9 @@ import (
 // few additions and never a walk of the heap (runtime.ReadMemStats stops
 // the world).
 //
-// Each live entry carries its estimated cost (Entry.mem: the Entry
-// itself and its value's allocations, as Go lays them out); each
+// Each live entry carries its estimated cost (entryExt.mem: the Entry
+// itself and its value's allocations, as Go lays them out; a compact
+// entry's is its size, which nothing changes in place); each
 // database keeps the sum of its entries' costs plus their key strings.
 // The costs of the map slots and of the deadline index are per key and
 // are added when the total is read. An entry changed in place (obtained
@@ -34,13 +35,13 @@ const (
 	slotIndexCost  = 15
 	deadlineCost   = 48
 	collectionCost = 16 // the collection's own header (a *Hash, *Set...)
-	memUnit        = 8  // Entry.mem counts 8-byte units: 32 GB per entry
+	memUnit        = 8  // entryExt.mem counts 8-byte units: 32 GB per entry
 )
 
 // headerSize is what newEntry's size classes are computed from: a change
 // of Entry's size fails to compile here.
-var _ [40 - headerSize]struct{}
-var _ [headerSize - 40]struct{}
+var _ [24 - headerSize]struct{}
+var _ [headerSize - 24]struct{}
 
 // Entry flags.
 const (
@@ -108,17 +109,37 @@ func (e *Entry) cost() int64 {
 // size is the entry's own allocation: the header and its tail.
 func (e *Entry) size() int64 { return allocSize(int(headerSize) + e.tailSize()) }
 
-func (e *Entry) memBytes() int64 { return int64(e.mem) * memUnit }
+// memBytes is the cost counted for e: stored in an extended entry, a
+// compact one's size (its cost, which nothing changes in place).
+func (e *Entry) memBytes() int64 {
+	if x := e.ext(); x != nil {
+		return int64(x.mem) * memUnit
+	}
+	return e.size()
+}
 
-// setCost stores c (bytes) in e.mem, rounded up to the unit, saturating,
-// and returns the bytes stored.
+// setCost stores c (bytes) in an extended entry's mem, rounded up to the
+// unit, saturating, and returns the bytes stored; for a compact entry,
+// whose cost c is its size, it returns that.
 func (e *Entry) setCost(c int64) int64 {
+	x := e.ext()
+	if x == nil {
+		return e.size()
+	}
 	u := (c + memUnit - 1) / memUnit
 	if u > 1<<32-1 {
 		u = 1<<32 - 1
 	}
-	e.mem = uint32(u)
+	x.mem = uint32(u)
 	return u * memUnit
+}
+
+// uncount zeroes an extended entry's counted cost: it has left the
+// table that counted it.
+func (e *Entry) uncount() {
+	if x := e.ext(); x != nil {
+		x.mem = 0
+	}
 }
 
 // addEntry, dropEntry and replaceEntry follow every change of which
@@ -143,7 +164,7 @@ func (db *DB) addEntry(e *Entry, h uint64) {
 // on in a snapshot, or be stored again under another key by Put).
 func (db *DB) dropEntry(e *Entry, h uint64) {
 	db.used -= e.memBytes()
-	e.mem = 0
+	e.uncount()
 	e.flags &^= flagLive
 	if len(db.fields.at) != 0 {
 		db.unindexFields(e)
@@ -156,7 +177,7 @@ func (db *DB) dropEntry(e *Entry, h uint64) {
 // replaceEntry moves the count of key from old to e, which took its place.
 func (db *DB) replaceEntry(old, e *Entry, h uint64) {
 	db.used += e.setCost(e.cost()) - old.memBytes()
-	old.mem = 0
+	old.uncount()
 	old.flags &^= flagLive
 	e.flags |= flagLive
 	if len(db.fields.at) != 0 {

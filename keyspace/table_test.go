@@ -40,7 +40,7 @@ func TestTableModel(t *testing.T) {
 		h := keyHash(k)
 		switch rng.IntN(3) {
 		case 0, 1:
-			e, _ := newEntry(k, 1)
+			e, _ := newEntry(k, 1, true)
 			old := tb.put(e, h)
 			assert.Same(t, model[k], old)
 			model[k] = e
@@ -65,11 +65,91 @@ func TestTableModel(t *testing.T) {
 	groups := len(tb.groups)
 	for i := range 100000 {
 		k := keys[i%len(keys)]
-		e, _ := newEntry(k, 0)
+		e, _ := newEntry(k, 0, true)
 		tb.insertNew(e, keyHash(k))
 		tb.del(k, keyHash(k))
 	}
 	assert.Equal(t, groups, len(tb.groups))
+}
+
+// A compact entry (a string without a deadline) gives way to an
+// extended copy when it gets a deadline, is changed through LookupWrite
+// or is stored while a snapshot is live, and the counted memory and the
+// deadline index follow every step.
+func TestCompactEntries(t *testing.T) {
+	e := newEnv(t)
+	check := func(what string) {
+		t.Helper()
+		e.ks.Exec(func() {
+			assert.Equal(t, recount(e.ks), e.ks.DatasetMemory(), what)
+			checkIndex(t, e.ks.DB(0))
+		})
+	}
+	compact := func(key string) bool {
+		var c bool
+		e.do(func(db *DB) { c = db.Peek([]byte(key)).compact() })
+		return c
+	}
+	e.set("a", "v1", 0)
+	e.set("b", "v2", 0)
+	e.set("c", "12", 0)
+	e.set("d", "v4", epoch+60_000)
+	assert.True(t, compact("a"))
+	assert.False(t, compact("d"), "a deadline needs the extension")
+	check("set")
+
+	e.set("a", "v1-overwritten", 0) // in place: it fits
+	assert.True(t, compact("a"))
+	e.set("a", strings.Repeat("x", 300), 0)
+	assert.False(t, compact("a"), "a value outside the tail")
+	e.set("a", "short again", 0)
+	assert.False(t, compact("a"), "overwritten in place")
+	check("overwrite")
+
+	e.do(func(db *DB) { require.True(t, db.SetExpire([]byte("b"), epoch+30_000)) })
+	assert.False(t, compact("b"))
+	e.do(func(db *DB) {
+		at, ok := db.Deadline([]byte("b"))
+		require.True(t, ok)
+		assert.Equal(t, epoch+30_000, at)
+	})
+	check("expire")
+	e.do(func(db *DB) { require.True(t, db.Persist([]byte("b"))) })
+	check("persist")
+
+	e.do(func(db *DB) { db.LookupWrite([]byte("c")).SetInt(13) })
+	e.ks.EndCommand(true)
+	assert.False(t, compact("c"), "changed in place")
+	v, _ := e.get("c")
+	assert.Equal(t, "13", v)
+	check("incr")
+
+	e.set("k1", "one", 0)
+	e.set("k2", "two", 0)
+	var s *Snapshot
+	e.ks.Exec(func() { s = e.ks.Snapshot() })
+	e.set("k1", "uno", 0)
+	assert.False(t, compact("k1"), "made while a snapshot is live")
+	e.do(func(db *DB) { db.Put([]byte("k3"), NewString([]byte("three"), 0)) })
+	assert.False(t, compact("k3"), "stored while a snapshot is live")
+	e.do(func(db *DB) { require.True(t, db.SetExpire([]byte("k2"), epoch+5000)) })
+	e.ks.EndCommand(true)
+	s.Release()
+	check("copy on write")
+
+	e.set("r", "to rename", 0)
+	e.do(func(db *DB) {
+		db.Put([]byte("renamed"), db.Take([]byte("r")))
+		db.Put([]byte("fresh"), NewString([]byte("new"), 0))
+	})
+	assert.True(t, compact("renamed"))
+	assert.True(t, compact("fresh"))
+	check("rename, put")
+	e.clock.Advance(2 * time.Hour)
+	e.ks.Exec(func() { e.ks.ExpireDue(1000) })
+	check("expired")
+	_, ok := e.get("k2")
+	assert.False(t, ok)
 }
 
 // Keys and values live in the entry's tail when they fit, a hash's
@@ -82,12 +162,15 @@ func TestEntryTail(t *testing.T) {
 		en := db.Peek([]byte("short"))
 		assert.Equal(t, "short", en.Key())
 		assert.True(t, en.inline())
-		assert.Equal(t, int64(64), en.size(), "40 + size byte + length byte + 10")
+		assert.True(t, en.compact())
+		assert.Equal(t, int64(48), en.size(), "24 + size byte + length byte + 5 + 5, rounded to the size class")
 
 		// The benchmark's shape: a 10-byte key and a 10-byte value in
-		// 64 bytes.
+		// 48 bytes; with a deadline, 64.
 		db.SetString([]byte("key:123456"), []byte("v000123456"), false, 0)
-		assert.Equal(t, int64(64), db.Peek([]byte("key:123456")).size())
+		assert.Equal(t, int64(48), db.Peek([]byte("key:123456")).size())
+		db.SetString([]byte("key:123457"), []byte("v000123457"), false, epoch+60_000)
+		assert.Equal(t, int64(64), db.Peek([]byte("key:123457")).size())
 
 		// A key too long for a small entry makes a big one, its value
 		// in an array of its own.
@@ -103,16 +186,35 @@ func TestEntryTail(t *testing.T) {
 		for _, n := range []int{0, 1, 127, 128, maxTail - 3, maxTail - 2, maxTail - 1, maxTail, 5000, 70000} {
 			k := strings.Repeat("k", n)
 			for _, v := range []string{"", "x", strings.Repeat("v", 100)} {
-				en, _ := newEntry(k, len(v))
-				en.typ = TypeString
-				en.setStrCopy([]byte(v))
-				assert.Equal(t, k, en.Key(), "key of %d bytes", n)
-				assert.Equal(t, v, string(en.Str()), "key of %d bytes", n)
-				assert.Equal(t, keyRoomFor(n), en.keyRoom(), "key of %d bytes", n)
-				assert.LessOrEqual(t, int(headerSize)+en.tailSize(), int(en.size()))
-				c := en.clone(false)
-				assert.Equal(t, k, c.Key())
-				assert.Equal(t, v, string(c.Str()))
+				for _, ext := range []bool{false, true} {
+					en, inTail := newEntry(k, len(v), ext)
+					if !ext && !inTail {
+						continue // a compact entry holds its value inline
+					}
+					en.typ = TypeString
+					en.setStrCopy([]byte(v))
+					if ext {
+						en.setExpireAt(12345)
+						en.setGen(7)
+					}
+					assert.Equal(t, k, en.Key(), "key of %d bytes", n)
+					assert.Equal(t, v, string(en.Str()), "key of %d bytes", n)
+					assert.Equal(t, keyRoomFor(n), en.keyRoom(), "key of %d bytes", n)
+					assert.Equal(t, !ext, en.compact(), "key of %d bytes", n)
+					assert.LessOrEqual(t, int(headerSize)+en.tailSize(), int(en.size()))
+					assert.LessOrEqual(t, int(headerSize)+int(en.roomAt())+len(en.room()), int(headerSize)+en.tailSize()-map[bool]int{false: 0, true: extSize}[ext])
+					c := en.clone(false)
+					assert.Equal(t, k, c.Key())
+					assert.Equal(t, v, string(c.Str()))
+					assert.False(t, c.compact(), "a clone is extended")
+					if ext {
+						assert.Equal(t, int64(12345), c.ExpireAt())
+						assert.Equal(t, uint32(7), c.gen())
+					} else {
+						assert.Equal(t, int64(0), c.ExpireAt())
+						assert.Equal(t, uint32(compactGen), c.gen())
+					}
+				}
 			}
 		}
 
@@ -196,10 +298,10 @@ func checkIndex(t *testing.T, db *DB) {
 			continue
 		}
 		tb.all(func(e *Entry) bool {
-			if e.expireAt != 0 {
+			if e.ExpireAt() != 0 {
 				n++
-				require.True(t, db.expires.del(e.expireAt, e), "key %q not indexed as itself at %d", e.Key(), e.expireAt)
-				db.expires.add(e.expireAt, e)
+				require.True(t, db.expires.del(e.ExpireAt(), e), "key %q not indexed as itself at %d", e.Key(), e.ExpireAt())
+				db.expires.add(e.ExpireAt(), e)
 			}
 			return true
 		})
