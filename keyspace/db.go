@@ -417,14 +417,27 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 			t = db.shards[i]
 		}
 	}
+	// The key's deadline after the write.
+	at := expireAt
+	if keepTTL {
+		at = 0
+		if old != nil {
+			at = old.ExpireAt()
+		}
+	}
+	// Whether the new value makes a compact entry (see Entry): no
+	// deadline, a value that fits the tail, no snapshot live, which
+	// would have to copy it at its next write.
+	compact := !owned && at == 0 && db.ks.liveMax == 0 && keyRoomFor(len(k))+len(val) < maxTail
 	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 &&
 		(owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()) &&
-		(!old.compact() || !owned && !old.pinned() && len(val) <= int(old.vcap) && (keepTTL || expireAt == 0)) {
+		old.compact() == compact && (!compact || !old.pinned() && len(val) <= int(old.vcap)) {
 		// Reuse the entry and, when it fits, the value's storage: the
 		// common overwrite allocates nothing. (A value outgrowing the
 		// tail gets a new entry instead, which it fits in; so does a
-		// compact entry's value given a deadline or outgrowing its
-		// tail, which would change what it records.)
+		// value that changes whether the entry is compact: an extended
+		// entry, made while a snapshot was live or changed in place,
+		// becomes compact again at its next plain SET.)
 		if owned || old.pinned() {
 			db.ks.dropped(old, FreeServerDel)
 			old.flags &^= flagPinned
@@ -448,24 +461,14 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		db.touched(key)
 		return
 	}
-	if keepTTL {
-		expireAt = 0
-		if old != nil {
-			expireAt = old.ExpireAt()
-		}
-	}
+	expireAt = at
 	var e *Entry
 	if owned {
 		e, _ = newEntry(old.keyOr(k), 0, true)
 		e.typ = TypeString
 		e.setStrBytes(val)
 	} else {
-		// Compact when it can be (see Entry): no deadline, a value that
-		// fits the tail, no snapshot live, which would have to copy it
-		// at its next write.
-		key := old.keyOr(k)
-		compact := expireAt == 0 && db.ks.liveMax == 0 && keyRoomFor(len(key))+len(val) < maxTail
-		e, _ = newEntry(key, len(val), !compact)
+		e, _ = newEntry(old.keyOr(k), len(val), !compact)
 		e.typ = TypeString
 		e.setStrCopy(val)
 	}

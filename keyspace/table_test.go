@@ -103,7 +103,7 @@ func TestCompactEntries(t *testing.T) {
 	e.set("a", strings.Repeat("x", 300), 0)
 	assert.False(t, compact("a"), "a value outside the tail")
 	e.set("a", "short again", 0)
-	assert.False(t, compact("a"), "overwritten in place")
+	assert.True(t, compact("a"), "compact again")
 	check("overwrite")
 
 	e.do(func(db *DB) { require.True(t, db.SetExpire([]byte("b"), epoch+30_000)) })
@@ -136,6 +136,14 @@ func TestCompactEntries(t *testing.T) {
 	e.ks.EndCommand(true)
 	s.Release()
 	check("copy on write")
+	e.set("k1", "eins", 0)
+	assert.True(t, compact("k1"), "compact again once no snapshot is live")
+	e.set("k2", "zwei", 0)
+	assert.True(t, compact("k2"), "SET drops the deadline")
+	e.set("k4", "vier", epoch+5000)
+	e.do(func(db *DB) { db.SetString([]byte("k4"), []byte("quatre"), true, 0) })
+	assert.False(t, compact("k4"), "KEEPTTL keeps the deadline")
+	check("compact again")
 
 	e.set("r", "to rename", 0)
 	e.do(func(db *DB) {
@@ -148,7 +156,7 @@ func TestCompactEntries(t *testing.T) {
 	e.clock.Advance(2 * time.Hour)
 	e.ks.Exec(func() { e.ks.ExpireDue(1000) })
 	check("expired")
-	_, ok := e.get("k2")
+	_, ok := e.get("k4")
 	assert.False(t, ok)
 }
 
