@@ -69,13 +69,16 @@ type Encoder interface {
 // A compact entry, without the extension, is a string stored inline
 // with no deadline, made while no snapshot was live: the common key of a
 // queue. It needs none of the three: no deadline; the oldest generation
-// (1), which any live snapshot may read, so that a write copies it; and
-// its size as its cost, which cannot change in place since a change
-// that would (a value outgrowing the tail, a write through LookupWrite,
-// a deadline) replaces it with an extended copy first (DB.extend). A
-// 10-byte key with a 10-byte value takes 48 bytes, where Valkey 8's
-// object embedding both takes 64; with a deadline, 64. See newEntry and
-// the tail's layout below.
+// (compactGen), which any live snapshot may read, so that a write
+// copies it; and its size as its cost, which cannot change in place,
+// since what would change it replaces the entry with an extended copy
+// first: a write through LookupWrite (DB.private), a deadline
+// (DB.setDeadline), SET of a value that does not fit the tail
+// (DB.setString), storing it while a snapshot is live
+// (DB.extendShared). A plain SET makes an extended string compact again
+// (DB.setString). A 10-byte key with a 10-byte value takes 48 bytes;
+// with a deadline 64, the size class Valkey 8's object embedding key
+// and value reaches. See newEntry and the tail's layout below.
 type Entry struct {
 	// ref, vlen and vcap are the value: a string's bytes (vlen of vcap),
 	// in the tail or an array of their own; a hash, which is these three
