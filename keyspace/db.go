@@ -378,9 +378,9 @@ func (db *DB) expiredBeforeWrite(h uint64, key []byte, old *Entry) *Entry {
 // reheld moves the deadline index's hold of a key from old to e, which
 // replaced it in the table: the index holds the table's entries.
 func (db *DB) reheld(old, e *Entry) {
-	if old.ExpireAt() != 0 && old.ExpireAt() == e.ExpireAt() && old != e {
-		db.expires.del(old.ExpireAt(), old)
-		db.expires.add(e.ExpireAt(), e)
+	if at := old.ExpireAt(); at != 0 && at == e.ExpireAt() && old != e {
+		db.expires.del(at, old)
+		db.expires.add(at, e)
 	}
 }
 
@@ -408,14 +408,11 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 	if t != nil {
 		old = t.get(k, h)
 	}
-	if old != nil && !db.ks.replica && !overwrite {
-		if at := old.ExpireAt(); at != 0 && at <= db.ks.now {
-			// The old value had expired: it is expired now (with its
-			// event, as Redis's lookup for write does), then the key
-			// is created.
-			old = db.expiredBeforeWrite(h, key, old)
-			t = db.shards[i]
-		}
+	if old != nil && old.expiredBy(db.ks.now) && !db.ks.replica && !overwrite {
+		// The old value had expired: it is expired now (with its event,
+		// as Redis's lookup for write does), then the key is created.
+		old = db.expiredBeforeWrite(h, key, old)
+		t = db.shards[i]
 	}
 	// The key's deadline after the write.
 	at := expireAt
@@ -546,17 +543,17 @@ func (db *DB) Insert(key string, e *Entry) {
 	t := db.writable(shardOf(h))
 	old := t.put(e, h)
 	if old != nil {
-		if old.ExpireAt() != 0 {
-			db.expires.del(old.ExpireAt(), old)
+		if at := old.ExpireAt(); at != 0 {
+			db.expires.del(at, old)
 		}
 		db.replaceEntry(old, e, h)
 	} else {
 		db.keys++
 		db.addEntry(e, h)
 	}
-	if e.ExpireAt() != 0 {
-		db.expires.add(e.ExpireAt(), e)
-		db.scheduled(e.Key(), e.ExpireAt())
+	if at := e.ExpireAt(); at != 0 {
+		db.expires.add(at, e)
+		db.scheduled(e.Key(), at)
 	}
 	db.touchedString(key)
 }
@@ -575,7 +572,7 @@ func (db *DB) extendShared(e *Entry) *Entry {
 }
 
 // Put stores e under key, replacing any value. The entry's deadline is
-// taken from e.ExpireAt() (set through NewEntry's argument). The keyspace
+// e's (NewString's or NewObject's argument). The keyspace
 // takes ownership of e. An old value past its deadline is expired first
 // (with its event), as Redis's lookup for write would; a live old value
 // is simply replaced.
@@ -601,14 +598,14 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	if t := db.shards[i]; t != nil {
 		old = t.get(k, h)
 	}
-	if old != nil && old.ExpireAt() != 0 && old.ExpireAt() <= db.ks.now && !db.ks.replica {
+	if old != nil && old.expiredBy(db.ks.now) && !db.ks.replica {
 		old = db.expiredBeforeWrite(h, key, old)
 	}
 	e = e.rekeyed(old.keyOr(k))
 	t := db.writable(i)
 	if old != nil {
-		if old.ExpireAt() != 0 {
-			db.expires.del(old.ExpireAt(), old)
+		if at := old.ExpireAt(); at != 0 {
+			db.expires.del(at, old)
 		}
 		if old != e {
 			db.ks.dropped(old, FreeServerDel) // dbOverwrite
@@ -626,9 +623,9 @@ func (db *DB) Put(key []byte, e *Entry) *Entry {
 	if e.typ != TypeString || e.flags&flagDirty != 0 {
 		db.markStored(e)
 	}
-	if e.ExpireAt() != 0 {
-		db.expires.add(e.ExpireAt(), e)
-		db.scheduled(e.Key(), e.ExpireAt())
+	if at := e.ExpireAt(); at != 0 {
+		db.expires.add(at, e)
+		db.scheduled(e.Key(), at)
 	}
 	db.touched(key)
 	return e
@@ -811,8 +808,8 @@ func (db *DB) remove(h uint64, e *Entry) {
 	t.del(e.Key(), h)
 	db.keys--
 	db.dropEntry(e, h)
-	if e.ExpireAt() != 0 {
-		db.expires.del(e.ExpireAt(), e)
+	if at := e.ExpireAt(); at != 0 {
+		db.expires.del(at, e)
 	}
 	db.touchedString(e.Key())
 }
@@ -922,7 +919,7 @@ func (db *DB) RandomKey() (string, bool) {
 	tries := 100
 	for db.keys > 0 {
 		k, e := db.randomEntry()
-		if e.ExpireAt() == 0 || e.ExpireAt() > db.ks.now {
+		if !e.expiredBy(db.ks.now) {
 			return k, true
 		}
 		if db.ks.replica {
@@ -996,7 +993,7 @@ func (db *DB) ScanShard(i int, fn func(key string, e *Entry)) {
 		return
 	}
 	t.all(func(e *Entry) bool {
-		if e.ExpireAt() == 0 || e.ExpireAt() > db.ks.now {
+		if !e.expiredBy(db.ks.now) {
 			fn(e.Key(), e)
 		}
 		return true
@@ -1087,7 +1084,7 @@ func (db *DB) ScanMatch(cursor uint64, count int, match func(key string) bool, f
 			if match != nil && !match(it.key) {
 				continue
 			}
-			if it.e.ExpireAt() != 0 && it.e.ExpireAt() <= db.ks.now {
+			if it.e.expiredBy(db.ks.now) {
 				expired = append(expired, it)
 				continue
 			}

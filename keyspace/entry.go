@@ -540,6 +540,13 @@ func (e *Entry) extExpireAt() int64 {
 	return 0
 }
 
+// expiredBy reports whether e has a deadline and it is at or before now
+// (Unix ms): Redis's keyIsExpired.
+func (e *Entry) expiredBy(now int64) bool {
+	at := e.ExpireAt()
+	return at != 0 && at <= now
+}
+
 // setExpireAt sets an extended entry's deadline.
 func (e *Entry) setExpireAt(at int64) { e.ext().expireAt = at }
 

@@ -126,7 +126,7 @@ func (s *Snapshot) NowMs() int64 { return s.now }
 // it.
 func (s *Snapshot) ForEach(db int, fn func(key string, e *Entry) bool) {
 	s.each(db, func(k string, e *Entry) bool {
-		if e.ExpireAt() != 0 && e.ExpireAt() <= s.now {
+		if e.expiredBy(s.now) {
 			return true
 		}
 		return fn(k, e)

@@ -154,7 +154,7 @@ func (w *Watch) Clear() {
 // (Redis's keyIsExpired), without removing it.
 func (db *DB) logicallyExpired(key []byte) bool {
 	e := db.peek(key)
-	return e != nil && e.ExpireAt() != 0 && e.ExpireAt() <= db.ks.now
+	return e != nil && e.expiredBy(db.ks.now)
 }
 
 // Tracker is what client-side caching needs of the keyspace (Redis's

@@ -35,7 +35,7 @@ import (
 // the reading after MEMORY PURGE is the "second load". The first load's
 // growth holds, besides the elements, what a server takes on at its
 // first load whatever its size: for zredis the runtime's metadata for
-// a larger heap and its first collections (0.5-1.2 MB measured with
+// a larger heap and its first collections (about 1.2 MB measured with
 // runtime/metrics for a million list elements), the binary's function
 // tables those collections read as they scan stacks (file pages,
 // 0.1-0.8 MB), less the start-up garbage the first collection frees
