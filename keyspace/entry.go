@@ -543,8 +543,17 @@ func (e *Entry) extExpireAt() int64 {
 // expiredBy reports whether e has a deadline and it is at or before now
 // (Unix ms): Redis's keyIsExpired.
 func (e *Entry) expiredBy(now int64) bool {
-	at := e.ExpireAt()
-	return at != 0 && at <= now
+	// A compact small entry is answered inline, as in ExpireAt.
+	return *e.tailByte()&tailExt != 0 && e.extExpiredBy(now)
+}
+
+// extExpiredBy is expiredBy for an entry whose size byte has tailExt
+// set, out of line.
+//
+//go:noinline
+func (e *Entry) extExpiredBy(now int64) bool {
+	x := e.ext()
+	return x != nil && x.expireAt != 0 && x.expireAt <= now
 }
 
 // setExpireAt sets an extended entry's deadline.
