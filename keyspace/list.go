@@ -9,9 +9,10 @@ import (
 // List is a list value, stored as Redis's quicklist is: a sequence of
 // chunks, each packing elements into one buffer of at most
 // listChunkBytes (a larger element has a chunk of its own), their bytes
-// from the front and a 2-byte offset per element from the back, as a
-// listpack node packs its entries. An element costs its bytes plus 2,
-// against 24 for a slice header and an allocation of its own.
+// from the front and an index of where each starts from the back, as a
+// listpack node packs its entries. An element of up to 255 bytes costs
+// its bytes plus 1⅛ (a longer one its bytes plus 2), against 24 for a
+// slice header and an allocation of its own.
 //
 //   - Pushes and pops at both ends are O(1) amortized: a chunk grows at
 //     one end only (the tail for a chunk made by a tail push, the head
@@ -33,7 +34,7 @@ type List struct {
 	n    int
 }
 
-// listChunkBytes bounds a chunk's buffer, elements and offsets: a chunk
+// listChunkBytes bounds a chunk's buffer, elements and index: a chunk
 // takes an element while its buffer stays within it, except that an
 // empty chunk takes any element. Redis's nodes are 8 kB by default
 // (list-max-listpack-size -2); 14 KiB is a size class of Go's allocator
@@ -47,26 +48,62 @@ const listChunkBytes = 14 << 10
 // its offsets fit 16 bits; a larger element is alone in its chunk.
 const _ uint16 = listChunkBytes
 
+// narrowMax is the largest element a narrow chunk holds: its index
+// keeps an element's length in one byte.
+const narrowMax = 255
+
 // listChunk holds n physical elements: their bytes one after the other
-// from the buffer's front, and from its back n+1 2-byte slots, the k-th
-// from the end holding where element k starts, the last where the data
-// ends (size; its low 16 bits for an element alone that is larger).
-// Between the two is the room the next elements grow into.
+// from the buffer's front and, from its back, the index that says where
+// each starts. Between the two is the room the next elements grow into.
+// The index takes one of two forms:
+//
+//   - narrow, when every element is at most narrowMax bytes: a length
+//     byte per element, element k's at 1+k+2(k/16) bytes from the end,
+//     and before each 16th element's (k = 16g, g > 0) a 2-byte
+//     checkpoint, where that element starts, 18g bytes from the end.
+//     Element k starts at its group's checkpoint (0 for the first group)
+//     plus the lengths of the elements before it in the group: at most
+//     15 additions for 1⅛ bytes an element. A longer element widens the
+//     chunk.
+//   - wide: n+1 2-byte slots, the k-th from the end holding where
+//     element k starts, the last where the data ends (size; its low 16
+//     bits for an element alone that is larger).
 type listChunk struct {
-	buf   []byte
-	size  int    // bytes of element data, buf[:size]
-	start int    // absolute position of the chunk's first element
-	n     uint16 // physical elements
-	lo    uint16 // physical elements [lo, n) are live
-	rev   bool   // the logical order is the physical order reversed
+	buf    []byte
+	size   int    // bytes of element data, buf[:size]
+	start  int    // absolute position of the chunk's first live element
+	n      uint16 // physical elements
+	lo     uint16 // physical elements [lo, n) are live
+	loOff  uint16 // where element lo starts (a chunk with lo > 0 holds two elements or more)
+	rev    bool   // the logical order is the physical order reversed
+	narrow bool   // the index is narrow
 }
 
 func (c *listChunk) count() int { return int(c.n - c.lo) }
 
-// used is the bytes of the buffer the elements and their offsets take.
-func (c *listChunk) used() int { return c.size + 2*int(c.n+1) }
+// indexBytes is the size of the index of n elements.
+func indexBytes(narrow bool, n int) int {
+	switch {
+	case !narrow:
+		return 2 * (n + 1)
+	case n == 0:
+		return 0
+	}
+	return n + 2*((n-1)>>4)
+}
 
-// slot is slot k, 0 <= k <= n.
+// used is the bytes of the buffer the elements and their index take.
+func (c *listChunk) used() int { return c.size + indexBytes(c.narrow, int(c.n)) }
+
+// widens reports whether adding v makes the chunk wide.
+func (c *listChunk) widens(v []byte) bool { return c.narrow && len(v) > narrowMax }
+
+// usedWith is used once v is added.
+func (c *listChunk) usedWith(v []byte) int {
+	return c.size + len(v) + indexBytes(c.narrow && len(v) <= narrowMax, int(c.n)+1)
+}
+
+// slot is slot k of a wide index, 0 <= k <= n.
 func (c *listChunk) slot(k int) int {
 	i := len(c.buf) - 2*k - 2
 	return int(binary.LittleEndian.Uint16(c.buf[i : i+2]))
@@ -77,18 +114,62 @@ func (c *listChunk) setSlot(k, off int) {
 	binary.LittleEndian.PutUint16(c.buf[i:i+2], uint16(off))
 }
 
+// length is the length of element k of a narrow chunk, 0 <= k < n.
+func (c *listChunk) length(k int) int { return int(c.buf[len(c.buf)-1-k-2*(k>>4)]) }
+
 // off is where physical element k starts, 0 <= k <= n (n: the data's
 // end, whatever its size).
 func (c *listChunk) off(k int) int {
-	if k == int(c.n) {
+	switch {
+	case k == int(c.n):
 		return c.size
+	case k == int(c.lo):
+		return int(c.loOff)
+	case !c.narrow:
+		return c.slot(k)
 	}
-	return c.slot(k)
+	// The group's lengths run down from e, its checkpoint sits at e.
+	e, s := len(c.buf)-18*(k>>4), 0
+	if k >= 16 {
+		s = int(binary.LittleEndian.Uint16(c.buf[e : e+2]))
+	}
+	m := k & 15 // the lengths to add, buf[e-m:e]
+	if e < 16 {
+		for i := e - m; i < e; i++ {
+			s += int(c.buf[i])
+		}
+		return s
+	}
+	// Eight at a time: the m bytes below e, the top ones of hi and lo.
+	hi := binary.LittleEndian.Uint64(c.buf[e-8 : e])
+	lo := binary.LittleEndian.Uint64(c.buf[e-16 : e-8])
+	if m <= 8 {
+		return s + byteSum(hi>>(64-8*m))
+	}
+	return s + byteSum(hi) + byteSum(lo>>(64-8*(m-8)))
 }
 
-// phys is physical element k, 0 <= k < n. Its two slots are read at
-// once: slot k+1 is the lower address.
+// byteSum adds up the eight bytes of x.
+func byteSum(x uint64) int {
+	const bytes = 0x00ff00ff00ff00ff
+	x = x&bytes + x>>8&bytes // four 16-bit sums, each at most 510
+	return int(x * 0x0001000100010001 >> 48)
+}
+
+// phys is physical element k, 0 <= k < n.
 func (c *listChunk) phys(k int) []byte {
+	if c.narrow {
+		// The last element, which pops take, ends the data.
+		s, e := 0, c.size
+		if k == int(c.n)-1 {
+			s = e - c.length(k)
+		} else {
+			s = c.off(k)
+			e = s + c.length(k)
+		}
+		return c.buf[s:e:e]
+	}
+	// Its two slots are read at once: slot k+1 is the lower address.
 	i := len(c.buf) - 2*k - 4
 	x := binary.LittleEndian.Uint32(c.buf[i : i+4])
 	// A chunk of one element may exceed 16 bits: slot 1 holds the low
@@ -107,24 +188,36 @@ func (c *listChunk) at(j int) []byte {
 
 // fits reports whether v may be added to the chunk.
 func (c *listChunk) fits(v []byte) bool {
-	return c.n == 0 || c.used()+len(v)+2 <= listChunkBytes
+	return c.n == 0 || c.usedWith(v) <= listChunkBytes
 }
 
-// add appends a copy of v at the chunk's growing end.
-func (c *listChunk) add(v []byte) {
-	if need := c.used() + len(v) + 2; need > len(c.buf) {
-		c.grow(need)
-	}
-	c.put(v)
-}
-
-// put is add when the buffer has room.
+// put appends a copy of v at the chunk's growing end, in room the
+// buffer has, v being short enough for a narrow index.
 func (c *listChunk) put(v []byte) {
-	size := c.size + len(v)
-	copy(c.buf[c.size:size], v)
-	c.size = size
+	copy(c.buf[c.size:c.size+len(v)], v)
+	c.note(len(v))
+}
+
+// note indexes the l bytes after the data, already in place, as a new
+// element at the growing end.
+func (c *listChunk) note(l int) {
+	if c.narrow {
+		setLength(c.buf, int(c.n), c.size, l)
+	} else {
+		c.setSlot(int(c.n)+1, c.size+l)
+	}
+	c.size += l
 	c.n++
-	c.setSlot(int(c.n), size)
+}
+
+// setLength writes element k's entry in the narrow index at the end of
+// buf: its length l, and for each 16th element where it starts.
+func setLength(buf []byte, k, start, l int) {
+	e := len(buf) - 18*(k>>4) // the group's checkpoint, its lengths below
+	if k&15 == 0 && k > 0 {
+		binary.LittleEndian.PutUint16(buf[e:e+2], uint16(start))
+	}
+	buf[e-1-(k&15)] = byte(l)
 }
 
 // grow moves the chunk into a buffer of at least need bytes, doubling
@@ -133,21 +226,53 @@ func (c *listChunk) put(v []byte) {
 func (c *listChunk) grow(need int) {
 	b := slices.Grow([]byte(nil), max(need, min(2*len(c.buf), listChunkBytes)))
 	b = b[:cap(b)]
-	offs := 2 * int(c.n+1)
+	index := c.used() - c.size
 	if c.buf == nil {
-		clear(b[len(b)-offs:]) // slot 0: element 0 starts at 0
+		clear(b[len(b)-index:]) // a wide slot 0: element 0 starts at 0
 	} else {
 		copy(b, c.buf[:c.size])
-		copy(b[len(b)-offs:], c.buf[len(c.buf)-offs:])
+		copy(b[len(b)-index:], c.buf[len(c.buf)-index:])
 	}
 	c.buf = b
 }
 
-// dropLast removes the physical element at the growing end; its start
-// is the new end of the data, in the slot that becomes the last.
+// widen gives the chunk a wide index, in a buffer of the exact size
+// (the push that follows grows it), without its skipped elements.
+func (c *listChunk) widen() {
+	w := &listChunk{start: c.start, rev: c.rev}
+	w.buf = make([]byte, c.size-c.off(int(c.lo))+indexBytes(false, c.count()))
+	for k := int(c.lo); k < int(c.n); k++ {
+		w.put(c.phys(k))
+	}
+	*c = *w
+}
+
+// dropLast removes the physical element at the growing end.
 func (c *listChunk) dropLast() {
 	c.n--
-	c.size = c.slot(int(c.n))
+	if c.narrow {
+		c.size -= c.length(int(c.n))
+	} else {
+		// Its start is the new end of the data, in the slot that
+		// becomes the last.
+		c.size = c.slot(int(c.n))
+	}
+}
+
+// popLo skips the live element at the chunk's non-growing end and
+// returns it.
+func (c *listChunk) popLo() []byte {
+	var v []byte
+	if k := int(c.lo); c.narrow {
+		s := int(c.loOff)
+		e := s + c.length(k)
+		v = c.buf[s:e:e]
+	} else {
+		v = c.phys(k)
+	}
+	c.lo++
+	c.loOff += uint16(len(v))
+	return v
 }
 
 // seal compacts a chunk that stopped growing: the room left for growth
@@ -162,43 +287,81 @@ func (c *listChunk) seal() {
 // copyLive returns a copy of the chunk holding only its live elements,
 // in a buffer of the exact size.
 func (c *listChunk) copyLive() *listChunk {
+	if c.lo == 0 {
+		// Data and index as they are.
+		out := *c
+		index := c.used() - c.size
+		out.buf = make([]byte, c.size+index)
+		copy(out.buf, c.buf[:c.size])
+		copy(out.buf[c.size:], c.buf[len(c.buf)-index:])
+		return &out
+	}
 	return c.splice(int(c.n), 0)
 }
 
 // splice returns a copy of the chunk's live elements, in a buffer of the
 // exact size, with the del physical elements from q (lo <= q, q+del <=
-// n) replaced by vs (in physical order). It returns nil when the result
-// would not fit a chunk.
+// n) replaced by vs (in physical order). The copy's index is narrow when
+// its elements allow. It returns nil when the result would not fit a
+// chunk.
 func (c *listChunk) splice(q, del int, vs ...[]byte) *listChunk {
 	lo, n := int(c.lo), int(c.n)
-	// The bytes [base, cut) stay, [cut, rest) go, vs come, [rest, size) stay.
-	base, cut, rest := c.off(lo), c.off(q), c.off(q+del)
-	out := &listChunk{start: c.start, rev: c.rev, n: uint16(n - lo - del + len(vs))}
-	out.size = cut - base + c.size - rest
+	count := n - lo - del + len(vs)
+	size := c.size - c.off(lo) - (c.off(q+del) - c.off(q))
+	narrow := true
 	for _, v := range vs {
-		out.size += len(v)
+		size += len(v)
+		narrow = narrow && len(v) <= narrowMax
 	}
-	if out.n > 1 && out.used() > listChunkBytes {
+	for k := lo; k < n && narrow && !c.narrow; k++ {
+		if k < q || k >= q+del {
+			narrow = len(c.phys(k)) <= narrowMax
+		}
+	}
+	out := &listChunk{start: c.start, rev: c.rev, narrow: narrow}
+	if used := size + indexBytes(narrow, count); count <= 1 || used <= listChunkBytes {
+		out.buf = make([]byte, used)
+	} else {
 		return nil
 	}
-	out.buf = make([]byte, out.used())
+	// The bytes [base, cut) stay, [cut, rest) go, vs come, [rest, size)
+	// stay; then the index, element by element.
+	base, cut, rest := c.off(lo), c.off(q), c.off(q+del)
 	at := copy(out.buf, c.buf[base:cut])
-	t := 0
-	for k := lo; k < q; k++ {
-		out.setSlot(t, c.slot(k)-base)
-		t++
-	}
 	for _, v := range vs {
-		out.setSlot(t, at)
 		at += copy(out.buf[at:], v)
-		t++
 	}
 	copy(out.buf[at:], c.buf[rest:c.size])
-	for k := q + del; k <= n; k++ {
-		out.setSlot(t, c.off(k)-rest+at)
-		t++
+	out.noteFrom(c, lo, q)
+	for _, v := range vs {
+		out.note(len(v))
 	}
+	out.noteFrom(c, q+del, n)
 	return out
+}
+
+// noteFrom is note for each of c's physical elements [from, to), whose
+// bytes follow the data.
+func (c *listChunk) noteFrom(src *listChunk, from, to int) {
+	for k := from; k < to; k++ {
+		var l int
+		switch {
+		case src.narrow:
+			l = src.length(k)
+		case k+1 == int(src.n):
+			l = src.size - src.slot(k)
+		default:
+			l = src.slot(k+1) - src.slot(k)
+		}
+		// note(l), spelled out: note is too large to be inlined.
+		if c.narrow {
+			setLength(c.buf, int(c.n), c.size, l)
+		} else {
+			c.setSlot(int(c.n)+1, c.size+l)
+		}
+		c.size += l
+		c.n++
+	}
 }
 
 // NewList returns an empty list.
@@ -304,18 +467,51 @@ func (l *List) Each(from int, reverse bool, fn func(i int, v []byte) bool) {
 		if c.rev {
 			p, d = int(c.n)-1-j, -step
 		}
-		for ; m > 0; m-- {
-			if !fn(i, c.phys(p)) {
-				return
-			}
-			i += step
-			p += d
+		if !c.each(p, d, m, i, step, fn) {
+			return
 		}
+		i += m * step
 		j = 0
 		if reverse {
 			j = -1 // the next chunk's last element
 		}
 	}
+}
+
+// each is Each's walk over m elements of the chunk from physical element
+// p stepping d, their positions from i stepping step. It reports whether
+// fn asked for more. In a narrow chunk the elements' bounds follow from
+// their lengths: one offset is looked up for the walk.
+func (c *listChunk) each(p, d, m, i, step int, fn func(i int, v []byte) bool) bool {
+	if !c.narrow {
+		for ; m > 0; m-- {
+			if !fn(i, c.phys(p)) {
+				return false
+			}
+			i, p = i+step, p+d
+		}
+		return true
+	}
+	if d > 0 {
+		s := c.off(p)
+		for ; m > 0; m-- {
+			e := s + c.length(p)
+			if !fn(i, c.buf[s:e:e]) {
+				return false
+			}
+			s, i, p = e, i+step, p+1
+		}
+		return true
+	}
+	e := c.off(p + 1)
+	for ; m > 0; m-- {
+		s := e - c.length(p)
+		if !fn(i, c.buf[s:e:e]) {
+			return false
+		}
+		e, i, p = s, i+step, p-1
+	}
+	return true
 }
 
 // prependChunk makes c the first chunk.
@@ -350,13 +546,13 @@ func (l *List) appendChunk(c *listChunk) {
 // in: the new chunk starts with end's size, so that it fills without
 // regrowing.
 func (l *List) newEnd(front bool, end *listChunk, v []byte) *listChunk {
-	c := &listChunk{rev: front, start: l.head + l.n}
+	c := &listChunk{rev: front, start: l.head + l.n, narrow: len(v) <= narrowMax}
 	if front {
 		c.start = l.head
 	}
 	if end != nil {
 		if end.rev == front && end.lo == 0 && end.n > 1 {
-			c.grow(max(min(end.used(), listChunkBytes), c.used()+len(v)+2))
+			c.grow(max(min(end.used(), listChunkBytes), c.usedWith(v)))
 		}
 		end.seal()
 	}
@@ -377,8 +573,10 @@ func (l *List) Push(front bool, v []byte) {
 	if c == nil || c.rev != front || !c.fits(v) {
 		c = l.newEnd(front, c, v)
 	}
-	// c.add(v), spelled out: add is too large to be inlined.
-	if need := c.used() + len(v) + 2; need > len(c.buf) {
+	if c.widens(v) {
+		c.widen()
+	}
+	if need := c.usedWith(v); need > len(c.buf) {
 		c.grow(need)
 	}
 	c.put(v)
@@ -410,8 +608,7 @@ func (l *List) Pop(front bool) []byte {
 			v = c.phys(int(c.n) - 1)
 			c.dropLast()
 		} else {
-			v = c.phys(int(c.lo))
-			c.lo++
+			v = c.popLo()
 		}
 		c.start++
 		l.head++
@@ -423,8 +620,7 @@ func (l *List) Pop(front bool) []byte {
 		last := len(l.cs) - 1
 		c := l.cs[last]
 		if c.rev {
-			v = c.phys(int(c.lo))
-			c.lo++
+			v = c.popLo()
 		} else {
 			v = c.phys(int(c.n) - 1)
 			c.dropLast()
@@ -443,23 +639,31 @@ func (l *List) Pop(front bool) []byte {
 
 // buildChunks packs copies of n elements, element x being elem(x), into
 // chunks, the first holding position start, all growing in the given
-// direction, each in a buffer of the exact size.
+// direction, each in a buffer of the exact size, its index narrow when
+// its elements allow.
 func buildChunks(n int, elem func(x int) []byte, start int, rev bool) []*listChunk {
 	var out []*listChunk
 	for from := 0; from < n; {
 		to, size := from+1, len(elem(from))
-		for to < n && size+len(elem(to))+2*(to-from+2) <= listChunkBytes {
-			size += len(elem(to))
-			to++
+		narrow := size <= narrowMax
+		for ; to < n; to++ {
+			v := elem(to)
+			nw := narrow && len(v) <= narrowMax
+			if size+len(v)+indexBytes(nw, to-from+1) > listChunkBytes {
+				break
+			}
+			size += len(v)
+			narrow = nw
 		}
-		c := &listChunk{start: start + from, rev: rev, buf: make([]byte, size+2*(to-from+1))}
+		c := &listChunk{start: start + from, rev: rev, narrow: narrow}
+		c.buf = make([]byte, size+indexBytes(narrow, to-from))
 		if rev {
 			for x := to - 1; x >= from; x-- {
-				c.add(elem(x))
+				c.put(elem(x))
 			}
 		} else {
 			for x := from; x < to; x++ {
-				c.add(elem(x))
+				c.put(elem(x))
 			}
 		}
 		out = append(out, c)

@@ -144,8 +144,12 @@ func TestListAgainstModel(t *testing.T) {
 	var m listModel
 	for step := 0; step < 20000; step++ {
 		v := fmt.Sprint(rng.IntN(5))
-		if rng.IntN(50) == 0 {
+		switch rng.IntN(50) {
+		case 0:
 			v += strings.Repeat("x", 3000) // fills chunks by bytes
+		case 1, 2:
+			// The longest element a narrow chunk takes; v+"x" widens it.
+			v += strings.Repeat("y", narrowMax-1)
 		}
 		switch op := rng.IntN(9); {
 		case op < 2:
@@ -355,7 +359,17 @@ func checkListInvariants(t *testing.T, l *List) {
 		}
 		require.True(t, ordered, "the offsets are in order")
 		require.Zero(t, end)
-		require.Equal(t, c.size&0xffff, c.slot(int(c.n)), "the last slot holds the data's end")
+		if !c.narrow {
+			require.Equal(t, c.size&0xffff, c.slot(int(c.n)), "the last slot holds the data's end")
+			continue
+		}
+		sum := 0
+		for k := 0; k < int(c.n); k++ {
+			require.Equal(t, sum, c.off(k), "element %d starts where the lengths before it end", k)
+			require.LessOrEqual(t, c.length(k), narrowMax)
+			sum += c.length(k)
+		}
+		require.Equal(t, c.size, sum, "the lengths add up to the data")
 	}
 	require.Equal(t, l.n, total)
 	for _, c := range l.cs[:l.c0] {
@@ -500,7 +514,10 @@ func TestListChunkBoundary(t *testing.T) {
 			l.Push(front, v)
 		}
 		checkListInvariants(t, l)
-		per := (listChunkBytes - 2) / (len(v) + 2)
+		per := 0 // the elements a narrow chunk holds
+		for len(v)*(per+1)+indexBytes(true, per+1) <= listChunkBytes {
+			per++
+		}
 		cs := l.cs[l.c0:]
 		assert.Len(t, cs, (100000+per-1)/per, "front=%v", front)
 		for k, c := range cs {
@@ -512,9 +529,11 @@ func TestListChunkBoundary(t *testing.T) {
 		}
 	}
 	// An element that fills the chunk to the byte is taken; one more
-	// byte is not.
+	// byte is not: in a wide chunk (its first element is longer than a
+	// narrow one takes) and in a narrow one.
 	l := NewList()
-	l.Push(false, []byte("a"))
+	l.Push(false, make([]byte, narrowMax+1))
+	require.False(t, l.tail().narrow)
 	rest := listChunkBytes - l.tail().used() - 2
 	l.Push(false, make([]byte, rest))
 	require.Len(t, l.cs[l.c0:], 1)
@@ -525,6 +544,20 @@ func TestListChunkBoundary(t *testing.T) {
 	l.Pop(false)
 	l.Push(false, make([]byte, rest+1))
 	require.Len(t, l.cs[l.c0:], 2)
+	checkListInvariants(t, l)
+	l = NewList()
+	for l.tail() == nil || l.tail().used() < listChunkBytes-narrowMax {
+		l.Push(false, []byte("v000000001"))
+	}
+	c := l.tail()
+	require.True(t, c.narrow)
+	rest = listChunkBytes - c.used() - (indexBytes(true, int(c.n)+1) - indexBytes(true, int(c.n)))
+	l.Push(false, make([]byte, rest))
+	require.Len(t, l.cs[l.c0:], 1)
+	require.Equal(t, listChunkBytes, c.used())
+	require.True(t, c.narrow)
+	l.Push(false, nil)
+	require.Len(t, l.cs[l.c0:], 2, "a full chunk takes no empty element either")
 	checkListInvariants(t, l)
 	// A chunk that stops growing with room left is compacted.
 	s := NewList()
@@ -629,12 +662,18 @@ func TestListCloneCompacts(t *testing.T) {
 		assert.Zero(t, ch.lo)
 		assert.Equal(t, ch.used(), len(ch.buf))
 	}
+	bufs := func(l *List) (n int) {
+		for _, ch := range l.cs[l.c0:] {
+			n += len(ch.buf)
+		}
+		return n
+	}
+	assert.Less(t, bufs(c), bufs(l), "the clone has no room for growth")
 	c.Set(0, []byte("changed"))
 	c.Push(true, []byte("new"))
 	c.Push(false, []byte("new"))
 	c.Pop(false)
 	requireList(t, m, l)
-	assert.Less(t, c.MemoryUsage(5), l.MemoryUsage(5), "the clone has no room for growth")
 }
 
 // The chunk header is what memSize counts for it.
