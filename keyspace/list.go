@@ -10,9 +10,10 @@ import (
 // chunks, each packing elements into one buffer of at most
 // listChunkBytes (a larger element has a chunk of its own), their bytes
 // from the front and an index of where each starts from the back, as a
-// listpack node packs its entries. An element of up to 255 bytes costs
-// its bytes plus 1⅛ (a longer one its bytes plus 2), against 24 for a
-// slice header and an allocation of its own.
+// listpack node packs its entries. An element costs its bytes plus 1⅛
+// in a chunk whose elements are all at most 255 bytes, plus 2 in a chunk
+// that holds a longer one, against 24 for a slice header and an
+// allocation of its own.
 //
 //   - Pushes and pops at both ends are O(1) amortized: a chunk grows at
 //     one end only (the tail for a chunk made by a tail push, the head
