@@ -266,8 +266,7 @@ func (db *DB) private(h uint64, key []byte, e *Entry, deep bool) *Entry {
 		// A change in place may change what the entry costs, which a
 		// compact entry does not record: the change goes to an extended
 		// copy, which the output a pin protects does not see either.
-		c := e.clone(false)
-		c.setGen(db.ks.gen)
+		c := db.extendedCopy(e)
 		db.replaceWith(h, e, c)
 		e = c
 	}
@@ -415,26 +414,20 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		t = db.shards[i]
 	}
 	// The key's deadline after the write.
-	at := expireAt
+	deadline := expireAt
 	if keepTTL {
-		at = 0
+		deadline = 0
 		if old != nil {
-			at = old.ExpireAt()
+			deadline = old.ExpireAt()
 		}
 	}
 	// Whether the new value makes a compact entry (see Entry): no
 	// deadline, a value that fits the tail, no snapshot live, which
 	// would have to copy it at its next write.
-	compact := !owned && at == 0 && db.ks.liveMax == 0 && keyRoomFor(len(k))+len(val) < maxTail
-	if old != nil && old.typ == TypeString && !db.ks.shared(old) && t.pins == 0 &&
-		(owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()) &&
-		old.compact() == compact && (!compact || !old.pinned() && len(val) <= int(old.vcap)) {
+	compact := !owned && deadline == 0 && db.ks.liveMax == 0 && fitsTail(len(k), len(val))
+	if old != nil && t.pins == 0 && db.takesInPlace(old, val, owned, compact) {
 		// Reuse the entry and, when it fits, the value's storage: the
-		// common overwrite allocates nothing. (A value outgrowing the
-		// tail gets a new entry instead, which it fits in; so does a
-		// value that changes whether the entry is compact: an extended
-		// entry, made while a snapshot was live or changed in place,
-		// becomes compact again at its next plain SET.)
+		// common overwrite allocates nothing.
 		if owned || old.pinned() {
 			db.ks.dropped(old, FreeServerDel)
 			old.flags &^= flagPinned
@@ -453,12 +446,11 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 		db.inheritAccess(old, old)
 		db.remeasure(old)
 		if !keepTTL {
-			db.setDeadline(old, expireAt)
+			db.setDeadline(old, deadline)
 		}
 		db.touched(key)
 		return
 	}
-	expireAt = at
 	var e *Entry
 	if owned {
 		e, _ = newEntry(old.keyOr(k), 0, true)
@@ -491,12 +483,29 @@ func (db *DB) setString(key, val []byte, keepTTL bool, expireAt int64, owned, ov
 			db.ks.onAdded(db.id, key)
 		}
 	}
-	if expireAt != 0 {
-		e.setExpireAt(expireAt)
-		db.expires.add(expireAt, e)
-		db.scheduled(e.Key(), expireAt)
+	if deadline != 0 {
+		e.setExpireAt(deadline)
+		db.expires.add(deadline, e)
+		db.scheduled(e.Key(), deadline)
 	}
 	db.touched(key)
+}
+
+// takesInPlace reports whether old, the live entry of a key SET gives
+// val, can take it in place. A value outgrowing the tail gets a new
+// entry instead, which it fits in; so does a value that changes whether
+// the entry is compact (compact: the new one is; see setString), so that
+// an extended entry, made while a snapshot was live or changed in place,
+// becomes compact again at its next plain SET.
+func (db *DB) takesInPlace(old *Entry, val []byte, owned, compact bool) bool {
+	switch {
+	case old.typ != TypeString || db.ks.shared(old) || old.compact() != compact:
+		return false
+	case compact:
+		// Its value stays inline, in the room it has.
+		return !old.pinned() && len(val) <= int(old.vcap)
+	}
+	return owned || old.pinned() || len(val) <= int(old.vcap) || !old.inline()
 }
 
 // keyOr is the key of e, an entry stored under k, or k itself when e is
@@ -566,6 +575,12 @@ func (db *DB) extendShared(e *Entry) *Entry {
 	if db.ks.liveMax == 0 || !e.compact() {
 		return e
 	}
+	return db.extendedCopy(e)
+}
+
+// extendedCopy is an extended copy of the compact entry e, made in the
+// current generation.
+func (db *DB) extendedCopy(e *Entry) *Entry {
 	c := e.clone(false)
 	c.setGen(db.ks.gen)
 	return c
@@ -640,7 +655,7 @@ func NewString(val []byte, expireAt int64) *Entry { return NewStringFor("", val,
 // Insert): the entry holds the key already. Without a deadline, a value
 // that fits the tail makes a compact entry (see Entry).
 func NewStringFor(key string, val []byte, expireAt int64) *Entry {
-	compact := expireAt == 0 && keyRoomFor(len(key))+len(val) < maxTail
+	compact := expireAt == 0 && fitsTail(len(key), len(val))
 	e, _ := newEntry(key, len(val), !compact)
 	e.typ = TypeString
 	if compact {
@@ -721,8 +736,7 @@ func (db *DB) setDeadline(e *Entry, at int64) *Entry {
 		return e
 	}
 	if e.compact() {
-		c := e.clone(false)
-		c.setGen(db.ks.gen)
+		c := db.extendedCopy(e)
 		db.replaceWith(keyHash(e.Key()), e, c)
 		e = c
 	}

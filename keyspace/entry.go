@@ -369,6 +369,10 @@ func (e *Entry) keyRoom() int {
 // keyRoomFor is keyRoom for a key of n bytes.
 func keyRoomFor(n int) int { return uvarintLen(uint64(n)) + n }
 
+// fitsTail reports whether a key of keyLen bytes and a value of valLen
+// share a small entry's tail.
+func fitsTail(keyLen, valLen int) bool { return keyRoomFor(keyLen)+valLen < maxTail }
+
 // newEntry allocates an entry for key ("": a detached entry, which Put
 // gives its key) with room for a value of valRoom bytes in its tail when
 // that fits (reported by ok, the room then being the value's capacity:
@@ -376,9 +380,8 @@ func keyRoomFor(n int) int { return uvarintLen(uint64(n)) + n }
 // extended entry's generation is 0 (fresh: Put stamps it).
 func newEntry(key string, valRoom int, ext bool) (e *Entry, ok bool) {
 	k := keyRoomFor(len(key))
-	ok = k+valRoom < maxTail
 	need := k
-	if ok {
+	if ok = fitsTail(len(key), valRoom); ok {
 		need += valRoom
 	}
 	e, _ = allocEntry(need, ext)
@@ -766,7 +769,7 @@ func (e *Entry) copyFor(key string) *Entry {
 		c.flags |= e.flags & flagPinned
 		return c
 	}
-	c, _ = newEntry(key, int(e.vlen), !e.compact() || keyRoomFor(len(key))+int(e.vlen) >= maxTail)
+	c, _ = newEntry(key, int(e.vlen), !e.compact() || !fitsTail(len(key), int(e.vlen)))
 	*c = e.header(c)
 	if e.typ == TypeString {
 		c.setStrCopy(e.Str())
