@@ -193,7 +193,7 @@ func (c *listChunk) fits(v []byte) bool {
 }
 
 // put appends a copy of v at the chunk's growing end, in room the
-// buffer has, v being short enough for a narrow index.
+// buffer has; a narrow chunk's v is at most narrowMax bytes.
 func (c *listChunk) put(v []byte) {
 	copy(c.buf[c.size:c.size+len(v)], v)
 	c.note(len(v))
