@@ -8,36 +8,123 @@ import (
 )
 
 // deadlines is a database's expiry index: every key with a deadline,
-// grouped by deadline (Unix ms) in a B-tree ordered by time alone.
+// grouped by deadline (Unix ms) into slots kept in deadline order.
 //
 // Keys given the same TTL in the same millisecond share a deadline: at
-// 300,000 SETEX a second, 300 of them. A B-tree of (deadline, key) items
-// pays a descent with key comparisons for every insert and delete; here
-// a deadline's keys sit in one slot, the tree compares integers only, and
-// a burst of writes to the current deadline appends to the slot the last
-// write used (hot) without touching the tree. A deadline held by one key
-// (a queue whose messages carry their own TTLs) costs one tree item, as
-// before; a second key gives the slot a bucket.
+// 300,000 SETEX a second, 300 of them. An ordered index of (deadline,
+// key) items pays a search with key comparisons for every insert and
+// delete; here a deadline's keys sit in one slot, the search compares
+// integers only, and a burst of writes to the current deadline appends
+// to the slot the last write used (hot) without a search. A deadline
+// held by one key (a queue whose messages carry their own TTLs) costs
+// one 16-byte slot; a second key gives the slot a bucket.
+//
+// The slots lie in blocks of blockSlots, each a sorted run, the blocks
+// linked in deadline order and found by a B-tree of their bounds (dir).
+// Deadlines come mostly in increasing order, each later than every one
+// before it; a full last block then starts a new block rather than
+// splitting, so blocks fill up: 16 bytes a key with a deadline of its
+// own. (A B-tree of the slots splits its full node in halves, which such
+// inserts never fill again: a 24-byte item took 48 bytes.) A block that
+// an insert in the middle fills is split in halves; one that deletes
+// leave under a quarter full is merged into a neighbour that has the
+// room. Expiry takes slots from the front: a block keeps its live slots
+// in s[lo:hi], so that neither end's insert or delete moves the others.
+// The directory changes only when a block is made or dropped, in
+// O(log blocks): a load of millions of deadlines in random order (an
+// RDB's keys come in hash order) splits blocks throughout.
 //
 // Messages leave in deadline order. Among keys of one millisecond the
 // order is the bucket's (last added first, mostly), as Redis's own
 // expiry has no order among them either.
 type deadlines struct {
-	tr    *btree.BTreeG[dslot]
-	n     int      // keys indexed
-	hot   *dbucket // the bucket add used last, at hotAt
-	hotAt int64
+	dir        *btree.BTreeG[dref] // the blocks by bound
+	head, tail *dblock             // the earliest and the latest block
+	n          int                 // keys indexed
+	hot        *dbucket            // the bucket add used last, at hotAt
+	hotAt      int64
 }
 
-// dslot is one deadline's keys: e alone, or b when there are several.
-// The index holds the entries themselves (the table's current entry of
-// each key: whoever replaces an entry that has a deadline moves it here
-// too), so that a delete compares pointers, never key bytes.
+// blockSlots is a block's size: the slots, the header and the 8-byte
+// header Go's allocator puts before an object of pointers over 512
+// bytes fill its 2 KiB size class (126 slots took the 2,304-byte
+// class); an insert or delete in the middle moves 1 KiB at most, and a
+// search takes 7 steps.
+const blockSlots = 125
+
+// dblock is a sorted run of slots, live in s[lo:hi]. Its bound routes
+// deadlines to it: every slot of a block is at or after its bound and
+// before the next block's; the head takes the deadlines before every
+// bound, and its bound moves down with them.
+type dblock struct {
+	bound      int64
+	prev, next *dblock
+	lo, hi     int32
+	s          [blockSlots]dslot
+}
+
+var _ [2048 - 8 - unsafe.Sizeof(dblock{})]struct{}
+
+// dref is a block's item in the directory.
+type dref struct {
+	bound int64
+	b     *dblock
+}
+
+func drefLess(a, b dref) bool { return a.bound < b.bound }
+
+func (b *dblock) len() int { return int(b.hi - b.lo) }
+
+// search is where deadline at is in b, or would go: the first live slot
+// not before it.
+func (b *dblock) search(at int64) (int, bool) {
+	i, j := int(b.lo), int(b.hi)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if b.s[h].at < at {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i, i < int(b.hi) && b.s[i].at == at
+}
+
+// compact moves the live slots to the front of s.
+func (b *dblock) compact() {
+	if b.lo == 0 {
+		return
+	}
+	n := int32(copy(b.s[:], b.s[b.lo:b.hi]))
+	clear(b.s[n:b.hi])
+	b.lo, b.hi = 0, n
+}
+
+// dslot is one deadline's keys. p is the entry itself when it is the
+// deadline's only key, or the address of the deadline's bucket plus one
+// when there are several: a dbucket's and an Entry's addresses are
+// 8-aligned, and the address one byte in is still inside the bucket,
+// which the collector keeps alive for it. The index holds the entries
+// themselves (the table's current entry of each key: whoever replaces
+// an entry that has a deadline moves it here too), so that a delete
+// compares pointers, never key bytes.
 type dslot struct {
 	at int64
-	e  *Entry
-	b  *dbucket
+	p  unsafe.Pointer
 }
+
+// bucket is the slot's bucket, nil when it holds one entry.
+func (s *dslot) bucket() *dbucket {
+	if uintptr(s.p)&1 == 0 {
+		return nil
+	}
+	return (*dbucket)(unsafe.Add(s.p, -1))
+}
+
+// entry is the slot's one entry; only when bucket is nil.
+func (s *dslot) entry() *Entry { return (*Entry)(s.p) }
+
+func (s *dslot) setBucket(b *dbucket) { s.p = unsafe.Add(unsafe.Pointer(b), 1) }
 
 // dbucket holds the entries of a deadline held by more than one key.
 // Up to bucketScanMax of them it keeps them in a slice, in the order they
@@ -78,10 +165,24 @@ type deadline struct {
 	e   *Entry
 }
 
-func dslotLess(a, b dslot) bool { return a.at < b.at }
-
 func newDeadlines() deadlines {
-	return deadlines{tr: btree.NewBTreeGOptions(dslotLess, btree.Options{NoLocks: true})}
+	return deadlines{dir: btree.NewBTreeGOptions(drefLess, btree.Options{NoLocks: true})}
+}
+
+// find is the block that holds deadline at or would take it, and where
+// in it. The index must not be empty.
+func (d *deadlines) find(at int64) (b *dblock, i int, ok bool) {
+	b = d.tail
+	if at < b.bound {
+		// A later deadline than every one, the common add, skips this.
+		b = d.head
+		d.dir.Descend(dref{bound: at}, func(r dref) bool {
+			b = r.b
+			return false
+		})
+	}
+	i, ok = b.search(at)
+	return b, i, ok
 }
 
 // add indexes e, stored under its key, at deadline at.
@@ -91,59 +192,168 @@ func (d *deadlines) add(at int64, e *Entry) {
 		d.hot.add(e)
 		return
 	}
-	// The hint makes Set's descent retrace Get's at no cost.
-	var hint btree.PathHint
-	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
-	switch {
-	case !ok:
-		d.tr.SetHint(dslot{at: at, e: e}, &hint)
+	if d.head == nil {
+		b := &dblock{bound: at, hi: 1}
+		b.s[0] = dslot{at, unsafe.Pointer(e)}
+		d.head, d.tail = b, b
+		d.dir.Set(dref{at, b})
 		return
-	case s.b == nil:
-		s.b = &dbucket{ents: make([]*Entry, 0, 4)}
-		s.b.add(s.e)
-		s.b.add(e)
-		s.e = nil
-		d.tr.SetHint(s, &hint)
-	default:
-		s.b.add(e)
 	}
-	d.hot, d.hotAt = s.b, at
+	b, i, ok := d.find(at)
+	if !ok {
+		d.insert(b, i, dslot{at, unsafe.Pointer(e)})
+		return
+	}
+	s := &b.s[i]
+	bk := s.bucket()
+	if bk == nil {
+		bk = &dbucket{ents: make([]*Entry, 0, 4)}
+		bk.add(s.entry())
+		s.setBucket(bk)
+	}
+	bk.add(e)
+	d.hot, d.hotAt = bk, at
+}
+
+// insert puts s before slot i of b.
+func (d *deadlines) insert(b *dblock, i int, s dslot) {
+	if s.at < b.bound {
+		// Before every deadline, into the head: its bound follows, so
+		// that a split's upper half is bound after it.
+		d.dir.Delete(dref{bound: b.bound})
+		b.bound = s.at
+		d.dir.Set(dref{b.bound, b})
+	}
+	if b.len() == blockSlots { // lo 0, hi blockSlots
+		if i == blockSlots && b == d.tail {
+			// Past every deadline: a block of its own, this one stays full.
+			nb := &dblock{hi: 1}
+			nb.s[0] = s
+			d.link(b, nb)
+			return
+		}
+		const half = blockSlots / 2
+		nb := new(dblock)
+		nb.hi = int32(copy(nb.s[:], b.s[half:]))
+		clear(b.s[half:])
+		b.hi = half
+		d.link(b, nb)
+		if i > half {
+			b, i = nb, i-half
+		}
+	}
+	if b.hi < blockSlots {
+		copy(b.s[i+1:b.hi+1], b.s[i:b.hi])
+		b.s[i] = s
+		b.hi++
+	} else {
+		copy(b.s[b.lo-1:i-1], b.s[b.lo:i])
+		b.lo--
+		b.s[i-1] = s
+	}
+}
+
+// link puts nb, holding the slots after b's, after b, bound at its first.
+func (d *deadlines) link(b, nb *dblock) {
+	nb.bound = nb.s[nb.lo].at
+	nb.prev, nb.next = b, b.next
+	if b.next != nil {
+		b.next.prev = nb
+	} else {
+		d.tail = nb
+	}
+	b.next = nb
+	d.dir.Set(dref{nb.bound, nb})
+}
+
+// unlink drops b from the index.
+func (d *deadlines) unlink(b *dblock) {
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		d.head = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	} else {
+		d.tail = b.prev
+	}
+	d.dir.Delete(dref{bound: b.bound})
 }
 
 // del removes e from deadline at, reporting whether it was there.
 func (d *deadlines) del(at int64, e *Entry) bool {
-	var hint btree.PathHint
-	s, ok := d.tr.GetHint(dslot{at: at}, &hint)
+	if d.head == nil {
+		return false
+	}
+	b, i, ok := d.find(at)
 	if !ok {
 		return false
 	}
-	if s.b == nil {
-		if s.e != e {
+	s := &b.s[i]
+	if bk := s.bucket(); bk != nil {
+		if !bk.del(e) {
 			return false
 		}
-		d.tr.DeleteHint(s, &hint)
 		d.n--
-		return true
-	}
-	if !s.b.del(e) {
-		return false
-	}
-	d.n--
-	if s.b.len() == 0 {
-		d.tr.DeleteHint(s, &hint)
-		if d.hot == s.b {
+		if bk.len() > 0 {
+			return true
+		}
+		if d.hot == bk {
 			d.hot = nil
 		}
+	} else {
+		if s.entry() != e {
+			return false
+		}
+		d.n--
 	}
+	d.remove(b, i)
 	return true
+}
+
+// remove takes slot i out of b, moving the shorter side.
+func (d *deadlines) remove(b *dblock, i int) {
+	if i-int(b.lo) < int(b.hi)-1-i {
+		copy(b.s[b.lo+1:i+1], b.s[b.lo:i])
+		b.s[b.lo] = dslot{}
+		b.lo++
+	} else {
+		copy(b.s[i:b.hi-1], b.s[i+1:b.hi])
+		b.hi--
+		b.s[b.hi] = dslot{}
+	}
+	switch {
+	case b.len() == 0:
+		d.unlink(b)
+	case b.len() < blockSlots/4:
+		d.merge(b)
+	}
+}
+
+// merge moves b, under a quarter full, into the block before it when
+// that has room, or the next block into b: so blocks stay, on average,
+// at least half full, which random's draws count on.
+func (d *deadlines) merge(b *dblock) {
+	if l := b.prev; l != nil && l.len()+b.len() <= blockSlots {
+		l.compact()
+		l.hi += int32(copy(l.s[l.hi:], b.s[b.lo:b.hi]))
+		d.unlink(b)
+		return
+	}
+	if r := b.next; r != nil && b.len()+r.len() <= blockSlots {
+		b.compact()
+		b.hi += int32(copy(b.s[b.hi:], r.s[r.lo:r.hi]))
+		d.unlink(r)
+	}
 }
 
 // min is the earliest deadline and one of its keys.
 func (d *deadlines) min() (deadline, bool) {
-	s, ok := d.tr.Min()
-	if !ok {
+	if d.head == nil {
 		return deadline{}, false
 	}
+	s := &d.head.s[d.head.lo]
 	e := s.one()
 	return deadline{s.at, e.Key(), e}, true
 }
@@ -151,16 +361,32 @@ func (d *deadlines) min() (deadline, bool) {
 // random is a key with a deadline picked at random (volatile-random and
 // the volatile-lru/lfu samples): a random deadline, then a random key of
 // it. Keys sharing a deadline are each less likely than a key alone, as
-// keys in a long chain of Redis's dict are for dictGetRandomKey.
+// keys in a long chain of Redis's dict are for dictGetRandomKey. The
+// deadline is a block drawn at random and a position in it, drawn again
+// when past the block's slots: each slot is equally likely, and blocks
+// at least half full on average take two draws or fewer.
 func (d *deadlines) random() (deadline, bool) {
-	n := d.tr.Len()
-	if n == 0 {
+	if d.head == nil {
 		return deadline{}, false
 	}
-	s, _ := d.tr.GetAt(rand.IntN(n))
-	e := s.e
-	if s.b != nil {
-		e = s.b.pick()
+	var s *dslot
+	if d.head == d.tail {
+		b := d.head
+		s = &b.s[int(b.lo)+rand.IntN(b.len())]
+	} else {
+		for {
+			r, _ := d.dir.GetAt(rand.IntN(d.dir.Len()))
+			if j := rand.IntN(blockSlots); j < r.b.len() {
+				s = &r.b.s[int(r.b.lo)+j]
+				break
+			}
+		}
+	}
+	var e *Entry
+	if bk := s.bucket(); bk != nil {
+		e = bk.pick()
+	} else {
+		e = s.entry()
 	}
 	return deadline{s.at, e.Key(), e}, true
 }
@@ -169,11 +395,11 @@ func (d *deadlines) random() (deadline, bool) {
 func (d *deadlines) len() int { return d.n }
 
 // one is an entry of the slot: the one expired next at its deadline.
-func (s dslot) one() *Entry {
-	if s.b == nil {
-		return s.e
+func (s *dslot) one() *Entry {
+	if b := s.bucket(); b != nil {
+		return b.one()
 	}
-	return s.b.one()
+	return s.entry()
 }
 
 func (b *dbucket) len() int {

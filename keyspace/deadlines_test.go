@@ -14,6 +14,7 @@ type model map[string]int64
 
 func (m model) check(t *testing.T, d *deadlines) {
 	t.Helper()
+	d.checkBlocks(t)
 	require.Equal(t, len(m), d.len())
 	got := model{}
 	last := int64(-1)
@@ -44,6 +45,64 @@ func (m model) check(t *testing.T, d *deadlines) {
 		_, ok = d.random()
 		require.False(t, ok)
 	}
+}
+
+// checkBlocks verifies the blocks' invariants: linked both ways in
+// deadline order, none empty, each sorted, at or after its bound and
+// before the next block's, the directory holding exactly their bounds,
+// the slots outside [lo, hi) cleared (the collector must not keep
+// entries through them), and no block under a quarter full with a
+// neighbour that has room for it.
+func (d *deadlines) checkBlocks(t *testing.T) {
+	t.Helper()
+	var blocks []*dblock
+	for b := d.head; b != nil; b = b.next {
+		if len(blocks) > 0 {
+			require.Same(t, blocks[len(blocks)-1], b.prev)
+		} else {
+			require.Nil(t, b.prev)
+		}
+		blocks = append(blocks, b)
+	}
+	require.Same(t, d.tail, lastOr(blocks))
+	var dir []*dblock
+	d.dir.Scan(func(r dref) bool {
+		require.Equal(t, r.b.bound, r.bound)
+		dir = append(dir, r.b)
+		return true
+	})
+	require.Equal(t, blocks, dir, "the directory's blocks are not the list's")
+	last := int64(-1 << 62)
+	for bi, b := range blocks {
+		require.True(t, 0 <= b.lo && b.lo < b.hi && b.hi <= blockSlots, "block %d: lo %d hi %d", bi, b.lo, b.hi)
+		require.LessOrEqual(t, b.bound, b.s[b.lo].at, "block %d's bound", bi)
+		require.Greater(t, b.bound, last, "block %d's bound is not after the slots before", bi)
+		for i := range b.s {
+			s := b.s[i]
+			if i < int(b.lo) || i >= int(b.hi) {
+				require.Equal(t, dslot{}, s, "block %d: slot %d outside [%d, %d) not cleared", bi, i, b.lo, b.hi)
+				continue
+			}
+			require.NotNil(t, s.p)
+			require.Greater(t, s.at, last, "block %d slot %d out of order", bi, i)
+			last = s.at
+		}
+		if b.len() < blockSlots/4 {
+			if bi > 0 {
+				require.Greater(t, blocks[bi-1].len()+b.len(), blockSlots, "block %d (%d slots) fits in the one before", bi, b.len())
+			}
+			if bi+1 < len(blocks) {
+				require.Greater(t, blocks[bi+1].len()+b.len(), blockSlots, "block %d (%d slots) has room for the next", bi, b.len())
+			}
+		}
+	}
+}
+
+func lastOr(bs []*dblock) *dblock {
+	if len(bs) == 0 {
+		return nil
+	}
+	return bs[len(bs)-1]
 }
 
 // entries gives each key one entry, as the table would hold it.
@@ -168,6 +227,100 @@ func TestDeadlinesRandomOps(t *testing.T) {
 	require.Len(t, order, len(m))
 }
 
+// TestDeadlineBlocks gives most keys a deadline of their own, over many
+// blocks: in increasing order (the blocks fill up), then each before
+// every other (the head's bound moves down), then at random
+// (splits in the middle), moved and deleted at random (merges), against
+// the model; random draws every deadline; the expiry order drains it.
+func TestDeadlineBlocks(t *testing.T) {
+	ent := entries{}.get
+	d := newDeadlines()
+	m := model{}
+	const n = 20_000
+	for i := range n {
+		k := fmt.Sprintf("inc%d", i)
+		d.add(int64(1_000_000+i), ent(k))
+		m[k] = int64(1_000_000 + i)
+	}
+	m.check(t, &d)
+	for b := d.head; b != d.tail; b = b.next {
+		require.Equal(t, blockSlots, b.len(), "a block of an increasing load not full")
+	}
+	// Deadlines before every other: the head takes them and splits.
+	for i := range 2000 {
+		k := fmt.Sprintf("dec%d", i)
+		d.add(int64(999_999-i), ent(k))
+		m[k] = int64(999_999 - i)
+	}
+	m.check(t, &d)
+
+	seen := map[string]bool{}
+	for range 40 * len(m) {
+		x, ok := d.random()
+		require.True(t, ok)
+		seen[x.key] = true
+	}
+	require.Len(t, seen, len(m), "random never drew some of the deadlines")
+
+	rng := rand.New(rand.NewPCG(7, 11))
+	keys := make([]string, 3*n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key%d", i)
+	}
+	for step := range 200_000 {
+		k := keys[rng.IntN(len(keys))]
+		if at, had := m[k]; had {
+			require.True(t, d.del(at, ent(k)))
+			delete(m, k)
+		}
+		if rng.IntN(3) != 0 {
+			at := rng.Int64N(2_000_000)
+			if rng.IntN(8) == 0 {
+				at = 100 * rng.Int64N(100) // shared deadlines
+			}
+			d.add(at, ent(k))
+			m[k] = at
+		}
+		if step%25_000 == 0 {
+			m.check(t, &d)
+			require.False(t, d.del(-5, ent(k)))
+		}
+	}
+	m.check(t, &d)
+	slots, blocks := 0, 0
+	for b := d.head; b != nil; b = b.next {
+		slots += b.len()
+		blocks++
+	}
+	require.GreaterOrEqual(t, 2*slots, blocks*blockSlots, "blocks under half full on average")
+
+	// Delete at random down to a few, then expire the rest in order.
+	for k, at := range m {
+		if len(m) <= 300 {
+			break
+		}
+		require.True(t, d.del(at, ent(k)))
+		delete(m, k)
+	}
+	m.check(t, &d)
+	last := int64(-1 << 62)
+	for len(m) > 0 {
+		x, ok := d.min()
+		require.True(t, ok)
+		require.GreaterOrEqual(t, x.at, last)
+		last = x.at
+		require.True(t, d.del(x.at, x.e))
+		delete(m, x.key)
+		if len(m)%50 == 0 {
+			m.check(t, &d)
+		}
+	}
+	m.check(t, &d)
+	require.Nil(t, d.head)
+	require.Nil(t, d.tail)
+	require.Zero(t, d.dir.Len())
+}
+
 // TestDeadlineBucketShrinks grows one deadline's bucket to 10,000 keys,
 // deletes most of them, at random or in expiry order, and checks that the
 // bucket holds the rest and has shrunk: a set at least an eighth full,
@@ -251,21 +404,31 @@ func TestDeadlineBucketShrinks(t *testing.T) {
 // bucketAt is the bucket of deadline at, which must have one.
 func bucketAt(t *testing.T, d *deadlines, at int64) *dbucket {
 	t.Helper()
-	s, ok := d.tr.Get(dslot{at: at})
+	blk, i, ok := d.find(at)
 	require.True(t, ok)
-	require.NotNil(t, s.b)
-	return s.b
+	b := blk.s[i].bucket()
+	require.NotNil(t, b)
+	return b
 }
 
 // scan calls fn in deadline order until it returns false (the tests'
 // view of the whole index).
 func (d *deadlines) scan(fn func(deadline) bool) {
-	d.tr.Scan(func(s dslot) bool {
-		if s.b == nil {
-			return fn(deadline{s.at, s.e.Key(), s.e})
+	for b := d.head; b != nil; b = b.next {
+		for i := b.lo; i < b.hi; i++ {
+			s := &b.s[i]
+			bk := s.bucket()
+			if bk == nil {
+				if !fn(deadline{s.at, s.entry().Key(), s.entry()}) {
+					return
+				}
+				continue
+			}
+			if !bk.each(func(e *Entry) bool { return fn(deadline{s.at, e.Key(), e}) }) {
+				return
+			}
 		}
-		return s.b.each(func(e *Entry) bool { return fn(deadline{s.at, e.Key(), e}) })
-	})
+	}
 }
 
 // each calls fn for every entry until it returns false.

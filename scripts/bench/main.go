@@ -15,7 +15,7 @@
 // ratios zredis/valkey next to zredis/redis.
 //
 // Then, each on fresh servers and each skipped by its flag: the RSS per
-// element of eight shapes loaded with redis-cli --pipe (memory.go), SET
+// element of nine shapes loaded with redis-cli --pipe (memory.go), SET
 // with one replica attached (replica.go), the AOF and BGSAVE parts
 // (persist.go), SET under eviction (evict.go), TLS (tls.go), 10 MB and
 // 100 MB values (bigvalues.go), the expiry lag (lag.go), the stress
@@ -307,7 +307,7 @@ func run() int {
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs, -memn 100000 unless given")
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
-	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, eight shapes) on fresh servers")
+	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, nine shapes) on fresh servers")
 	flag.IntVar(&o.memN, "memn", memElements, "elements loaded per memory shape")
 	flag.StringVar(&o.memShapes, "memory-shapes", "", "with -memory, only these shapes (names with hyphens for spaces, comma-separated: strings,strings-with-TTL,small-hashes,...)")
 	flag.BoolVar(&o.replica, "replica", true, "then run SET with one replica attached (zredis->zredis, redis->redis)")

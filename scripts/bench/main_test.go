@@ -121,10 +121,12 @@ func TestMemShapesWellFormed(t *testing.T) {
 	}
 	// One element per argument after the key (two for field/value and
 	// score/member pairs).
+	small, err := selectShapes("small-hashes")
+	require.NoError(t, err)
 	assert.Equal(t, "*12\r\n$4\r\nHSET\r\n$6\r\nhash:1\r\n"+
 		"$6\r\nfield1\r\n$10\r\nv000000005\r\n$6\r\nfield2\r\n$10\r\nv000000006\r\n"+
 		"$6\r\nfield3\r\n$10\r\nv000000007\r\n$6\r\nfield4\r\n$10\r\nv000000008\r\n"+
-		"$6\r\nfield5\r\n$10\r\nv000000009\r\n", string(memShapes[2].gen(nil, 5, 5)))
+		"$6\r\nfield5\r\n$10\r\nv000000009\r\n", string(small[0].gen(nil, 5, 5)))
 	assert.Equal(t, "$10\r\nm123456789\r\n", string(appendTen(nil, 'm', 123456789)))
 }
 
@@ -423,5 +425,5 @@ func TestSelectShapes(t *testing.T) {
 	assert.Equal(t, "strings with TTL", got[0].name)
 	assert.Equal(t, "list elements", got[1].name)
 	_, err = selectShapes("strings,lists")
-	assert.ErrorContains(t, err, "strings,strings-with-TTL,small-hashes")
+	assert.ErrorContains(t, err, "strings,strings-with-TTL,strings-with-own-TTL,small-hashes")
 }

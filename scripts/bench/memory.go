@@ -76,6 +76,17 @@ var memShapes = []memShape{
 		b = appendBulk(b, "86400")
 		return appendTen(b, 'v', first)
 	}},
+	// A deadline of its own for each key, later than the one before (a
+	// queue's messages arriving a millisecond or more apart): the
+	// expiry index holds one deadline per key, where SETEX's load at a
+	// million a second gives a few hundred keys each millisecond.
+	{"strings with own TTL", "PSETEX key:N 86400000+N v<9 digits> (a deadline each)", 1, func(b []byte, first, _ int) []byte {
+		b = appendArray(b, 4)
+		b = appendBulk(b, "PSETEX")
+		b = appendBulkNum(b, "key:", first)
+		b = appendBulkNum(b, "", 86_400_000+first)
+		return appendTen(b, 'v', first)
+	}},
 	// Five fields per hash: a message's metadata; redis-server keeps a
 	// hash this small as a listpack. An element is one field.
 	{"small hashes", "HSET hash:N field1..field5 with 10-byte values; n/5 hashes, per field", smallHashFields, func(b []byte, first, count int) []byte {
