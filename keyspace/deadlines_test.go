@@ -342,7 +342,7 @@ func TestDeadlineBucketShrinks(t *testing.T) {
 				b := bucketAt(t, &d, 42)
 				require.Nil(t, b.ents)
 				full := len(b.set)
-				require.GreaterOrEqual(t, full*5, grown*8, "set over 5/8 full")
+				require.GreaterOrEqual(t, full*3, grown*4, "set over 3/4 full")
 				rng := rand.New(rand.NewPCG(1, uint64(keep)))
 				for len(m) > keep {
 					var k string
@@ -376,7 +376,7 @@ func TestDeadlineBucketShrinks(t *testing.T) {
 					require.Nil(t, b.ents)
 					require.Less(t, len(b.set), full)
 					require.GreaterOrEqual(t, keep*8, len(b.set), "set under 1/8 full")
-					require.Equal(t, setSizeFor(keep), len(b.set))
+					require.GreaterOrEqual(t, len(b.set), setSizeFor(keep), "set over 1/2 full after shrinking")
 				}
 				for range 1000 {
 					if e := b.pick(); m[e.Key()] != 42 || ent(e.Key()) != e {
