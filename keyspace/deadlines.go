@@ -138,9 +138,9 @@ func (s *dslot) setBucket(b *dbucket) { s.p = unsafe.Add(unsafe.Pointer(b), 1) }
 // 64 as it empties. (Powers of two grown at 5/8 took 12.8 to 25.6: a
 // millisecond's 1,300 SETEX held 4,096 slots.) The set shrinks as its
 // entries leave: under an eighth full it is rebuilt half full, and at
-// bucketSliceMax entries it turns back into a slice. A drained set would otherwise keep long empty runs,
-// which one and pick walk, and which make pick favour the entries that
-// follow them.
+// bucketSliceMax entries it turns back into a slice. A drained set would
+// otherwise keep long empty runs, which one and pick walk, and which
+// make pick favour the entries that follow them.
 type dbucket struct {
 	ents []*Entry // the entries, while not a set
 	set  []*Entry // the entries by ptrHash, linear probing; nil slots are empty
