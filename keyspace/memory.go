@@ -28,12 +28,13 @@ import (
 // pointer and control byte, at the table's mean load of about 0.73), in
 // cluster mode one of the slot index too (the same, and the slot tables'
 // headers: 15 bytes a key among 1M, BenchmarkSlotIndexHeapPerKey), and
-// an item of the deadline index (deadline, hash, key header, B-tree
-// occupancy).
+// the deadline index's share (deadlines.go): a 16-byte slot in blocks
+// full to three-quarters full for a deadline of its own, 11 to 16 bytes
+// in a bucket for a deadline keys share.
 const (
 	tableSlotCost  = 12
 	slotIndexCost  = 15
-	deadlineCost   = 48
+	deadlineCost   = 20
 	collectionCost = 16 // the collection's own header (a *Hash, *Set...)
 	memUnit        = 8  // entryExt.mem counts 8-byte units: 32 GB per entry
 )
