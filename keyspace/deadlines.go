@@ -23,8 +23,8 @@ import (
 // linked in deadline order and found by a B-tree of their bounds (dir).
 // Deadlines come mostly in increasing order, each later than every one
 // before it; a full last block then starts a new block rather than
-// splitting, so blocks fill up: 16 bytes a key with a deadline of its
-// own. (A B-tree of the slots splits its full node in halves, which such
+// splitting, so blocks fill up: 16.4 bytes a key with a deadline of
+// its own (125 slots in 2 KiB). (A B-tree of the slots splits its full node in halves, which such
 // inserts never fill again: a 24-byte item took 48 bytes.) A block that
 // an insert in the middle fills is split in halves; one that deletes
 // leave under a quarter full is merged into a neighbour that has the

@@ -29,8 +29,9 @@ import (
 // cluster mode one of the slot index too (the same, and the slot tables'
 // headers: 15 bytes a key among 1M, BenchmarkSlotIndexHeapPerKey), and
 // the deadline index's share (deadlines.go): a 16-byte slot in blocks
-// full to three-quarters full for a deadline of its own, 11 to 16 bytes
-// in a bucket for a deadline keys share.
+// full (deadlines in increasing order) to two-thirds full (in random
+// order) for a deadline of its own, 15 bytes on average in a bucket for
+// a deadline keys share.
 const (
 	tableSlotCost  = 12
 	slotIndexCost  = 15
