@@ -49,6 +49,9 @@ type Stream struct {
 	// length is the bytes used, its capacity the chunk's. The tail node
 	// may be growing in the room past its length (newNodeLP).
 	chunk []byte
+	// lastClosed is the size of the node Append closed last: what the
+	// next is expected to need of the chunk's room.
+	lastClosed int
 
 	// ident is allocated with the stream and kept by its clones: what
 	// SameAs compares.
@@ -147,7 +150,28 @@ const (
 // IDs are relative to (the first entry added to it).
 type streamNode struct {
 	master StreamID
-	lp     []byte
+	// buf is the listpack's first byte and room the capacity of the
+	// buffer it begins: lp() makes the slice, its length read from the
+	// listpack's header. A slice field made the node 40 bytes, allocated
+	// as 48; this way it takes 32 (0.16 bytes an entry of nodes of 100).
+	buf  unsafe.Pointer
+	room uint32
+}
+
+// lp is the node's listpack, with the room to grow that its buffer has.
+func (n *streamNode) lp() []byte {
+	if n.buf == nil {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(n.buf), n.room)
+	return b[:listpack.Bytes(b)]
+}
+
+// setLP makes lp the node's listpack; its length must be the one its
+// header gives, as it is for any listpack the package returns.
+func (n *streamNode) setLP(lp []byte) {
+	n.buf = unsafe.Pointer(unsafe.SliceData(lp))
+	n.room = uint32(min(cap(lp), math.MaxUint32))
 }
 
 func nodeLess(a, b *streamNode) bool { return a.master.Less(b.master) }
@@ -181,7 +205,9 @@ func (s *Stream) Clone() Object {
 	c.nodes = NewStream().nodes
 	c.chunk = nil
 	s.nodes.Scan(func(n *streamNode) bool {
-		c.nodes.Load(&streamNode{master: n.master, lp: c.pack(n.lp, s.nodes.Len())})
+		cn := &streamNode{master: n.master}
+		cn.setLP(c.pack(n.lp(), s.nodes.Len()))
+		c.nodes.Load(cn)
 		return true
 	})
 	if s.groups != nil {
@@ -195,7 +221,7 @@ func (s *Stream) Clone() Object {
 }
 
 func (s *Stream) memSize(samples int) int64 {
-	n := int64(96) + s.lpBytes + int64(s.nodes.Len())*48
+	n := int64(96) + s.lpBytes + int64(s.nodes.Len())*32
 	if s.groups != nil {
 		s.groups.Scan(func(g *StreamGroup) bool {
 			n += 96 + allocSize(len(g.Name)) + int64(g.pel.Len())*80
@@ -256,7 +282,7 @@ type nodeEntry struct {
 
 // readEntry reads the entry at p of node n into e (reusing e.fv).
 func readEntry(n *streamNode, h *nodeHead, p int, e *nodeEntry) {
-	lp := n.lp
+	lp := n.lp()
 	e.flagsPos = p
 	e.flags = lpInt(lp, p)
 	p = listpack.Next(lp, p)
@@ -289,7 +315,7 @@ func readEntry(n *streamNode, h *nodeHead, p int, e *nodeEntry) {
 
 // lastEntryID is the ID of a node's last entry, deleted or not.
 func lastEntryID(n *streamNode) StreamID {
-	lp := n.lp
+	lp := n.lp()
 	p := listpack.Last(lp)
 	cnt := lpInt(lp, p)
 	for ; cnt > 0; cnt-- {
@@ -351,25 +377,35 @@ func (s *Stream) inChunk(lp []byte) bool {
 
 // newNodeLP returns an empty listpack buffer for a new tail node with
 // room for size bytes. When the stream packs its nodes it is the chunk's
-// free room: the node grows there in place and pack then takes it as it
-// is. Built apart, each node cost an allocation of streamPrealloc that
-// closing it dropped: garbage the size of the stream's listpacks, whose
-// fresh pages the kernel zeroed (clear_page was half of the server's
-// CPU samples under XADD of 1 KiB values). Only the tail is ever in the
-// free room, and only Append and pack write there.
-func (s *Stream) newNodeLP(size int64, nodes int) []byte {
+// free room instead, provided that holds fit bytes: the node grows there
+// in place and pack then takes it as it is. Built apart, each node cost
+// an allocation of streamPrealloc that closing it dropped: garbage the
+// size of the stream's listpacks, whose fresh pages the kernel zeroed
+// (clear_page was half of the server's CPU samples under XADD of 1 KiB
+// values). Only the tail is ever in the free room, and only Append and
+// pack write there.
+//
+// fit is what the node is expected to take (the size of the node closed
+// before it), not size: a chunk asked for streamPrealloc of room left up
+// to that much unused at its end, about 3.8 KB in each 256 KiB chunk
+// with nodes of 2 KB (0.3 bytes an entry of 20). A node that outgrows
+// the room is copied out of it by append, and into the next chunk when
+// closed.
+func (s *Stream) newNodeLP(size, fit int64, nodes int) []byte {
 	if nodes < streamPackMinNodes || size > streamPackMaxLPSize {
 		return make([]byte, 0, size)
 	}
-	if size > int64(cap(s.chunk)-len(s.chunk)) {
+	if fit > int64(cap(s.chunk)-len(s.chunk)) {
 		s.chunk = make([]byte, 0, streamChunk)
 	}
 	return s.chunk[len(s.chunk):len(s.chunk)]
 }
 
-func (s *Stream) setNodeLP(n *streamNode, lp []byte) {
-	s.lpBytes += int64(len(lp) - len(n.lp))
-	n.lp = lp
+// setNodeLP makes lp n's listpack, which was bytes long before the
+// change: a change in place has its new length in the header already.
+func (s *Stream) setNodeLP(n *streamNode, was int, lp []byte) {
+	s.lpBytes += int64(len(lp) - was)
+	n.setLP(lp)
 }
 
 // ---- entries -----------------------------------------------------------------
@@ -400,9 +436,9 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		if nodeMax == 0 || nodeMax > StreamMaxListpackSize {
 			nodeMax = StreamMaxListpackSize
 		}
-		full := int64(len(tail.lp))+total >= nodeMax
+		full := int64(len(tail.lp()))+total >= nodeMax
 		if !full && maxEntries != 0 {
-			h := readHead(tail.lp)
+			h := readHead(tail.lp())
 			full = h.count+h.deleted >= maxEntries
 		}
 		if full {
@@ -410,9 +446,10 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 			// A tail built in the chunk is always taken into it, however
 			// few nodes trimming left: its bytes lie in the chunk's free
 			// room, which the next node would be written over.
-			if s.inChunk(tail.lp) || s.nodes.Len() >= streamPackMinNodes || cap(tail.lp)-len(tail.lp) > 64 {
-				tail.lp = s.pack(tail.lp, s.nodes.Len())
+			if s.inChunk(tail.lp()) || s.nodes.Len() >= streamPackMinNodes || cap(tail.lp())-len(tail.lp()) > 64 {
+				tail.setLP(s.pack(tail.lp(), s.nodes.Len()))
 			}
+			s.lastClosed = len(tail.lp())
 			tail = nil
 		}
 	}
@@ -424,7 +461,12 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		if maxBytes > 0 && maxBytes < prealloc {
 			prealloc = maxBytes
 		}
-		lp := append(s.newNodeLP(max(prealloc, total+64), s.nodes.Len()), listpack.New()...)
+		size := max(prealloc, total+64)
+		fit := size
+		if s.lastClosed > 0 {
+			fit = max(int64(s.lastClosed), total+64)
+		}
+		lp := append(s.newNodeLP(size, fit, s.nodes.Len()), listpack.New()...)
 		lp = listpack.AppendInt(lp, 1)
 		lp = listpack.AppendInt(lp, 0)
 		lp = listpack.AppendInt(lp, numFields)
@@ -433,11 +475,12 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		}
 		lp = listpack.AppendInt(lp, 0)
 		tail = &streamNode{master: id}
-		s.setNodeLP(tail, lp)
+		s.setNodeLP(tail, 0, lp)
 		s.nodes.Set(tail)
 		flags = streamFlagSameFields
 	} else {
-		lp := tail.lp
+		lp := tail.lp()
+		was := len(lp)
 		p := listpack.First(lp)
 		count := lpInt(lp, p)
 		lp = listpack.ReplaceInt(lp, p, count+1)
@@ -457,9 +500,10 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 				flags = streamFlagSameFields
 			}
 		}
-		s.setNodeLP(tail, lp)
+		s.setNodeLP(tail, was, lp)
 	}
-	lp := tail.lp
+	lp := tail.lp()
+	was := len(lp)
 	lp = listpack.AppendInt(lp, flags)
 	lp = listpack.AppendInt(lp, int64(id.Ms-tail.master.Ms))
 	lp = listpack.AppendInt(lp, int64(id.Seq-tail.master.Seq))
@@ -477,7 +521,7 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		lpCount += numFields + 1
 	}
 	lp = listpack.AppendInt(lp, lpCount)
-	s.setNodeLP(tail, lp)
+	s.setNodeLP(tail, was, lp)
 	s.length++
 	s.EntriesAdded++
 	s.LastID = id
@@ -547,7 +591,7 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones, fields bool, fn 
 	}
 	skip := func(flags int64) bool { return skipTombstones && flags&streamFlagDeleted != 0 }
 	forward := func(n *streamNode) bool {
-		h := readHead(n.lp)
+		h := readHead(n.lp())
 		for p := h.firstPos; p >= 0; {
 			flags, id, next := peekEntry(n, &h, p)
 			if id.Cmp(end) > 0 {
@@ -561,8 +605,8 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones, fields bool, fn 
 		return true
 	}
 	backward := func(n *streamNode) bool {
-		h := readHead(n.lp)
-		lp := n.lp
+		h := readHead(n.lp())
+		lp := n.lp()
 		for p := listpack.Last(lp); ; {
 			cnt := lpInt(lp, p)
 			if cnt == 0 {
@@ -610,7 +654,7 @@ func (s *Stream) walk(start, end StreamID, rev, skipTombstones, fields bool, fn 
 // returns them with the position of the next entry (-1 after the last),
 // without decoding its fields and values.
 func peekEntry(n *streamNode, h *nodeHead, p int) (flags int64, id StreamID, next int) {
-	lp := n.lp
+	lp := n.lp()
 	flags = lpInt(lp, p)
 	p = listpack.Next(lp, p)
 	id = n.master
@@ -693,7 +737,7 @@ func (s *Stream) Delete(id StreamID) bool {
 	if node == nil {
 		return false
 	}
-	h := readHead(node.lp)
+	h := readHead(node.lp())
 	var e nodeEntry
 	for p := h.firstPos; p >= 0; p = e.next {
 		readEntry(node, &h, p, &e)
@@ -704,15 +748,17 @@ func (s *Stream) Delete(id StreamID) bool {
 			continue
 		}
 		if h.count == 1 {
-			s.lpBytes -= int64(len(node.lp))
+			s.lpBytes -= int64(len(node.lp()))
 			s.nodes.Delete(node)
 		} else {
-			lp := listpack.ReplaceInt(node.lp, e.flagsPos, e.flags|streamFlagDeleted)
+			lp := node.lp()
+			was := len(lp)
+			lp = listpack.ReplaceInt(lp, e.flagsPos, e.flags|streamFlagDeleted)
 			q := listpack.First(lp)
 			lp = listpack.ReplaceInt(lp, q, h.count-1)
 			q = listpack.Next(lp, listpack.First(lp))
 			lp = listpack.ReplaceInt(lp, q, h.deleted+1)
-			s.setNodeLP(node, lp)
+			s.setNodeLP(node, was, lp)
 		}
 		s.length--
 		return true
@@ -753,7 +799,7 @@ func (s *Stream) Trim(a TrimArgs) int64 {
 		if !ok {
 			break
 		}
-		h := readHead(n.lp)
+		h := readHead(n.lp())
 		entries := h.count
 		if a.Limit != 0 && deleted+entries > a.Limit {
 			break
@@ -765,7 +811,7 @@ func (s *Stream) Trim(a TrimArgs) int64 {
 			remove = lastEntryID(n).Less(a.MinID)
 		}
 		if remove {
-			s.lpBytes -= int64(len(n.lp))
+			s.lpBytes -= int64(len(n.lp()))
 			s.nodes.Delete(n)
 			s.length -= uint64(entries)
 			deleted += entries
@@ -774,11 +820,14 @@ func (s *Stream) Trim(a TrimArgs) int64 {
 		if a.Approx {
 			break
 		}
-		lp := n.lp
+		lp := n.lp()
+		was := len(lp)
 		var fromLP int64
 		var e nodeEntry
 		for p := h.firstPos; p >= 0; {
-			readEntry(&streamNode{master: n.master, lp: lp}, &h, p, &e)
+			view := streamNode{master: n.master}
+			view.setLP(lp)
+			readEntry(&view, &h, p, &e)
 			var stop bool
 			if a.Strategy == TrimMaxLen {
 				stop = s.length <= maxlen
@@ -805,7 +854,7 @@ func (s *Stream) Trim(a TrimArgs) int64 {
 		lp = listpack.ReplaceInt(lp, q, entries-fromLP)
 		q = listpack.Next(lp, listpack.First(lp))
 		lp = listpack.ReplaceInt(lp, q, h.deleted+fromLP)
-		s.setNodeLP(n, lp)
+		s.setNodeLP(n, was, lp)
 		break
 	}
 	if s.length == 0 {
@@ -928,14 +977,14 @@ func (s *Stream) RaxNodes() int {
 // Nodes calls fn with each node's master ID and listpack, in order; the
 // listpack must not be changed.
 func (s *Stream) Nodes(fn func(master StreamID, lp []byte) bool) {
-	s.nodes.Scan(func(n *streamNode) bool { return fn(n.master, n.lp) })
+	s.nodes.Scan(func(n *streamNode) bool { return fn(n.master, n.lp()) })
 }
 
 // LoadNode adds a node read from an RDB file (validated by the caller,
 // in order, master IDs increasing). lp is copied.
 func (s *Stream) LoadNode(master StreamID, lp []byte) {
 	n := &streamNode{master: master}
-	s.setNodeLP(n, s.pack(lp, s.nodes.Len()+1))
+	s.setNodeLP(n, 0, s.pack(lp, s.nodes.Len()+1))
 	s.nodes.Load(n)
 }
 

@@ -15,7 +15,7 @@ func (s *Stream) MemoryUsage(samples int) int64 {
 		if seen >= samples {
 			return false
 		}
-		lpSum += allocSize(cap(n.lp))
+		lpSum += allocSize(cap(n.lp()))
 		seen++
 		return true
 	})
@@ -27,7 +27,7 @@ func (s *Stream) MemoryUsage(samples int) int64 {
 		}
 		size += lpSum * int64(s.nodes.Len()-1)
 		if last, ok := s.nodes.Max(); ok {
-			size += allocSize(cap(last.lp))
+			size += allocSize(cap(last.lp()))
 		}
 	}
 	s.Groups(func(g *StreamGroup) bool {

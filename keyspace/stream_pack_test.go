@@ -24,7 +24,7 @@ func TestStreamPackedNodes(t *testing.T) {
 	require.Equal(t, nodes, s.NodeCount())
 	packed := 0
 	s.nodes.Scan(func(n *streamNode) bool {
-		if cap(n.lp) == len(n.lp) {
+		if cap(n.lp()) == len(n.lp()) {
 			packed++
 		}
 		return true
@@ -81,15 +81,15 @@ func TestStreamTailInChunk(t *testing.T) {
 	var prev []byte
 	adjacent := 0
 	s.nodes.Scan(func(n *streamNode) bool {
-		if prev != nil && endsWhereBegins(prev, n.lp) {
+		if prev != nil && endsWhereBegins(prev, n.lp()) {
 			adjacent++
 		}
-		prev = n.lp
+		prev = n.lp()
 		return true
 	})
 	assert.GreaterOrEqual(t, adjacent, nodes-streamPackMinNodes-2, "closed nodes end to end in the chunk")
 	tail, _ := s.nodes.Max()
-	require.True(t, s.inChunk(tail.lp), "the tail grows in the chunk")
+	require.True(t, s.inChunk(tail.lp()), "the tail grows in the chunk")
 
 	check := func(st *Stream, want []int) {
 		t.Helper()
@@ -163,10 +163,10 @@ func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
 	// the 4 KiB a node is given and what a 1 KiB step spans beyond it.
 	room := func() int {
 		tail, _ := s.nodes.Max()
-		if !s.inChunk(tail.lp) {
+		if !s.inChunk(tail.lp()) {
 			return -1
 		}
-		return cap(s.chunk) - len(s.chunk) - len(tail.lp)
+		return cap(s.chunk) - len(s.chunk) - len(tail.lp())
 	}
 	for s.NodeCount() < streamPackMinNodes+12 || room() < streamPrealloc+100 || room() > streamPrealloc+1100 {
 		add(1000)
@@ -176,8 +176,8 @@ func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
 	// end, yet starts it in the room (its size plus 64 fits).
 	add(room() - 66)
 	tail, _ := s.nodes.Max()
-	require.True(t, s.inChunk(tail.lp))
-	require.LessOrEqual(t, cap(tail.lp)-len(tail.lp), 64)
+	require.True(t, s.inChunk(tail.lp()))
+	require.LessOrEqual(t, cap(tail.lp())-len(tail.lp()), 64)
 
 	s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 10})
 	add(1000) // closes the big tail with 11 nodes in the stream
@@ -191,4 +191,50 @@ func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
 		return true
 	})
 	require.Equal(t, 211, n)
+}
+
+// A new tail begins in the chunk's room when that holds a node the size
+// of the last one closed, not Redis's 4 KiB preallocation. One that then
+// grows past the room is copied out of it by append, and into a new
+// chunk when it closes; the entries around it stay readable.
+func TestStreamTailOutgrowsRoom(t *testing.T) {
+	s := NewStream()
+	seq := uint64(0)
+	vals := map[uint64]string{}
+	add := func(size int) {
+		v := strings.Repeat(string(rune('a'+seq%26)), size)
+		s.Append(StreamID{Ms: 1, Seq: seq}, [][]byte{[]byte("f"), []byte(v)}, 0, 2)
+		vals[seq] = v
+		seq++
+	}
+	// Nodes of two 1000-byte entries, until a new one begins in less
+	// room than streamPrealloc.
+	room := func() int { return cap(s.chunk) - len(s.chunk) }
+	for {
+		add(1000)
+		tail, _ := s.nodes.Max()
+		if s.NodeCount() > streamPackMinNodes && s.inChunk(tail.lp()) && room() < streamPrealloc {
+			break
+		}
+		add(1000)
+		require.Less(t, s.NodeCount(), 2000, "no node began in little room")
+	}
+	require.GreaterOrEqual(t, room(), s.lastClosed, "the room holds a node like the last")
+	chunk := unsafe.SliceData(s.chunk)
+
+	add(room()) // the tail's second entry does not fit in the room
+	tail, _ := s.nodes.Max()
+	assert.False(t, s.inChunk(tail.lp()), "the tail left the room")
+	add(1000) // closes it
+	assert.NotEqual(t, chunk, unsafe.SliceData(s.chunk), "packed into a new chunk")
+	for range 300 {
+		add(1000)
+	}
+	n := 0
+	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
+		require.Equal(t, vals[e.ID.Seq], string(e.FV[1].Bytes()), "entry %d", e.ID.Seq)
+		n++
+		return true
+	})
+	require.Equal(t, int(seq), n)
 }
