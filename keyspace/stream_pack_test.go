@@ -150,15 +150,8 @@ func endsWhereBegins(a, b []byte) bool {
 // would copy it out): the next node is built in the room after the
 // chunk's bytes, over it otherwise.
 func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
-	s := NewStream()
-	seq := uint64(0)
-	vals := map[uint64]string{}
-	add := func(size int) {
-		v := strings.Repeat(string(rune('a'+seq%26)), size)
-		s.Append(StreamID{Ms: 1, Seq: seq}, [][]byte{[]byte("f"), []byte(v)}, 4096, 1)
-		vals[seq] = v
-		seq++
-	}
+	s := newSizedStream(4096, 1)
+	add := s.add
 	// One entry a node; stop when the room after the tail is between
 	// the 4 KiB a node is given and what a 1 KiB step spans beyond it.
 	room := func() int {
@@ -184,13 +177,7 @@ func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
 	for range 200 {
 		add(1000)
 	}
-	n := 0
-	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
-		require.Equal(t, vals[e.ID.Seq], string(e.FV[1].Bytes()), "entry %d", e.ID.Seq)
-		n++
-		return true
-	})
-	require.Equal(t, 211, n)
+	s.check(t, 211)
 }
 
 // A new tail begins in the chunk's room when that holds a node the size
@@ -198,15 +185,8 @@ func TestStreamTailInChunkClosedAfterTrim(t *testing.T) {
 // grows past the room is copied out of it by append, and into a new
 // chunk when it closes; the entries around it stay readable.
 func TestStreamTailOutgrowsRoom(t *testing.T) {
-	s := NewStream()
-	seq := uint64(0)
-	vals := map[uint64]string{}
-	add := func(size int) {
-		v := strings.Repeat(string(rune('a'+seq%26)), size)
-		s.Append(StreamID{Ms: 1, Seq: seq}, [][]byte{[]byte("f"), []byte(v)}, 0, 2)
-		vals[seq] = v
-		seq++
-	}
+	s := newSizedStream(0, 2)
+	add := s.add
 	// Nodes of two 1000-byte entries, until a new one begins in less
 	// room than streamPrealloc.
 	room := func() int { return cap(s.chunk) - len(s.chunk) }
@@ -230,11 +210,39 @@ func TestStreamTailOutgrowsRoom(t *testing.T) {
 	for range 300 {
 		add(1000)
 	}
-	n := 0
+	s.check(t, int(s.seq))
+}
+
+// sizedStream is a stream whose nodes close at maxBytes and maxEntries,
+// given entries of one field with values of chosen sizes, each of which
+// it remembers.
+type sizedStream struct {
+	*Stream
+	maxBytes, maxEntries int64
+	seq                  uint64
+	vals                 map[uint64]string
+}
+
+func newSizedStream(maxBytes, maxEntries int64) *sizedStream {
+	return &sizedStream{Stream: NewStream(), maxBytes: maxBytes, maxEntries: maxEntries, vals: map[uint64]string{}}
+}
+
+// add appends an entry with a value of size bytes.
+func (s *sizedStream) add(size int) {
+	v := strings.Repeat(string(rune('a'+s.seq%26)), size)
+	s.Append(StreamID{Ms: 1, Seq: s.seq}, [][]byte{[]byte("f"), []byte(v)}, s.maxBytes, s.maxEntries)
+	s.vals[s.seq] = v
+	s.seq++
+}
+
+// check requires the stream to hold n entries, each with its value.
+func (s *sizedStream) check(t *testing.T, n int) {
+	t.Helper()
+	seen := 0
 	s.Range(StreamID{}, MaxStreamID, false, func(e *StreamEntry) bool {
-		require.Equal(t, vals[e.ID.Seq], string(e.FV[1].Bytes()), "entry %d", e.ID.Seq)
-		n++
+		require.Equal(t, s.vals[e.ID.Seq], string(e.FV[1].Bytes()), "entry %d", e.ID.Seq)
+		seen++
 		return true
 	})
-	require.Equal(t, int(seq), n)
+	require.Equal(t, n, seen)
 }
