@@ -286,31 +286,25 @@ func (t *Table) Lookup(name []byte) *Command {
 		return nil
 	}
 	var buf [32]byte
-	var lower []byte
 	if len(name) <= len(buf) {
-		lower = buf[:len(name)]
-	} else {
-		lower = make([]byte, len(name))
+		return t.byName[string(lowerASCII(buf[:], name))]
 	}
-	for i, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	return t.byName[string(lower)]
+	return t.byName[string(lowerASCII(make([]byte, len(name)), name))]
 }
 
-// appendLowerASCII appends name to b with its ASCII letters lowered.
-func appendLowerASCII[S []byte | string](b []byte, name S) []byte {
+// lowerASCII writes name into dst, which is at least as long, with its
+// ASCII letters lowered (as Redis's command lookups fold case: strcasecmp,
+// tolower in the C locale), and returns that prefix of dst.
+func lowerASCII[S []byte | string](dst []byte, name S) []byte {
+	dst = dst[:len(name)]
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b = append(b, c)
+		dst[i] = c
 	}
-	return b
+	return dst
 }
 
 // All returns every top-level command, sorted by name.
@@ -350,7 +344,7 @@ func (t *Table) Renamed(renames [][2]string) (*Table, error) {
 	}
 	r := &Table{byName: maps.Clone(t.byName), n: t.n, orig: t, KeyAccess: t.KeyAccess, Unserved: t.Unserved}
 	for _, rn := range renames {
-		from := string(appendLowerASCII(nil, rn[0]))
+		from := string(lowerASCII(make([]byte, len(rn[0])), rn[0]))
 		cmd := r.byName[from]
 		if cmd == nil {
 			return nil, errors.New("No such command in rename-command")
@@ -359,7 +353,7 @@ func (t *Table) Renamed(renames [][2]string) (*Table, error) {
 		if rn[1] == "" {
 			continue
 		}
-		to := string(appendLowerASCII(nil, rn[1]))
+		to := string(lowerASCII(make([]byte, len(rn[1])), rn[1]))
 		if r.byName[to] != nil {
 			return nil, errors.New("Target command name already exists")
 		}

@@ -744,11 +744,5 @@ func Lookup2(cmd *Command, name []byte) *Command {
 		return nil
 	}
 	var buf [64]byte
-	for i, ch := range name {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	return cmd.Subs[string(buf[:len(name)])]
+	return cmd.Subs[string(lowerASCII(buf[:], name))]
 }
