@@ -247,8 +247,11 @@ type options struct {
 	stressCases     string // the stress cases to run: names' first words, comma-separated ("": all)
 	memShapes       string // the memory shapes to load: names with hyphens, comma-separated ("": all)
 	target          time.Duration
-	zredisBin       string
-	redisBin        string
+	// settle is how long a server must have used no CPU after a run
+	// before the run's CPU is read and the next run starts (see settle).
+	settle    time.Duration
+	zredisBin string
+	redisBin  string
 	// redis74Bin is a redis-server 7.4 for the field-TTL parts, which
 	// 7.0 (redisBin) cannot run; "" leaves zredis alone there.
 	redis74Bin string
@@ -305,6 +308,7 @@ func run() int {
 	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
 	flag.StringVar(&sizes, "sizes", "3,1024", "value sizes in bytes of the throughput tests (redis-benchmark -d), comma-separated")
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
+	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "after each measured run, wait until the server has used no CPU for this long (0: no wait), so the work it left for its idle time is counted in its CPU a request and does not slow the next server's run")
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs, -memn 100000 unless given")
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, nine shapes) on fresh servers")
@@ -599,17 +603,19 @@ func benchmarkWith(ctx context.Context, o options, z, r, v *server) ([]*cell, er
 		// The zredis and valkey runs are warm-ups of the same size, so no
 		// server starts the measured rounds cold.
 		fmt.Printf("calibrating -n for %v per run...\n", o.target)
+		co := o
+		co.settle = 0 // n only; the rounds' runs are the measured ones
 		for _, c := range cells {
 			probe := 20000 * c.pipeline
-			if _, err := runBench(ctx, o, z, c, probe); err != nil {
+			if _, err := runBench(ctx, co, z, c, probe); err != nil {
 				return nil, err
 			}
-			res, err := runBench(ctx, o, r, c, probe)
+			res, err := runBench(ctx, co, r, c, probe)
 			if err != nil {
 				return nil, err
 			}
 			if v != nil {
-				if _, err := runBench(ctx, o, v, c, probe); err != nil {
+				if _, err := runBench(ctx, co, v, c, probe); err != nil {
 					return nil, err
 				}
 			}
@@ -700,6 +706,7 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 		}
 	}
 	wall := time.Since(start)
+	settle(ctx, s, o.settle)
 	cpu1 := s.cpuTime()
 	if ctx.Err() != nil {
 		return result{}, ctx.Err()
@@ -728,6 +735,33 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 		res.clientCPU = clientCPU.Seconds() / wall.Seconds()
 	}
 	return res, nil
+}
+
+// settle waits until s has used no CPU for quiet (a clock tick at most:
+// /proc counts in 10 ms), or settleMax at the most. zredis does work a
+// run left when it falls idle: 300 ms after its last command it collects
+// the run's garbage and hands free pages back (server/memrelease.go). In
+// a grid that runs the servers one after the other on one machine, that
+// collection fell in the next server's run: in a pipeline-1 grid of 1 KiB
+// values, 8 of 21 redis-server runs had one in them, 29-53 ms of a heap
+// of 330-590 MB on both cores, while the client that bounds those runs
+// needs one; and zredis's CPU a request left it out.
+func settle(ctx context.Context, s *server, quiet time.Duration) {
+	if quiet <= 0 {
+		return
+	}
+	const step = 50 * time.Millisecond
+	const settleMax = 5 * time.Second
+	deadline := time.Now().Add(settleMax)
+	last, since := s.cpuTime(), time.Now()
+	for time.Since(since) < quiet && time.Now().Before(deadline) {
+		if !sleepCtx(ctx, step) {
+			return
+		}
+		if now := s.cpuTime(); now-last > 10*time.Millisecond {
+			last, since = now, time.Now()
+		}
+	}
 }
 
 // benchProcs is the number of redis-benchmark processes of a run of n
