@@ -308,7 +308,7 @@ func run() int {
 	flag.StringVar(&pipes, "pipelines", "1,16", "pipeline depths (redis-benchmark -P), comma-separated")
 	flag.StringVar(&sizes, "sizes", "3,1024", "value sizes in bytes of the throughput tests (redis-benchmark -d), comma-separated")
 	flag.DurationVar(&o.target, "target", 2500*time.Millisecond, "wanted duration of one run when -n is 0")
-	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "after each measured run, wait until the server has used no CPU for this long (0: no wait), so the work it left for its idle time is counted in its CPU a request and does not slow the next server's run")
+	flag.DurationVar(&o.settle, "settle", 500*time.Millisecond, "after a test's setup and after each measured run, wait until the server has used no CPU for this long (0: no wait), so that the work a run left for the server's idle time counts in its CPU a request and does not slow the next server's run, and the setup's does neither")
 	flag.BoolVar(&quick, "quick", false, "smoke run: 1 round of about 0.3 s runs, -memn 100000 unless given")
 	flag.StringVar(&testSpec, "tests", "all", "throughput tests to run, comma-separated ("+strings.Join(testKeys(), ",")+"), all, or none")
 	flag.BoolVar(&o.memory, "memory", true, "after the throughput tests, run the memory benchmark (RSS per element, nine shapes) on fresh servers")
@@ -684,6 +684,9 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 		if err := prepare(s, c.test, n, c.size); err != nil {
 			return result{}, fmt.Errorf("%s: preparing %s: %v", s.name, c.test.name, err)
 		}
+		// What the setup left (the garbage of a key it replaced) is not
+		// the run's work.
+		settle(ctx, s, o.settle)
 	}
 	procs := benchProcs(o.clients, n)
 	cmds := make([]*exec.Cmd, procs)
@@ -738,14 +741,18 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 }
 
 // settle waits until s has used no CPU for quiet (a clock tick at most:
-// /proc counts in 10 ms), or settleMax at the most. zredis does work a
-// run left when it falls idle: 300 ms after its last command it collects
-// the run's garbage and hands free pages back (server/memrelease.go). In
-// a grid that runs the servers one after the other on one machine, that
+// /proc counts in 10 ms), or settleMax at the most. runBench calls it
+// after a test's setup and after the run. zredis does work a run left
+// when it falls idle: 300 ms after its last command it collects the
+// garbage and hands free pages back (server/memrelease.go). In a grid
+// that runs the servers one after the other on one machine, that
 // collection fell in the next server's run: in a pipeline-1 grid of 1 KiB
 // values, 8 of 21 redis-server runs had one in them, 29-53 ms of a heap
 // of 330-590 MB on both cores, while the client that bounds those runs
-// needs one; and zredis's CPU a request left it out.
+// needs one; and zredis's CPU a request left it out. Waiting after the
+// setup too keeps the collection of what the setup replaced (a sorted
+// set of 100,000 members of 1 KiB for ZRANGEBYSCORE) out of the run and
+// of its CPU, as redis-server frees such a key within the setup's DEL.
 func settle(ctx context.Context, s *server, quiet time.Duration) {
 	if quiet <= 0 {
 		return
