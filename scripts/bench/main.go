@@ -247,8 +247,9 @@ type options struct {
 	stressCases     string // the stress cases to run: names' first words, comma-separated ("": all)
 	memShapes       string // the memory shapes to load: names with hyphens, comma-separated ("": all)
 	target          time.Duration
-	// settle is how long a server must have used no CPU after a run
-	// before the run's CPU is read and the next run starts (see settle).
+	// settle is how long a server must have used no CPU after a test's
+	// setup and after a run before the run's CPU is read and the next
+	// run starts (see settle).
 	settle    time.Duration
 	zredisBin string
 	redisBin  string
