@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -399,10 +400,32 @@ func setExpiring(t *testing.T, addr string, n int, spread, delay time.Duration) 
 			p.Do(ctx, "SET", "k:"+strconv.Itoa(i), "value-"+strconv.Itoa(i), "PXAT", at)
 		}
 		if _, err := p.Exec(ctx); err != nil {
-			t.Fatal(err)
+			t.Fatalf("SET pipeline: %v\nthe server then:\n%s", err, serverState(addr))
 		}
 	}
 	return base
+}
+
+// serverState is what a new connection learns of a server that left a
+// request unanswered: its clients (which one waits, on what) and its AOF,
+// or that it does not answer either.
+func serverState(addr string) string {
+	nc, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "no connection: " + err.Error()
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(2 * time.Second))
+	nc.Write(append(Encode("CLIENT", "LIST"), Encode("INFO", "persistence")...))
+	rd := bufio.NewReader(nc)
+	var b bytes.Buffer
+	for range 2 {
+		if err := readRaw(rd, &b); err != nil {
+			fmt.Fprintf(&b, "\n(no more within 2 s: %v)", err)
+			break
+		}
+	}
+	return b.String()
 }
 
 // keyIndex is i of a key k:<i>.

@@ -8,6 +8,7 @@ package testsupport
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -237,8 +238,52 @@ func Start(t testing.TB, o Options) *Proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			p.dumpIfHung(t)
+		}
+		p.Close()
+	})
 	return p
+}
+
+// dumpIfHung logs the goroutines of a zredis process that no longer
+// answers when its test failed, so that a timeout seen once on a busy
+// machine shows where the server was stuck: SIGQUIT makes the Go runtime
+// print every goroutine's stack to stderr, which goes to the output file,
+// and exit.
+func (p *Proc) dumpIfHung(t testing.TB) {
+	if p.Name != "zredis" || p.Exited() || p.answers(2*time.Second) {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+	out := p.Output()
+	if i := strings.Index(out, "SIGQUIT"); i >= 0 {
+		out = out[i:]
+	}
+	t.Logf("%s on %s did not answer PING within 2 s; its goroutines:\n%s", p.Name, p.Addr, out)
+}
+
+// answers reports whether the process replies anything to an inline PING
+// (an error such as NOAUTH counts) within timeout.
+func (p *Proc) answers(timeout time.Duration) bool {
+	c, err := net.DialTimeout("tcp", p.Addr, timeout)
+	if err != nil {
+		var ne net.Error
+		// Refused: not listening in plain TCP, no hang this can tell.
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	_, err = bufio.NewReader(c).ReadString('\n')
+	return err == nil
 }
 
 // StartRedis starts a real redis-server 7.0 with args (persistence off
