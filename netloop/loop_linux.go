@@ -239,11 +239,22 @@ func (l *Loop) Run() {
 		if l.AfterHandlers != nil {
 			l.AfterHandlers()
 		}
-		l.runEarly()
+		// Both queues are taken in one hold of mu. A submitter that
+		// finds either not empty does not wake the loop, counting on the
+		// turn that takes the queued task to take its own; taking early
+		// first and tasks later left a SubmitEarly made in between (a
+		// connection accepted while another was attached) queued with no
+		// wake-up pending, and every later Submit saw early not empty:
+		// the loop slept and new connections went unserved.
 		l.mu.Lock()
+		early := l.early
+		l.early = nil
 		tasks, l.tasks = l.tasks, tasks[:0]
 		stop := l.stop
 		l.mu.Unlock()
+		for _, fn := range early {
+			fn()
+		}
 		for i, fn := range tasks {
 			fn()
 			tasks[i] = nil

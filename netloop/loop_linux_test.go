@@ -464,3 +464,39 @@ func TestAfterHandlersRunsBeforeTasks(t *testing.T) {
 	require.Equal(t, []string{"reply\n", "task\n"}, []string{first, second})
 	require.Equal(t, [2]bool{true, false}, <-d.seen)
 }
+
+// A submitter that finds a queue not empty does not wake the loop: the
+// turn that takes the queued task must take its own too. Here the loop's
+// poll consumes the wake-up for T, then runs the early task E1, during
+// which another goroutine submits E2 (an accepted connection while
+// another is being attached). When Run took the early tasks and the
+// others in two steps, E2 stayed queued with no wake-up pending and the
+// loop slept: new connections were never served.
+func TestSubmitEarlyWhileEarlyTasksRun(t *testing.T) {
+	l, err := New()
+	require.NoError(t, err)
+	go l.Run()
+	defer l.Stop()
+
+	block := make(chan struct{})
+	// Hold the loop in a task, so that T and E1 are taken by one turn.
+	l.Submit(func() { <-block })
+	time.Sleep(20 * time.Millisecond)
+
+	ran := make(chan struct{})
+	l.Submit(func() {})    // T: the queues are empty, so it wakes the loop
+	l.SubmitEarly(func() { // E1: tasks holds T, no wake-up of its own
+		done := make(chan struct{})
+		go func() {
+			l.SubmitEarly(func() { close(ran) }) // E2
+			close(done)
+		}()
+		<-done
+	})
+	close(block)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("E2, submitted while the loop ran E1, never ran: the loop slept with a task queued")
+	}
+}

@@ -575,8 +575,11 @@ func (j *Journal) Sync() error {
 	j.unsynced = false
 	j.syncing.Add(1)
 	j.fileMu.Unlock()
-	defer j.syncing.Done()
-	if err := f.Sync(); err != nil {
+	err := f.Sync()
+	// Done before fileMu is taken again: rotate and Close wait for it
+	// holding fileMu.
+	j.syncing.Done()
+	if err != nil {
 		j.fileMu.Lock()
 		if j.cur == f {
 			j.unsynced = true
