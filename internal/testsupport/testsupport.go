@@ -256,7 +256,7 @@ func (p *Proc) dumpIfHung(t testing.TB) {
 	if p.Name != "zredis" || p.Exited() || p.answers(2*time.Second) {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGQUIT)
+	p.Signal(syscall.SIGQUIT)
 	select {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
