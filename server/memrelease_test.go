@@ -43,7 +43,8 @@ func TestQuietSpellCountsBytesReceivedAsActivity(t *testing.T) {
 // wake-up; every release starts the idle releases' baseline over from
 // the heap it leaves.
 func TestReleaserResetsTheBaselineAfterEveryRelease(t *testing.T) {
-	r := newReleaser()
+	var used int64
+	r := newReleaser(func() int64 { return used })
 	// Big values freed beyond the GC floor: released at once.
 	r.low = 1
 	r.pending.Store(1 << 50)
@@ -80,12 +81,46 @@ func TestReleaserResetsTheBaselineAfterEveryRelease(t *testing.T) {
 	if r.low > low {
 		t.Fatalf("baseline rose from %d to %d without a release", low, r.low)
 	}
-	// Idle after growth: released, baseline from the heap left.
-	grown := make([]byte, 2*releaseMinBytes)
-	r.idleNow.Store(true)
-	r.wake()
-	if r.pending.Load() != 0 || r.low < uint64(len(grown)) {
-		t.Fatalf("idle after growth: pending %d, baseline %d", r.pending.Load(), r.low)
+	r.pending.Store(0)
+}
+
+// An idle wake-up releases for the heap's growth beyond the data's: not
+// for a heap grown by data, nor for data deleted (the heap did not grow),
+// and for garbage.
+func TestReleaserCountsTheHeapBeyondTheData(t *testing.T) {
+	var used int64
+	r := newReleaser(func() int64 { return used })
+	// released reports whether an idle wake-up released: a release
+	// clears the byte of freed values it is given.
+	released := func() bool {
+		r.pending.Store(1)
+		r.idleNow.Store(true)
+		r.wake()
+		return r.pending.Load() == 0
 	}
-	runtime.KeepAlive(grown)
+	data := make([]byte, 4*releaseMinBytes)
+	used = int64(len(data))
+	r.release()
+	// More data, the heap grown by as much: no release.
+	more := make([]byte, 4*releaseMinBytes)
+	used += int64(len(more))
+	if released() {
+		t.Fatal("released for a heap grown by data")
+	}
+	runtime.KeepAlive(more)
+	more = nil
+	used -= 4 * releaseMinBytes
+	r.release()
+	// Data deleted, the heap as it was: no release.
+	used -= 2 * releaseMinBytes
+	if released() {
+		t.Fatal("released for deleted data")
+	}
+	// The heap grew beyond the data: released.
+	garbage := make([]byte, 4*releaseMinBytes)
+	if !released() {
+		t.Fatal("not released for a heap grown beyond the data")
+	}
+	runtime.KeepAlive(garbage)
+	runtime.KeepAlive(data)
 }

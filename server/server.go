@@ -205,7 +205,10 @@ func New(cfg *config.Config, log *Logger, clock keyspace.Clock) *Server {
 	s.pubsub = engine.NewPubSub(cfg, &s.stats, s.deliverPubSub)
 	s.disp.Tracking = engine.NewTracking(cfg, s.clientByID, s.deliverPubSub, func() { s.ks.SetTracker(s.disp.Tracking) })
 	s.watchOutputLimits()
-	s.rel = newReleaser()
+	s.rel = newReleaser(func() (used int64) {
+		s.ks.Exec(func() { used = s.ks.UsedMemory() })
+		return used
+	})
 	s.ks.SetFreedHook(s.rel.freed)
 	s.ks.SetMissHook(func(db int, key []byte) {
 		s.pubsub.Notify(db, config.NotifyKeyMiss, "keymiss", key)
