@@ -745,7 +745,8 @@ func runBench(ctx context.Context, o options, s *server, c *cell, n int) (result
 // /proc counts in 10 ms), or settleMax at the most. runBench calls it
 // after a test's setup and after the run. zredis does work a run left
 // when it falls idle: 300 ms after its last command it collects the
-// garbage and hands free pages back (server/memrelease.go). In a grid
+// garbage and hands free pages back, when its heap grew beyond its data
+// (server/memrelease.go). In a grid
 // that runs the servers one after the other on one machine, that
 // collection fell in the next server's run: in a pipeline-1 grid of 1 KiB
 // values, 8 of 21 redis-server runs had one in them, 29-53 ms of a heap
