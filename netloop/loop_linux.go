@@ -10,14 +10,20 @@
 // one epoll_wait, and at pipeline depth 1 system calls are most of the
 // work. Reading only what epoll reported ready removes the EAGAIN read
 // and the switches.
+//
+// A loop that is busy with many connections naps for a few tens of
+// microseconds before it blocks, so that its clients' writes do not
+// each wake it (napper).
 package netloop
 
 import (
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // ErrWouldBlock is returned by Conn.Read when no input is ready.
@@ -56,6 +62,8 @@ type Conn struct {
 	// SetReadWhilePending).
 	readPending bool
 	events      uint32
+	// seen: the napper's window in which the connection was last served.
+	seen uint32
 
 	// out is the output the socket did not take yet, in order: chunks
 	// of output copied by Write (of outChunk bytes or more, as Redis
@@ -88,6 +96,9 @@ type Loop struct {
 	// and by ServeWhileBlocked too.
 	early []func()
 	stop  bool
+
+	// nap: whether to sleep briefly before blocking (napper).
+	nap napper
 
 	// blockedEvents is ServeWhileBlocked's poll buffer: Run's is in use
 	// by the handler that called it.
@@ -213,10 +224,20 @@ func (l *Loop) Add(fd int, h Handler) (*Conn, error) {
 func (l *Loop) Run() {
 	events := make([]syscall.EpollEvent, 256)
 	var tasks []func()
+	// The loop keeps one thread, whose timer slack suits its naps
+	// (napper); ordinary threads keep theirs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	setNapSlack()
 	for {
 		// Poll first without blocking: under load events are waiting and
 		// the runtime need not hand the processor away.
 		n, err := pollNow(l.epfd, events)
+		l.nap.polled(n > 0)
+		if err == nil && n == 0 && l.nap.due(time.Now()) {
+			l.nap.nap()
+			n, err = pollNow(l.epfd, events)
+		}
 		if err == nil && n == 0 {
 			n, err = syscall.EpollWait(l.epfd, events, -1)
 		}
@@ -232,6 +253,7 @@ func (l *Loop) Run() {
 				continue
 			}
 			if c := l.conns[fd]; c != nil {
+				l.nap.served(c)
 				c.handle(events[i].Events)
 			}
 		}
