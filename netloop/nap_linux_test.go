@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// load feeds p rounds of a steady load, as Run would: conns connections
-// taking turns, one event a round, rate events a millisecond, every
-// round's first poll finding events when hot, for span of time from
-// *now. It returns whether the last poll that found nothing napped.
+// load feeds p a steady load for span from *now, as Run would: conns
+// connections taking turns, rate events a millisecond, each round one
+// event, and every round's first poll finding events when hot. It
+// returns whether the last poll that found nothing would have napped.
 func load(p *napper, now *time.Time, conns []*Conn, rate int, hot bool, span time.Duration) bool {
 	step := time.Millisecond / time.Duration(rate)
 	napped := false
@@ -21,15 +21,20 @@ func load(p *napper, now *time.Time, conns []*Conn, rate int, hot bool, span tim
 	return napped
 }
 
-func TestNapperNapsOnlyForManyBusyConnections(t *testing.T) {
-	conns := make([]*Conn, 100)
+func newConns(n int) []*Conn {
+	conns := make([]*Conn, n)
 	for i := range conns {
 		conns[i] = &Conn{}
 	}
+	return conns
+}
+
+func TestNapperNapsOnlyForManyBusyConnections(t *testing.T) {
+	conns := newConns(100)
 	now := time.Unix(1000, 0)
 	var p napper
 
-	// 50 connections at 90 requests a millisecond: each waits about
+	// 50 connections at 90 events a millisecond: each waits about
 	// 550 µs between its requests, more than six naps.
 	if !load(&p, &now, conns[:50], 90, true, 5*time.Millisecond) {
 		t.Fatal("50 busy connections: no nap")
@@ -54,11 +59,49 @@ func TestNapperNapsOnlyForManyBusyConnections(t *testing.T) {
 	}
 }
 
-func TestNapStretchedCountsBounded(t *testing.T) {
+// A few fast connections among many slow ones: the mean turn is long,
+// but the fast ones would wait on every nap.
+func TestNapperSparesFastConnectionsAmongSlowOnes(t *testing.T) {
+	fast, slow := newConns(5), newConns(30)
+	now := time.Unix(1000, 0)
 	var p napper
-	p.took = napTypical
-	p.nap()
-	if p.took <= 0 || p.took > 4*napTypical {
-		t.Fatalf("took %v", p.took)
+	napped := false
+	// Each millisecond: the 5 fast connections 18 events each (a turn
+	// of 55 µs), the 30 slow ones one each: a mean turn of about 290 µs.
+	for ms := 0; ms < 10; ms++ {
+		step := time.Millisecond / 120
+		for i := 0; i < 120; i++ {
+			c := fast[i%5]
+			if i%4 == 3 {
+				c = slow[i/4]
+			}
+			p.polled(true)
+			p.served(c)
+			now = now.Add(step)
+			napped = p.due(now) || napped
+		}
+	}
+	if napped {
+		t.Fatal("napped with 5 fast connections")
+	}
+}
+
+// After a long idle spell the first window, which holds the idle time,
+// allows no nap, however busy the loop was before.
+func TestNapperIdleWindowAllowsNoNap(t *testing.T) {
+	conns := newConns(50)
+	now := time.Unix(1000, 0)
+	var p napper
+	if !load(&p, &now, conns, 90, true, 5*time.Millisecond) {
+		t.Fatal("50 busy connections: no nap")
+	}
+	now = now.Add(time.Hour)
+	p.polled(true)
+	p.served(conns[0])
+	if p.due(now) {
+		t.Fatal("napped after an hour idle")
+	}
+	if p.due(now.Add(time.Microsecond)) {
+		t.Fatal("napped in the window after an idle hour")
 	}
 }
