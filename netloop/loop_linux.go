@@ -90,7 +90,12 @@ type Conn struct {
 type Loop struct {
 	epfd   int
 	wakefd int // eventfd: Submit wakes the loop through it
-	conns  map[int]*Conn
+	// conns holds the loop's connections by descriptor: the kernel
+	// hands out the lowest free one, so a slice indexed by it stays about
+	// as long as the connections are many, and finding a ready
+	// connection's Conn costs an index, where a map's lookup was 0.7% of
+	// the server's CPU at pipeline 1.
+	conns []*Conn
 
 	mu    sync.Mutex
 	tasks []func()
@@ -131,7 +136,7 @@ func New() (*Loop, error) {
 		syscall.Close(epfd)
 		return nil, errno
 	}
-	l := &Loop{epfd: epfd, wakefd: int(r), conns: map[int]*Conn{}}
+	l := &Loop{epfd: epfd, wakefd: int(r)}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(l.wakefd)}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, l.wakefd, &ev); err != nil {
 		l.closeFDs()
@@ -218,6 +223,9 @@ func (l *Loop) Add(fd int, h Handler) (*Conn, error) {
 	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return nil, err
 	}
+	if fd >= len(l.conns) {
+		l.conns = append(l.conns, make([]*Conn, fd+1-len(l.conns))...)
+	}
 	l.conns[fd] = c
 	return c, nil
 }
@@ -259,7 +267,7 @@ func (l *Loop) Run() {
 				syscall.Read(l.wakefd, buf[:])
 				continue
 			}
-			if c := l.conns[fd]; c != nil {
+			if c := l.conn(fd); c != nil {
 				l.nap.served(c)
 				c.handle(events[i].Events)
 			}
@@ -296,9 +304,19 @@ func (l *Loop) Run() {
 		}
 	}
 	for _, c := range l.conns {
-		c.Close()
+		if c != nil {
+			c.Close()
+		}
 	}
 	l.closeFDs()
+}
+
+// conn is the connection of descriptor fd, nil if the loop has none.
+func (l *Loop) conn(fd int) *Conn {
+	if uint(fd) < uint(len(l.conns)) {
+		return l.conns[fd]
+	}
+	return nil
 }
 
 // handle serves the readiness ev that a poll reported for c.
@@ -339,7 +357,7 @@ func (l *Loop) ServeWhileBlocked(busy *Conn) {
 		if fd == l.wakefd {
 			continue
 		}
-		if c := l.conns[fd]; c != nil && c != busy {
+		if c := l.conn(fd); c != nil && c != busy {
 			c.handle(events[i].Events)
 		}
 	}
@@ -618,7 +636,7 @@ func (c *Conn) Close() {
 	c.setEvents(0)
 	c.closed = true
 	syscall.Close(c.fd)
-	delete(c.loop.conns, c.fd)
+	c.loop.conns[c.fd] = nil
 	c.Dropped = c.outBytes
 	c.out, c.outBytes, c.tailOwned, c.iov = nil, 0, false, nil
 	c.pending.Store(0)

@@ -227,7 +227,6 @@ func (c *conn) readable(lc *netloop.Conn) {
 		c.heldDetached = true
 		return
 	}
-	cl := c.cl
 	c.budget = readBudget
 	for {
 		batch, err := c.rd.ReadBatch(c.batch[:0])
@@ -237,8 +236,8 @@ func (c *conn) readable(lc *netloop.Conn) {
 			return
 		}
 		if len(batch) > 0 {
-			cl.LastInteraction.Store(time.Now().UnixMilli())
-			// While the batch runs, the query buffer holds it and the
+			// run notes the client's interaction as it reads the clock
+			// for the batch (BeginBatch). While the batch runs, the query buffer holds it and the
 			// rest, as Redis's holds what it processes (a client's own
 			// CLIENT LIST counts its request).
 			c.noteQueryBuf(c.rd.Buffered())

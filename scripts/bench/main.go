@@ -659,7 +659,7 @@ func brief(r result) string {
 	if r.err != "" {
 		return "error"
 	}
-	return fmt.Sprintf("%10.0f rps p99 %6.3f ms", r.rps, r.p99)
+	return fmt.Sprintf("%10.0f rps p99 %6.3f ms cpu %5.2f µs", r.rps, r.p99, r.cpuPerReq)
 }
 
 // roundN rounds a request count to two significant digits, at least 10000.
