@@ -367,7 +367,7 @@ var bucketSize = allocSize(int(unsafe.Sizeof(bucket{})))
 func (z *ZSet) memSize(samples int) int64 {
 	const itemCost = 2 * int64(unsafe.Sizeof(zitem{}))
 	t := z.dict
-	n := int64(64) + int64(len(t.tags))*9
+	n := int64(64) + int64(len(t.tags))*12
 	if t.n == 0 {
 		return n
 	}

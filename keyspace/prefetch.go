@@ -108,14 +108,14 @@ func prefetchFields(h *Hash, fields [][]byte) {
 // fieldHash (a hash's table, a sorted set's), then, once those are on
 // their way, the record the first matching tag points to, where its
 // element comes first (data gives its bytes).
-func prefetchTagged[R any](tags []uint8, recs []R, shift uint, elems [][]byte, data func(R) unsafe.Pointer) {
+func prefetchTagged[R any](tags []uint32, recs []R, shift uint, elems [][]byte, data func(R) unsafe.Pointer) {
 	if len(tags) == 0 {
 		return
 	}
 	for len(elems) > 0 {
 		n := min(len(elems), PrefetchKeys)
 		var homes [PrefetchKeys]int
-		var want [PrefetchKeys]uint8
+		var want [PrefetchKeys]uint32
 		for i, e := range elems[:n] {
 			x := fieldHash(e)
 			at := int(x >> shift)
