@@ -25,9 +25,10 @@ import (
 // wraps around (the slot array has spare slots past the last home; an
 // insertion that would run off the end grows the table). Each slot holds
 // one string, uvarint(len field) field value: one allocation per
-// element, and a one-byte tag array that answers most probes without
-// touching the records. With the load kept at most 3/4 an element costs
-// its record plus about 25 bytes of table. A record's value is rewritten
+// element, and a four-byte tag array (31 bits of each field's hash, see
+// tagOf) that answers most probes, and every growth, without touching
+// the records. With the load kept between 3/8 and 3/4 an element costs
+// its record plus 27 to 53 bytes of table. A record's value is rewritten
 // in place only by a value of its length, and only while nothing else
 // holds the record (see HashLimits.Overwrite); otherwise a change
 // replaces the record.

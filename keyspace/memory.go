@@ -359,7 +359,7 @@ func (s *Set) memSize(samples int) int64 {
 // bucketSize is the allocation of a set's bucket.
 var bucketSize = allocSize(int(unsafe.Sizeof(bucket{})))
 
-// memSize: the member table (9 bytes a slot) and the members' records,
+// memSize: the member table (12 bytes a slot) and the members' records,
 // and the B-tree's 16-byte items pointing to them: a node's array is
 // allocated whole and a split leaves two half full, which ascending
 // scores (a time series) never fill again, so an item costs about twice
