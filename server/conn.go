@@ -236,10 +236,11 @@ func (c *conn) readable(lc *netloop.Conn) {
 			return
 		}
 		if len(batch) > 0 {
-			// run notes the client's interaction as it reads the clock
-			// for the batch (BeginBatch). While the batch runs, the query buffer holds it and the
-			// rest, as Redis's holds what it processes (a client's own
-			// CLIENT LIST counts its request).
+			// run notes the client's interaction as it reads the
+			// clock for the batch (BeginBatch). While the batch runs,
+			// the query buffer holds it and the rest, as Redis's holds
+			// what it processes (a client's own CLIENT LIST counts its
+			// request).
 			c.noteQueryBuf(c.rd.Buffered())
 			i, resume := c.run(batch, 0, false)
 			if resume == nil && c.aofWait != 0 {
