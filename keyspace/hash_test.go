@@ -3,6 +3,7 @@ package keyspace
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sort"
@@ -496,6 +497,38 @@ func TestHashOverwriteFieldLengths(t *testing.T) {
 		g, _ = h.Get(f)
 		if len(g) != 0 {
 			t.Fatal("empty")
+		}
+	}
+}
+
+// A tag holds what the tables take from it instead of the record: the
+// home slot for every table size up to maxTagBits, and the answer to
+// SCAN's position test whenever it says it knows.
+func TestTagHomeAndPosition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hashes := []uint64{0, 1, 1<<33 - 1, 1 << 33, 1<<63 - 1, 1 << 63, math.MaxUint64}
+	for range 2000 {
+		hashes = append(hashes, rng.Uint64())
+	}
+	for _, x := range hashes {
+		g := tagOf(x)
+		require.NotZero(t, g)
+		for b := uint(minTableBits); b <= maxTagBits; b++ {
+			require.Equal(t, int(x>>(64-b)), tagHome(g, b), "hash %#x, %d bits", x, b)
+			cursor := x >> (64 - b) << (64 - b) // a position SCAN hands out
+			from, known := tagFrom(g, cursor)
+			require.True(t, known)
+			require.True(t, from)
+			if next := cursor + 1<<(64-b); next > cursor {
+				from, known = tagFrom(g, next)
+				require.True(t, known)
+				require.False(t, from)
+			}
+		}
+		for _, cursor := range []uint64{rng.Uint64(), x, x + 1, x - 1} {
+			if from, known := tagFrom(g, cursor); known {
+				require.Equal(t, x >= cursor, from, "hash %#x, cursor %#x", x, cursor)
+			}
 		}
 	}
 }
