@@ -501,6 +501,38 @@ func TestHashOverwriteFieldLengths(t *testing.T) {
 	}
 }
 
+// A record carries both lengths in uvarints of one to three bytes; its
+// views, its length and an overwrite in place hold for each, and for an
+// empty value at the record's end.
+func TestHashRecordLengths(t *testing.T) {
+	lens := []int{0, 1, 127, 128, 16383, 16384, StableValueMin}
+	for _, fl := range lens {
+		for _, vl := range lens {
+			f := bytes.Repeat([]byte("f"), fl)
+			v := bytes.Repeat([]byte("v"), vl)
+			r := makeRec(f, v)
+			gf, gv := recSplit(r)
+			require.Equal(t, f, gf)
+			require.Equal(t, v, gv)
+			require.Equal(t, f, recField(r))
+			require.Equal(t, uvarintLen(uint64(fl))+fl+uvarintLen(uint64(vl))+vl, hrecLen(r))
+			require.Equal(t, vl, cap(gv))
+
+			h := NewHash()
+			over := HashLimits{MaxEntries: 0, MaxValue: 0, Overwrite: true}
+			h.Set(f, v, over)
+			h.Set([]byte("other"), []byte("o"), over)
+			w := bytes.Repeat([]byte("w"), vl)
+			h.Set(f, w, over)
+			got, ok := h.Get(f)
+			require.True(t, ok)
+			require.Equal(t, w, got)
+			o, _ := h.Get([]byte("other"))
+			require.Equal(t, "o", string(o))
+		}
+	}
+}
+
 // A tag holds what the tables take from it instead of the record: the
 // home slot for every table size up to maxTagBits, and the answer to
 // SCAN's position test whenever it says it knows.

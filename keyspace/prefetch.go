@@ -99,7 +99,7 @@ func (db *DB) PrefetchElements(key []byte, elems [][]byte) {
 // prefetchFields loads the fields of a hash in its table form.
 func prefetchFields(h *Hash, fields [][]byte) {
 	if t := h.tab(); t != nil {
-		prefetchTagged(t.tags, t.recs, t.shift, fields, func(r string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(r)) })
+		prefetchTagged(t.tags, t.recs, t.shift, fields, func(r *byte) unsafe.Pointer { return unsafe.Pointer(r) })
 	}
 }
 

@@ -491,11 +491,10 @@ func (z *ZSet) LexBounds(min, max LexBound) (start, end int) {
 // zdict is a sorted set's member table: the hash type's table (see
 // hashTable: open addressing with linear probing, home slot the top bits
 // of the member's 64-bit hash, no wrap-around, backward-shift deletion,
-// load at most 3/4, tags of 31 bits of hash) with a slot that points to
-// the member's zrec where the hash's holds a string header. A record's
-// length is known from its own bytes (the score's is fixed), so a slot
-// is 12 bytes with its tag rather than 20: 16 to 32 bytes a member as the
-// load runs from 3/4 to 3/8 where the hash's table needs 27 to 53.
+// load at most 3/4, tags of 31 bits of hash), whose slots point to the
+// members' zrecs. A record's length is known from its own bytes (the
+// score's is fixed), so a slot is 12 bytes with its tag: 16 to 32 bytes
+// a member as the load runs from 3/4 to 3/8.
 type zdict struct {
 	tags        []uint32
 	recs        []*byte
