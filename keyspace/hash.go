@@ -20,22 +20,13 @@ import (
 // and hash-max-listpack-value) becomes a "hashtable" and never goes back,
 // as in Redis.
 //
-// The hashtable is an open-addressing table with linear probing whose
-// home slot is the top bits of the field's 64-bit hash, and which never
-// wraps around (the slot array has spare slots past the last home; an
-// insertion that would run off the end grows the table). Each slot
-// points to one record, uvarint(len field) field uvarint(len value)
-// value: one allocation per element, and a four-byte tag array (31 bits
-// of each field's hash, see tagOf) that answers most probes, and every
-// growth, without touching the records. With the load kept between 3/8
-// and 3/4 an element costs its record plus 16 to 32 bytes of table. A record's value is rewritten
-// in place only by a value of its length, and only while nothing else
-// holds the record (see HashLimits.Overwrite); otherwise a change
-// replaces the record.
-//
-// Because slots are ordered by home and a cluster never crosses an empty
-// slot, the table is ordered by hash position cluster by cluster, which is
-// what HSCAN's cursor relies on (see Scan).
+// The hashtable is a recTable (open addressing, a slot of a 31-bit tag
+// and a pointer, incremental growth) whose records are uvarint(len
+// field) field uvarint(len value) value: one allocation per element,
+// plus 16 to 32 bytes of table. A record's value is rewritten in place
+// only by a value of its length, and only while nothing else holds the
+// record (see HashLimits.Overwrite); otherwise a change replaces the
+// record.
 //
 // Returned field and value slices are read-only views into the hash,
 // valid until its next change.
@@ -195,12 +186,12 @@ func growTight(lp []byte, n int) []byte {
 
 // Get returns the value of field f.
 func (h *Hash) Get(f []byte) ([]byte, bool) {
-	if h.tab() != nil {
-		i := h.tab().find(f, fieldHash(f))
-		if i < 0 {
+	if t := h.tab(); t != nil {
+		r := t.lookup(f)
+		if r == nil {
 			return nil, false
 		}
-		_, v := recSplit(h.tab().recs[i])
+		_, v := recSplit(r)
 		return v, true
 	}
 	lp := h.lpb()
@@ -233,29 +224,22 @@ func (h *Hash) largeValueBytes(min, maxFields int) int64 {
 		return 0
 	}
 	var n int64
-	for i, r := range t.recs {
-		if t.tags[i] != 0 {
-			if l := hrecLen(r); l >= min {
-				n += int64(l)
-			}
+	t.each(func(a *slotArray, i int) bool {
+		if l := hrecLen(a.recs[i]); l >= min {
+			n += int64(l)
 		}
-	}
+		return true
+	})
 	return n
 }
 
 // Range calls fn for each field and value, in storage order (insertion
 // order for a small hash), until fn returns false.
 func (h *Hash) Range(fn func(f, v []byte) bool) {
-	if h.tab() != nil {
-		t := h.tab()
-		for i, r := range t.recs {
-			if t.tags[i] != 0 {
-				f, v := recSplit(r)
-				if !fn(f, v) {
-					return
-				}
-			}
-		}
+	if t := h.tab(); t != nil {
+		t.each(func(a *slotArray, i int) bool {
+			return fn(recSplit(a.recs[i]))
+		})
 		return
 	}
 	lp := h.lpb()
@@ -450,22 +434,8 @@ func (h *Hash) Pairs(dst [][]byte) [][]byte {
 // Random returns a uniformly drawn field and its value. The hash must not
 // be empty.
 func (h *Hash) Random() (f, v []byte) {
-	if h.tab() != nil {
-		// Uniform by rejection while the table is not too sparse; a
-		// table left sparse by a refused shrink falls back to the next
-		// record after a random slot.
-		t := h.tab()
-		for try := 0; try < 64; try++ {
-			i := rand.IntN(len(t.tags))
-			if t.tags[i] != 0 {
-				return recSplit(t.recs[i])
-			}
-		}
-		for i := rand.IntN(len(t.tags)); ; i = (i + 1) % len(t.tags) {
-			if t.tags[i] != 0 {
-				return recSplit(t.recs[i])
-			}
-		}
+	if t := h.tab(); t != nil {
+		return recSplit(t.random())
 	}
 	n := rand.IntN(h.Len())
 	lp := h.lpb()
@@ -479,14 +449,9 @@ func (h *Hash) Random() (f, v []byte) {
 
 // Scan continues an HSCAN from cursor. A small hash is returned whole
 // with the next cursor 0, whatever the cursor, as Redis does for a
-// listpack. A hashtable is walked in the order of the fields' 64-bit hash
-// positions: the cursor is the position to continue from. A call visits
-// slots from the cursor's home slot until it has passed count fields and
-// reached an empty slot; since no cluster crosses an empty slot, every
-// field whose position lies between the cursor and the next one (that
-// empty slot's first position) has then been seen. A field's position
-// depends only on its name, so a field present for the whole scan is
-// returned at least once however the table grows or shrinks meanwhile.
+// listpack. A hashtable is walked in the order of the fields' 64-bit
+// hash positions: the cursor is the position to continue from
+// (recTable.scan).
 func (h *Hash) Scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
 	if h.tab() == nil {
 		h.Range(func(f, v []byte) bool {
@@ -495,7 +460,7 @@ func (h *Hash) Scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
 		})
 		return 0
 	}
-	return h.tab().scan(cursor, count, fn)
+	return h.tab().scan(cursor, count, func(r *byte) { fn(recSplit(r)) })
 }
 
 // MemoryUsage estimates the bytes the value holds, sampling up to samples
@@ -506,25 +471,12 @@ func (h *Hash) MemoryUsage(samples int) int64 {
 		return hdr + int64(h.c)
 	}
 	t := h.tab()
-	size := int64(hdr+48) + int64(len(t.tags))*12
+	size := int64(hdr + 48)
 	if t.ttl != nil {
 		size += 96 + int64(len(t.ttl.at))*fieldTTLCost
 	}
-	if t.n == 0 {
-		return size
-	}
-	var sum, seen int64
-	for i, r := range t.recs {
-		if t.tags[i] == 0 {
-			continue
-		}
-		sum += int64(roundAlloc(hrecLen(r)))
-		seen++
-		if samples > 0 && seen >= int64(samples) {
-			break
-		}
-	}
-	return size + sum*int64(t.n)/seen
+	slots, recs := t.memSize(func(r *byte) int64 { return int64(roundAlloc(hrecLen(r))) }, samples)
+	return size + slots + recs
 }
 
 // roundAlloc rounds a small allocation to Go's size classes, roughly.
@@ -543,78 +495,13 @@ func roundAlloc(n int) int {
 
 // ---- hashtable ----------------------------------------------------------------
 
-// hashTable is the large form. recs[i] is meaningful when tags[i] != 0
-// (tagOf). The home slot of a field of hash x is x >> shift, and
-// len(tags) = 2^(64-shift) + spare.
+// hashTable is the large form: the fields' table and their deadlines.
 type hashTable struct {
-	tags        []uint32
-	recs        []*byte
-	shift       uint
-	n           int
-	shrinkBelow int        // no shrink is tried until n drops below this
-	ttl         *fieldTTLs // the fields' deadlines (hashttl.go), nil when none was set
-	// copied: another live hash (a COPY) holds the same records, so
-	// none is overwritten in place (put). A copy made for a snapshot
-	// shares them too, but only while the snapshot is live, which
-	// HashLimits.Overwrite already excludes (cloneForSnapshot).
-	copied bool
+	recTable
+	ttl *fieldTTLs // the fields' deadlines (hashttl.go), nil when none was set
 }
 
-// maxShrinkProbe bounds how far past its home a shrink may place a record.
-const maxShrinkProbe = 32
-
-const minTableBits = 4
-
-func tableSpare(bits uint) int { return min(1<<bits, 64) }
-
-func newHashTable(n int) *hashTable {
-	b := uint(minTableBits)
-	for (1<<b)*3/4 < n {
-		b++
-	}
-	return makeTable(b)
-}
-
-func makeTable(b uint) *hashTable {
-	size := 1<<b + tableSpare(b)
-	return &hashTable{tags: make([]uint32, size), recs: make([]*byte, size), shift: 64 - b, shrinkBelow: math.MaxInt}
-}
-
-// A slot's tag is 0 when the slot is free, else tagOf the record's hash:
-// its top 31 bits, and a set top bit. A probe compares 31 bits of hash
-// before it reads a record; and a growth, a shrink or a deletion's
-// backward shift finds a record's home slot (its hash's top bits) in the
-// tag, without reading the record and hashing its field again. With a
-// tag of 7 bits, each doubling of a table read and hashed every record
-// at once: a sorted set or hash of 1 KiB members growing past 65,536
-// held the keyspace for 11-26 ms (SLOWLOG, under ZADD and HSET at
-// pipeline 16), against p99 latencies of 3-8 ms. The tag costs 3 bytes a
-// slot more.
-func tagOf(x uint64) uint32 { return 1<<31 | uint32(x>>33) }
-
-// maxTagBits is the largest table, in bits of home slots, whose homes
-// the tags hold; a larger one (2^31 slots: tens of GB) hashes its
-// records again (tagHome's callers).
-const maxTagBits = 31
-
-// tagHome is the home slot of tag g in a table of 2^b home slots, b at
-// most maxTagBits.
-func tagHome(g uint32, b uint) int { return int(g&^(1<<31)) >> (maxTagBits - b) }
-
-// tagFrom tells whether the hash behind tag g is at least cursor (a
-// SCAN position): known from the tag unless cursor lies among the 2^33
-// hashes g stands for, with bits below a home slot's (not a position
-// SCAN returns).
-func tagFrom(g uint32, cursor uint64) (from, known bool) {
-	lo := uint64(g&^(1<<31)) << 33
-	switch {
-	case lo >= cursor:
-		return true, true
-	case cursor-lo >= 1<<33:
-		return false, true
-	}
-	return false, false
-}
+func newHashTable(n int) *hashTable { return &hashTable{recTable: *newRecTable(n)} }
 
 // A record is uvarint(len field) field uvarint(len value) value, in one
 // allocation. A slot holds a pointer to it, which carries no length: 8
@@ -676,176 +563,25 @@ func makeRec(f, v []byte) *byte {
 
 // clone returns a copy sharing the records.
 func (t *hashTable) clone() *hashTable {
-	return &hashTable{
-		tags:        append([]uint32(nil), t.tags...),
-		recs:        append([]*byte(nil), t.recs...),
-		shift:       t.shift,
-		n:           t.n,
-		shrinkBelow: t.shrinkBelow,
-		ttl:         t.ttl.cloneOrNil(),
-		copied:      t.copied,
-	}
+	return &hashTable{recTable: *t.recTable.clone(), ttl: t.ttl.cloneOrNil()}
 }
-
-// scan visits the records in the order of their fields' hash positions,
-// from position cursor on, and returns the position to continue from (0
-// when done). It visits slots from the cursor's home slot until it has
-// passed count records and reached an empty slot; since no cluster
-// crosses an empty slot, every record whose position lies between the
-// cursor and the one returned (that empty slot's first position) has then
-// been seen. A position depends only on the field, so a field present
-// for the whole scan is visited at least once however the table grows or
-// shrinks between calls (the SCAN family's guarantee).
-func (t *hashTable) scan(cursor uint64, count int, fn func(f, v []byte)) uint64 {
-	seen := 0
-	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
-		if t.tags[i] == 0 {
-			if seen >= count {
-				if i >= 1<<(64-t.shift) {
-					return 0 // past every home slot: nothing is left
-				}
-				return uint64(i) << t.shift
-			}
-			continue
-		}
-		f, v := recSplit(t.recs[i])
-		from, known := tagFrom(t.tags[i], cursor)
-		if !known {
-			from = fieldHash(f) >= cursor
-		}
-		if from {
-			fn(f, v)
-			seen++
-		}
-	}
-	return 0
-}
-
-// find returns the slot holding f (of hash x), or -1.
-func (t *hashTable) find(f []byte, x uint64) int {
-	tag := tagOf(x)
-	for i := int(x >> t.shift); i < len(t.tags); i++ {
-		switch t.tags[i] {
-		case 0:
-			return -1
-		case tag:
-			if string(recField(t.recs[i])) == string(f) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-func (t *hashTable) bits() uint { return 64 - t.shift }
 
 // set stores f -> v, reporting whether f is new; overwrite allows the
 // old record to take v in place (HashLimits.Overwrite).
 func (t *hashTable) set(f, v []byte, overwrite bool) bool {
+	t.step()
 	x := fieldHash(f)
-	if i := t.find(f, x); i >= 0 {
-		if _, old := recSplit(t.recs[i]); overwrite && !t.copied && len(old) == len(v) && len(v) < StableValueMin {
+	if a, i := t.find(f, x); a != nil {
+		if _, old := recSplit(a.recs[i]); overwrite && !t.copied && len(old) == len(v) && len(v) < StableValueMin {
 			// Nothing else holds the record (HashLimits.Overwrite,
 			// copied), and no output refers to a value this short
 			// (StableValueMin): its bytes are this table's to change.
 			copy(old, v)
 			return false
 		}
-		t.recs[i] = makeRec(f, v)
+		a.recs[i] = makeRec(f, v)
 		return false
 	}
-	if (t.n + 1) > (1<<t.bits())*3/4 {
-		t.resize(t.bits() + 1)
-	}
-	rec := makeRec(f, v)
-	for !t.insert(rec, x) {
-		t.resize(t.bits() + 1)
-	}
-	t.n++
-	return true
-}
-
-// insert places a record known to be absent; false when its cluster runs
-// off the end of the slot array.
-func (t *hashTable) insert(rec *byte, x uint64) bool {
-	for i := int(x >> t.shift); i < len(t.tags); i++ {
-		if t.tags[i] == 0 {
-			t.tags[i] = tagOf(x)
-			t.recs[i] = rec
-			return true
-		}
-	}
-	return false
-}
-
-// resize rebuilds the table with 2^b home slots, or more if a cluster
-// would run off the end.
-func (t *hashTable) resize(b uint) {
-	for !t.tryResize(b, len(t.tags)) {
-		b++
-	}
-}
-
-// tryResize rebuilds the table with 2^b home slots unless a record would
-// land more than maxProbe slots past its home or off the end; it reports
-// whether it did. It reads the tags, not the records (tagOf).
-func (t *hashTable) tryResize(b uint, maxProbe int) bool {
-	nt := makeTable(b)
-	for i, g := range t.tags {
-		if g == 0 {
-			continue
-		}
-		home := nt.home(g, t.recs[i])
-		j := home
-		for j < len(nt.tags) && nt.tags[j] != 0 {
-			j++
-		}
-		if j == len(nt.tags) || j-home > maxProbe {
-			return false
-		}
-		nt.tags[j], nt.recs[j] = g, t.recs[i]
-	}
-	t.tags, t.recs, t.shift = nt.tags, nt.recs, nt.shift
-	t.shrinkBelow = math.MaxInt
-	return true
-}
-
-// home is the home slot of the record r of tag g.
-func (t *hashTable) home(g uint32, r *byte) int {
-	if b := t.bits(); b <= maxTagBits {
-		return tagHome(g, b)
-	}
-	return int(fieldHash(recField(r)) >> t.shift)
-}
-
-// del removes f with backward-shift deletion, so that no cluster ever
-// holds a hole (find and Scan rely on it).
-func (t *hashTable) del(f []byte) bool {
-	i := t.find(f, fieldHash(f))
-	if i < 0 {
-		return false
-	}
-	for j := i + 1; j < len(t.tags) && t.tags[j] != 0; j++ {
-		if home := t.home(t.tags[j], t.recs[j]); home <= i {
-			t.tags[i], t.recs[i] = t.tags[j], t.recs[j]
-			i = j
-		}
-	}
-	t.tags[i], t.recs[i] = 0, nil
-	t.n--
-	// Shrink below 1/16 load, to 1/4. Fields deleted in hash order (an
-	// HSCAN that deletes what it sees) leave the rest bunched in part of
-	// the hash space, where a smaller table would hold long clusters: a
-	// shrink that would make one is given up until the size halves again,
-	// which keeps the cost of failed attempts amortized O(1).
-	if b := t.bits(); b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
-		nb := uint(minTableBits)
-		for (1<<nb)/4 < t.n {
-			nb++
-		}
-		if !t.tryResize(nb, maxShrinkProbe) {
-			t.shrinkBelow = t.n / 2
-		}
-	}
+	t.add(makeRec(f, v), x)
 	return true
 }

@@ -243,19 +243,7 @@ func TestHashTableInvariant(t *testing.T) {
 			require.True(t, h.Delete([]byte(k)))
 		}
 	}
-	// Every record sits at or after its home and no empty slot lies
-	// between them.
-	tb := h.tab()
-	for i := range tb.tags {
-		if tb.tags[i] == 0 {
-			continue
-		}
-		home := int(fieldHash(recField(tb.recs[i])) >> tb.shift)
-		require.LessOrEqual(t, home, i)
-		for j := home; j < i; j++ {
-			require.NotZero(t, tb.tags[j])
-		}
-	}
+	checkRecTable(t, &h.tab().recTable)
 }
 
 // BenchmarkHashMemory reports the heap bytes per field of a large hash

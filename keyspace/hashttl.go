@@ -165,12 +165,12 @@ func (h *Hash) SetFieldTTL(f []byte, at int64) {
 	}
 	h.PrepareFieldTTLs()
 	t := h.tab()
-	i := t.find(f, fieldHash(f))
-	if i < 0 {
+	r := t.lookup(f)
+	if r == nil {
 		return
 	}
 	// The index keeps a copy of the field's bytes (string() copies).
-	t.ttl.set(string(recField(t.recs[i])), at)
+	t.ttl.set(string(recField(r)), at)
 }
 
 // PrepareFieldTTLs readies h for field deadlines, as 7.4's

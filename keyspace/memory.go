@@ -366,23 +366,8 @@ var bucketSize = allocSize(int(unsafe.Sizeof(bucket{})))
 // its size (one and a half times with random scores).
 func (z *ZSet) memSize(samples int) int64 {
 	const itemCost = 2 * int64(unsafe.Sizeof(zitem{}))
-	t := z.dict
-	n := int64(64) + int64(len(t.tags))*12
-	if t.n == 0 {
-		return n
-	}
-	var sum, seen int64
-	for i, r := range t.recs {
-		if t.tags[i] == 0 {
-			continue
-		}
-		sum += allocSize(zrecSize(r))
-		seen++
-		if samples > 0 && seen >= int64(samples) {
-			break
-		}
-	}
-	return n + (sum/seen+itemCost)*int64(t.n)
+	slots, recs := z.dict.memSize(func(r *byte) int64 { return allocSize(zrecSize(r)) }, samples)
+	return 64 + slots + recs + itemCost*int64(z.dict.n)
 }
 
 // IndexOverhead is what the database's indexes cost beyond its entries

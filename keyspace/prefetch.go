@@ -92,6 +92,8 @@ func (db *DB) PrefetchElements(key []byte, elems [][]byte) {
 			o.ht.prefetch(elems)
 		}
 	case *ZSet:
+		// A sorted set's ordered index is not loaded: its path
+		// depends on the score.
 		o.dict.prefetch(elems)
 	}
 }
@@ -99,16 +101,23 @@ func (db *DB) PrefetchElements(key []byte, elems [][]byte) {
 // prefetchFields loads the fields of a hash in its table form.
 func prefetchFields(h *Hash, fields [][]byte) {
 	if t := h.tab(); t != nil {
-		prefetchTagged(t.tags, t.recs, t.shift, fields, func(r *byte) unsafe.Pointer { return unsafe.Pointer(r) })
+		t.prefetch(fields)
 	}
 }
 
-// prefetchTagged loads, for each element, its home in a table of tags
-// and records whose home slot is the top bits of the element's
-// fieldHash (a hash's table, a sorted set's), then, once those are on
-// their way, the record the first matching tag points to, where its
-// element comes first (data gives its bytes).
-func prefetchTagged[R any](tags []uint32, recs []R, shift uint, elems [][]byte, data func(R) unsafe.Pointer) {
+// prefetch loads the members' records, from both arrays during a growth.
+func (t *recTable) prefetch(elems [][]byte) {
+	t.cur.prefetch(elems)
+	if t.growing() {
+		t.old.prefetch(elems)
+	}
+}
+
+// prefetch loads, for each element, its home slot, then, once those are
+// on their way, the record the first matching tag points to, where its
+// element comes first.
+func (a *slotArray) prefetch(elems [][]byte) {
+	tags, recs, shift := a.tags, a.recs, a.shift
 	if len(tags) == 0 {
 		return
 	}
@@ -126,7 +135,7 @@ func prefetchTagged[R any](tags []uint32, recs []R, shift uint, elems [][]byte, 
 		for i := range elems[:n] {
 			for j := homes[i]; j < len(tags) && tags[j] != 0; j++ {
 				if tags[j] == want[i] {
-					prefetch(uintptr(data(recs[j])))
+					prefetch(uintptr(unsafe.Pointer(recs[j])))
 					break
 				}
 			}
@@ -186,9 +195,3 @@ func (h *hashSet) prefetch(members [][]byte) {
 // prefetchProbes bounds the slots prefetch reads past a member's home:
 // a table at most 3/4 full seldom probes further.
 const prefetchProbes = 4
-
-// prefetch loads the members' records (prefetchTagged). A sorted set's
-// ordered index is not loaded: its path depends on the score.
-func (t *zdict) prefetch(members [][]byte) {
-	prefetchTagged(t.tags, t.recs, t.shift, members, func(r *byte) unsafe.Pointer { return unsafe.Pointer(r) })
-}

@@ -3,7 +3,6 @@ package keyspace
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 	"sort"
 	"unsafe"
 
@@ -44,7 +43,7 @@ func zless(a, b zitem) bool {
 }
 
 // ZSet is a sorted set: a B-tree ordered by (score, member) for ranges
-// and ranks, plus a member -> record table (zdict) for point lookups.
+// and ranks, plus a member -> record table (recTable) for point lookups.
 // Each member has one record holding its score and its bytes (see zrec),
 // which the tree's item and the table's slot both point to, so a member
 // is allocated once. The table is ordered by the member's hash position,
@@ -53,7 +52,7 @@ func zless(a, b zitem) bool {
 // access (GetAt), O(log² n), never by walking.
 type ZSet struct {
 	tree *btree.BTreeG[zitem]
-	dict *zdict
+	dict *recTable
 	// big records that Redis would have converted the set to a skiplist
 	// (OBJECT ENCODING "skiplist"); Redis never converts back on removal.
 	big bool
@@ -65,7 +64,7 @@ func newZTree() *btree.BTreeG[zitem] {
 
 // NewZSet returns an empty sorted set in the small ("listpack") encoding.
 func NewZSet() *ZSet {
-	return &ZSet{tree: newZTree(), dict: newZdict()}
+	return &ZSet{tree: newZTree(), dict: newRecTable(0)}
 }
 
 // bytesOf views a string's bytes without copying; the caller must not
@@ -139,27 +138,21 @@ func zrecSize(r *byte) int {
 // ---- ZSet's use of the table --------------------------------------------------
 
 // lookup returns member's record, nil when absent.
-func (z *ZSet) lookup(member []byte) *byte {
-	i := z.dict.find(member, fieldHash(member))
-	if i < 0 {
-		return nil
-	}
-	return z.dict.recs[i]
-}
+func (z *ZSet) lookup(member []byte) *byte { return z.dict.lookup(member) }
 
-// rescore gives the member in slot i, whose record is old, a new score:
+// rescore gives the member in slot i of a, whose record is old, a new score:
 // written into old when overwrite allows it (no snapshot is live, see
 // HashLimits.Overwrite) and no other live set shares the records
-// (zdict.copied), else in a new record. A ZADD that moves a 1 KiB
+// (recTable.copied), else in a new record. A ZADD that moves a 1 KiB
 // member's score then leaves no garbage.
-func (z *ZSet) rescore(i int, old *byte, score float64, overwrite bool) {
+func (z *ZSet) rescore(a *slotArray, i int, old *byte, score float64, overwrite bool) {
 	z.tree.Delete(zitem{zrecScore(old), old})
 	r := old
 	if overwrite && !z.dict.copied {
 		zrecSetScore(r, score)
 	} else {
 		r = zrecMake(bytesOf(zrecMember(old)), score)
-		z.dict.recs[i] = r
+		a.recs[i] = r
 	}
 	z.tree.Set(zitem{score, r})
 }
@@ -215,30 +208,31 @@ func (z *ZSet) Fit(maxEntries, maxValue int) {
 		return
 	}
 	negZero := false
-	for i, r := range z.dict.recs {
-		if z.dict.tags[i] == 0 {
-			continue
-		}
+	z.dict.each(func(a *slotArray, i int) bool {
+		r := a.recs[i]
 		if len(zrecMember(r)) > maxValue {
 			z.big = true
-			return
+			return false
 		}
 		if s := zrecScore(r); s == 0 && math.Signbit(s) {
 			negZero = true
 		}
+		return true
+	})
+	if z.big {
+		return
 	}
 	if !negZero {
 		return
 	}
 	// A listpack stores zero scores as 0 (see Set). A new record leaves
 	// its slot in place, so the walk sees every record once.
-	for i, r := range z.dict.recs {
-		if z.dict.tags[i] != 0 {
-			if s := zrecScore(r); s == 0 && math.Signbit(s) {
-				z.rescore(i, r, 0, false)
-			}
+	z.dict.each(func(a *slotArray, i int) bool {
+		if r := a.recs[i]; zrecScore(r) == 0 && math.Signbit(zrecScore(r)) {
+			z.rescore(a, i, r, 0, false)
 		}
-	}
+		return true
+	})
 }
 
 // MarkBig forces the skiplist encoding (a set Redis creates as a
@@ -264,10 +258,11 @@ func (z *ZSet) Set(member []byte, score float64, overwrite bool) (added bool) {
 	if score == 0 && !z.big {
 		score = 0
 	}
+	z.dict.step()
 	x := fieldHash(member)
-	if i := z.dict.find(member, x); i >= 0 {
-		if old := z.dict.recs[i]; zrecScore(old) != score {
-			z.rescore(i, old, score, overwrite)
+	if a, i := z.dict.find(member, x); a != nil {
+		if old := a.recs[i]; zrecScore(old) != score {
+			z.rescore(a, i, old, score, overwrite)
 		}
 		return false
 	}
@@ -279,13 +274,14 @@ func (z *ZSet) Set(member []byte, score float64, overwrite bool) (added bool) {
 
 // Remove deletes member and reports whether it was there.
 func (z *ZSet) Remove(member []byte) bool {
-	i := z.dict.find(member, fieldHash(member))
-	if i < 0 {
+	z.dict.step()
+	a, i := z.dict.find(member, fieldHash(member))
+	if a == nil {
 		return false
 	}
-	r := z.dict.recs[i]
+	r := a.recs[i]
 	z.tree.Delete(zitem{zrecScore(r), r})
-	z.dict.delAt(i)
+	z.dict.delAt(a, i)
 	return true
 }
 
@@ -363,11 +359,11 @@ func (z *ZSet) DeleteRange(start, end int) int {
 	switch {
 	case k == n:
 		z.tree = newZTree()
-		z.dict = newZdict()
+		z.dict = newRecTable(0)
 	case k < 64 || k < n/4:
 		for i := 0; i < k; i++ {
 			it, _ := z.tree.DeleteAt(start)
-			z.dict.del(it.rec)
+			z.dict.del(bytesOf(zrecMember(it.rec)))
 		}
 	default:
 		nt := newZTree()
@@ -376,7 +372,7 @@ func (z *ZSet) DeleteRange(start, end int) int {
 			if i < start || i >= end {
 				nt.Load(it)
 			} else {
-				z.dict.del(it.rec)
+				z.dict.del(bytesOf(zrecMember(it.rec)))
 			}
 			i++
 			return true
@@ -398,7 +394,7 @@ func (z *ZSet) Pop(max bool) (string, float64, bool) {
 	if !ok {
 		return "", 0, false
 	}
-	z.dict.del(it.rec)
+	z.dict.del(bytesOf(zrecMember(it.rec)))
 	return zrecMember(it.rec), it.score, true
 }
 
@@ -484,184 +480,4 @@ func (z *ZSet) LexBounds(min, max LexBound) (start, end int) {
 		return c > 0
 	})
 	return start, end
-}
-
-// ---- member table -------------------------------------------------------------
-
-// zdict is a sorted set's member table: the hash type's table (see
-// hashTable: open addressing with linear probing, home slot the top bits
-// of the member's 64-bit hash, no wrap-around, backward-shift deletion,
-// load at most 3/4, tags of 31 bits of hash), whose slots point to the
-// members' zrecs. A record's length is known from its own bytes (the
-// score's is fixed), so a slot is 12 bytes with its tag: 16 to 32 bytes
-// a member as the load runs from 3/4 to 3/8.
-type zdict struct {
-	tags        []uint32
-	recs        []*byte
-	shift       uint
-	n           int
-	shrinkBelow int // no shrink is tried until n drops below this
-	// copied: another live set (a COPY) shares the records, so none is
-	// rewritten in place (see ZSet.Clone, rescore).
-	copied bool
-}
-
-func newZdict() *zdict { return makeZdict(minTableBits) }
-
-func makeZdict(b uint) *zdict {
-	size := 1<<b + tableSpare(b)
-	return &zdict{tags: make([]uint32, size), recs: make([]*byte, size), shift: 64 - b, shrinkBelow: math.MaxInt}
-}
-
-func (t *zdict) bits() uint { return 64 - t.shift }
-
-// recHash is the hash of the record's member.
-func recHash(r *byte) uint64 { return fieldHash(bytesOf(zrecMember(r))) }
-
-// clone returns a copy sharing the records (and the copied mark).
-func (t *zdict) clone() *zdict {
-	c := *t
-	c.tags = slices.Clone(t.tags)
-	c.recs = slices.Clone(t.recs)
-	return &c
-}
-
-// find returns the slot holding member m (of hash x), or -1.
-func (t *zdict) find(m []byte, x uint64) int {
-	tag := tagOf(x)
-	for i := int(x >> t.shift); i < len(t.tags); i++ {
-		switch t.tags[i] {
-		case 0:
-			return -1
-		case tag:
-			if zrecMember(t.recs[i]) == string(m) {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// add stores the record r of a member (of hash x) known to be absent.
-func (t *zdict) add(r *byte, x uint64) {
-	if t.n+1 > (1<<t.bits())*3/4 {
-		t.resize(t.bits() + 1)
-	}
-	for !t.insert(r, x) {
-		t.resize(t.bits() + 1)
-	}
-	t.n++
-}
-
-// insert places a record known to be absent; false when its cluster runs
-// off the end of the slot array.
-func (t *zdict) insert(r *byte, x uint64) bool {
-	for i := int(x >> t.shift); i < len(t.tags); i++ {
-		if t.tags[i] == 0 {
-			t.tags[i], t.recs[i] = tagOf(x), r
-			return true
-		}
-	}
-	return false
-}
-
-// resize rebuilds the table with 2^b home slots, or more if a cluster
-// would run off the end.
-func (t *zdict) resize(b uint) {
-	for !t.tryResize(b, len(t.tags)) {
-		b++
-	}
-}
-
-// tryResize rebuilds the table with 2^b home slots unless a record would
-// land more than maxProbe slots past its home or off the end; it reports
-// whether it did. It reads the tags, not the records (tagOf).
-func (t *zdict) tryResize(b uint, maxProbe int) bool {
-	nt := makeZdict(b)
-	for i, g := range t.tags {
-		if g == 0 {
-			continue
-		}
-		home := nt.home(g, t.recs[i])
-		j := home
-		for j < len(nt.tags) && nt.tags[j] != 0 {
-			j++
-		}
-		if j == len(nt.tags) || j-home > maxProbe {
-			return false
-		}
-		nt.tags[j], nt.recs[j] = g, t.recs[i]
-	}
-	t.tags, t.recs, t.shift = nt.tags, nt.recs, nt.shift
-	t.shrinkBelow = math.MaxInt
-	return true
-}
-
-// home is the home slot of the record r of tag g.
-func (t *zdict) home(g uint32, r *byte) int {
-	if b := t.bits(); b <= maxTagBits {
-		return tagHome(g, b)
-	}
-	return int(recHash(r) >> t.shift)
-}
-
-// del removes the record r, one of the table's.
-func (t *zdict) del(r *byte) {
-	m := bytesOf(zrecMember(r))
-	if i := t.find(m, fieldHash(m)); i >= 0 {
-		t.delAt(i)
-	}
-}
-
-// delAt empties slot i with backward-shift deletion, so that no cluster
-// ever holds a hole (find and scan rely on it), and shrinks the table as
-// hashTable.del does.
-func (t *zdict) delAt(i int) {
-	for j := i + 1; j < len(t.tags) && t.tags[j] != 0; j++ {
-		if home := t.home(t.tags[j], t.recs[j]); home <= i {
-			t.tags[i], t.recs[i] = t.tags[j], t.recs[j]
-			i = j
-		}
-	}
-	t.tags[i], t.recs[i] = 0, nil
-	t.n--
-	if b := t.bits(); b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
-		nb := uint(minTableBits)
-		for (1<<nb)/4 < t.n {
-			nb++
-		}
-		if !t.tryResize(nb, maxShrinkProbe) {
-			t.shrinkBelow = t.n / 2
-		}
-	}
-}
-
-// scan visits the records in the order of their members' hash positions
-// from position cursor on and returns the position to continue from (0
-// when done), with hashTable.scan's guarantee: a member present for the
-// whole scan is visited at least once however the table grows or
-// shrinks between calls.
-func (t *zdict) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
-	seen := 0
-	for i := int(cursor >> t.shift); i < len(t.tags); i++ {
-		if t.tags[i] == 0 {
-			if seen >= count {
-				if i >= 1<<(64-t.shift) {
-					return 0 // past every home slot: nothing is left
-				}
-				return uint64(i) << t.shift
-			}
-			continue
-		}
-		r := t.recs[i]
-		from, known := tagFrom(t.tags[i], cursor)
-		if !known {
-			from = recHash(r) >= cursor
-		}
-		if from {
-			fn(r)
-			seen++
-		}
-	}
-	return 0
 }

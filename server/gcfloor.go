@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zredis/zredis/keyspace"
 )
 
 // Go collects when the heap has grown by GOGC percent (100) over what
@@ -43,8 +45,15 @@ const (
 )
 
 // gcBigUntil is when the big values' floor ends (Unix ns): bigValueSpell
-// after the last big argument was allocated.
+// after the last big argument, or big table (bigTableArriving), was
+// allocated.
 var gcBigUntil atomic.Int64
+
+// gcBigFloor is the floor of the spell, over gcHeapFloor: twice the
+// largest table announced within it.
+var gcBigFloor atomic.Int64
+
+func init() { keyspace.BigTableHook = bigTableArriving }
 
 // goMinHeap is Go's minimum heap goal at a percentage of 100
 // (runtime.defaultHeapMinimum); the runtime scales it by the percentage
@@ -139,7 +148,7 @@ func (t *gcTuner) setLocked(now int64) {
 	}
 	floor := uint64(gcSmallFloor)
 	if now < gcBigUntil.Load() {
-		floor = gcHeapFloor
+		floor = max(gcHeapFloor, uint64(gcBigFloor.Load()))
 	}
 	roots := t.sample[gcSampleStacks].Value.Uint64() + t.sample[gcSampleGlobals].Value.Uint64()
 	want := max(gcShared.start, gcPercentFor(t.sample[gcSampleLive].Value.Uint64(), roots, floor))
@@ -163,6 +172,31 @@ func bigValueArriving() {
 	if gcBigUntil.Swap(now+int64(bigValueSpell)) > now {
 		return
 	}
+	gcBigFloor.Store(0)
+	retune(now)
+}
+
+// bigTableArriving is keyspace.BigTableHook: a hash's or sorted set's
+// slot array of bytes is about to be allocated. It starts or prolongs
+// the big values' spell with a floor of twice that, so that the
+// allocation leaves the heap below the collector's goal, and sets the
+// percentage at once when the floor rises. On the goroutine that
+// allocates, holding the keyspace.
+func bigTableArriving(bytes int) {
+	now := time.Now().UnixNano()
+	want := 2 * int64(bytes)
+	if gcBigUntil.Swap(now+int64(bigValueSpell)) <= now {
+		gcBigFloor.Store(want)
+	} else if old := gcBigFloor.Load(); old < want {
+		gcBigFloor.Store(want)
+	} else {
+		return
+	}
+	retune(now)
+}
+
+// retune sets the percentage for the floor in force at now, at once.
+func retune(now int64) {
 	gcShared.Lock()
 	defer gcShared.Unlock()
 	if gcShared.tuners == 0 {

@@ -5,6 +5,8 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/zredis/zredis/keyspace"
 )
 
 // pacerGoal is the Go pacer's heap goal at percentage pct (mgcpacer.go,
@@ -107,5 +109,32 @@ func TestBigValueRaisesThePercentageAtOnce(t *testing.T) {
 	tu.tick()
 	if p := gcPercentNow(); p != small {
 		t.Fatalf("percentage %d after the spell, want the small floor's %d", p, small)
+	}
+}
+
+// A big table announced (keyspace.BigTableHook) raises the floor to
+// twice its size, above the big values' floor, at once; a smaller one
+// within the spell leaves it.
+func TestBigTableRaisesTheFloor(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer gcBigUntil.Store(gcBigUntil.Load())
+	defer gcBigFloor.Store(gcBigFloor.Load())
+	gcBigUntil.Store(0)
+	tu := startGCTuner()
+	defer tu.stop()
+	if keyspace.BigTableHook == nil {
+		t.Fatal("the server does not set keyspace.BigTableHook")
+	}
+	bigValueArriving()
+	values := gcPercentNow()
+	keyspace.BigTableHook(4 * gcHeapFloor)
+	table := gcPercentNow()
+	if table <= values || gcBigFloor.Load() != 8*gcHeapFloor {
+		t.Fatalf("percentage %d (floor %d) after a table of %d bytes, not above the big values' %d", table, gcBigFloor.Load(), 4*gcHeapFloor, values)
+	}
+	keyspace.BigTableHook(gcHeapFloor)
+	if p := gcPercentNow(); p != table || gcBigFloor.Load() != 8*gcHeapFloor {
+		t.Fatalf("percentage %d (floor %d) after a smaller table, want %d", p, gcBigFloor.Load(), table)
 	}
 }
