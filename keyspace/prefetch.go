@@ -108,7 +108,7 @@ func prefetchFields(h *Hash, fields [][]byte) {
 // prefetch loads the members' records, from both arrays during a growth.
 func (t *recTable) prefetch(elems [][]byte) {
 	t.cur.prefetch(elems)
-	if t.growing() {
+	if t.resizing() {
 		t.old.prefetch(elems)
 	}
 }

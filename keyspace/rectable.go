@@ -21,19 +21,20 @@ import (
 // slot, the table is ordered by hash position cluster by cluster, which
 // is what the SCAN family's cursor relies on (scan).
 //
-// A table of more than growSyncHomes home slots grows incrementally, as
-// Redis's dict rehashes: the larger slot array (cur) takes new records
-// at once, and each write moves the next growStep slots of the old one
-// (old) into it, in slot order, so that old's slots below moved are
-// empty. Moving everything at once held the keyspace for a time in
-// proportion to the table: 265 ms for one HSET as a hash grew past 6M
-// fields (SLOWLOG, 2-core VM of docs/performance.md), where
-// redis-server's longest request took 10 ms. Only writes move slots
-// (reads may run side by side); a table that only is read meanwhile
+// A table of more than resizeSyncHomes home slots grows and shrinks
+// incrementally, as Redis's dict rehashes: the new slot array (cur)
+// takes new records at once, and each write moves the next records of
+// the old one (old) into it, in slot order (step), so that old's slots
+// below moved are empty. Moving everything at once held the keyspace
+// for a time in proportion to the table: 265 ms for one HSET as a hash
+// grew past 6M fields (SLOWLOG, 2-core VM of docs/performance.md), where
+// redis-server's longest request took 10 ms, and 35 ms for one HDEL as
+// one shrank from 8M home slots. Only writes move slots (reads may run
+// side by side with a snapshot's); a table that is only read meanwhile
 // keeps both arrays, and a lookup may probe both.
 type recTable struct {
 	cur slotArray // where records are added
-	// old is the slot array cur grows from while a growth is under way
+	// old is the slot array cur replaces while a resize is under way
 	// (no slots otherwise). Its slots below moved are empty; a record
 	// at or above it may have its home below it.
 	old   slotArray
@@ -55,17 +56,19 @@ type slotArray struct {
 
 const (
 	minTableBits = 4
-	// growSyncHomes: a table of this many home slots or fewer grows at
-	// once (tens of microseconds).
-	growSyncHomes = 1 << 10
-	// growStep is how many of old's slots a write moves: about 48
-	// records at 3/4 load, a few hundred nanoseconds. A growth starts at
-	// 3/4 of 2^b homes and cur fills to 3/4 of 2^(b+1) only after 3/4 of
-	// 2^b more records, so any step of 2 or more ends a growth before
-	// the next; a larger one holds both arrays for fewer writes (2^b/64),
-	// which matters to a table whose writes stop during a growth: it
-	// keeps both until its next ones.
-	growStep = 64
+	// resizeSyncHomes: a table of this many home slots or fewer is
+	// resized at once (tens of microseconds).
+	resizeSyncHomes = 1 << 10
+	// A write moves up to stepRecords of old's records, looking at up to
+	// stepSlots slots: a few hundred nanoseconds. A growth starts at 3/4
+	// of 2^b homes, and cur fills to 3/4 of 2^(b+1) only after 3/4 of
+	// 2^b more records, so any step of 2 slots or more ends a growth
+	// before the next. A larger one holds both arrays for fewer writes
+	// (about 2^b/85 at 3/4 load, 2^b/512 for a shrink's 1/16), which
+	// matters to a table whose writes stop during a resize: it keeps
+	// both until its next ones.
+	stepRecords = 64
+	stepSlots   = 512
 	// maxShrinkProbe bounds how far past its home a shrink may place a
 	// record.
 	maxShrinkProbe = 32
@@ -189,14 +192,14 @@ func (a *slotArray) clone() slotArray {
 	return slotArray{tags: slices.Clone(a.tags), recs: slices.Clone(a.recs), shift: a.shift}
 }
 
-// growing reports whether a growth is under way.
-func (t *recTable) growing() bool { return t.old.tags != nil }
+// resizing reports whether a growth or a shrink is under way.
+func (t *recTable) resizing() bool { return t.old.tags != nil }
 
 // clone returns a copy sharing the records (and the copied mark).
 func (t *recTable) clone() *recTable {
 	c := *t
 	c.cur = t.cur.clone()
-	if t.growing() {
+	if t.resizing() {
 		c.old = t.old.clone()
 	}
 	return &c
@@ -208,7 +211,7 @@ func (t *recTable) find(k []byte, x uint64) (*slotArray, int) {
 	if i := t.cur.find(k, x, 0); i >= 0 {
 		return &t.cur, i
 	}
-	if t.growing() {
+	if t.resizing() {
 		if i := t.old.find(k, x, t.moved); i >= 0 {
 			return &t.old, i
 		}
@@ -224,28 +227,45 @@ func (t *recTable) lookup(k []byte) *byte {
 	return nil
 }
 
-// step moves the next growStep of old's slots into cur, when a growth is
-// under way. Writers call it before they look up what they change: it
-// moves records between the arrays.
+// step moves the next of old's records into cur (up to stepRecords of
+// them, within stepSlots slots), when a resize is under way. Writers
+// call it before they look up what they change: it moves records
+// between the arrays.
 func (t *recTable) step() {
-	if !t.growing() {
+	if !t.resizing() {
 		return
 	}
-	end := min(t.moved+growStep, len(t.old.tags))
-	for i := t.moved; i < end; i++ {
+	shrink := t.cur.bits() < t.old.bits()
+	maxProbe := len(t.cur.tags)
+	if shrink {
+		maxProbe = maxShrinkProbe
+	}
+	end := min(t.moved+stepSlots, len(t.old.tags))
+	moved := 0
+	i := t.moved
+	for ; i < end && moved < stepRecords; i++ {
 		g := t.old.tags[i]
 		if g == 0 {
 			continue
 		}
 		r := t.old.recs[i]
-		if !t.cur.place(g, r, t.cur.home(g, r), len(t.cur.tags)) {
+		if !t.cur.place(g, r, t.cur.home(g, r), maxProbe) {
+			if shrink {
+				// The records are bunched where the smaller array
+				// would hold a long cluster (delAt): the shrink is
+				// given up, at once.
+				t.rebuild(t.old.bits(), len(t.cur.tags)+len(t.old.tags))
+				t.shrinkBelow = t.n / 2
+				return
+			}
 			// A cluster ran off cur's end: rebuild both, larger.
 			t.rebuild(t.cur.bits()+1, len(t.cur.tags)+len(t.old.tags))
 			return
 		}
 		t.old.tags[i], t.old.recs[i] = 0, nil
+		moved++
 	}
-	t.moved = end
+	t.moved = i
 	if t.moved == len(t.old.tags) {
 		t.old, t.moved = slotArray{}, 0
 	}
@@ -263,26 +283,33 @@ func (t *recTable) add(r *byte, x uint64) {
 }
 
 // grow doubles the home slots: at once while the table is small,
-// incrementally (step) beyond growSyncHomes. A growth still under way
-// (only a rebuild's larger table fills this early) is finished first.
+// incrementally (step) beyond resizeSyncHomes. A resize still under way
+// (only a rebuild's larger table, or a shrink's smaller one, fills this
+// early) is finished first, at once.
 func (t *recTable) grow() {
 	b := t.cur.bits() + 1
-	if t.growing() || t.cur.homes() < growSyncHomes {
+	if t.resizing() || t.cur.homes() < resizeSyncHomes {
 		t.rebuild(b, len(t.cur.tags)+len(t.old.tags))
 		return
 	}
+	t.startResize(b)
+	t.shrinkBelow = math.MaxInt
+}
+
+// startResize makes the current array old and a new one of 2^b home
+// slots cur, for writes to move the records into (step).
+func (t *recTable) startResize(b uint) {
 	if bytes := (1<<b + tableSpare(b)) * slotBytes; bytes >= BigTableMin && BigTableHook != nil {
 		BigTableHook(bytes)
 	}
 	t.old, t.moved = t.cur, 0
 	t.cur = makeSlots(b)
-	t.shrinkBelow = math.MaxInt
 }
 
 // slotBytes is the size of a slot: its tag and its record pointer.
 const slotBytes = 12
 
-// BigTableMin is the size of slot array from which a growth calls
+// BigTableMin is the size of slot array from which a resize calls
 // BigTableHook before it allocates the array.
 const BigTableMin = 4 << 20
 
@@ -309,12 +336,13 @@ func (t *recTable) rebuild(b uint, maxProbe int) {
 // it reports whether it did. It reads the tags, not the records (tagOf).
 func (t *recTable) tryRebuild(b uint, maxProbe int) bool {
 	nt := makeSlots(b)
-	for _, a := range []*slotArray{&t.old, &t.cur} {
-		for i, g := range a.tags {
-			if g != 0 && !nt.place(g, a.recs[i], nt.home(g, a.recs[i]), maxProbe) {
-				return false
-			}
-		}
+	ok := true
+	t.each(func(a *slotArray, i int) bool {
+		ok = nt.place(a.tags[i], a.recs[i], nt.home(a.tags[i], a.recs[i]), maxProbe)
+		return ok
+	})
+	if !ok {
+		return false
 	}
 	t.cur, t.old, t.moved = nt, slotArray{}, 0
 	t.shrinkBelow = math.MaxInt
@@ -322,21 +350,24 @@ func (t *recTable) tryRebuild(b uint, maxProbe int) bool {
 }
 
 // delAt empties slot i of a, one of t's arrays, and shrinks the table
-// below 1/16 load, to 1/4. Members deleted in hash order (an HSCAN that
-// deletes what it sees) leave the rest bunched in part of the hash
-// space, where a smaller table would hold long clusters: a shrink that
-// would make one is given up until the size halves again, which keeps
-// the cost of failed attempts amortized O(1). No shrink starts during a
-// growth.
+// below 1/16 load, to 1/4: at once while the table is small,
+// incrementally (step) beyond resizeSyncHomes. Members deleted in hash
+// order (an HSCAN that deletes what it sees) leave the rest bunched in
+// part of the hash space, where a smaller table would hold long
+// clusters: a shrink that would make one is given up until the size
+// halves again, which keeps the cost of failed attempts amortized O(1).
+// No shrink starts during a resize.
 func (t *recTable) delAt(a *slotArray, i int) {
 	a.delAt(i)
 	t.n--
-	if b := t.cur.bits(); !t.growing() && b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
+	if b := t.cur.bits(); !t.resizing() && b > minTableBits && t.n < (1<<b)/16 && t.n < t.shrinkBelow {
 		nb := uint(minTableBits)
 		for (1<<nb)/4 < t.n {
 			nb++
 		}
-		if !t.tryRebuild(nb, maxShrinkProbe) {
+		if t.cur.homes() > resizeSyncHomes {
+			t.startResize(nb)
+		} else if !t.tryRebuild(nb, maxShrinkProbe) {
 			t.shrinkBelow = t.n / 2
 		}
 	}
@@ -379,7 +410,7 @@ func (t *recTable) each(fn func(a *slotArray, i int) bool) {
 // next record after a random slot.
 func (t *recTable) random() *byte {
 	live := len(t.old.tags) - t.moved // old's slots not yet moved
-	if !t.growing() {
+	if !t.resizing() {
 		live = 0
 	}
 	total := live + len(t.cur.tags)
@@ -414,7 +445,7 @@ func (t *recTable) random() *byte {
 // array holds it (the SCAN family's guarantee).
 func (t *recTable) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
 	end := t.cur.scan(cursor, count, fn)
-	if t.growing() {
+	if t.resizing() {
 		t.old.scanRange(cursor, end, t.moved, fn)
 	}
 	return end

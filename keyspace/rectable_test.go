@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -34,21 +35,22 @@ func checkRecTable(t *testing.T, tb *recTable) {
 		}
 	}
 	check(&tb.cur, 0)
-	if tb.growing() {
+	if tb.resizing() {
 		check(&tb.old, tb.moved)
 	}
 	require.Equal(t, tb.n, n)
 }
 
-// A table that grows past growSyncHomes grows a step at a time: a model
-// of adds, replacements and deletions, with lookups, scans that start
-// before and end after growths, clones and random draws along the way.
-func TestRecTableIncrementalGrowth(t *testing.T) {
+// A table past resizeSyncHomes grows and shrinks a step at a time: a
+// model of adds, replacements and deletions, growing, then draining,
+// with lookups, scans that start before and end after resizes, clones
+// and random draws along the way.
+func TestRecTableIncrementalResize(t *testing.T) {
 	h := NewHash()
 	lim := HashLimits{MaxEntries: 0, MaxValue: 0, Overwrite: true}
 	model := map[string]string{}
 	r := rand.New(rand.NewPCG(3, 4))
-	sawGrowth, scans := false, 0
+	sawGrowth, sawShrink, scans := false, false, 0
 	type scanState struct {
 		cursor uint64
 		stable map[string]bool // present from the scan's start, not deleted since
@@ -62,9 +64,20 @@ func TestRecTableIncrementalGrowth(t *testing.T) {
 		}
 	}
 	startScan()
-	for i := 0; i < 60000; i++ {
+	const grow, drain = 60000, 50000
+	for i := 0; i < grow+drain; i++ {
 		f := fmt.Sprint("f", r.IntN(20000+i/2))
-		switch k := r.IntN(10); {
+		k := r.IntN(10)
+		if i >= grow { // every field in turn, and a few new ones
+			if k == 0 {
+				nf := fmt.Sprint("n", r.IntN(1000))
+				_, had := model[nf]
+				require.Equal(t, !had, h.Set([]byte(nf), []byte("v"), lim))
+				model[nf] = "v"
+			}
+			f, k = fmt.Sprint("f", i-grow), 8
+		}
+		switch {
 		case k < 7:
 			v := fmt.Sprint("v", r.IntN(100))
 			_, had := model[f]
@@ -85,8 +98,12 @@ func TestRecTableIncrementalGrowth(t *testing.T) {
 		if tb == nil {
 			continue
 		}
-		if tb.growing() {
-			sawGrowth = true
+		if tb.resizing() {
+			if tb.cur.bits() > tb.old.bits() {
+				sawGrowth = true
+			} else {
+				sawShrink = true
+			}
 		}
 		// One HSCAN call of 10 every 4 writes: a scan spans about
 		// 10,000 writes, and growths.
@@ -114,30 +131,32 @@ func TestRecTableIncrementalGrowth(t *testing.T) {
 		require.Equal(t, len(model), h.Len())
 	}
 	require.True(t, sawGrowth, "no growth was incremental")
+	require.True(t, sawShrink, "no shrink was incremental")
+	require.Less(t, len(model), 1000)
 	require.GreaterOrEqual(t, scans, 3)
 	checkRecTable(t, &h.tab().recTable)
 	require.Equal(t, model, hashContents(h))
 }
 
-// A write moves at most growStep slots, and a growth ends before the
+// A write moves at most stepSlots slots, and a growth ends before the
 // next one starts.
 func TestRecTableGrowthSteps(t *testing.T) {
 	z := NewZSet()
 	growths := 0
 	for i := 0; i < 200000; i++ {
-		wasGrowing := z.dict.growing()
+		wasGrowing := z.dict.resizing()
 		before, bits := z.dict.moved, z.dict.cur.bits()
 		z.Set([]byte(fmt.Sprint("m", i)), float64(i), true)
 		switch {
 		case wasGrowing:
 			require.Equal(t, bits, z.dict.cur.bits(), "a growth was finished at once")
-			if z.dict.growing() {
-				require.LessOrEqual(t, z.dict.moved-before, growStep)
+			if z.dict.resizing() {
+				require.LessOrEqual(t, z.dict.moved-before, stepSlots)
 			}
-			if i%7 == 0 && i < 30000 {
+			if i%61 == 0 && i < 30000 {
 				checkRecTable(t, z.dict)
 			}
-		case !wasGrowing && z.dict.growing():
+		case !wasGrowing && z.dict.resizing():
 			growths++
 			require.Equal(t, 0, z.dict.moved)
 		}
@@ -152,7 +171,7 @@ func TestRecTableRandomDuringGrowth(t *testing.T) {
 	h := NewHash()
 	lim := HashLimits{MaxEntries: 0, MaxValue: 0}
 	i := 0
-	for ; h.tab() == nil || !h.tab().growing(); i++ {
+	for ; h.tab() == nil || !h.tab().resizing(); i++ {
 		h.Set([]byte(fmt.Sprint("f", i)), []byte("v"), lim)
 	}
 	for k := 0; k < 5; k++ { // part of the way
@@ -160,7 +179,7 @@ func TestRecTableRandomDuringGrowth(t *testing.T) {
 		i++
 	}
 	tb := h.tab()
-	require.True(t, tb.growing())
+	require.True(t, tb.resizing())
 	inOld := map[string]bool{}
 	for j := tb.moved; j < len(tb.old.tags); j++ {
 		if tb.old.tags[j] != 0 {
@@ -178,4 +197,48 @@ func TestRecTableRandomDuringGrowth(t *testing.T) {
 	}
 	want := float64(len(inOld)) / float64(tb.n)
 	require.InDelta(t, want, float64(old)/draws, 0.01)
+}
+
+// Fields deleted in hash order, as an HSCAN that deletes what it sees,
+// leave the rest bunched: a shrink that would make a long cluster is
+// given up, at once or part of the way through, and the hash stays
+// whole.
+func TestRecTableShrinkOfBunchedFields(t *testing.T) {
+	h := NewHash()
+	lim := HashLimits{MaxEntries: 0, MaxValue: 0}
+	model := map[string]bool{}
+	for i := 0; i < 40000; i++ {
+		f := fmt.Sprint("f", i)
+		h.Set([]byte(f), []byte("v"), lim)
+		model[f] = true
+	}
+	var cursor uint64
+	calls, gaveUp := 0, false
+	for {
+		var seen []string
+		cursor = h.Scan(cursor, 100, func(f, v []byte) { seen = append(seen, string(f)) })
+		for _, f := range seen {
+			if len(model) > 50 && model[f] {
+				require.True(t, h.Delete([]byte(f)))
+				delete(model, f)
+			}
+		}
+		if tb := h.tab(); tb.shrinkBelow != math.MaxInt {
+			gaveUp = true
+		}
+		if calls++; calls%25 == 0 {
+			checkRecTable(t, &h.tab().recTable)
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Len(t, model, 50)
+	require.True(t, gaveUp, "no shrink was given up")
+	checkRecTable(t, &h.tab().recTable)
+	for f := range model {
+		_, ok := h.Get([]byte(f))
+		require.True(t, ok, f)
+	}
+	require.Equal(t, 50, h.Len())
 }
