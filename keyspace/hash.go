@@ -109,7 +109,7 @@ func (h *Hash) Len() int {
 
 // Clone returns a deep copy. Records of the large form are shared, and
 // both tables are marked copied: neither rewrites a record in place from
-// then on (put), a change replaces it.
+// then on (hashTable.set), a change replaces it.
 func (h *Hash) Clone() Object {
 	c := h.cloneForSnapshot().(*Hash)
 	if t := h.tab(); t != nil {

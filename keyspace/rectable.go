@@ -14,14 +14,16 @@ import (
 // is a tag (tagOf: 31 bits of the member's hash) and a pointer to the
 // member's record, which starts with uvarint(len member) member (a
 // hash's field record, a sorted set's zrec); 12 bytes, so 16 to 32 bytes
-// a member as the load runs from 3/4 to 3/8. Deletion shifts records
-// back, so that no cluster ever holds a hole.
+// a member as the load runs from 3/4 to 3/8 (down to 1/16 after
+// deletions, and the old array's slots besides during a resize).
+// Deletion shifts records back, so that no cluster ever holds a hole.
 //
-// Because slots are ordered by home and a cluster never crosses an empty
-// slot, the table is ordered by hash position cluster by cluster, which
-// is what the SCAN family's cursor relies on (scan).
+// Because a record never lies before its home and no cluster crosses an
+// empty slot, the records of a range of hash positions lie between the
+// range's first home and the first empty slot past its last, which is
+// what the SCAN family's cursor relies on (scan).
 //
-// A table of more than resizeSyncHomes home slots grows and shrinks
+// A table of resizeSyncHomes home slots or more grows and shrinks
 // incrementally, as Redis's dict rehashes: the new slot array (cur)
 // takes new records at once, and each write moves the next records of
 // the old one (old) into it, in slot order (step), so that old's slots
@@ -56,8 +58,8 @@ type slotArray struct {
 
 const (
 	minTableBits = 4
-	// resizeSyncHomes: a table of this many home slots or fewer is
-	// resized at once (tens of microseconds).
+	// resizeSyncHomes: a table of fewer home slots is resized at once
+	// (tens of microseconds).
 	resizeSyncHomes = 1 << 10
 	// A write moves up to stepRecords of old's records, looking at up to
 	// stepSlots slots: a few hundred nanoseconds. A growth starts at 3/4
@@ -114,6 +116,9 @@ func tableSpare(bits uint) int { return min(1<<bits, 64) }
 
 func makeSlots(b uint) slotArray {
 	size := 1<<b + tableSpare(b)
+	if size*slotBytes >= BigTableMin && BigTableHook != nil {
+		BigTableHook(size * slotBytes)
+	}
 	return slotArray{tags: make([]uint32, size), recs: make([]*byte, size), shift: 64 - b}
 }
 
@@ -299,9 +304,6 @@ func (t *recTable) grow() {
 // startResize makes the current array old and a new one of 2^b home
 // slots cur, for writes to move the records into (step).
 func (t *recTable) startResize(b uint) {
-	if bytes := (1<<b + tableSpare(b)) * slotBytes; bytes >= BigTableMin && BigTableHook != nil {
-		BigTableHook(bytes)
-	}
 	t.old, t.moved = t.cur, 0
 	t.cur = makeSlots(b)
 }
@@ -309,7 +311,7 @@ func (t *recTable) startResize(b uint) {
 // slotBytes is the size of a slot: its tag and its record pointer.
 const slotBytes = 12
 
-// BigTableMin is the size of slot array from which a resize calls
+// BigTableMin is the size of slot array from which makeSlots calls
 // BigTableHook before it allocates the array.
 const BigTableMin = 4 << 20
 
@@ -365,7 +367,7 @@ func (t *recTable) delAt(a *slotArray, i int) {
 		for (1<<nb)/4 < t.n {
 			nb++
 		}
-		if t.cur.homes() > resizeSyncHomes {
+		if t.cur.homes() >= resizeSyncHomes {
 			t.startResize(nb)
 		} else if !t.tryRebuild(nb, maxShrinkProbe) {
 			t.shrinkBelow = t.n / 2
@@ -434,26 +436,45 @@ func (t *recTable) random() *byte {
 
 // scan visits the records in the order of their members' hash
 // positions, from position cursor on, and returns the position to
-// continue from (0 when done). In cur it visits slots from the cursor's
-// home slot until it has passed count records and reached an empty slot;
-// since no cluster crosses an empty slot, every record whose position
-// lies between the cursor and the one returned (that empty slot's first
-// position) has then been seen. During a growth it visits old's records
-// of the same positions too (scanRange). A position depends only on the
+// continue from (0 when done): that of the first empty slot past count
+// records, since no cluster crosses an empty slot, every record whose
+// position lies between the cursor and that one has then been seen.
+// During a resize each array gives such a position (the old one's walk
+// starts no lower than its first slot not yet moved) and the lower one
+// bounds the call in both, so that it visits about count records of
+// each, however few cur holds yet. A position depends only on the
 // member, so a member present for the whole scan is visited at least
 // once however the table grows or shrinks between calls, and whichever
 // array holds it (the SCAN family's guarantee).
 func (t *recTable) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
-	end := t.cur.scan(cursor, count, fn)
-	if t.resizing() {
-		t.old.scanRange(cursor, end, t.moved, fn)
+	if !t.resizing() {
+		return t.cur.scan(cursor, count, 0, fn)
 	}
+	end := lowerEnd(t.cur.scan(cursor, count, 0, nil), t.old.scan(cursor, count, t.moved, nil))
+	t.cur.scanRange(cursor, end, 0, fn)
+	t.old.scanRange(cursor, end, t.moved, fn)
 	return end
 }
 
-func (a *slotArray) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
+// lowerEnd is the lower of two positions scan returns, where 0 stands
+// for the end of the hash space.
+func lowerEnd(a, b uint64) uint64 {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// scan walks the records from position cursor on, from the cursor's home
+// slot or slot from if that is later, calling fn (unless nil) for each,
+// and returns the first position of the first empty slot past count of
+// them, 0 when none is left (recTable.scan).
+func (a *slotArray) scan(cursor uint64, count, from int, fn func(r *byte)) uint64 {
 	seen := 0
-	for i := int(cursor >> a.shift); i < len(a.tags); i++ {
+	for i := max(int(cursor>>a.shift), from); i < len(a.tags); i++ {
 		if a.tags[i] == 0 {
 			if seen >= count {
 				if i >= a.homes() {
@@ -464,7 +485,9 @@ func (a *slotArray) scan(cursor uint64, count int, fn func(r *byte)) uint64 {
 			continue
 		}
 		if positionFrom(a.tags[i], a.recs[i], cursor) {
-			fn(a.recs[i])
+			if fn != nil {
+				fn(a.recs[i])
+			}
 			seen++
 		}
 	}

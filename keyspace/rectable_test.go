@@ -242,3 +242,31 @@ func TestRecTableShrinkOfBunchedFields(t *testing.T) {
 	}
 	require.Equal(t, 50, h.Len())
 }
+
+// An HSCAN call during a resize returns about COUNT fields of each
+// array and the rest of their clusters (the old one's are long, at 3/4
+// load), not the rest of the old array: cur holds few records as a
+// growth starts.
+func TestRecTableScanCountDuringResize(t *testing.T) {
+	h := NewHash()
+	lim := HashLimits{MaxEntries: 0, MaxValue: 0}
+	i := 0
+	for ; h.tab() == nil || !h.tab().resizing() || h.tab().n < 50000; i++ {
+		h.Set([]byte(fmt.Sprint("f", i)), []byte("v"), lim)
+	}
+	var cursor uint64
+	calls, total := 0, 0
+	for {
+		n := 0
+		cursor = h.Scan(cursor, 10, func(f, v []byte) { n++ })
+		require.Less(t, n, 1000, "one call returned %d fields", n)
+		calls++
+		total += n
+		if cursor == 0 {
+			break
+		}
+	}
+	require.True(t, h.tab().resizing())
+	require.GreaterOrEqual(t, total, h.Len())
+	require.Greater(t, calls, h.Len()/100)
+}

@@ -313,7 +313,7 @@ func (z *ZSet) At(i int) (string, float64) {
 // Scan continues a ZSCAN from cursor. A set in the small encoding is
 // returned whole, in score order, with the next cursor 0, as Redis does
 // for a listpack. A large one is walked in the order of its members' hash
-// positions (see hashTable.scan): a member present for the whole scan is
+// positions (see recTable.scan): a member present for the whole scan is
 // returned at least once, however the set changes in between.
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member []byte, score float64)) uint64 {
 	if !z.big {

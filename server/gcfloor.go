@@ -28,7 +28,12 @@ import (
 // requests, well or badly formed, in a stream: with 32 MB for every
 // kind of traffic, 20 abusive connections (make bench's stress part)
 // took the process to 44 MB of RSS, 4-7 MB of it live, where
-// redis-server stayed at 16. The Go memory limit tied to maxmemory
+// redis-server stayed at 16. A big hash's or sorted set's new slot
+// array (keyspace.BigTableHook) raises the floor to twice its size for
+// as long, however large the live heap: allocated at once, the array
+// could take the heap past the goal, and the collection that started
+// then had the event loop mark in proportion to what it allocated until
+// it ended (an HSET of 100 ms). The Go memory limit tied to maxmemory
 // (memlimit.go) still bounds the heap. A GOGC set in the environment is
 // left alone.
 //
@@ -45,13 +50,8 @@ const (
 )
 
 // gcBigUntil is when the big values' floor ends (Unix ns): bigValueSpell
-// after the last big argument, or big table (bigTableArriving), was
-// allocated.
+// after the last big argument was allocated.
 var gcBigUntil atomic.Int64
-
-// gcBigFloor is the floor of the spell, over gcHeapFloor: twice the
-// largest table announced within it.
-var gcBigFloor atomic.Int64
 
 func init() { keyspace.BigTableHook = bigTableArriving }
 
@@ -69,6 +69,11 @@ var gcShared struct {
 	sync.Mutex
 	tuners int // started and not stopped
 	start  int // the percentage the first of them found; negative: off, or unknown, and left alone
+	// tableFloor is the floor until tableUntil (Unix ns): twice the
+	// largest slot array announced within bigValueSpell before it
+	// (bigTableArriving).
+	tableFloor uint64
+	tableUntil int64
 }
 
 // gcTuner sets the collection percentage from the live heap. Its owner
@@ -148,7 +153,10 @@ func (t *gcTuner) setLocked(now int64) {
 	}
 	floor := uint64(gcSmallFloor)
 	if now < gcBigUntil.Load() {
-		floor = max(gcHeapFloor, uint64(gcBigFloor.Load()))
+		floor = gcHeapFloor
+	}
+	if now < gcShared.tableUntil {
+		floor = max(floor, gcShared.tableFloor)
 	}
 	roots := t.sample[gcSampleStacks].Value.Uint64() + t.sample[gcSampleGlobals].Value.Uint64()
 	want := max(gcShared.start, gcPercentFor(t.sample[gcSampleLive].Value.Uint64(), roots, floor))
@@ -172,31 +180,6 @@ func bigValueArriving() {
 	if gcBigUntil.Swap(now+int64(bigValueSpell)) > now {
 		return
 	}
-	gcBigFloor.Store(0)
-	retune(now)
-}
-
-// bigTableArriving is keyspace.BigTableHook: a hash's or sorted set's
-// slot array of bytes is about to be allocated. It starts or prolongs
-// the big values' spell with a floor of twice that, so that the
-// allocation leaves the heap below the collector's goal, and sets the
-// percentage at once when the floor rises. On the goroutine that
-// allocates, holding the keyspace.
-func bigTableArriving(bytes int) {
-	now := time.Now().UnixNano()
-	want := 2 * int64(bytes)
-	if gcBigUntil.Swap(now+int64(bigValueSpell)) <= now {
-		gcBigFloor.Store(want)
-	} else if old := gcBigFloor.Load(); old < want {
-		gcBigFloor.Store(want)
-	} else {
-		return
-	}
-	retune(now)
-}
-
-// retune sets the percentage for the floor in force at now, at once.
-func retune(now int64) {
 	gcShared.Lock()
 	defer gcShared.Unlock()
 	if gcShared.tuners == 0 {
@@ -204,6 +187,33 @@ func retune(now int64) {
 	}
 	t := newGCTuner()
 	t.setLocked(now)
+}
+
+// bigTableArriving is keyspace.BigTableHook: a hash's or sorted set's
+// slot array of bytes is about to be allocated. It starts or prolongs a
+// spell of bigValueSpell whose floor is twice the largest such array
+// within it, so that the allocation leaves the heap below the
+// collector's goal, and sets the percentage at once when the floor
+// rises. On the goroutine that allocates, holding the keyspace.
+func bigTableArriving(bytes int) {
+	now := time.Now().UnixNano()
+	want := 2 * uint64(bytes)
+	gcShared.Lock()
+	defer gcShared.Unlock()
+	if gcShared.tuners == 0 {
+		return // GOGC is the operator's, or no server runs
+	}
+	raised := now >= gcShared.tableUntil || want > gcShared.tableFloor
+	if now >= gcShared.tableUntil {
+		gcShared.tableFloor = want
+	} else {
+		gcShared.tableFloor = max(gcShared.tableFloor, want)
+	}
+	gcShared.tableUntil = now + int64(bigValueSpell)
+	if raised {
+		t := newGCTuner()
+		t.setLocked(now)
+	}
 }
 
 // stop ends the tuner's part: the last tuner of the process to stop

@@ -119,10 +119,19 @@ func TestBigTableRaisesTheFloor(t *testing.T) {
 	t.Setenv("GOGC", "")
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer gcBigUntil.Store(gcBigUntil.Load())
-	defer gcBigFloor.Store(gcBigFloor.Load())
 	gcBigUntil.Store(0)
+	tableFloor := func() uint64 {
+		gcShared.Lock()
+		defer gcShared.Unlock()
+		return gcShared.tableFloor
+	}
 	tu := startGCTuner()
 	defer tu.stop()
+	defer func() {
+		gcShared.Lock()
+		gcShared.tableFloor, gcShared.tableUntil = 0, 0
+		gcShared.Unlock()
+	}()
 	if keyspace.BigTableHook == nil {
 		t.Fatal("the server does not set keyspace.BigTableHook")
 	}
@@ -130,11 +139,17 @@ func TestBigTableRaisesTheFloor(t *testing.T) {
 	values := gcPercentNow()
 	keyspace.BigTableHook(4 * gcHeapFloor)
 	table := gcPercentNow()
-	if table <= values || gcBigFloor.Load() != 8*gcHeapFloor {
-		t.Fatalf("percentage %d (floor %d) after a table of %d bytes, not above the big values' %d", table, gcBigFloor.Load(), 4*gcHeapFloor, values)
+	if table <= values || tableFloor() != 8*gcHeapFloor {
+		t.Fatalf("percentage %d (floor %d) after a table of %d bytes, not above the big values' %d", table, tableFloor(), 4*gcHeapFloor, values)
 	}
 	keyspace.BigTableHook(gcHeapFloor)
-	if p := gcPercentNow(); p != table || gcBigFloor.Load() != 8*gcHeapFloor {
-		t.Fatalf("percentage %d (floor %d) after a smaller table, want %d", p, gcBigFloor.Load(), table)
+	if p := gcPercentNow(); p != table || tableFloor() != 8*gcHeapFloor {
+		t.Fatalf("percentage %d (floor %d) after a smaller table, want %d", p, tableFloor(), table)
+	}
+	// A big value's spell starting again leaves the table's floor.
+	gcBigUntil.Store(0)
+	bigValueArriving()
+	if p := gcPercentNow(); p != table {
+		t.Fatalf("percentage %d after a big value, want the table's %d", p, table)
 	}
 }
