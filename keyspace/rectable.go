@@ -192,8 +192,13 @@ func (a *slotArray) delAt(i int) {
 	a.tags[i], a.recs[i] = 0, nil
 }
 
-// clone returns a copy sharing the records.
+// clone returns a copy sharing the records (announced to BigTableHook
+// as makeSlots does: COPY, or a write during a snapshot, copies a big
+// table's arrays at once).
 func (a *slotArray) clone() slotArray {
+	if bytes := len(a.tags) * slotBytes; bytes >= BigTableMin && BigTableHook != nil {
+		BigTableHook(bytes)
+	}
 	return slotArray{tags: slices.Clone(a.tags), recs: slices.Clone(a.recs), shift: a.shift}
 }
 
@@ -311,8 +316,8 @@ func (t *recTable) startResize(b uint) {
 // slotBytes is the size of a slot: its tag and its record pointer.
 const slotBytes = 12
 
-// BigTableMin is the size of slot array from which makeSlots calls
-// BigTableHook before it allocates the array.
+// BigTableMin is the size of slot array from which makeSlots and clone
+// call BigTableHook before they allocate the array.
 const BigTableMin = 4 << 20
 
 // BigTableHook, when set (by the server, before it starts), is told of

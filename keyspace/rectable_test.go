@@ -270,3 +270,21 @@ func TestRecTableScanCountDuringResize(t *testing.T) {
 	require.GreaterOrEqual(t, total, h.Len())
 	require.Greater(t, calls, h.Len()/100)
 }
+
+// A slot array of BigTableMin bytes or more is announced before it is
+// allocated: a growth's, and a copy's (COPY, a write during a snapshot).
+func TestRecTableAnnouncesBigArrays(t *testing.T) {
+	var announced []int
+	defer func(h func(int)) { BigTableHook = h }(BigTableHook)
+	BigTableHook = func(bytes int) { announced = append(announced, bytes) }
+	z := NewZSet()
+	for i := 0; len(announced) == 0; i++ {
+		z.Set([]byte(fmt.Sprint("m", i)), float64(i), true)
+	}
+	require.GreaterOrEqual(t, announced[0], BigTableMin)
+	require.Equal(t, announced[0], len(z.dict.cur.tags)*slotBytes)
+	announced = nil
+	z.Clone()
+	require.NotEmpty(t, announced)
+	require.Equal(t, len(z.dict.cur.tags)*slotBytes, announced[0])
+}
