@@ -45,7 +45,7 @@ type recTable struct {
 	// shrinkBelow: no shrink is tried until n drops below this.
 	shrinkBelow int
 	// copied: another live hash or set (a COPY) holds the same records,
-	// so none is rewritten in place (Hash's put, ZSet's rescore).
+	// so none is rewritten in place (hashTable.set, ZSet.rescore).
 	copied bool
 }
 
@@ -293,7 +293,7 @@ func (t *recTable) add(r *byte, x uint64) {
 }
 
 // grow doubles the home slots: at once while the table is small,
-// incrementally (step) beyond resizeSyncHomes. A resize still under way
+// incrementally (step) from resizeSyncHomes on. A resize still under way
 // (only a rebuild's larger table, or a shrink's smaller one, fills this
 // early) is finished first, at once.
 func (t *recTable) grow() {
