@@ -535,10 +535,8 @@ func recSplit(r *byte) (f, v []byte) {
 	return b[fo : fo+fl : fo+fl], b[vo : vo+vl : vo+vl]
 }
 
-func recField(r *byte) []byte {
-	fl, fo := uvarintAt(r, 0)
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), fo)), fl)
-}
+// recField is the record's field, a view of its bytes.
+func recField(r *byte) []byte { return bytesOf(recKey(r)) }
 
 // hrecLen is the record's length, as allocated.
 func hrecLen(r *byte) int {

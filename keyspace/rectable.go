@@ -116,9 +116,7 @@ func tableSpare(bits uint) int { return min(1<<bits, 64) }
 
 func makeSlots(b uint) slotArray {
 	size := 1<<b + tableSpare(b)
-	if size*slotBytes >= BigTableMin && BigTableHook != nil {
-		BigTableHook(size * slotBytes)
-	}
+	announce(size)
 	return slotArray{tags: make([]uint32, size), recs: make([]*byte, size), shift: 64 - b}
 }
 
@@ -196,9 +194,7 @@ func (a *slotArray) delAt(i int) {
 // as makeSlots does: COPY, or a write during a snapshot, copies a big
 // table's arrays at once).
 func (a *slotArray) clone() slotArray {
-	if bytes := len(a.tags) * slotBytes; bytes >= BigTableMin && BigTableHook != nil {
-		BigTableHook(bytes)
-	}
+	announce(len(a.tags))
 	return slotArray{tags: slices.Clone(a.tags), recs: slices.Clone(a.recs), shift: a.shift}
 }
 
@@ -330,6 +326,14 @@ const BigTableMin = 4 << 20
 // server's hook gives the heap room for it first (server/gcfloor.go).
 var BigTableHook func(bytes int)
 
+// announce tells BigTableHook of an array of slots slots about to be
+// allocated, when it is that large.
+func announce(slots int) {
+	if bytes := slots * slotBytes; bytes >= BigTableMin && BigTableHook != nil {
+		BigTableHook(bytes)
+	}
+}
+
 // rebuild puts every record, of both arrays, in a new array of 2^b home
 // slots, or more if a cluster would run off the end.
 func (t *recTable) rebuild(b uint, maxProbe int) {
@@ -358,7 +362,7 @@ func (t *recTable) tryRebuild(b uint, maxProbe int) bool {
 
 // delAt empties slot i of a, one of t's arrays, and shrinks the table
 // below 1/16 load, to 1/4: at once while the table is small,
-// incrementally (step) beyond resizeSyncHomes. Members deleted in hash
+// incrementally (step) from resizeSyncHomes on. Members deleted in hash
 // order (an HSCAN that deletes what it sees) leave the rest bunched in
 // part of the hash space, where a smaller table would hold long
 // clusters: a shrink that would make one is given up until the size
@@ -416,10 +420,7 @@ func (t *recTable) each(fn func(a *slotArray, i int) bool) {
 // too sparse; a table left sparse by a refused shrink falls back to the
 // next record after a random slot.
 func (t *recTable) random() *byte {
-	live := len(t.old.tags) - t.moved // old's slots not yet moved
-	if !t.resizing() {
-		live = 0
-	}
+	live := len(t.old.tags) - t.moved // old's slots not yet moved (none unless resizing)
 	total := live + len(t.cur.tags)
 	at := func(k int) (uint32, *byte) {
 		if k < live {
