@@ -163,7 +163,7 @@ var effects = map[string]effectSpec{
 	"hz":                                    none("zredis's periodic work runs every 100 ms (Redis's default hz 10) and keys expire at their deadline; no safety depends on it"),
 	"dynamic-hz":                            none("zredis's periodic work runs every 100 ms whatever the number of clients; no safety depends on it"),
 	"active-expire-effort":                  none("keys expire at their deadline from an index ordered by deadline; there is no sampling to tune"),
-	"activerehashing":                       none("each database is 1024 shards whose tables grow at once, a shard's keys at a time (about a thousandth of them), without Redis's incremental rehashing"),
+	"activerehashing":                       works("the cron spends up to a millisecond a run (every 100 ms) finishing the resizes of big hashes' and sorted sets' member tables that their writes left under way; the databases' own tables (1024 shards each) grow a shard at a time and need no help"),
 	"slowlog-log-slower-than":               works(""),
 	"slowlog-max-len":                       works(""),
 	"latency-monitor-threshold":             works(""),

@@ -248,7 +248,7 @@ var directives = []Directive{
 	boolD("protected-mode", "", "yes", 0),
 	boolD("rdbcompression", "", "yes", 0),
 	boolD("rdb-del-sync-files", "", "no", fNoEff),
-	boolD("activerehashing", "", "yes", fNoEff),
+	boolD("activerehashing", "", "yes", 0),
 	boolD("stop-writes-on-bgsave-error", "", "yes", 0),
 	boolD("set-proc-title", "", "yes", fImm|fNoEff),
 	boolD("dynamic-hz", "", "yes", fNoEff),

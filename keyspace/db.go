@@ -36,6 +36,9 @@ type DB struct {
 	used    int64      // entries' and key strings' cost, see memory.go
 	slots   *slotIndex // keys by hash slot, in cluster mode (slots.go)
 	keyCost int64      // a key's cost in the indexes, see memory.go
+	// resizing: keys whose member table a write left resizing, for the
+	// cron to finish (resizes.go).
+	resizing map[string]struct{}
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -919,6 +922,7 @@ func (db *DB) flush() {
 	db.used = 0
 	db.expires = newDeadlines()
 	db.fields = newFieldIndex()
+	db.resizing = nil
 	if db.slots != nil {
 		clear(db.slots.slots[:])
 	}
@@ -1208,6 +1212,7 @@ func (db *DB) swap(o *DB) {
 	db.used, o.used = o.used, db.used
 	db.expires, o.expires = o.expires, db.expires
 	db.fields, o.fields = o.fields, db.fields
+	db.resizing, o.resizing = o.resizing, db.resizing
 	// The slot index stays database 0's and is rebuilt for what it holds
 	// now (a cluster has no SWAPDB: this is for completeness, not speed).
 	for _, d := range [...]*DB{db, o} {

@@ -235,6 +235,9 @@ func (ks *Keyspace) settle() {
 		d.e.flags &^= flagDirty
 		if d.e.flags&flagLive != 0 {
 			d.db.remeasure(d.e)
+			if t := d.e.memberTable(); t != nil && t.resizing() {
+				d.db.noteResizing(d.e.Key())
+			}
 		}
 		ks.dirty[i] = dirtyEntry{}
 	}

@@ -44,8 +44,9 @@ func (m *metric) value() float64 {
 }
 
 // cron runs the server's periodic work until ctx is done: instantaneous
-// metrics and peak memory for INFO, the clients' query buffers, and the
-// idle client timeout.
+// metrics and peak memory for INFO, the clients' query buffers, the
+// idle client timeout, and the resizes of big hashes and sorted sets
+// that their writes left unfinished.
 func (s *Server) cron(ctx context.Context) {
 	t := time.NewTicker(cronPeriod)
 	defer t.Stop()
@@ -89,6 +90,10 @@ func (s *Server) cron(ctx context.Context) {
 			s.disp.Tracking.LimitKeys()
 			s.disp.Tracking.Broadcast() // what expiry and eviction changed
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
+			if s.cfg.Bool("activerehashing") {
+				// A millisecond a run, as Redis's databasesCron rehashes.
+				s.ks.StepResizes(time.Millisecond)
+			}
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			s.persist.Cron(now)
 			s.repl.Cron(now, tick%10 == 0)
