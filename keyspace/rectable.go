@@ -32,8 +32,9 @@ import (
 // grew past 6M fields (SLOWLOG, 2-core VM of docs/performance.md), where
 // redis-server's longest request took 10 ms, and 35 ms for one HDEL as
 // one shrank from 8M home slots. Only writes move slots (reads may run
-// side by side with a snapshot's); a table that is only read meanwhile
-// keeps both arrays, and a lookup may probe both.
+// side by side with a snapshot's), and the cron, which finishes the
+// resizes that writes left under way (Keyspace.StepResizes); a lookup
+// meanwhile may probe both arrays.
 type recTable struct {
 	cur slotArray // where records are added
 	// old is the slot array cur replaces while a resize is under way
@@ -66,9 +67,7 @@ const (
 	// of 2^b homes, and cur fills to 3/4 of 2^(b+1) only after 3/4 of
 	// 2^b more records, so any step of 2 slots or more ends a growth
 	// before the next. A larger one holds both arrays for fewer writes
-	// (about 2^b/85 at 3/4 load, 2^b/512 for a shrink's 1/16), which
-	// matters to a table whose writes stop during a resize: it keeps
-	// both until its next ones.
+	// (about 2^b/85 at 3/4 load, 2^b/512 for a shrink's 1/16).
 	stepRecords = 64
 	stepSlots   = 512
 	// maxShrinkProbe bounds how far past its home a shrink may place a
