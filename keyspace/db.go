@@ -567,6 +567,10 @@ func (db *DB) Insert(key string, e *Entry) {
 		db.expires.add(at, e)
 		db.scheduled(e.Key(), at)
 	}
+	if t := e.memberTable(); t != nil && t.resizing() {
+		// The decoder's last Set began a growth: no write finishes it.
+		db.noteResizing(key)
+	}
 	db.touchedString(key)
 }
 

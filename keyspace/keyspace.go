@@ -580,9 +580,10 @@ func (ks *Keyspace) dropped(e *Entry, m FreeMode) {
 // the keyspace, and of the large values of a hash of at most 64 fields
 // that does: deleted, expired or overwritten, not renamed or moved; and
 // of the old slot array of a big hash's or sorted set's resize that the
-// cron finishes (StepResizes). The memory it held is the garbage collector's to free; the server
-// hands it back to the operating system promptly, as Redis's allocator
-// does, instead of when the heap next grows. Set it before serving.
+// cron finishes (StepResizes). The memory it held is the garbage
+// collector's to free; the server hands it back to the operating system
+// promptly, as Redis's allocator does, instead of when the heap next
+// grows. Set it before serving.
 func (ks *Keyspace) SetFreedHook(fn func(bytes int64)) { ks.onFreed = fn }
 
 // shared reports whether a live snapshot may read e.

@@ -33,8 +33,8 @@ import (
 // redis-server's longest request took 10 ms, and 35 ms for one HDEL as
 // one shrank from 8M home slots. Only writes move slots (reads may run
 // side by side with a snapshot's), and the cron, which finishes the
-// resizes that writes left under way (Keyspace.StepResizes); a lookup
-// meanwhile may probe both arrays.
+// resizes that writes left under way in tables no snapshot shares
+// (Keyspace.StepResizes); a lookup meanwhile may probe both arrays.
 type recTable struct {
 	cur slotArray // where records are added
 	// old is the slot array cur replaces while a resize is under way
@@ -235,7 +235,8 @@ func (t *recTable) lookup(k []byte) *byte {
 // step moves the next of old's records into cur (up to stepRecords of
 // them, within stepSlots slots), when a resize is under way. Writers
 // call it before they look up what they change: it moves records
-// between the arrays.
+// between the arrays. The cron calls it too, for tables whose writes
+// stopped (Keyspace.StepResizes).
 func (t *recTable) step() {
 	if !t.resizing() {
 		return

@@ -1,18 +1,22 @@
 package keyspace
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // A big hash's or sorted set's member table resizes a step at a time,
 // each write moving the next of the old array's records (recTable.step);
 // reads move none, since a snapshot may be reading the arrays. A table
 // written to during a growth and then only read would keep both arrays,
-// and its lookups probe both. So the keys whose table a command left
-// resizing are noted (settle), and the cron finishes their resizes a
-// slice at a time (StepResizes) with activerehashing on, as Redis's cron
-// helps rehash its main dictionaries a millisecond a run.
+// and its lookups probe both. So the keys whose table a command or a
+// load left resizing are noted (settle, Insert), and the cron finishes
+// their resizes a slice at a time (StepResizes) with activerehashing on,
+// as Redis's cron helps rehash its main dictionaries a millisecond a
+// run.
 
-// noteResizing notes key of db, whose member table a write left
-// resizing. Under the lock.
+// noteResizing notes key of db, whose member table a write or a load
+// left resizing. Under the lock.
 func (db *DB) noteResizing(key string) {
 	if _, ok := db.resizing[key]; ok {
 		return
@@ -20,7 +24,9 @@ func (db *DB) noteResizing(key string) {
 	if db.resizing == nil {
 		db.resizing = make(map[string]struct{})
 	}
-	db.resizing[string([]byte(key))] = struct{}{} // the entry's key bytes are not ours to keep
+	// A copy: a view of the entry's key would keep the entry, and its
+	// table, alive after the key is deleted, until the cron's next run.
+	db.resizing[strings.Clone(key)] = struct{}{}
 }
 
 // memberTable is e's member table when it is a big hash or a sorted set,
@@ -42,28 +48,22 @@ func (e *Entry) memberTable() *recTable {
 const resizeSliceSteps = 32
 
 // StepResizes moves records of the noted tables that are resizing, for
-// up to budget, and reports whether any is left to finish. A table that
-// a live snapshot shares is left for later: moving its slots would
-// change what the snapshot reads. The old slot arrays of the resizes it
-// finishes are told to the freed hook (SetFreedHook): nothing else would
-// start the collection that frees them while the server is idle. Under
-// the lock (the cron's).
-func (ks *Keyspace) StepResizes(budget time.Duration) (more bool) {
+// up to budget, and forgets the keys that are gone or whose tables are
+// done (a budget of 0 only forgets: the cron's run with activerehashing
+// off, which keeps the notes from piling up). A table that a live
+// snapshot shares is left for later: moving its slots would change what
+// the snapshot reads. An entry whose resize it finishes is re-measured
+// for used_memory, and its old slot array's bytes are told to the freed
+// hook (SetFreedHook) and returned: the server's idle release may have
+// run before the array became garbage. more reports resizes left to
+// finish. Under the lock (the cron's).
+func (ks *Keyspace) StepResizes(budget time.Duration) (freed int64, more bool) {
 	if len(ks.dirty) != 0 {
 		ks.settle()
 	}
 	deadline := time.Now().Add(budget)
-	var freed int64
-	defer func() {
-		if freed > 0 && ks.onFreed != nil {
-			ks.onFreed(freed)
-		}
-	}()
 	for _, db := range ks.dbs {
 		for key := range db.resizing {
-			if time.Now().After(deadline) {
-				return true
-			}
 			e := db.get(key, keyHash(key))
 			var t *recTable
 			if e != nil {
@@ -73,7 +73,7 @@ func (ks *Keyspace) StepResizes(budget time.Duration) (more bool) {
 				delete(db.resizing, key)
 				continue
 			}
-			if ks.shared(e) {
+			if ks.shared(e) || budget <= 0 || !time.Now().Before(deadline) {
 				more = true
 				continue
 			}
@@ -84,11 +84,16 @@ func (ks *Keyspace) StepResizes(budget time.Duration) (more bool) {
 				}
 			}
 			if t.resizing() {
-				return true
+				more = true
+				continue
 			}
-			freed += old
 			delete(db.resizing, key)
+			db.remeasure(e)
+			freed += old
 		}
 	}
-	return more
+	if freed > 0 && ks.onFreed != nil {
+		ks.onFreed(freed)
+	}
+	return freed, more
 }

@@ -90,9 +90,12 @@ func (s *Server) cron(ctx context.Context) {
 			s.disp.Tracking.LimitKeys()
 			s.disp.Tracking.Broadcast() // what expiry and eviction changed
 			evicting = s.disp.PerformEvictions() == keyspace.EvictRunning
+			var rehash time.Duration // 0: only forget finished resizes
 			if s.cfg.Bool("activerehashing") {
-				// A millisecond a run, as Redis's databasesCron rehashes.
-				s.ks.StepResizes(time.Millisecond)
+				rehash = time.Millisecond // a run, as Redis's databasesCron rehashes
+			}
+			if freed, _ := s.ks.StepResizes(rehash); freed > 0 {
+				quiet.again()
 			}
 			s.stats.PeakMemory = max(s.stats.PeakMemory, s.ks.UsedMemory())
 			s.persist.Cron(now)

@@ -77,6 +77,11 @@ type quietSpell struct {
 	told     bool      // idle was reported for this spell
 }
 
+// again lets the current quiet spell be reported once more: memory
+// became garbage in it after its report (the cron finished a big
+// table's resize), which an idle release may hand back.
+func (q *quietSpell) again() { q.told = false }
+
 // observe takes the server's counters of commands run and bytes received
 // at now, and reports true when the spell they end or continue has just
 // lasted idleRelease.
