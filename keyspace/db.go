@@ -36,8 +36,8 @@ type DB struct {
 	used    int64      // entries' and key strings' cost, see memory.go
 	slots   *slotIndex // keys by hash slot, in cluster mode (slots.go)
 	keyCost int64      // a key's cost in the indexes, see memory.go
-	// resizing: keys whose member table a write left resizing, for the
-	// cron to finish (resizes.go).
+	// resizing: keys whose member table a write or a load left resizing,
+	// for the cron to finish (resizes.go).
 	resizing map[string]struct{}
 }
 
