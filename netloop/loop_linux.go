@@ -230,28 +230,49 @@ func (l *Loop) Add(fd int, h Handler) (*Conn, error) {
 	return c, nil
 }
 
-// Run serves events until Stop. The caller owns the goroutine, which
-// Run locks to its thread while it runs, with a timer slack of its own
-// (napper).
+// yieldEvery is how long the loop runs at most, counted at the polls
+// that find nothing, before it passes through the runtime's scheduler
+// (Run says why).
+const yieldEvery = 2 * time.Millisecond
+
+// Run serves events until Stop. The caller owns the goroutine.
+//
+// The loop's system calls return to the processor (P) they left, so
+// without help its goroutine would never pass through the runtime's
+// scheduler, whose count of a processor's turns (schedtick) is what the
+// runtime's monitor thread (sysmon) watches. Seeing the same turn for
+// 10 ms, the monitor takes the processor while the loop blocks in
+// epoll_wait, or preempts it while it runs, and then goes back to
+// waking every 20 µs for a millisecond or more, often on the loop's
+// core. At pipeline 1 the kernel then took the core from the loop seven
+// to nine times as often as from redis-server's thread, and zredis's
+// tail latency was longer than redis-server's. So the loop yields
+// (runtime.Gosched) at a poll that found nothing, once every
+// yieldEvery: the turn count moves, and the monitor stays at rest.
+//
+// The goroutine is not locked to its thread: a yield of a locked
+// goroutine hands its processor to another thread and back (two
+// wake-ups), and a lock would only keep the naps' timer slack, which
+// the loop now sets on whichever thread it runs before each nap.
 func (l *Loop) Run() {
 	events := make([]syscall.EpollEvent, 256)
 	var tasks []func()
-	// The loop keeps one thread, whose timer slack suits its naps
-	// (napper), and gives it back with the slack it had. A locked
-	// goroutine that waits (for the keyspace's lock held by a worker)
-	// is woken on its own thread, one hand-over more than otherwise;
-	// the loop waits on locks rarely, and in epoll_wait both ways.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer restoreSlack(setNapSlack())
+	var lastYield time.Time
 	for {
 		// Poll first without blocking: under load events are waiting and
 		// the runtime need not hand the processor away.
 		n, err := pollNow(l.epfd, events)
 		l.nap.polled(n > 1 || n == 1 && int(events[0].Fd) != l.wakefd)
-		if err == nil && n == 0 && l.nap.due(time.Now()) {
-			l.nap.nap()
-			n, err = pollNow(l.epfd, events)
+		if err == nil && n == 0 {
+			now := time.Now()
+			if now.Sub(lastYield) >= yieldEvery {
+				lastYield = now
+				runtime.Gosched()
+			}
+			if l.nap.due(now) {
+				l.nap.nap()
+				n, err = pollNow(l.epfd, events)
+			}
 		}
 		if err == nil && n == 0 {
 			n, err = syscall.EpollWait(l.epfd, events, -1)

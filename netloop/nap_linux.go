@@ -67,7 +67,7 @@ type napper struct {
 
 const (
 	// napAsk is the sleep a nap asks for. The loop's thread runs with a
-	// timer slack of napSlack (Loop.Run sets it) instead of the 50 µs
+	// timer slack of napSlack (nap sets it) instead of the 50 µs
 	// an ordinary thread has; with the wake-up, a nap lasted 41-50 µs
 	// (napLength) on the 2-core VM of docs/performance.md, against 80
 	// µs for 10 µs asked with the default slack, which gained less
@@ -97,18 +97,12 @@ const (
 	napFastShare = 8
 )
 
-// setNapSlack gives the calling thread (the loop's, locked to it) the
-// timer slack naps are made for, and returns the slack it had. Should
-// prctl fail, naps only last longer.
-func setNapSlack() (old uintptr) {
-	old, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_TIMERSLACK, 0, 0)
+// setNapSlack gives the calling thread the timer slack naps are made
+// for. Should prctl fail, naps only last longer. The thread keeps it: it
+// serves the runtime's other goroutines too, whose sleeps then end
+// nearer their deadline, at no cost worth a second prctl a nap.
+func setNapSlack() {
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_TIMERSLACK, uintptr(napSlack), 0)
-	return old
-}
-
-// restoreSlack gives the thread back the slack setNapSlack found.
-func restoreSlack(old uintptr) {
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_TIMERSLACK, old, 0)
 }
 
 // polled records whether a round's first poll found a connection's
@@ -155,8 +149,10 @@ func (p *napper) due(now time.Time) bool {
 	return p.ok && p.hot >= napHot
 }
 
-// nap sleeps for napAsk (and the timer slack).
+// nap sleeps for napAsk (and the timer slack) on the calling thread,
+// whichever it is now.
 func (p *napper) nap() {
+	setNapSlack()
 	ts := syscall.NsecToTimespec(int64(napAsk))
 	syscall.Nanosleep(&ts, nil)
 }
