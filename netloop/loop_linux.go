@@ -245,10 +245,11 @@ const yieldEvery = 2 * time.Millisecond
 // epoll_wait, or preempts it while it runs, and then goes back to
 // waking every 20 µs for a millisecond or more, often on the loop's
 // core. At pipeline 1 the kernel then took the core from the loop four
-// to ten times as often as from redis-server's thread (GET runs, counted
-// in /proc), and zredis's tail latency was longer than redis-server's. So the loop yields
-// (runtime.Gosched) at a poll that found nothing, once every
-// yieldEvery: the turn count moves, and the monitor stays at rest.
+// to ten times as often as from redis-server's thread (GET runs,
+// counted in /proc), and zredis's tail latency was longer than
+// redis-server's. So the loop yields (runtime.Gosched) at a poll that
+// found nothing, once every yieldEvery: the turn count moves, and the
+// monitor stays at rest.
 //
 // The goroutine is not locked to its thread: a yield of a locked
 // goroutine hands its processor to another thread and back (two
