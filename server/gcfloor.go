@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -81,7 +82,7 @@ var gcShared struct {
 // when it stops ticking.
 type gcTuner struct {
 	off    bool // GOGC is the operator's
-	sample [4]metrics.Sample
+	sample [5]metrics.Sample
 }
 
 // The samples a gcTuner reads, in this order.
@@ -90,6 +91,7 @@ const (
 	gcSampleLive           // the live heap found by the last collection
 	gcSampleStacks         // stack bytes it scanned
 	gcSampleGlobals        // global bytes it scanned
+	gcSampleHeap           // the heap's objects now, live or not yet swept
 )
 
 // newGCTuner is a tuner whose samples are named.
@@ -99,6 +101,7 @@ func newGCTuner() *gcTuner {
 	t.sample[gcSampleLive].Name = "/gc/heap/live:bytes"
 	t.sample[gcSampleStacks].Name = "/gc/scan/stack:bytes"
 	t.sample[gcSampleGlobals].Name = "/gc/scan/globals:bytes"
+	t.sample[gcSampleHeap].Name = "/memory/classes/heap/objects:bytes"
 	return t
 }
 
@@ -159,15 +162,49 @@ func (t *gcTuner) setLocked(now int64) {
 		floor = max(floor, gcShared.tableFloor)
 	}
 	roots := t.sample[gcSampleStacks].Value.Uint64() + t.sample[gcSampleGlobals].Value.Uint64()
-	want := max(gcShared.start, gcPercentFor(t.sample[gcSampleLive].Value.Uint64(), roots, floor))
-	// Lowered at once, so that the heap goal stays within the floor;
-	// raised only for a real difference, as the pacer recomputes its goal
-	// on every change. The inputs move only when a collection ends, so
-	// this sets the percentage at most once a collection.
-	// A percentage switched off since the start is left so.
-	if cur := t.percent(); cur >= 0 && (want < cur || want*7 > cur*8) {
+	live := t.sample[gcSampleLive].Value.Uint64()
+	want := max(gcShared.start, gcPercentFor(live, roots, floor))
+	cur := t.percent()
+	if cur < 0 {
+		return // switched off since the start: left so
+	}
+	// Lowered at once, so that the heap goal stays within the floor, but
+	// never under the heap as it is: a goal the heap has passed starts a
+	// collection with no room left to mark in, and the event loop then
+	// marks in proportion to what it allocates until it ends (a floor's
+	// spell ending while a big sorted set kept growing). The goal stays
+	// an eighth above the heap, and the collection that comes there lowers
+	// it the rest of the way. Raised only for a real difference, as the
+	// pacer recomputes its goal on every change. The inputs move only
+	// when a collection ends, and the heap only grows between two, so this
+	// sets the percentage at most twice a collection.
+	if want < cur {
+		want = lowerTo(want, cur, live, roots, t.sample[gcSampleHeap].Value.Uint64())
+	}
+	if want < cur || want*7 > cur*8 {
 		debug.SetGCPercent(want)
 	}
+}
+
+// lowerTo is the percentage to lower cur to when want is due: want, or
+// more if the heap goal at want (see gcPercentFor) would not lie an
+// eighth above heap bytes, but never more than cur.
+func lowerTo(want, cur int, live, roots, heap uint64) int {
+	if room := heap + heap/8; live+(live+roots)*uint64(want)/100 < room {
+		return min(cur, max(want, percentForGoal(room, live, roots)))
+	}
+	return want
+}
+
+// percentForGoal is the smallest percentage whose heap goal, after a
+// collection that found live bytes of heap and scanned roots bytes of
+// stacks and globals, is goal or more (see gcPercentFor).
+func percentForGoal(goal, live, roots uint64) int {
+	if goal <= live {
+		return 0
+	}
+	scanned := max(live+roots, 1)
+	return int(min((100*(goal-live)+scanned-1)/scanned, math.MaxInt32))
 }
 
 // bigValueArriving is the request readers' hook (resp.Reader.SetBigHook):
@@ -203,6 +240,15 @@ func bigTableArriving(bytes int) {
 	if gcShared.tuners == 0 {
 		return // GOGC is the operator's, or no server runs
 	}
+	// The floor is over the live heap, and the heap has grown since the
+	// collection that measured it (by the data a growing table was given
+	// meanwhile): counted too, or the array takes the heap to the goal.
+	t := newGCTuner()
+	if t.read() {
+		if heap, live := t.sample[gcSampleHeap].Value.Uint64(), t.sample[gcSampleLive].Value.Uint64(); heap > live {
+			want += heap - live
+		}
+	}
 	raised := now >= gcShared.tableUntil || want > gcShared.tableFloor
 	if now >= gcShared.tableUntil {
 		gcShared.tableFloor = want
@@ -211,7 +257,6 @@ func bigTableArriving(bytes int) {
 	}
 	gcShared.tableUntil = now + int64(bigValueSpell)
 	if raised {
-		t := newGCTuner()
 		t.setLocked(now)
 	}
 }
